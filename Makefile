@@ -1,0 +1,140 @@
+# GWB - GPU workbench. `make` builds build/gwb; `make demo`, `make test`, `make bench`,
+# `make gpu-check` (on the lent GPU), `make install PREFIX=...`. CUDA is used when nvcc is
+# found; `make CUDA=0` forces a CPU-only build. `make DEBUG=1` synchronizes after each launch.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BUILD ?= build
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(NVCC),)
+CUDA ?= 0
+else
+CUDA ?= 1
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+# sm_90 (H100/H200) and sm_80 (A100) machine code, plus compute_90 PTX for newer parts.
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=compute_90
+
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# DEPS_ROOT: a folder with Debian -dev packages unpacked into it (scripts/fetch-device-deps),
+# for building on a machine that lacks the headers (the lent GPU machine).
+ifneq ($(DEPS_ROOT),)
+DEPS_INC := -I$(DEPS_ROOT)/usr/include -I$(DEPS_ROOT)/usr/include/lua5.4
+DEPS_LIB := -L$(DEPS_ROOT)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(abspath $(DEPS_ROOT))/usr/lib/x86_64-linux-gnu
+LUA_CFLAGS := $(DEPS_INC)
+else
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+endif
+
+WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wvla -Wshadow
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFLAGS) \
+              -DGWB_VERSION='"$(VERSION)"' -DGWB_COMMIT='"$(COMMIT)"' -MMD -MP
+# Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
+LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 \
+          -l:liblapack.so.3 -l:libblas.so.3 -lpthread -lm -ldl
+
+ifeq ($(DEBUG),1)
+OPT := -O0
+NVDEBUG := -DGWB_DEBUG_SYNC
+endif
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+SRC := $(wildcard src/*.c)
+LIBSRC := $(filter-out src/main.c,$(SRC))
+CU := $(wildcard kernels/*.cu)
+
+ifeq ($(CUDA),1)
+OBJDIR := $(BUILD)/obj
+ALL_CFLAGS += -DGWB_HAVE_CUDA -I$(CUDA_HOME)/include
+NVFLAGS := -std=c++17 -O3 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -DGWB_HAVE_CUDA \
+           $(NVDEBUG) -Xptxas -warn-spills --expt-relaxed-constexpr
+CUOBJ := $(patsubst kernels/%.cu,$(OBJDIR)/kernels/%.o,$(CU))
+LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcusolver -lcublas -lcusparse \
+          -lcurand -lcudart_static -lrt -lstdc++
+else
+OBJDIR := $(BUILD)/obj-cpu
+CUOBJ :=
+endif
+
+LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC))
+MAINOBJ := $(OBJDIR)/src/main.o
+GWB := $(BUILD)/gwb
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(OBJDIR)/tests/%,$(UNIT_SRC))
+
+.PHONY: all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man
+
+all: $(GWB)
+
+# The binary depends on the objects of the mode it was built in; a CUDA=0 build and a CUDA
+# build keep separate object folders and the last one linked wins build/gwb.
+$(GWB): $(MAINOBJ) $(LIBOBJ) $(CUOBJ) $(BUILD)/.mode-$(CUDA)
+	$(CC) $(ALL_CFLAGS) -o $@ $(MAINOBJ) $(LIBOBJ) $(CUOBJ) $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/.mode-$(CUDA):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.mode-*
+	@touch $@
+
+$(OBJDIR)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(OBJDIR)/kernels/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
+
+$(OBJDIR)/tests/test_%: tests/unit/test_%.c $(LIBOBJ) $(CUOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(LIBOBJ) $(CUOBJ) $(LDFLAGS) $(DEPS_LIB) -l:libcmocka.so.0 $(LDLIBS)
+
+unit-tests: $(UNIT_BIN)
+
+deps:
+	@scripts/install-deps
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(GWB) scripts/demo.lua
+
+test: deps
+	@$(MAKE) --no-print-directory all unit-tests
+	@GWB=$(GWB) UNIT_DIR=$(OBJDIR)/tests tests/run
+
+bench: all
+	@scripts/bench/run
+
+gpu-check:
+	@scripts/gpu-check
+
+sanitize:
+	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined OPT=-O1 CUDA=0 \
+		all unit-tests
+	@GWB=build/asan/gwb UNIT_DIR=build/asan/obj-cpu/tests GWB_SKIP_REPL=1 tests/run
+
+valgrind: all unit-tests
+	@GWB=$(GWB) UNIT_DIR=$(OBJDIR)/tests GWB_VALGRIND=1 GWB_SKIP_REPL=1 tests/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gwb/lua/gwb \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(GWB) $(DESTDIR)$(PREFIX)/bin/gwb
+	install -m 644 lua/gwb/*.lua $(DESTDIR)$(PREFIX)/share/gwb/lua/gwb/
+	install -m 644 man/gwb.1 $(DESTDIR)$(PREFIX)/share/man/man1/gwb.1
+
+check-man:
+	@LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l man/gwb.1 2>&1 >/dev/null | \
+		(! grep .) && echo "man page: no warnings"
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

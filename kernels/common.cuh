@@ -1,0 +1,102 @@
+// common.cuh - checks and the one launch helper every kernel goes through (ggml-cuda style).
+// gwb_launch() records name, grid, block, shared memory, registers, theoretical occupancy,
+// CUDA-event time and the bytes the caller says the launch moves, into prof.c. It never
+// synchronizes (times are resolved later) unless GWB_DEBUG_SYNC is defined (make DEBUG=1).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "../src/gpu.h"
+#include "../src/prof.h"
+#include "../src/status.h"
+
+struct gwb_func_attr {
+	const void *fn;
+	int regs;
+	size_t static_smem;
+};
+
+// Cached cudaFuncGetAttributes per kernel (a handful of kernels; linear lookup).
+static inline const gwb_func_attr *gwb_attr_of(const void *fn)
+{
+	static gwb_func_attr cache[128];
+	static int n;
+	for (int i = 0; i < n; i++)
+		if (cache[i].fn == fn)
+			return &cache[i];
+	cudaFuncAttributes a;
+	gwb_func_attr e = {fn, 0, 0};
+	if (cudaFuncGetAttributes(&a, fn) == cudaSuccess) {
+		e.regs = a.numRegs;
+		e.static_smem = a.sharedSizeBytes;
+	}
+	cudaGetLastError();
+	if (n < 128)
+		cache[n++] = e;
+	return n ? &cache[n - 1] : nullptr;
+}
+
+// Launch kernel<<<grid, block, smem, stream>>>(args...) and record it. Returns a status.
+template <typename... KArgs, typename... Args>
+static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 grid, dim3 block,
+			     size_t smem, cudaStream_t stream, double bytes, Args... args)
+{
+	const gwb_func_attr *attr = gwb_attr_of((const void *)kernel);
+	int blocks_per_sm = 0, dev = 0, max_thr = 2048;
+	cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
+						      (int)(block.x * block.y * block.z), smem);
+	cudaGetDevice(&dev);
+	cudaDeviceGetAttribute(&max_thr, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
+	cudaGetLastError();
+	double occ = max_thr > 0 ? (double)blocks_per_sm * block.x * block.y * block.z / max_thr : 0;
+
+	cudaEvent_t e0 = nullptr, e1 = nullptr;
+	gwb_status rc;
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e1)))) {
+		cudaEventDestroy(e0);
+		return rc;
+	}
+	cudaEventRecord(e0, stream);
+	kernel<<<grid, block, smem, stream>>>(args...);
+	rc = CUDA_CHECK(cudaPeekAtLastError());
+	cudaEventRecord(e1, stream);
+	int g[3] = {(int)grid.x, (int)grid.y, (int)grid.z};
+	int b[3] = {(int)block.x, (int)block.y, (int)block.z};
+	gwb_prof_kernel(name, g, b, smem, attr ? attr->static_smem : 0, attr ? attr->regs : 0, occ,
+			bytes, -1.0, (void *)e0, (void *)e1);
+#ifdef GWB_DEBUG_SYNC
+	if (!rc)
+		rc = CUDA_CHECK(cudaStreamSynchronize(stream));
+#endif
+	return rc;
+}
+
+// Timed copy that records a transfer (synchronous: used for the few big copies we make).
+static inline gwb_status gwb_copy(void *dst, const void *src, size_t bytes, gwb_xfer_dir dir,
+				  bool pinned)
+{
+	cudaEvent_t e0, e1;
+	gwb_status rc;
+	static const cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+						cudaMemcpyDeviceToDevice};
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e1)))) {
+		cudaEventDestroy(e0);
+		return rc;
+	}
+	cudaEventRecord(e0, 0);
+	rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, kinds[dir]));
+	cudaEventRecord(e1, 0);
+	float ms = 0;
+	if (!rc && cudaEventSynchronize(e1) == cudaSuccess)
+		cudaEventElapsedTime(&ms, e0, e1);
+	cudaGetLastError();
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	if (!rc)
+		gwb_prof_transfer(dir, (double)bytes, pinned, ms);
+	return rc;
+}

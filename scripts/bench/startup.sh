@@ -1,0 +1,18 @@
+# startup.sh - how long `gwb -e 'print(1)'` takes to start and exit (goal: under 50 ms; the GPU
+# is initialised lazily, so this pays for no CUDA context). Peer: the plain lua5.4 interpreter.
+GWB=${GWB:-build/gwb}
+median_ms() { # command... ; prints the median of 41 wall-clock runs in ms
+	local i t0 t1 ts=()
+	for i in $(seq 41); do
+		t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
+		ts+=($(( (t1 - t0) / 1000 )))
+	done
+	printf '%s\n' "${ts[@]}" | sort -n | sed -n 21p | awk '{printf "%.2f", $1 / 1000}'
+}
+g=$(GWB_NORC=1 median_ms "$GWB" -e 'print(1)')
+printf 'startup (median of 41)      %10s\n' "ms"
+printf '  gwb -e "print(1)"         %10s   goal < 50 ms\n' "$g"
+if command -v lua5.4 >/dev/null; then
+	l=$(median_ms lua5.4 -e 'print(1)')
+	printf '  lua5.4 -e "print(1)"      %10s   (peer)\n' "$l"
+fi

@@ -1,0 +1,128 @@
+/* intr.c - interrupt flag and progress reporting. */
+#define _POSIX_C_SOURCE 200809L
+#include "intr.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static volatile sig_atomic_t intr_flag;
+
+void gwb_intr_raise(void)
+{
+	intr_flag = 1;
+}
+
+bool gwb_intr_pending(void)
+{
+	return intr_flag != 0;
+}
+
+void gwb_intr_clear(void)
+{
+	intr_flag = 0;
+}
+
+double gwb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
+static gwb_progress_sink sink_fn;
+static void *sink_ctx;
+static struct {
+	char label[64];
+	double total, t0, last;
+	int active;
+} prog;
+
+void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx)
+{
+	pthread_mutex_lock(&prog_lock);
+	sink_fn = fn;
+	sink_ctx = ctx;
+	pthread_mutex_unlock(&prog_lock);
+}
+
+void gwb_progress_begin(const char *label, double total)
+{
+	pthread_mutex_lock(&prog_lock);
+	snprintf(prog.label, sizeof(prog.label), "%s", label ? label : "");
+	prog.total = total;
+	prog.t0 = gwb_now();
+	prog.last = 0;
+	prog.active = 1;
+	pthread_mutex_unlock(&prog_lock);
+}
+
+static void emit(double done, const char *mname, double metric, bool finished)
+{
+	gwb_progress p = {
+		.label = prog.label, .done = done, .total = prog.total,
+		.metric_name = mname, .metric = metric,
+		.elapsed_s = gwb_now() - prog.t0, .finished = finished,
+	};
+	if (sink_fn)
+		sink_fn(&p, sink_ctx);
+}
+
+void gwb_progress_update(double done, const char *metric_name, double metric)
+{
+	double now;
+
+	pthread_mutex_lock(&prog_lock);
+	now = gwb_now();
+	if (prog.active && now - prog.last >= 0.1) {
+		prog.last = now;
+		emit(done, metric_name, metric, false);
+	}
+	pthread_mutex_unlock(&prog_lock);
+}
+
+void gwb_progress_end(void)
+{
+	pthread_mutex_lock(&prog_lock);
+	/* Only runs that were shown (lasted past the first update interval) get a final line. */
+	if (prog.active && prog.last > 0)
+		emit(prog.total, NULL, 0, true);
+	prog.active = 0;
+	pthread_mutex_unlock(&prog_lock);
+}
+
+void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
+{
+	char bar[31];
+	int fill = 0;
+	(void)ctx;
+
+	if (p->elapsed_s < 0.3 && !p->finished)
+		return;  /* short work shows nothing */
+	if (p->total > 0) {
+		double f = p->done / p->total;
+		fill = (int)(f * 30 + 0.5);
+		if (fill > 30)
+			fill = 30;
+		if (fill < 0)
+			fill = 0;
+	}
+	memset(bar, '#', (size_t)fill);
+	memset(bar + fill, '.', (size_t)(30 - fill));
+	bar[30] = '\0';
+	if (p->total > 0) {
+		double eta = p->done > 0 ? p->elapsed_s * (p->total - p->done) / p->done : 0;
+		fprintf(stderr, "\r%-10s [%s] %.0f/%.0f  %.1fs  eta %.1fs", p->label, bar,
+			p->done, p->total, p->elapsed_s, eta);
+	} else {
+		fprintf(stderr, "\r%-10s %.0f  %.1fs", p->label, p->done, p->elapsed_s);
+	}
+	if (p->metric_name)
+		fprintf(stderr, "  %s %.3g", p->metric_name, p->metric);
+	fputs(p->finished ? "\n" : "\033[K", stderr);
+	fflush(stderr);
+}

@@ -1,0 +1,289 @@
+/* lapi.c - shared Lua binding helpers and the list of modules. */
+#include "lapi.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+
+#define HELP_KEY "gwb.help"   /* registry: value -> {name, text}; name -> {name, text} */
+
+/* The one list of modules that gwb opens, in order. */
+static const lua_CFunction openers[] = {
+	gwb_open_core,
+	gwb_open_gpu,
+	NULL,
+};
+
+void gwb_lua_openlibs(lua_State *L)
+{
+	int i;
+
+	for (i = 0; openers[i]; i++) {
+		lua_pushcfunction(L, openers[i]);
+		lua_call(L, 0, 0);
+	}
+}
+
+static void help_table(lua_State *L)
+{
+	if (lua_getfield(L, LUA_REGISTRYINDEX, HELP_KEY) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+		lua_pushvalue(L, -1);
+		lua_setfield(L, LUA_REGISTRYINDEX, HELP_KEY);
+	}
+}
+
+void gwb_lua_sethelp(lua_State *L, int idx, const char *name, const char *text)
+{
+	idx = lua_absindex(L, idx);
+	help_table(L);
+	lua_createtable(L, 0, 2);
+	lua_pushstring(L, name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, text ? text : "");
+	lua_setfield(L, -2, "text");
+	lua_pushvalue(L, idx);
+	lua_pushvalue(L, -2);
+	lua_settable(L, -4);     /* help[value] = entry */
+	lua_setfield(L, -2, name); /* help[name] = entry */
+	lua_pop(L, 1);
+}
+
+void gwb_lua_newlib(lua_State *L, const char *module, const gwb_reg *regs)
+{
+	char full[128];
+	int n = 0;
+
+	while (regs[n].name)
+		n++;
+	lua_createtable(L, 0, n);
+	for (; regs->name; regs++) {
+		lua_pushcfunction(L, regs->fn);
+		snprintf(full, sizeof(full), "%s.%s", module, regs->name);
+		gwb_lua_sethelp(L, -1, full, regs->help);
+		lua_setfield(L, -2, regs->name);
+	}
+	lua_pushvalue(L, -1);
+	lua_setglobal(L, module);
+}
+
+void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
+		      const luaL_Reg *meta)
+{
+	char full[128];
+
+	luaL_newmetatable(L, tname);
+	if (meta)
+		luaL_setfuncs(L, meta, 0);
+	lua_newtable(L);
+	for (; methods && methods->name; methods++) {
+		lua_pushcfunction(L, methods->fn);
+		snprintf(full, sizeof(full), "%s:%s", tname, methods->name);
+		gwb_lua_sethelp(L, -1, full, methods->help);
+		lua_setfield(L, -2, methods->name);
+	}
+	if (lua_getfield(L, -2, "__index") == LUA_TNIL) {
+		lua_pop(L, 1);
+		lua_setfield(L, -2, "__index");
+	} else {
+		/* A custom __index function exists: keep methods reachable as __methods. */
+		lua_pop(L, 1);
+		lua_setfield(L, -2, "__methods");
+	}
+	lua_pop(L, 1);
+}
+
+int gwb_lua_fail(lua_State *L, gwb_status st)
+{
+	const char *m = gwb_errmsg();
+
+	if (m && *m)
+		return luaL_error(L, "%s", m);
+	return luaL_error(L, "%s", gwb_status_str(st));
+}
+
+static int get_opt(lua_State *L, int idx, const char *key)
+{
+	if (lua_isnoneornil(L, idx))
+		return LUA_TNIL;
+	if (!lua_istable(L, idx)) {
+		luaL_typeerror(L, idx, "table of options");
+		return LUA_TNIL;
+	}
+	return lua_getfield(L, idx, key);
+}
+
+static int bad_opt(lua_State *L, const char *fn, const char *key, const char *want)
+{
+	return luaL_error(L, "%s: option '%s' must be %s (got %s)", fn, key, want,
+			  luaL_typename(L, -1));
+}
+
+lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, lua_Integer def)
+{
+	lua_Integer v = def;
+	int t = get_opt(L, idx, key);
+
+	if (t == LUA_TNIL)
+		;
+	else if (t == LUA_TNUMBER) {
+		int ok;
+		lua_Number x = lua_tonumber(L, -1);
+		v = lua_tointegerx(L, -1, &ok);
+		if (!ok) {
+			if (x != x || x >= 9.2e18 || x <= -9.2e18)
+				bad_opt(L, fn, key, "an integer");
+			v = (lua_Integer)x;
+			if ((lua_Number)v != x)
+				luaL_error(L, "%s: option '%s' must be an integer (got %g)", fn, key, x);
+		}
+	} else
+		bad_opt(L, fn, key, "an integer");
+	if (idx && !lua_isnoneornil(L, idx))
+		lua_pop(L, 1);
+	return v;
+}
+
+lua_Number gwb_opt_num(lua_State *L, int idx, const char *fn, const char *key, lua_Number def)
+{
+	lua_Number v = def;
+	int t = get_opt(L, idx, key);
+
+	if (t == LUA_TNUMBER)
+		v = lua_tonumber(L, -1);
+	else if (t != LUA_TNIL)
+		bad_opt(L, fn, key, "a number");
+	if (!lua_isnoneornil(L, idx))
+		lua_pop(L, 1);
+	return v;
+}
+
+bool gwb_opt_bool(lua_State *L, int idx, const char *fn, const char *key, bool def)
+{
+	bool v = def;
+	int t = get_opt(L, idx, key);
+
+	if (t == LUA_TBOOLEAN)
+		v = lua_toboolean(L, -1);
+	else if (t != LUA_TNIL)
+		bad_opt(L, fn, key, "true or false");
+	if (!lua_isnoneornil(L, idx))
+		lua_pop(L, 1);
+	return v;
+}
+
+const char *gwb_opt_str(lua_State *L, int idx, const char *fn, const char *key, const char *def)
+{
+	const char *v = def;
+	int t = get_opt(L, idx, key);
+
+	if (t == LUA_TSTRING)
+		v = lua_tostring(L, -1);  /* still referenced by the options table */
+	else if (t != LUA_TNIL)
+		bad_opt(L, fn, key, "a string");
+	if (!lua_isnoneornil(L, idx))
+		lua_pop(L, 1);
+	return v;
+}
+
+gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn)
+{
+	const char *s = gwb_opt_str(L, idx, fn, "backend", NULL);
+	gwb_backend b;
+
+	if (!s)
+		return gwb_backend_default;
+	if (gwb_backend_parse(s, &b))
+		luaL_error(L, "%s: %s", fn, gwb_errmsg());
+	return b;
+}
+
+void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[])
+{
+	if (lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		int i, found = 0;
+		lua_pop(L, 1);
+		if (lua_type(L, -1) == LUA_TSTRING) {
+			const char *k = lua_tostring(L, -1);
+			for (i = 0; known[i]; i++)
+				if (!strcmp(k, known[i]))
+					found = 1;
+			if (!found) {
+				luaL_Buffer b;
+				luaL_buffinit(L, &b);
+				for (i = 0; known[i]; i++) {
+					if (i)
+						luaL_addstring(&b, ", ");
+					luaL_addstring(&b, known[i]);
+				}
+				luaL_pushresult(&b);
+				luaL_error(L, "%s: unknown option '%s' (known: %s)", fn, k,
+					   lua_tostring(L, -1));
+			}
+		} else {
+			luaL_error(L, "%s: option keys must be names (got a %s key)", fn,
+				   luaL_typename(L, -1));
+		}
+	}
+}
+
+/* --- the core module: help registry access, version, backend default ---------------------- */
+
+static int core_helpentry(lua_State *L)
+{
+	help_table(L);
+	lua_pushvalue(L, 1);
+	lua_gettable(L, -2);
+	return 1;
+}
+
+static int core_helpall(lua_State *L)
+{
+	help_table(L);
+	return 1;
+}
+
+static int core_backend(lua_State *L)
+{
+	if (!lua_isnoneornil(L, 1)) {
+		gwb_backend b;
+		if (gwb_backend_parse(luaL_checkstring(L, 1), &b))
+			return luaL_error(L, "gwb.backend: %s", gwb_errmsg());
+		gwb_backend_default = b;
+	}
+	lua_pushstring(L, gwb_backend_name(gwb_backend_default));
+	return 1;
+}
+
+static const gwb_reg core_funcs[] = {
+	{"helpentry", core_helpentry, "gwb.helpentry(x) -> {name, text} or nil\n"
+	 "The help record for a value or a dotted name (used by help())."},
+	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},
+	{"backend", core_backend, "gwb.backend([name]) -> name\n"
+	 "Get or set the default backend for every operation: \"auto\", \"cpu\" or \"gpu\"."},
+	{NULL, NULL, NULL},
+};
+
+int gwb_open_core(lua_State *L)
+{
+	gwb_lua_newlib(L, "gwb", core_funcs);
+	lua_pushstring(L, GWB_VERSION);
+	lua_setfield(L, -2, "version");
+	lua_pushstring(L, GWB_COMMIT);
+	lua_setfield(L, -2, "commit");
+#ifdef GWB_HAVE_CUDA
+	lua_pushboolean(L, 1);
+#else
+	lua_pushboolean(L, 0);
+#endif
+	lua_setfield(L, -2, "cuda_build");
+	lua_pop(L, 1);
+	return 0;
+}

@@ -1,0 +1,264 @@
+/* main.c - the gwb front end: options, the Lua state, script / -e / REPL modes. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "backend.h"
+#include "gpu.h"
+#include "intr.h"
+#include "lapi.h"
+#include "repl.h"
+
+static const char *progname = "gwb";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gwb [options] [script [args...]]\n"
+		"GPU workbench: datasets, random forests and eigenvalues from a Lua 5.4 prompt.\n\n"
+		"  -e CODE          run CODE (may be repeated)\n"
+		"  -i               enter the REPL after running a script or -e\n"
+		"  -                run a script read from standard input\n"
+		"  --backend B      default backend for every operation: auto, cpu or gpu\n"
+		"  --no-panel       never show the live panel\n"
+		"  -v, --version    print version, commit, CUDA runtime and driver\n"
+		"  -h, --help       this text\n"
+		"  --               stop handling options\n\n"
+		"With no script and no -e, gwb starts the REPL on a terminal and runs standard\n"
+		"input otherwise. In the REPL, help() lists everything; help(rf.train) explains one.\n"
+		"See man gwb.\n");
+}
+
+static void print_version(void)
+{
+	int drv = 0, rt = 0;
+
+	printf("gwb %s (commit %s, %s)\n", GWB_VERSION, GWB_COMMIT, LUA_RELEASE);
+#ifdef GWB_HAVE_CUDA
+	gwb_gpu_versions(&drv, &rt);
+	printf("CUDA runtime %d.%d", rt / 1000, (rt % 1000) / 10);
+	if (drv)
+		printf(", driver supports CUDA %d.%d\n", drv / 1000, (drv % 1000) / 10);
+	else
+		printf(", no NVIDIA driver\n");
+#else
+	(void)drv;
+	(void)rt;
+	printf("CPU-only build (no CUDA)\n");
+#endif
+}
+
+/* Directory of the running executable (for finding lua/ beside build/ or share/gwb/lua). */
+static void exe_dir(char *buf, size_t n)
+{
+	ssize_t r = readlink("/proc/self/exe", buf, n - 1);
+	char *slash;
+
+	if (r <= 0) {
+		snprintf(buf, n, ".");
+		return;
+	}
+	buf[r] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+}
+
+static void set_package_path(lua_State *L)
+{
+	char dir[PATH_MAX], path[4 * PATH_MAX + 256];
+	const char *env = getenv("GWB_LUA_PATH");
+
+	exe_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path),
+		 "%s%s%s/../lua/?.lua;%s/../lua/?/init.lua;%s/../share/gwb/lua/?.lua;"
+		 "%s/../share/gwb/lua/?/init.lua;",
+		 env ? env : "", env ? ";" : "", dir, dir, dir, dir);
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "path");
+	lua_pushfstring(L, "%s%s", path, lua_tostring(L, -1));
+	lua_setfield(L, -3, "path");
+	lua_pop(L, 2);
+}
+
+/* lua.c's createargtable: arg[0] = script, arg[1..] = its arguments, negatives = options. */
+static void create_arg_table(lua_State *L, char **argv, int argc, int script)
+{
+	int i, narg = argc - (script + 1);
+
+	if (script == argc)
+		script = 0;
+	lua_createtable(L, narg, script + 1);
+	for (i = 0; i < argc; i++) {
+		lua_pushstring(L, argv[i]);
+		lua_rawseti(L, -2, i - script);
+	}
+	lua_setglobal(L, "arg");
+}
+
+static int run_chunk(lua_State *L, int status)
+{
+	if (status == LUA_OK)
+		status = gwb_repl_docall(L, 0, 0);
+	if (status != LUA_OK)
+		gwb_repl_report(L, progname);
+	return status;
+}
+
+static int run_script(lua_State *L, const char *fname, char **argv, int nargs)
+{
+	int status, i;
+
+	if (fname && !strcmp(fname, "-"))
+		fname = NULL;  /* stdin */
+	status = luaL_loadfile(L, fname);
+	if (status == LUA_OK) {
+		for (i = 0; i < nargs; i++)
+			lua_pushstring(L, argv[i]);
+		status = gwb_repl_docall(L, nargs, 0);
+	}
+	if (status != LUA_OK)
+		gwb_repl_report(L, progname);
+	return status;
+}
+
+static void run_rc(lua_State *L)
+{
+	const char *home = getenv("HOME");
+	char path[PATH_MAX];
+
+	if (getenv("GWB_NORC") || !home)
+		return;
+	snprintf(path, sizeof(path), "%s/.gwbrc.lua", home);
+	if (access(path, R_OK) != 0)
+		return;
+	run_chunk(L, luaL_loadfile(L, path));
+}
+
+int main(int argc, char **argv)
+{
+	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0;
+	lua_State *L;
+	int status = LUA_OK;
+
+	/* First pass: options (they stop at the script name, "-" or "--"). */
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-') {
+			script = i;
+			break;
+		}
+		if (!strcmp(a, "-")) {
+			script = i;
+			stdin_script = 1;
+			break;
+		}
+		if (!strcmp(a, "--")) {
+			if (i + 1 < argc)
+				script = i + 1;
+			break;
+		}
+		if (!strcmp(a, "-e")) {
+			if (++i >= argc) {
+				fprintf(stderr, "gwb: '-e' needs an argument\n");
+				usage(stderr);
+				return 2;
+			}
+			has_e = 1;
+		} else if (!strncmp(a, "-e", 2)) {
+			has_e = 1;
+		} else if (!strcmp(a, "-i")) {
+			interactive = 1;
+		} else if (!strcmp(a, "--backend")) {
+			gwb_backend b;
+			if (++i >= argc || gwb_backend_parse(argv[i], &b)) {
+				fprintf(stderr, "gwb: --backend needs auto, cpu or gpu\n");
+				return 2;
+			}
+			gwb_backend_default = b;
+		} else if (!strncmp(a, "--backend=", 10)) {
+			gwb_backend b;
+			if (gwb_backend_parse(a + 10, &b)) {
+				fprintf(stderr, "gwb: --backend needs auto, cpu or gpu (got '%s')\n",
+					a + 10);
+				return 2;
+			}
+			gwb_backend_default = b;
+		} else if (!strcmp(a, "--no-panel")) {
+			no_panel = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
+			print_version();
+			return 0;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "gwb: unknown option '%s'\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	L = luaL_newstate();
+	if (!L) {
+		fprintf(stderr, "gwb: cannot create the Lua state: out of memory\n");
+		return 1;
+	}
+	gwb_repl_signals();
+	if (isatty(STDERR_FILENO))
+		gwb_progress_set_sink(gwb_progress_stderr_sink, NULL);
+	luaL_openlibs(L);
+	set_package_path(L);
+	gwb_lua_openlibs(L);
+	lua_getglobal(L, "gwb");
+	lua_pushboolean(L, !no_panel && !getenv("NO_COLOR") && isatty(STDOUT_FILENO));
+	lua_setfield(L, -2, "panel_allowed");
+	lua_pop(L, 1);
+	create_arg_table(L, argv, argc, script);
+	/* The Lua side of gwb: help(), the pretty printer, the files in lua/gwb. */
+	lua_getglobal(L, "require");
+	lua_pushstring(L, "gwb");
+	if (gwb_repl_docall(L, 1, 0) != LUA_OK) {
+		gwb_repl_report(L, progname);
+		fprintf(stderr, "gwb: the Lua library (lua/gwb) was not found or failed; "
+				"set GWB_LUA_PATH or reinstall\n");
+		lua_close(L);
+		return 1;
+	}
+	run_rc(L);
+
+	/* Second pass: -e chunks, in order. */
+	for (i = 1; i < argc && (script == 0 || i < script); i++) {
+		const char *code = NULL;
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-e"))
+			code = argv[++i];
+		else if (!strncmp(argv[i], "-e", 2))
+			code = argv[i] + 2;
+		else if (!strcmp(argv[i], "--backend"))
+			i++;
+		if (code && (status = run_chunk(L, luaL_loadbuffer(L, code, strlen(code), "=(command line)"))))
+			goto out;
+	}
+	if (script) {
+		status = run_script(L, stdin_script ? "-" : argv[script], argv + script + 1,
+				    argc - script - 1);
+		if (status != LUA_OK)
+			goto out;
+	}
+	if (interactive || (!script && !has_e && isatty(STDIN_FILENO)))
+		gwb_repl_run(L);
+	else if (!script && !has_e)
+		status = run_script(L, "-", NULL, 0);
+out:
+	lua_close(L);
+	return status == LUA_OK ? 0 : 1;
+}

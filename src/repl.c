@@ -1,0 +1,530 @@
+/* repl.c - the REPL: lua.c's semantics over readline's callback interface, with completion,
+ * persistent history, pretty printing and Ctrl-C that never kills the prompt. */
+#define _GNU_SOURCE
+#include "repl.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "intr.h"
+
+#define PROMPT1 "gwb> "
+#define PROMPT2 "  >> "
+#define HISTORY_MAX 1000
+
+static lua_State *volatile running_L;  /* non-NULL while Lua code runs */
+
+/* --- Ctrl-C --------------------------------------------------------------------------------- */
+
+static void lstop(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	lua_sethook(L, NULL, 0, 0);
+	luaL_error(L, "interrupted");
+}
+
+static void on_sigint(int sig)
+{
+	lua_State *L = running_L;
+	(void)sig;
+	gwb_intr_raise();
+	if (L)
+		lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+void gwb_repl_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;  /* no SA_RESTART: select() at the prompt must see EINTR */
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static int msghandler(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+
+	if (msg == NULL) {
+		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+			return 1;
+		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+	}
+	luaL_traceback(L, L, msg, 1);
+	return 1;
+}
+
+int gwb_repl_docall(lua_State *L, int nargs, int nres)
+{
+	int status, base = lua_gettop(L) - nargs;
+
+	lua_pushcfunction(L, msghandler);
+	lua_insert(L, base);
+	gwb_intr_clear();
+	running_L = L;
+	status = lua_pcall(L, nargs, nres, base);
+	running_L = NULL;
+	lua_sethook(L, NULL, 0, 0);
+	lua_remove(L, base);
+	return status;
+}
+
+void gwb_repl_report(lua_State *L, const char *progname)
+{
+	const char *msg = lua_tostring(L, -1);
+
+	if (progname)
+		fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, "%s\n", msg ? msg : "(error object is not a string)");
+	fflush(stderr);
+	lua_pop(L, 1);
+}
+
+/* --- reading lines ---------------------------------------------------------------------------- */
+
+static char *got_line;
+static int got_any, got_eof;
+
+static void on_line(char *line)
+{
+	got_any = 1;
+	if (!line)
+		got_eof = 1;
+	got_line = line;
+	rl_callback_handler_remove();
+}
+
+enum { READ_OK, READ_EOF, READ_CANCEL };
+
+/* Read one line with readline's callback interface, so Ctrl-C at the prompt discards the line
+ * (and any pending continuation) instead of killing the program. *out is malloc'd. */
+static int read_tty_line(const char *prompt, char **out)
+{
+	int fd = fileno(rl_instream ? rl_instream : stdin);
+
+	got_any = got_eof = 0;
+	got_line = NULL;
+	rl_callback_handler_install(prompt, on_line);
+	for (;;) {
+		fd_set fds;
+		int r;
+
+		FD_ZERO(&fds);
+		FD_SET(fd, &fds);
+		r = select(fd + 1, &fds, NULL, NULL, NULL);
+		if (r < 0 && errno == EINTR) {
+			if (gwb_intr_pending()) {
+				gwb_intr_clear();
+				rl_free_line_state();
+				rl_callback_sigcleanup();
+				rl_callback_handler_remove();
+				fputs("^C\n", stdout);
+				fflush(stdout);
+				return READ_CANCEL;
+			}
+			continue;
+		}
+		if (r < 0) {
+			rl_callback_handler_remove();
+			return READ_EOF;
+		}
+		rl_callback_read_char();
+		if (got_any) {
+			if (got_eof)
+				return READ_EOF;
+			*out = got_line;
+			return READ_OK;
+		}
+	}
+}
+
+static int read_plain_line(const char *prompt, char **out)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	fputs(prompt, stdout);
+	fflush(stdout);
+	n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return READ_EOF;
+	}
+	if (n > 0 && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	*out = line;
+	return READ_OK;
+}
+
+/* --- completion ----------------------------------------------------------------------------- */
+
+static lua_State *comp_L;
+
+static int is_ident(const char *s)
+{
+	if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+		return 0;
+	for (s++; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+static int gettable_protected(lua_State *L)
+{
+	lua_gettable(L, 1);
+	return 1;
+}
+
+/* Push the value named by the dotted path expr[0..len) (e.g. "gpu" or "d.names"), or nil.
+ * Field reads may run __index, so they run protected: completion never raises. */
+static void push_path(lua_State *L, const char *expr, size_t len)
+{
+	size_t i = 0;
+
+	lua_pushglobaltable(L);
+	while (i < len) {
+		size_t j = i;
+		while (j < len && expr[j] != '.' && expr[j] != ':')
+			j++;
+		if (!lua_istable(L, -1) && !lua_isuserdata(L, -1)) {
+			lua_pop(L, 1);
+			lua_pushnil(L);
+			return;
+		}
+		lua_pushcfunction(L, gettable_protected);
+		lua_insert(L, -2);
+		lua_pushlstring(L, expr + i, j - i);
+		if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+			lua_pop(L, 1);
+			lua_pushnil(L);
+			return;
+		}
+		i = j + 1;
+	}
+}
+
+/* Add the string keys of the table at idx that start with `part` to the candidate table at
+ * cand (a set). */
+static void add_keys(lua_State *L, int idx, int cand, const char *part, size_t plen)
+{
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		lua_pop(L, 1);
+		if (lua_type(L, -1) == LUA_TSTRING) {
+			const char *k = lua_tostring(L, -1);
+			if (!strncmp(k, part, plen) && is_ident(k) && strncmp(k, "__", 2)) {
+				lua_pushvalue(L, -1);
+				lua_pushboolean(L, 1);
+				lua_rawset(L, cand);
+			}
+		}
+	}
+}
+
+/* Candidates for the value on top: its own keys (tables) and its __index chain. */
+static void collect(lua_State *L, int cand, const char *part, size_t plen)
+{
+	int depth;
+
+	for (depth = 0; depth < 8; depth++) {
+		if (lua_istable(L, -1))
+			add_keys(L, -1, cand, part, plen);
+		if (!lua_getmetatable(L, -1))
+			break;
+		lua_getfield(L, -1, "__methods");
+		if (lua_istable(L, -1))
+			add_keys(L, -1, cand, part, plen);
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "__index");
+		lua_remove(L, -2);  /* the metatable */
+		if (!lua_istable(L, -1)) {
+			lua_pop(L, 1);
+			break;
+		}
+		lua_remove(L, -2);  /* continue with __index */
+	}
+	lua_pop(L, 1);
+}
+
+static char **complete(const char *text, int start, int end)
+{
+	lua_State *L = comp_L;
+	const char *sep = NULL, *p;
+	char **matches = NULL;
+	size_t n = 0, prefix_len, plen;
+	int top, cand;
+
+	(void)start;
+	(void)end;
+	rl_attempted_completion_over = 1;  /* never fall back to file names */
+	if (!L)
+		return NULL;
+	for (p = text; *p; p++)
+		if (*p == '.' || *p == ':')
+			sep = p;
+	top = lua_gettop(L);
+	lua_newtable(L);
+	cand = lua_gettop(L);
+	if (sep) {
+		prefix_len = (size_t)(sep - text) + 1;
+		push_path(L, text, (size_t)(sep - text));
+	} else {
+		prefix_len = 0;
+		lua_pushglobaltable(L);
+	}
+	plen = strlen(text + prefix_len);
+	collect(L, cand, text + prefix_len, plen);
+	if (!sep) {
+		static const char *const kw[] = {"and", "break", "do", "else", "elseif", "end",
+			"false", "for", "function", "goto", "if", "in", "local", "nil", "not", "or",
+			"repeat", "return", "then", "true", "until", "while", NULL};
+		int i;
+		for (i = 0; kw[i]; i++) {
+			if (!strncmp(kw[i], text, plen)) {
+				lua_pushboolean(L, 1);
+				lua_setfield(L, cand, kw[i]);
+			}
+		}
+	}
+	/* count and copy */
+	lua_pushnil(L);
+	while (lua_next(L, cand)) {
+		lua_pop(L, 1);
+		n++;
+	}
+	if (n) {
+		size_t i = 1;
+		matches = calloc(n + 2, sizeof(char *));
+		lua_pushnil(L);
+		while (matches && lua_next(L, cand)) {
+			const char *k = lua_tostring(L, -2);
+			size_t kl = strlen(k);
+			char *m = malloc(prefix_len + kl + 1);
+			lua_pop(L, 1);
+			if (!m)
+				continue;
+			memcpy(m, text, prefix_len);
+			memcpy(m + prefix_len, k, kl + 1);
+			matches[i++] = m;
+		}
+		if (matches) {
+			/* matches[0]: the longest common prefix of all candidates */
+			size_t lcp = strlen(matches[1]), j;
+			for (j = 2; j < i; j++) {
+				size_t q = 0;
+				while (q < lcp && matches[j][q] == matches[1][q])
+					q++;
+				lcp = q;
+			}
+			matches[0] = strndup(matches[1], lcp);
+		}
+	}
+	lua_settop(L, top);
+	return matches;
+}
+
+/* --- the loop --------------------------------------------------------------------------------- */
+
+static char history_path[4096];
+
+static void history_setup(void)
+{
+	const char *h = getenv("GWB_HISTORY"), *home = getenv("HOME");
+	FILE *f;
+
+	if (h && *h)
+		snprintf(history_path, sizeof(history_path), "%s", h);
+	else if (home && *home)
+		snprintf(history_path, sizeof(history_path), "%s/.gwb_history", home);
+	else
+		return;
+	using_history();
+	stifle_history(HISTORY_MAX);
+	if (read_history(history_path) != 0) {
+		f = fopen(history_path, "a");  /* create it so append_history works */
+		if (f)
+			fclose(f);
+	}
+}
+
+static void history_add(const char *chunk)
+{
+	if (!*chunk)
+		return;
+	add_history(chunk);
+	if (history_path[0]) {
+		append_history(1, history_path);
+		history_truncate_file(history_path, HISTORY_MAX);
+	}
+}
+
+/* Compile the buffer as `return <buf>` (expression) or as statements. Returns LUA_OK, an error
+ * status with the message on the stack, or -1 when the chunk is incomplete (needs more). */
+static int compile_chunk(lua_State *L, const char *buf)
+{
+	const char *src = buf;
+	int st;
+
+	if (buf[0] == '=')  /* lua 5.1 style "=expr" */
+		src = buf + 1;
+	lua_pushfstring(L, "return %s;", src);
+	st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
+	lua_remove(L, -2);
+	if (st == LUA_OK)
+		return LUA_OK;
+	lua_pop(L, 1);
+	st = luaL_loadbuffer(L, buf, strlen(buf), "=stdin");
+	if (st == LUA_ERRSYNTAX) {
+		size_t lmsg;
+		const char *msg = lua_tolstring(L, -1, &lmsg);
+		static const char eof[] = "<eof>";
+		if (lmsg >= sizeof(eof) - 1 && !strcmp(msg + lmsg - (sizeof(eof) - 1), eof)) {
+			lua_pop(L, 1);
+			return -1;
+		}
+	}
+	return st;
+}
+
+static void print_results(lua_State *L, int n)
+{
+	int base = lua_gettop(L) - n;
+
+	if (n <= 0)
+		return;
+	lua_getglobal(L, "gwb");
+	if (lua_istable(L, -1) && lua_getfield(L, -1, "print_results") == LUA_TFUNCTION) {
+		lua_remove(L, -2);
+		lua_insert(L, base + 1);
+		if (gwb_repl_docall(L, n, 0) != LUA_OK)
+			gwb_repl_report(L, "gwb");
+		return;
+	}
+	lua_settop(L, base + n);
+	lua_getglobal(L, "print");
+	lua_insert(L, base + 1);
+	if (gwb_repl_docall(L, n, 0) != LUA_OK)
+		gwb_repl_report(L, "gwb");
+}
+
+static int timing_enabled(lua_State *L)
+{
+	int on = 0;
+
+	lua_getglobal(L, "gwb");
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "timing");
+		on = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return on;
+}
+
+static int ends_with_semicolon(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n'))
+		n--;
+	return n && s[n - 1] == ';';
+}
+
+void gwb_repl_run(lua_State *L)
+{
+	int tty = isatty(STDIN_FILENO);
+	char *chunk = NULL;
+	size_t chunk_len = 0;
+
+	if (tty) {
+		rl_readline_name = "gwb";
+		rl_catch_signals = 0;
+		rl_catch_sigwinch = 1;
+		rl_attempted_completion_function = complete;
+		rl_completer_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[+-*/%^~#}";
+		rl_completion_append_character = '\0';
+		comp_L = L;
+		history_setup();
+	}
+	for (;;) {
+		char *line = NULL;
+		const char *prompt = chunk ? PROMPT2 : PROMPT1;
+		int r = tty ? read_tty_line(prompt, &line) : read_plain_line(prompt, &line);
+		int st, top;
+
+		if (r == READ_EOF) {
+			if (tty)
+				fputc('\n', stdout);
+			break;
+		}
+		if (r == READ_CANCEL) {
+			free(chunk);
+			chunk = NULL;
+			chunk_len = 0;
+			continue;
+		}
+		/* append the line to the pending chunk */
+		{
+			size_t ll = strlen(line);
+			char *nc = realloc(chunk, chunk_len + ll + 2);
+			if (!nc) {
+				free(line);
+				fputs("gwb: out of memory reading the line\n", stderr);
+				continue;
+			}
+			if (chunk_len)
+				nc[chunk_len++] = '\n';
+			memcpy(nc + chunk_len, line, ll + 1);
+			chunk = nc;
+			chunk_len += ll;
+			free(line);
+		}
+		if (chunk_len == 0 || strspn(chunk, " \t\n") == chunk_len) {
+			free(chunk);
+			chunk = NULL;
+			chunk_len = 0;
+			continue;
+		}
+		top = lua_gettop(L);
+		st = compile_chunk(L, chunk);
+		if (st == -1)
+			continue;  /* incomplete: read a continuation line */
+		if (tty)
+			history_add(chunk);
+		if (st == LUA_OK) {
+			double t0 = gwb_now();
+			int quiet = ends_with_semicolon(chunk);
+			st = gwb_repl_docall(L, 0, LUA_MULTRET);
+			if (st == LUA_OK) {
+				if (!quiet)
+					print_results(L, lua_gettop(L) - top);
+				if (timing_enabled(L))
+					printf("(%.3f ms)\n", (gwb_now() - t0) * 1e3);
+			}
+		}
+		if (st != LUA_OK)
+			gwb_repl_report(L, NULL);
+		lua_settop(L, top);
+		fflush(stdout);
+		free(chunk);
+		chunk = NULL;
+		chunk_len = 0;
+	}
+	free(chunk);
+	comp_L = NULL;
+}

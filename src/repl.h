@@ -1,0 +1,22 @@
+/* repl.h - the interactive prompt and the code runner shared with script mode.
+ * Owns nothing: the caller owns the lua_State. */
+#ifndef GWB_REPL_H
+#define GWB_REPL_H
+
+#include <lua.h>
+
+/* Install the SIGINT handler (flag + Lua hook, as lua.c's laction). */
+void gwb_repl_signals(void);
+
+/* Run the function on top of the stack with nargs arguments in protected mode, with a
+ * traceback message handler and Ctrl-C wired to stop it. Returns a lua_pcall status;
+ * on error the message (with traceback) is on the stack. */
+int gwb_repl_docall(lua_State *L, int nargs, int nres);
+
+/* Print the error on the stack to stderr (prefixed with progname) and pop it. */
+void gwb_repl_report(lua_State *L, const char *progname);
+
+/* The REPL: read, evaluate, print until Ctrl-D. Uses readline on a tty. */
+void gwb_repl_run(lua_State *L);
+
+#endif
