@@ -27,7 +27,9 @@ help.register(gwb.print_results, "gwb.print_results",
 help.register(_G.help, "help", "help([x])\nWith no argument, list every module and function. "
   .. "help(x) or help(\"rf.train\") explains one.")
 
--- Lua-written parts of modules (each file adds functions and help texts to a global module).
-for _, m in ipairs(gwb.lua_modules or {}) do require(m) end
+-- Lua-written parts of modules: each lua/gwb/<name>.lua adds functions and help texts to a
+-- global module. Add the name here when you add such a file.
+local lua_modules = {}
+for _, m in ipairs(lua_modules) do require(m) end
 
 return gwb

@@ -1,0 +1,51 @@
+/* dataset.h - the Dataset: a table of float32 features stored column-major (SoA), a target
+ * (int32 class codes or float32 values), names and dictionaries. Built by csv.c, data.synth,
+ * subsets and binary load; read by quantize, forests and PCA. The caller owns a dataset and
+ * frees it with gwb_dataset_free(). */
+#ifndef GWB_DATASET_H
+#define GWB_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gwb_task { GWB_TASK_CLASSIFICATION = 0, GWB_TASK_REGRESSION = 1 } gwb_task;
+
+typedef struct gwb_dataset {
+	size_t rows;
+	int features;
+	gwb_task task;
+	float *X;             /* rows x features, column-major: X[(size_t)j * rows + i]; NaN = missing */
+	int32_t *y;           /* classification: class code 0..classes-1 per row; else NULL */
+	float *yr;            /* regression: target per row; else NULL */
+	int classes;          /* classification: number of classes; 0 for regression */
+	char **class_names;   /* classes names ("setosa", or "0", "1" for numeric labels) */
+	char **names;         /* features feature names */
+	char *target;         /* the target column's name */
+	/* Categorical (string) feature columns: codes are stored in X as 0,1,2,... floats.
+	 * cat_levels[j] is NULL for numeric columns, else cat_count[j] level names. */
+	char ***cat_levels;
+	int *cat_count;
+} gwb_dataset;
+
+/* A zeroed dataset with X (and y or yr) allocated for rows x features, names NULL-filled.
+ * GWB_ENOMEM with bytes in the message when allocation fails. */
+gwb_status gwb_dataset_new(size_t rows, int features, gwb_task task, int classes,
+			   gwb_dataset **out);
+
+/* Free everything a dataset owns (NULL is fine). */
+void gwb_dataset_free(gwb_dataset *d);
+
+/* A new dataset holding rows idx[0..n) of d (indices may repeat), with copies of names and
+ * dictionaries. */
+gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
