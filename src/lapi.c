@@ -234,6 +234,22 @@ void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const
 	}
 }
 
+void gwb_lua_log_run(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lua_getglobal(L, "gwb");
+	if (!lua_istable(L, -1) || lua_getfield(L, -1, "log_run") != LUA_TFUNCTION) {
+		lua_pop(L, lua_istable(L, -1) ? 2 : 1);
+		return;
+	}
+	lua_remove(L, -2);
+	lua_pushvalue(L, idx);
+	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+		fprintf(stderr, "gwb: warning: could not write the run log: %s\n", lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+}
+
 /* --- the core module: help registry access, version, backend default ---------------------- */
 
 static int core_helpentry(lua_State *L)

@@ -51,6 +51,11 @@ gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn);
 /* Raise an error if opts has a key not in the NULL-terminated list `known`. */
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[]);
 
+/* Append one record to the run log: the table at idx ({kind = "rf.train", params = {...},
+ * backend = ..., timing = {...}, metrics = {...}}) is passed to gwb.log_run (lua/gwb/runs.lua
+ * adds version, device and time, and writes one JSON line). A failure to log only warns. */
+void gwb_lua_log_run(lua_State *L, int idx);
+
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);
 int gwb_open_core(lua_State *L);
