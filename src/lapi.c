@@ -237,9 +237,12 @@ void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const
 void gwb_lua_log_run(lua_State *L, int idx)
 {
 	idx = lua_absindex(L, idx);
-	lua_getglobal(L, "gwb");
-	if (!lua_istable(L, -1) || lua_getfield(L, -1, "log_run") != LUA_TFUNCTION) {
-		lua_pop(L, lua_istable(L, -1) ? 2 : 1);
+	if (lua_getglobal(L, "gwb") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (lua_getfield(L, -1, "log_run") != LUA_TFUNCTION) {
+		lua_pop(L, 2);
 		return;
 	}
 	lua_remove(L, -2);
