@@ -32,7 +32,8 @@ WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wvla -Wshadow
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFLAGS) \
-              -DGWB_VERSION='"$(VERSION)"' -DGWB_COMMIT='"$(COMMIT)"' -MMD -MP
+              -DGWB_VERSION='"$(VERSION)"' -MMD -MP \
+              -DGWB_SRCDIR='"$(CURDIR)"'
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 \
           -l:liblapack.so.3 -l:libblas.so.3 -lpthread -lm -ldl
@@ -63,14 +64,14 @@ OBJDIR := $(BUILD)/obj-cpu
 CUOBJ :=
 endif
 
-LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC))
+LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o
 MAINOBJ := $(OBJDIR)/src/main.o
 GWB := $(BUILD)/gwb
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OBJDIR)/tests/%,$(UNIT_SRC))
 
-.PHONY: all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man
+.PHONY: FORCE all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man
 
 all: $(GWB)
 
@@ -83,6 +84,17 @@ $(BUILD)/.mode-$(CUDA):
 	@mkdir -p $(BUILD)
 	@rm -f $(BUILD)/.mode-*
 	@touch $@
+
+# The git commit, in a file rewritten only when it changes (so nothing else rebuilds).
+$(OBJDIR)/commit.c: FORCE
+	@mkdir -p $(dir $@)
+	@echo 'const char gwb_commit[] = "$(COMMIT)";' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(OBJDIR)/commit.o: $(OBJDIR)/commit.c
+	$(CC) $(ALL_CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
+
+FORCE:
 
 $(OBJDIR)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)

@@ -295,7 +295,7 @@ int gwb_open_core(lua_State *L)
 	gwb_lua_newlib(L, "gwb", core_funcs);
 	lua_pushstring(L, GWB_VERSION);
 	lua_setfield(L, -2, "version");
-	lua_pushstring(L, GWB_COMMIT);
+	lua_pushstring(L, gwb_commit);
 	lua_setfield(L, -2, "commit");
 #ifdef GWB_HAVE_CUDA
 	lua_pushboolean(L, 1);

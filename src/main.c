@@ -40,7 +40,7 @@ static void print_version(void)
 {
 	int drv = 0, rt = 0;
 
-	printf("gwb %s (commit %s, %s)\n", GWB_VERSION, GWB_COMMIT, LUA_RELEASE);
+	printf("gwb %s (commit %s, %s)\n", GWB_VERSION, gwb_commit, LUA_RELEASE);
 #ifdef GWB_HAVE_CUDA
 	gwb_gpu_versions(&drv, &rt);
 	printf("CUDA runtime %d.%d", rt / 1000, (rt % 1000) / 10);
@@ -76,11 +76,13 @@ static void set_package_path(lua_State *L)
 	char dir[PATH_MAX], path[4 * PATH_MAX + 256];
 	const char *env = getenv("GWB_LUA_PATH");
 
+	/* GWB_LUA_PATH first, then an installed tree (PREFIX/bin/../share/gwb/lua), then the
+	 * checkout the binary was built in (build/gwb, build/<variant>/gwb), then Lua's own. */
 	exe_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path),
-		 "%s%s%s/../lua/?.lua;%s/../lua/?/init.lua;%s/../share/gwb/lua/?.lua;"
-		 "%s/../share/gwb/lua/?/init.lua;",
-		 env ? env : "", env ? ";" : "", dir, dir, dir, dir);
+		 "%s%s%s/../share/gwb/lua/?.lua;%s/../share/gwb/lua/?/init.lua;"
+		 "%s/lua/?.lua;%s/lua/?/init.lua;",
+		 env ? env : "", env ? ";" : "", dir, dir, GWB_SRCDIR, GWB_SRCDIR);
 	lua_getglobal(L, "package");
 	lua_getfield(L, -1, "path");
 	lua_pushfstring(L, "%s%s", path, lua_tostring(L, -1));
