@@ -119,7 +119,7 @@ demo: deps
 
 test: deps
 	@$(MAKE) --no-print-directory all unit-tests
-	@GWB=$(GWB) UNIT_DIR=$(OBJDIR)/tests tests/run
+	@GWB=$(GWB) GWB_CUDA=$(CUDA) UNIT_DIR=$(OBJDIR)/tests tests/run
 
 bench: all
 	@scripts/bench/run

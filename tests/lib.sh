@@ -23,7 +23,13 @@ repl_start() {
 		die "tmux could not start"
 	wait_for 'gwb>' || die "no prompt: $(screen)"
 }
-repl_stop() { tm kill-server 2>/dev/null; true; }
+# Stop the tmux server; the next repl_start uses a fresh socket (no race with the old server).
+repl_stop() {
+	tm kill-server 2>/dev/null
+	RUN=$(( ${RUN:-0} + 1 ))
+	TMUX_SOCK="$T/tmux$RUN.sock"
+	true
+}
 trap 'repl_stop; rm -rf "$T"' EXIT
 
 screen() { tm capture-pane -p -t "$SESSION"; }
