@@ -1,0 +1,358 @@
+-- gwb/runs.lua - the run log: every train / eig / bench call appends one JSON line (kind,
+-- parameters, backend, device, timings, metrics, version, commit, time) to $GWB_RUNS or
+-- ~/.local/share/gwb/runs.jsonl, so experiments are never lost; runs() reads them back.
+-- Bindings write through gwb_lua_log_run (src/lapi.c), which calls gwb.log_run.
+local help = require "gwb.help"
+
+local M = {}
+
+-- --- JSON (just what the log needs: objects, arrays, strings, numbers, booleans) ----------
+
+local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function enc_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    return escapes[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+local function is_array(t)
+  local n = #t
+  if n == 0 then return next(t) == nil and "empty" or false end
+  local count = 0
+  for k in pairs(t) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then return false end
+    count = count + 1
+  end
+  return count == n
+end
+
+local encode
+
+local function enc_value(v, seen, out)
+  local t = type(v)
+  if t == "nil" then out[#out + 1] = "null"
+  elseif t == "boolean" then out[#out + 1] = tostring(v)
+  elseif t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then out[#out + 1] = "null"
+    elseif math.type(v) == "integer" then out[#out + 1] = tostring(v)
+    else out[#out + 1] = string.format("%.17g", v) end
+  elseif t == "string" then out[#out + 1] = enc_string(v)
+  elseif t == "table" then
+    if seen[v] then error("gwb.log_run: the record contains a cycle", 0) end
+    seen[v] = true
+    local arr = is_array(v)
+    if arr == "empty" then out[#out + 1] = "{}"
+    elseif arr then
+      out[#out + 1] = "["
+      for i = 1, #v do
+        if i > 1 then out[#out + 1] = "," end
+        enc_value(v[i], seen, out)
+      end
+      out[#out + 1] = "]"
+    else
+      local keys = {}
+      for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+      table.sort(keys)
+      out[#out + 1] = "{"
+      for i, k in ipairs(keys) do
+        local val = v[k]
+        if val == nil then val = v[tonumber(k)] end
+        if i > 1 then out[#out + 1] = "," end
+        out[#out + 1] = enc_string(k)
+        out[#out + 1] = ":"
+        enc_value(val, seen, out)
+      end
+      out[#out + 1] = "}"
+    end
+    seen[v] = nil
+  else
+    -- functions, userdata: their printed form (a Dataset prints its summary)
+    out[#out + 1] = enc_string(tostring(v))
+  end
+end
+
+function encode(v)
+  local out = {}
+  enc_value(v, {}, out)
+  return table.concat(out)
+end
+
+local function decode(s)
+  local pos = 1
+  local function err(what) error(string.format("%s at byte %d", what, pos), 0) end
+  local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+  local value
+  local function str()
+    pos = pos + 1
+    local parts = {}
+    while true do
+      local c = s:sub(pos, pos)
+      if c == "" then err("unterminated string") end
+      if c == '"' then pos = pos + 1; break end
+      if c == "\\" then
+        local e = s:sub(pos + 1, pos + 1)
+        local map = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+        if map[e] then parts[#parts + 1] = map[e]; pos = pos + 2
+        elseif e == "u" then
+          local hex = s:sub(pos + 2, pos + 5)
+          if not hex:match("^%x%x%x%x$") then err("bad \\u escape") end
+          parts[#parts + 1] = utf8.char(tonumber(hex, 16)); pos = pos + 6
+        else err("bad escape") end
+      else
+        local j = s:find('["\\]', pos) or #s + 1
+        parts[#parts + 1] = s:sub(pos, j - 1)
+        pos = j
+      end
+    end
+    return table.concat(parts)
+  end
+  function value()
+    ws()
+    local c = s:sub(pos, pos)
+    if c == "{" then
+      local t = {}
+      pos = pos + 1; ws()
+      if s:sub(pos, pos) == "}" then pos = pos + 1; return t end
+      while true do
+        ws()
+        if s:sub(pos, pos) ~= '"' then err("expected a key") end
+        local k = str()
+        ws()
+        if s:sub(pos, pos) ~= ":" then err("expected ':'") end
+        pos = pos + 1
+        t[k] = value()
+        ws()
+        local d = s:sub(pos, pos)
+        pos = pos + 1
+        if d == "}" then return t end
+        if d ~= "," then err("expected ',' or '}'") end
+      end
+    elseif c == "[" then
+      local t = {}
+      pos = pos + 1; ws()
+      if s:sub(pos, pos) == "]" then pos = pos + 1; return t end
+      while true do
+        t[#t + 1] = value()
+        ws()
+        local d = s:sub(pos, pos)
+        pos = pos + 1
+        if d == "]" then return t end
+        if d ~= "," then err("expected ',' or ']'") end
+      end
+    elseif c == '"' then return str()
+    elseif s:sub(pos, pos + 3) == "true" then pos = pos + 4; return true
+    elseif s:sub(pos, pos + 4) == "false" then pos = pos + 5; return false
+    elseif s:sub(pos, pos + 3) == "null" then pos = pos + 4; return nil
+    else
+      local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+      if not num or num == "" or num == "-" then err("unexpected character") end
+      pos = pos + #num
+      local v = math.tointeger(tonumber(num)) or tonumber(num)
+      if v == nil then err("bad number") end
+      return v
+    end
+  end
+  local v = value()
+  ws()
+  if pos <= #s then err("trailing characters") end
+  return v
+end
+
+M.encode, M.decode = encode, decode
+
+-- --- where the log lives -----------------------------------------------------------------
+
+function M.path()
+  local p = os.getenv("GWB_RUNS")
+  if p and p ~= "" then return p end
+  local home = os.getenv("HOME")
+  if not home or home == "" then return nil, "neither GWB_RUNS nor HOME is set" end
+  local base = os.getenv("XDG_DATA_HOME")
+  if not base or base == "" then base = home .. "/.local/share" end
+  return base .. "/gwb/runs.jsonl"
+end
+
+local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function ensure_dir(path)
+  local dir = path:match("^(.*)/[^/]*$")
+  if not dir or dir == "" then return true end
+  local f = io.open(path, "a")
+  if f then f:close(); return true end
+  -- create the missing directories (mkdir -p), then try again
+  os.execute("mkdir -p " .. shell_quote(dir) .. " 2>/dev/null")
+  return true
+end
+
+local cpu_name_cache
+local function cpu_name()
+  if cpu_name_cache then return cpu_name_cache end
+  local f = io.open("/proc/cpuinfo")
+  local name
+  if f then
+    for line in f:lines() do
+      name = line:match("^model name%s*:%s*(.-)%s*$")
+      if name then break end
+    end
+    f:close()
+  end
+  cpu_name_cache = name or "cpu"
+  return cpu_name_cache
+end
+
+-- The device a record ran on. Never creates a CUDA context for a CPU run.
+local function device_of(rec)
+  if rec.device ~= nil then return rec.device end
+  if rec.backend == "gpu" and gpu and gpu.info then
+    local ok, i = pcall(gpu.info)
+    if ok and i.available then return i.name end
+  end
+  return "cpu: " .. cpu_name()
+end
+
+-- gwb.log_run(rec): add version, commit, device and time, append one JSON line.
+function M.log_run(rec)
+  if type(rec) ~= "table" then error("gwb.log_run: expected a table, got " .. type(rec), 2) end
+  local r = {}
+  for k, v in pairs(rec) do r[k] = v end
+  r.kind = r.kind or "run"
+  r.version = gwb.version
+  r.commit = gwb.commit
+  r.device = device_of(rec)
+  r.time = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  r.unix_time = os.time()
+  local line = encode(r)
+  local path, why = M.path()
+  if not path then error("gwb.log_run: " .. why .. "; set GWB_RUNS to a file", 2) end
+  ensure_dir(path)
+  local f, err = io.open(path, "a")
+  if not f then error("gwb.log_run: cannot append to " .. path .. ": " .. tostring(err)
+    .. "; set GWB_RUNS to a writable file", 2) end
+  f:write(line, "\n")
+  f:close()
+  return r
+end
+
+-- --- reading back --------------------------------------------------------------------------
+
+local function matches(rec, filter)
+  if filter == nil then return true end
+  if type(filter) == "function" then return filter(rec) and true or false end
+  if type(filter) == "string" then
+    return type(rec.kind) == "string" and rec.kind:sub(1, #filter) == filter
+  end
+  for k, want in pairs(filter) do
+    if k == "since" then
+      if type(rec.time) ~= "string" or rec.time < want then return false end
+    elseif k == "until_" or k == "before" then
+      if type(rec.time) ~= "string" or rec.time >= want then return false end
+    elseif k == "last" then
+      -- applied after filtering
+    elseif k == "kind" then
+      if type(rec.kind) ~= "string" or rec.kind:sub(1, #want) ~= want then return false end
+    else
+      local v = rec[k]
+      if v == nil and type(rec.params) == "table" then v = rec.params[k] end
+      if v ~= want then return false end
+    end
+  end
+  return true
+end
+
+local function fmt_ms(ms)
+  if type(ms) ~= "number" then return "" end
+  if ms >= 1000 then return string.format("%.2f s", ms / 1000) end
+  return string.format("%.1f ms", ms)
+end
+
+local function first_metric(m)
+  if type(m) ~= "table" then return "" end
+  local keys = {}
+  for k, v in pairs(m) do if type(v) == "number" then keys[#keys + 1] = k end end
+  table.sort(keys)
+  local parts = {}
+  for i = 1, math.min(2, #keys) do
+    parts[#parts + 1] = string.format("%s=%.4g", keys[i], m[keys[i]])
+  end
+  return table.concat(parts, " ")
+end
+
+local List = {}
+List.__index = List
+List.__name = "gwb.Runs"
+function List.__tostring(self)
+  if #self == 0 then return "(no runs recorded" .. (self.path and (" in " .. self.path) or "") .. ")" end
+  local out = { string.format("%-3s %-20s %-12s %-5s %-22s %10s  %s", "#", "time", "kind",
+    "back", "device", "total", "metrics") }
+  for i, r in ipairs(self) do
+    local dev = tostring(r.device or ""):gsub("^cpu: ", "")
+    local total = type(r.timing) == "table" and (r.timing.total_ms or r.timing.ms) or nil
+    out[#out + 1] = string.format("%-3d %-20s %-12s %-5s %-22s %10s  %s", i,
+      tostring(r.time or "?"):sub(1, 20), tostring(r.kind or "?"):sub(1, 12),
+      tostring(r.backend or ""):sub(1, 5), dev:sub(1, 22), fmt_ms(total), first_metric(r.metrics))
+  end
+  out[#out + 1] = string.format("(%d runs from %s; r[i] for one record)", #self, self.path or "?")
+  return table.concat(out, "\n")
+end
+
+-- runs([filter]) -> list of records, oldest first.
+function M.runs(filter)
+  local ft = type(filter)
+  if filter ~= nil and ft ~= "table" and ft ~= "string" and ft ~= "function" then
+    error("runs: filter must be a table, a kind prefix or a function, got " .. ft, 2)
+  end
+  local path, why = M.path()
+  if not path then error("runs: " .. why .. "; set GWB_RUNS to the log file", 2) end
+  local list = setmetatable({ path = path }, List)
+  local f = io.open(path, "r")
+  if not f then return list end
+  local n, bad = 0, 0
+  for line in f:lines() do
+    n = n + 1
+    if line:match("%S") then
+      local ok, rec = pcall(decode, line)
+      if ok and type(rec) == "table" then
+        if matches(rec, filter) then list[#list + 1] = rec end
+      else
+        bad = bad + 1
+        io.stderr:write(string.format("gwb: warning: %s:%d: skipping a broken run record (%s)\n",
+          path, n, ok and "not an object" or tostring(rec)))
+      end
+    end
+  end
+  f:close()
+  local last = ft == "table" and filter.last or nil
+  if last and #list > last then
+    local keep = setmetatable({ path = path }, List)
+    for i = #list - last + 1, #list do keep[#keep + 1] = list[i] end
+    list = keep
+  end
+  list.skipped = bad
+  return list
+end
+
+gwb.log_run = M.log_run
+gwb.runs = M.runs
+_G.runs = M.runs
+
+help.register(M.log_run, "gwb.log_run",
+  "gwb.log_run(record) -> record\n"
+  .. "Append one JSON line to the run log ($GWB_RUNS, else ~/.local/share/gwb/runs.jsonl;\n"
+  .. "directories are created). Adds version, commit, device, time and unix_time to the\n"
+  .. "record ({kind = \"rf.train\", params = {...}, backend = ..., timing = {...},\n"
+  .. "metrics = {...}}). rf.train, eig.solve and gwb.bench call it for you.\n"
+  .. "Example: gwb.log_run{kind = \"my.experiment\", params = {lr = 0.1}, metrics = {acc = 0.93}}")
+help.register(M.runs, "runs",
+  "runs([filter]) -> list\n"
+  .. "Read the run log back, oldest first; prints as a table, r[i] is one record.\n"
+  .. "filter: a kind prefix (\"rf\"), a predicate function(rec), or a table whose fields must\n"
+  .. "match: kind (prefix), backend, device, any parameter name, since / before (ISO time\n"
+  .. "strings, e.g. \"2026-11-30\"), last = N (only the N newest).\n"
+  .. "A broken line is skipped with a warning on stderr.\n"
+  .. "Example: runs{kind = \"rf.train\", backend = \"gpu\", last = 5}")
+help.register(M.path, "gwb.runs_path", "gwb.runs_path() -> path\nWhere the run log is written.")
+gwb.runs_path = M.path
+
+return M

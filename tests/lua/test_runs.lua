@@ -1,0 +1,105 @@
+-- test_runs.lua - the run log: gwb.log_run appends JSON lines, runs() reads and filters them.
+local R = require "gwb.runs"
+
+local function with_log(name, fn)
+  local old = os.getenv("GWB_RUNS")
+  local path = T.tmpdir() .. "/" .. name
+  os.remove(path)
+  -- os.getenv cannot be changed from Lua: point the module at the file instead
+  local saved = R.path
+  R.path = function() return path end
+  local ok, err = pcall(fn, path)
+  R.path = saved
+  if not ok then error(err, 0) end
+  return old
+end
+
+T.test("JSON encode/decode round trip keeps values", function()
+  local v = { kind = "rf.train", params = { trees = 100, depth = 10, max_features = "sqrt",
+    bootstrap = true, list = { 1, 2.5, "x\n\"q\"" } }, timing = { total_ms = 12.25 }, empty = {} }
+  local back = R.decode(R.encode(v))
+  T.eq(back.kind, "rf.train")
+  T.eq(back.params.trees, 100)
+  T.eq(math.type(back.params.trees), "integer")
+  T.eq(back.params.bootstrap, true)
+  T.eq(back.params.list[3], "x\n\"q\"")
+  T.near(back.params.list[2], 2.5)
+  T.near(back.timing.total_ms, 12.25)
+  T.eq(next(back.empty), nil)
+  T.eq(R.encode(0 / 0), "null")
+  T.raises(function() R.decode('{"a":1') end, "expected")
+  local c = {}; c.c = c
+  T.raises(function() R.encode(c) end, "cycle")
+end)
+
+T.test("log_run appends one line per call with version, device and time", function()
+  with_log("runs_a.jsonl", function(path)
+    gwb.log_run { kind = "rf.train", backend = "cpu", params = { trees = 10 }, metrics = { acc = 0.9 } }
+    gwb.log_run { kind = "eig.solve", backend = "cpu", params = { k = 3 }, timing = { total_ms = 5 } }
+    local lines = {}
+    for l in io.lines(path) do lines[#lines + 1] = l end
+    T.eq(#lines, 2)
+    local r = R.decode(lines[1])
+    T.eq(r.kind, "rf.train")
+    T.eq(r.version, gwb.version)
+    T.eq(r.commit, gwb.commit)
+    T.ok(r.time:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$"), "ISO time")
+    T.ok(type(r.device) == "string" and r.device:find("cpu", 1, true), "cpu device named")
+    local all = runs()
+    T.eq(#all, 2)
+    T.eq(all[2].params.k, 3)
+  end)
+end)
+
+T.test("runs() filters by kind prefix, field, parameter, function and last", function()
+  with_log("runs_b.jsonl", function()
+    for i = 1, 5 do
+      gwb.log_run { kind = i % 2 == 0 and "eig.solve" or "rf.train", backend = i <= 2 and "gpu" or "cpu",
+        device = "test-device", params = { trees = i * 10 } }
+    end
+    T.eq(#runs("rf"), 3)
+    T.eq(#runs { kind = "eig" }, 2)
+    T.eq(#runs { backend = "gpu" }, 2)
+    T.eq(#runs { trees = 30 }, 1)
+    T.eq(#runs(function(r) return r.params.trees > 20 end), 3)
+    local l = runs { last = 2 }
+    T.eq(#l, 2)
+    T.eq(l[2].params.trees, 50)
+    T.eq(#runs { since = "1999-01-01" }, 5)
+    T.eq(#runs { since = "2999-01-01" }, 0)
+    T.ok(tostring(runs()):find("rf.train", 1, true), "printed table names the kind")
+    T.raises(function() runs(42) end, "filter must be")
+  end)
+end)
+
+T.test("a broken line is skipped with a warning, the rest is read", function()
+  with_log("runs_c.jsonl", function(path)
+    gwb.log_run { kind = "rf.train", device = "d" }
+    local f = assert(io.open(path, "a"))
+    f:write('{"kind": "rf.train", "params": {"trees": \n')  -- truncated line
+    f:write("not json at all\n")
+    f:close()
+    gwb.log_run { kind = "eig.solve", device = "d" }
+    local l = runs()
+    T.eq(#l, 2)
+    T.eq(l.skipped, 2)
+    T.eq(l[2].kind, "eig.solve")
+  end)
+end)
+
+T.test("log_run creates missing directories", function()
+  with_log("deep/er/runs.jsonl", function(path)
+    os.execute("rm -rf '" .. T.tmpdir() .. "/deep'")
+    gwb.log_run { kind = "bench", device = "d" }
+    T.eq(#runs(), 1)
+    T.ok(io.open(path) ~= nil)
+  end)
+end)
+
+T.test("runs() on a missing log is empty and says where it looked", function()
+  with_log("missing.jsonl", function()
+    local l = runs()
+    T.eq(#l, 0)
+    T.ok(tostring(l):find("missing.jsonl", 1, true))
+  end)
+end)
