@@ -62,5 +62,17 @@ extern const char gwb_commit[];
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);
 int gwb_open_core(lua_State *L);
+int gwb_open_mat(lua_State *L);
+int gwb_open_eig(lua_State *L);
+
+/* Matrix and Eigen userdata (lapi_mat.c, lapi_eig.c), for modules that make or take them.
+ * The push functions take ownership (the object is freed with the userdata; on a Lua error
+ * while pushing it is freed too). gwb_lua_checkmatrix raises unless arg is a "gwb.Matrix"
+ * that still holds a matrix; the Lua value keeps ownership. */
+struct gwb_matrix;
+struct gwb_eigen;
+void gwb_lua_push_matrix(lua_State *L, struct gwb_matrix *A);
+struct gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg);
+void gwb_lua_push_eigen(lua_State *L, struct gwb_eigen *e);
 
 #endif

@@ -1,0 +1,92 @@
+/* eig.h - the eigen result shared by every eigensolver (dense, batched, sparse, SVD): values
+ * ascending, optional vectors, per-pair residuals, orthogonality, iterations, a convergence
+ * history, the method and backend that ran, and timings. The solver that fills a result
+ * owns it until it hands it to the caller; the caller frees it with gwb_eigen_free(). */
+#ifndef GWB_EIG_H
+#define GWB_EIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One entry of the convergence history (iterative solvers; Jacobi sweeps). */
+typedef struct gwb_eig_hist {
+	int iteration;        /* iteration or sweep number, from 1 */
+	int converged;        /* pairs converged so far (Jacobi: matrices converged) */
+	double max_residual;  /* largest residual estimate (Jacobi: off(A)/||A||) */
+} gwb_eig_hist;
+
+typedef struct gwb_eigen {
+	size_t n;             /* order of the matrix (SVD: columns of A) */
+	size_t m;             /* SVD: rows of A; otherwise equal to n */
+	size_t k;             /* pairs held per matrix */
+	size_t count;         /* matrices: 1, or the size of a batch */
+	bool svd;             /* values are singular values (descending), vectors are right
+			       * singular vectors, left holds the left ones */
+	double *values;       /* count * k; per matrix ascending (SVD: descending) */
+	double *vectors;      /* NULL, or count * k vectors of n doubles: vector i of matrix b at
+			       * vectors + (b * k + i) * n (an n x k column-major block per matrix) */
+	double *left;         /* SVD with vectors: count * k vectors of m doubles; else NULL */
+	double *residuals;    /* NULL, or count * k: ||A v - lambda v|| / (||A|| ||v||) per pair
+			       * (SVD: max(||A v - s u||, ||A^T u - s v||) / ||A||) */
+	double max_residual;  /* over all pairs (NaN when residuals were not computed) */
+	double orthogonality; /* max over matrices of ||V^T V - I||_max (NaN without vectors) */
+	int iterations;       /* iterations or sweeps (batched: the largest over the batch) */
+	bool converged;       /* the method reached its tolerance */
+	gwb_eig_hist *hist;   /* hist_len entries of convergence history */
+	size_t hist_len, hist_cap;
+	char method[48];      /* "lapack-syevd", "jacobi", "cusolver-syevd", "lanczos", ... */
+	char backend[8];      /* "cpu" or "gpu" */
+	char dtype[8];        /* precision the solver worked in: "f32", "f64", "f32+f64" */
+	char note[160];       /* why this method/backend was chosen (for printing and the log) */
+	double kernel_ms;     /* device kernel time (CPU: compute time) */
+	double transfer_ms;   /* host<->device copies */
+	double total_ms;      /* wall time of the whole call */
+} gwb_eigen;
+
+/* A result for `count` matrices of order n with k pairs each; values and residuals allocated
+ * (NaN-filled), vectors allocated when `vectors`. m is the row count for SVD (else n).
+ * GWB_ENOMEM with bytes. */
+gwb_status gwb_eigen_new(size_t n, size_t m, size_t k, size_t count, bool vectors, bool svd,
+			 gwb_eigen **out);
+/* Free a result and everything it holds (NULL is fine). */
+void gwb_eigen_free(gwb_eigen *e);
+
+/* Append one history entry (grows the array; GWB_ENOMEM). */
+gwb_status gwb_eigen_history_push(gwb_eigen *e, int iteration, int converged,
+				  double max_residual);
+
+/* Sort the pairs of matrix b by value, ascending (descending for SVD), moving vectors, left
+ * vectors and residuals with them. */
+void gwb_eigen_sort(gwb_eigen *e, size_t b);
+
+/* Vector i of matrix b (NULL when vectors were not kept). */
+static inline double *gwb_eigen_vector(const gwb_eigen *e, size_t b, size_t i)
+{
+	return e->vectors ? e->vectors + (b * e->k + i) * e->n : NULL;
+}
+
+/* y = A x for an operator of order n (used to compute residuals for any matrix type). */
+typedef gwb_status (*gwb_matvec_fn)(void *ctx, const double *x, double *y);
+
+/* Residuals of matrix b's pairs through a matvec, given ||A|| (any consistent norm; the
+ * dense code uses Frobenius), compensated; updates e->residuals and e->max_residual. */
+gwb_status gwb_eigen_residuals_op(gwb_eigen *e, size_t b, gwb_matvec_fn mv, void *ctx,
+				  double normA);
+
+/* ||V^T V - I||_max of matrix b's vectors (compensated dots); NaN without vectors. Also
+ * folds it into e->orthogonality. */
+double gwb_eigen_orthogonality(gwb_eigen *e, size_t b);
+
+/* Recompute e->max_residual from e->residuals. */
+void gwb_eigen_update_max(gwb_eigen *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
