@@ -1,0 +1,309 @@
+/* forest.h - the random forest: training parameters, the model as flat node arrays, prediction,
+ * OOB and importances, save/load, JSON export, and the training dispatcher that picks a backend.
+ * The CPU trainer (rf_cpu.c) is the reference; a GPU trainer must make the same choices, so this
+ * header documents them exactly (node order, RNG, feature draw, split order, ties).
+ * The caller owns a gwb_forest and frees it with gwb_forest_free().
+ *
+ * ---- How a tree is grown (both backends) ------------------------------------------------------
+ * Data: gwb_quant codes (quantize.h), bins <= 256, NaN in its own bin.
+ * Bootstrap: every row r gets an in-bag count c(t, r) for tree t, independent per row
+ *   (a Poisson(1) bootstrap, which is what per-row counts of n draws with replacement tend to):
+ *       u = (uint32_t)(gwb_rng_hash(seed, GWB_RNG_STREAM_BOOT, t, r) >> 32)
+ *       c = number of k in 0..GWB_RF_POISSON_K-1 with u >= gwb_rf_poisson_u32[k]
+ *   (gwb_rf_boot_count). bootstrap = false: c = 1 for every row. Rows with c = 0 are out of bag.
+ *   A row's training weight is w = c * sample_weight[r] * class_weight[y[r]] (1 when absent).
+ * Growth is level-wise: all open nodes of depth k are split before any node of depth k+1.
+ * Node order in a tree is breadth first: node 0 is the root; the children of the nodes split
+ *   at depth k are appended in the order of their parents, left child then right child.
+ * A node is a leaf when: its depth = params.depth, or count < min_split, or count < 2*min_leaf,
+ *   or impurity <= GWB_RF_PURE_EPS, or it has no valid split (below).
+ * Feature draw for node n (tree-local index) of tree t: a lazy Fisher-Yates shuffle of 0..F-1,
+ *       for i = 0, 1, ...: h = gwb_rng_hash(seed, GWB_RNG_STREAM_FEAT, ((uint64_t)t << 32) | n, i)
+ *                          j = i + (int)(h % (uint64_t)(F - i));  swap(perm[i], perm[j])
+ *   and perm[i] is the i-th feature examined. Features are examined in that order until mtry
+ *   features that are not constant in the node (rows in at least two codes) were examined, or
+ *   all F were (as scikit-learn does: constant features do not count towards max_features).
+ * Histograms: per node, feature and code: in-bag row count n (rows, not bootstrap copies) and
+ *   the weight sums: per class w_k (classification) or w and w*y (regression; y is centred on
+ *   the weighted mean of the whole training target first, gwb_rf_job.y_center).
+ *   CPU accumulates in double. Sibling subtraction: the larger child's histogram is the
+ *   parent's minus the smaller child's when that is cheaper (a performance choice only).
+ * Candidates of a feature with nb value bins, in this order, t = 0 .. nb-1:
+ *       left = codes 0..t (value v <= threshold), right = codes t+1..nb-1, and the NaN code
+ *       goes first left, then right (only right when t = nb-1; only the one side "left" when
+ *       the node has no NaN in this feature, and then nan_left is set afterwards to the side
+ *       with the larger weight).
+ *   Valid: both sides hold >= min_leaf rows and a weight > 0.
+ *   Gain (double): imp(P) - W_L/W_P * imp(L) - W_R/W_P * imp(R), with
+ *       gini    imp = 1 - sum_k (w_k/W)^2
+ *       entropy imp = -sum_{w_k>0} (w_k/W) * log2(w_k/W)
+ *       mse     gain computed as (S_L^2/W_L + S_R^2/W_R - S_P^2/W_P) / W_P, S = sum w*y
+ *   The best split is the first one with the strictly greatest gain in the order above (features
+ *   in draw order, then t, then NaN left before right). It is taken when
+ *   W_P/W_root * gain >= min_impurity_decrease - 1e-12 (scikit-learn's rule); else the node is
+ *   a leaf.
+ * Node values: classification value[k] = w_k / W (a distribution, also for inner nodes);
+ *   regression value[0] = weighted mean of y (not centred). Forest: proba = mean over trees
+ *   of the leaf distributions, label = first argmax; regression = mean of the leaf values.
+ * Prediction from floats: x is NaN ? go nan_left : (x <= threshold ? left : right). threshold is
+ *   the bin's upper edge (gwb_quant_threshold), so codes and floats agree exactly.
+ * OOB: after growing, each row is predicted by the trees where c(t, r) = 0 (trees summed in
+ *   order, so the result does not depend on threads); oob = accuracy or R^2 over rows with at
+ *   least one such tree. */
+#ifndef GWB_FOREST_H
+#define GWB_FOREST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "dataset.h"
+#include "quantize.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the counter-based RNG ------------------------------------------------------------------ */
+
+enum {
+	GWB_RNG_STREAM_BOOT = 1,   /* (tree, row): bootstrap counts */
+	GWB_RNG_STREAM_FEAT = 2,   /* ((tree << 32) | node, i): per-node feature draw */
+	GWB_RNG_STREAM_QUANT = 3,  /* (0, row): the row sample for quantile edges */
+	GWB_RNG_STREAM_PERM = 4,   /* (feature << 32 | repeat, i): permutation importance */
+	GWB_RNG_STREAM_CV = 5,     /* (0, i): fold shuffles in rf.cv */
+};
+
+/* splitmix64's finalizer. */
+static inline uint64_t gwb_rng_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* A 64-bit hash of (seed, stream, a, b): the only source of randomness in training. */
+static inline uint64_t gwb_rng_hash(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b)
+{
+	uint64_t h = gwb_rng_mix(seed + 0x9e3779b97f4a7c15ULL * ((uint64_t)stream + 1));
+
+	h = gwb_rng_mix(h ^ (a + 0x632be59bd9b4e019ULL));
+	h = gwb_rng_mix(h ^ (b + 0x8cb92ba72f3d8dd7ULL));
+	return h;
+}
+
+/* floor(P(Poisson(1) <= k) * 2^32) for k = 0..11 (the last ones saturate). */
+#define GWB_RF_POISSON_K 12
+static const uint32_t gwb_rf_poisson_u32[GWB_RF_POISSON_K] = {
+	1580030168u, 3160060337u, 3950075421u, 4213413783u, 4279248373u, 4292415291u,
+	4294609777u, 4294923276u, 4294962463u, 4294966817u, 4294967252u, 4294967292u,
+};
+
+/* The in-bag count of row r in tree t (0..12). */
+static inline int gwb_rf_boot_count(uint64_t seed, int bootstrap, uint64_t t, uint64_t r)
+{
+	uint32_t u;
+	int k, c = 0;
+
+	if (!bootstrap)
+		return 1;
+	u = (uint32_t)(gwb_rng_hash(seed, GWB_RNG_STREAM_BOOT, t, r) >> 32);
+	for (k = 0; k < GWB_RF_POISSON_K; k++)
+		c += u >= gwb_rf_poisson_u32[k];
+	return c;
+}
+
+/* ---- parameters ----------------------------------------------------------------------------- */
+
+typedef enum gwb_rf_criterion {
+	GWB_CRIT_DEFAULT = 0,  /* gini for classification, mse for regression */
+	GWB_CRIT_GINI,
+	GWB_CRIT_ENTROPY,
+	GWB_CRIT_MSE,
+} gwb_rf_criterion;
+
+typedef enum gwb_rf_mf {
+	GWB_MF_DEFAULT = 0,  /* sqrt for classification, all for regression (scikit-learn's) */
+	GWB_MF_SQRT,         /* max(1, floor(sqrt(F))) */
+	GWB_MF_LOG2,         /* max(1, floor(log2(F))) */
+	GWB_MF_ALL,          /* F */
+	GWB_MF_FRACTION,     /* max(1, floor(value * F)), 0 < value <= 1 */
+	GWB_MF_COUNT,        /* value, 1 <= value <= F */
+} gwb_rf_mf;
+
+#define GWB_RF_PURE_EPS 1e-12
+
+typedef struct gwb_rf_params {
+	int trees;                    /* >= 1 */
+	int depth;                    /* maximum depth, >= 1 (the root is depth 0); <= GWB_RF_MAX_DEPTH */
+	int bins;                     /* codes per feature incl. the NaN bin, 2..256 */
+	gwb_rf_mf max_features;
+	double max_features_value;    /* for GWB_MF_FRACTION and GWB_MF_COUNT */
+	int min_leaf;                 /* >= 1: in-bag rows a leaf must hold */
+	int min_split;                /* >= 2: in-bag rows a node needs to be split */
+	double min_impurity_decrease; /* >= 0 */
+	bool bootstrap;
+	gwb_rf_criterion criterion;
+	bool class_weight_balanced;   /* w_k = rows / (classes * rows of class k) */
+	const double *class_weight;   /* or explicit weights, classes entries; NULL = 1 (not owned) */
+	const float *sample_weight;   /* rows entries >= 0, NULL = 1 (not owned) */
+	uint64_t seed;
+	int threads;                  /* CPU threads, 0 = all cores */
+	int block;                    /* GPU threads per block, 0 = the trainer's choice */
+	gwb_backend backend;
+	size_t quantile_sample;       /* rows used to place edges, 0 = GWB_QUANT_DEFAULT_SAMPLE */
+	bool progress;                /* report trees done through intr.h */
+} gwb_rf_params;
+
+#define GWB_RF_MAX_DEPTH 64
+
+/* Defaults: 100 trees, depth 32, 64 bins, max_features and criterion by task, min_leaf 1,
+ * min_split 2, bootstrap, seed 1, all cores, backend auto, progress on. */
+void gwb_rf_params_init(gwb_rf_params *p);
+
+/* Check p against d (bad values, criterion vs task, empty data, class_weight size...).
+ * GWB_EINVAL with a message that names the parameter and says what is allowed. */
+gwb_status gwb_rf_params_check(const gwb_rf_params *p, const gwb_dataset *d);
+
+/* The resolved max_features count for F features and task. */
+int gwb_rf_mtry(const gwb_rf_params *p, int features, gwb_task task);
+
+/* Names for criterion / max_features ("gini", "sqrt", ...) and their parsers. */
+const char *gwb_rf_criterion_name(gwb_rf_criterion c);
+gwb_status gwb_rf_criterion_parse(const char *s, gwb_rf_criterion *out);
+
+/* ---- the model ------------------------------------------------------------------------------ */
+
+typedef struct gwb_rf_timing {
+	double total_ms;     /* the whole gwb_rf_train call */
+	double quantize_ms;
+	double grow_ms;      /* growing the trees (GPU: includes kernels and transfers) */
+	double oob_ms;
+	double kernel_ms;    /* GPU only: kernel time within grow */
+	double transfer_ms;  /* GPU only: host<->device copies */
+} gwb_rf_timing;
+
+typedef struct gwb_forest {
+	int trees;
+	int features;
+	gwb_task task;
+	int classes;              /* classification: class count; regression: 0 */
+	int outputs;              /* values per node: classes, or 1 for regression */
+	gwb_rf_criterion criterion;
+	size_t train_rows;
+
+	/* Nodes of all trees, tree t's nodes at global indices tree_offset[t] .. tree_offset[t+1]-1,
+	 * in the breadth-first order described above. */
+	size_t nodes;
+	int64_t *tree_offset;     /* trees + 1 entries */
+	int32_t *feature;         /* split feature, -1 for a leaf */
+	uint8_t *threshold_bin;   /* code <= threshold_bin goes left (0 for a leaf) */
+	float *threshold;         /* value <= threshold goes left (+inf: only NaN goes right) */
+	uint8_t *nan_left;        /* 1: NaN goes left */
+	int32_t *left, *right;    /* children as tree-local indices; -1 for a leaf */
+	int32_t *count;           /* in-bag rows reaching the node (bootstrap copies counted once) */
+	double *weight;           /* sum of training weights reaching the node */
+	float *impurity;          /* of the node, by the criterion (mse: weighted variance) */
+	float *value;             /* node g's outputs at value[g * outputs], see above */
+
+	/* Summary, filled by gwb_forest_finish. */
+	int depth_reached;
+	size_t leaves;
+	double *importance;       /* features: impurity importance, sums to 1 (0s if no split) */
+	double oob;               /* OOB accuracy or R^2; NaN when not available */
+	size_t oob_rows;          /* rows with at least one out-of-bag tree */
+
+	/* Metadata. */
+	char **names;             /* features names (may hold NULLs) */
+	char **class_names;       /* classes names (may hold NULLs) */
+	char *target;
+	double *class_weight;     /* classes: resolved class weights used in training */
+	gwb_rf_params params;     /* as trained (pointers cleared, threads as resolved) */
+	int mtry;                 /* resolved max_features */
+	int bins_used;            /* the bins parameter */
+
+	/* The run, not the model (not saved). */
+	gwb_backend backend;      /* where it was trained: CPU or GPU */
+	char backend_why[160];
+	gwb_rf_timing timing;
+} gwb_forest;
+
+/* Everything a backend trainer needs, prepared by gwb_rf_train. */
+typedef struct gwb_rf_job {
+	const gwb_dataset *d;
+	const gwb_quant *q;
+	const gwb_rf_params *p;      /* checked */
+	int mtry;
+	int threads;                 /* resolved CPU thread count */
+	gwb_rf_criterion criterion;  /* resolved (never DEFAULT) */
+	const double *class_weight;  /* classes entries (classification), else NULL */
+	double y_center;             /* regression: weighted target mean subtracted before growing */
+} gwb_rf_job;
+
+/* The dispatcher: check parameters, choose the backend (gwb_backend_choose), quantize, call the
+ * chosen trainer, then compute OOB, importances and the summary. On any error (GWB_EINTR on
+ * Ctrl-C included) nothing is returned and everything is freed. */
+gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest **out);
+
+/* The CPU trainer (rf_cpu.c): grows f->trees trees into f's node arrays (gwb_forest_set_nodes)
+ * and sets f->timing.grow_ms. A GPU trainer has the same shape:
+ *     gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f); */
+gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f);
+
+/* A forest with metadata copied from d and p, and no nodes yet. */
+gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,
+			  const double *class_weight, gwb_forest **out);
+/* Allocate node arrays for `nodes` nodes (contents zero; tree_offset to be filled). */
+gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t nodes);
+/* Summary after the nodes are set: depth_reached, leaves, impurity importance; and OOB from d
+ * (the training data, re-deriving the bootstrap counts) when bootstrap is on. */
+gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads);
+/* Structural checks (children in range and after their parent, features in range, thresholds
+ * finite or +inf): used by load and by tests. */
+gwb_status gwb_forest_validate(const gwb_forest *f);
+
+void gwb_forest_free(gwb_forest *f);
+
+/* ---- using a model -------------------------------------------------------------------------- */
+
+/* Check that d can be predicted by f (feature count). */
+gwb_status gwb_forest_check_data(const gwb_forest *f, const gwb_dataset *d);
+/* Class probabilities, rows x classes row-major (classification only). */
+gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, int threads,
+				    float *out);
+/* Labels (class codes of f) or regression values, rows entries. */
+gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int threads,
+			      int32_t *labels, float *values);
+/* Accuracy (classification; d's labels matched to f's classes by name) or R^2. */
+gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threads, double *out);
+/* Permutation importance on d: the mean and std (over `repeats` shuffles) of the score drop
+ * when one feature's column is shuffled; features entries each. */
+gwb_status gwb_forest_permutation_importance(const gwb_forest *f, const gwb_dataset *d,
+					     int repeats, uint64_t seed, int threads,
+					     double *mean, double *std);
+
+/* ---- files ---------------------------------------------------------------------------------- */
+
+/* Binary format: "GWBFOREST\0" magic, u32 version (GWB_FOREST_VERSION), u64 payload length,
+ * the payload (little endian), then a u64 FNV-1a checksum of the payload. Timings and the thread
+ * count are not saved, so equal forests give equal files. */
+#define GWB_FOREST_VERSION 1
+gwb_status gwb_forest_save(const gwb_forest *f, const char *path);
+/* GWB_EIO (cannot open), GWB_ECORRUPT (truncated, checksum, impossible structure) or GWB_EPARSE
+ * (not a forest file / unknown version), with the path and what was wrong. */
+gwb_status gwb_forest_load(const char *path, gwb_forest **out);
+/* The trees as JSON: {"task", "features", "classes", "trees": [{"nodes": [...]}]}. */
+gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path);
+
+/* CPU cores online (>= 1). */
+int gwb_cpu_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
