@@ -300,8 +300,15 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out);
 /* The trees as JSON: {"task", "features", "classes", "trees": [{"nodes": [...]}]}. */
 gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path);
 
+/* ---- helpers shared by forest.c, quantize.c and rf_cpu.c ------------------------------------ */
+
 /* CPU cores online (>= 1). */
 int gwb_cpu_count(void);
+
+/* Run fn(ctx, i, tid) for i in 0..n-1 on up to `threads` threads (tid 0..threads-1; the caller
+ * is tid 0), items handed out dynamically. Returns GWB_ENOMEM if threads cannot be started
+ * (then everything ran on the calling thread). */
+gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, int tid), void *ctx);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,853 @@
+/* rf_cpu.c - the CPU forest trainer: level-wise histogram growth on quantized codes, with the
+ * larger sibling's histogram obtained by subtraction when that is cheaper, parallel over trees
+ * (pthreads) or, when there are fewer trees than threads, over the nodes and features of a
+ * level. The choices it makes (bootstrap, feature draw, split order, ties, node order) are the
+ * contract written in forest.h; results do not depend on the thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forest.h"
+#include "intr.h"
+
+/* ---- one tree's nodes, grown into arrays that double as needed ----------------------------- */
+
+typedef struct tree_out {
+	size_t n, cap;
+	int outputs;
+	int32_t *feature, *left, *right, *count;
+	uint8_t *tbin, *nanl;
+	float *thr, *imp, *value;
+	double *weight;
+} tree_out;
+
+static void tree_out_free(tree_out *o)
+{
+	free(o->feature);
+	free(o->left);
+	free(o->right);
+	free(o->count);
+	free(o->tbin);
+	free(o->nanl);
+	free(o->thr);
+	free(o->imp);
+	free(o->value);
+	free(o->weight);
+	memset(o, 0, sizeof(*o));
+}
+
+#define GROW(p, n) do { void *q_ = realloc((p), (n) * sizeof(*(p))); if (!q_) return false; \
+			(p) = q_; } while (0)
+
+static bool tree_out_reserve(tree_out *o, size_t need)
+{
+	size_t c;
+
+	if (need <= o->cap)
+		return true;
+	c = o->cap ? o->cap : 64;
+	while (c < need)
+		c *= 2;
+	GROW(o->feature, c);
+	GROW(o->left, c);
+	GROW(o->right, c);
+	GROW(o->count, c);
+	GROW(o->tbin, c);
+	GROW(o->nanl, c);
+	GROW(o->thr, c);
+	GROW(o->imp, c);
+	GROW(o->weight, c);
+	GROW(o->value, c * (size_t)o->outputs);
+	o->cap = c;
+	return true;
+}
+
+/* ---- shared state of one training run ------------------------------------------------------- */
+
+enum { HIST_SAMPLED = 0, HIST_BUILD, HIST_SUB };
+
+/* Per worker buffers. The rows of the tree a worker grows (tree-parallel mode), or of the tree
+ * all workers grow together (worker 0's, node-parallel mode), live here too. */
+typedef struct scratch {
+	uint32_t *ra, *rb;       /* in-bag rows, partitioned by node (two buffers, ping-pong) */
+	float *w;                /* rows: training weight of each row for this tree (0 = OOB) */
+	double *fh;              /* one feature's histogram: maxcodes x C */
+	int *perm;               /* features: the lazy shuffle */
+	double *cum;             /* 3 x C: running left sums, left and right sides */
+} scratch;
+
+typedef struct run {
+	const gwb_rf_job *job;
+	const gwb_quant *q;
+	int F, K, C, Ct;         /* features, classes (0 = regression), hist channels, totals */
+	int T;                   /* codes of all features = q->offset[F] */
+	size_t rows;
+	const int32_t *y;        /* classification labels */
+	float *yc;               /* regression: centred targets */
+	tree_out *out;           /* per tree */
+	scratch *ws;             /* per worker */
+	int workers;
+	atomic_int done, failed; /* trees finished; a worker failed (status) */
+	char errmsg[256];
+	atomic_flag errlock;
+} run;
+
+/* A node of the frontier (the open nodes of one level of one tree). */
+typedef struct fnode {
+	int32_t id;
+	size_t b, e;             /* its rows: cur[b..e) */
+	int mode;                /* HIST_* */
+	int32_t sib;             /* HIST_SUB: frontier index of the sibling built in full */
+	double *hist;            /* full histogram (T x C) or NULL; owned */
+	double *tot;             /* Ct totals */
+	double imp;
+	bool terminal;
+	/* the chosen split */
+	int feat, tbin, nanl;
+	double gain;
+	bool split;
+	int32_t lid;             /* children ids lid, lid+1; fl: left child's next-frontier index */
+	size_t fl;
+} fnode;
+
+/* One tree being grown. */
+typedef struct tctx {
+	run *R;
+	int tree;
+	scratch *ws;             /* tree-parallel: this worker's (1 entry); node mode: all */
+	int nworkers;            /* 1 in tree-parallel mode */
+	uint32_t *cur, *next;
+	float *w;
+	double root_w;
+	fnode *fr;
+	size_t nfr;
+	double *tot_next;
+	size_t *blist;           /* nodes whose full histogram is built this level */
+} tctx;
+
+static void exec(int nworkers, size_t n, void (*fn)(void *, size_t, int), void *ctx)
+{
+	size_t i;
+
+	if (nworkers <= 1 || n <= 1) {
+		for (i = 0; i < n; i++)
+			fn(ctx, i, 0);
+		return;
+	}
+	gwb_par_for(nworkers, n, fn, ctx);
+}
+
+static scratch *ws_of(tctx *tc, int tid)
+{
+	return tc->nworkers <= 1 ? tc->ws : &tc->ws[tid];
+}
+
+/* ---- impurity ------------------------------------------------------------------------------- */
+
+/* Classification totals t: t[0] = rows, t[1+k] = class weights. Regression: t[0] rows, t[1] W,
+ * t[2] S = sum w*y, t[3] = sum w*y^2 (totals only; histograms keep the first three). */
+static double cls_weight(const double *t, int K)
+{
+	double W = 0;
+	int k;
+
+	for (k = 0; k < K; k++)
+		W += t[1 + k];
+	return W;
+}
+
+static double cls_impurity(const double *t, int K, double W, gwb_rf_criterion crit)
+{
+	double s = 0;
+	int k;
+
+	if (W <= 0)
+		return 0;
+	if (crit == GWB_CRIT_ENTROPY) {
+		for (k = 0; k < K; k++) {
+			double p = t[1 + k] / W;
+			if (p > 0)
+				s -= p * log2(p);
+		}
+		return s;
+	}
+	for (k = 0; k < K; k++) {
+		double p = t[1 + k] / W;
+		s += p * p;
+	}
+	return 1 - s;
+}
+
+static double reg_impurity(const double *t)
+{
+	double W = t[1], m, v;
+
+	if (W <= 0)
+		return 0;
+	m = t[2] / W;
+	v = t[3] / W - m * m;
+	return v > 0 ? v : 0;
+}
+
+static double node_weight(const run *R, const double *t)
+{
+	return R->K ? cls_weight(t, R->K) : t[1];
+}
+
+static double node_impurity(const run *R, const double *t)
+{
+	return R->K ? cls_impurity(t, R->K, cls_weight(t, R->K), R->job->criterion) :
+		      reg_impurity(t);
+}
+
+static bool node_terminal(const run *R, int depth, const double *t, double imp)
+{
+	const gwb_rf_params *p = R->job->p;
+	bool pure = R->K ? imp <= GWB_RF_PURE_EPS :
+			   imp <= GWB_RF_PURE_EPS * (1 + (t[1] > 0 ? t[3] / t[1] : 0));
+
+	return depth >= p->depth || t[0] < p->min_split || t[0] < 2.0 * p->min_leaf || pure ||
+	       !(node_weight(R, t) > 0);
+}
+
+/* ---- histograms ----------------------------------------------------------------------------- */
+
+/* One feature's histogram of the rows rows[0..n) into h ((nbins+1) x C, zeroed here). */
+static void build_feature(const run *R, const float *w, const uint32_t *rows, size_t n, int j,
+			  double *h)
+{
+	const uint8_t *cj = R->q->codes + (size_t)j * R->rows;
+	int C = R->C, nc = R->q->nbins[j] + 1;
+	size_t i;
+
+	memset(h, 0, (size_t)nc * (size_t)C * sizeof(double));
+	if (R->K) {
+		const int32_t *y = R->y;
+		for (i = 0; i < n; i++) {
+			uint32_t r = rows[i];
+			double *hb = h + (size_t)cj[r] * (size_t)C;
+			hb[0] += 1;
+			hb[1 + y[r]] += w[r];
+		}
+	} else {
+		const float *yc = R->yc;
+		for (i = 0; i < n; i++) {
+			uint32_t r = rows[i];
+			double *hb = h + (size_t)cj[r] * 3;
+			double wr = w[r];
+			hb[0] += 1;
+			hb[1] += wr;
+			hb[2] += wr * yc[r];
+		}
+	}
+}
+
+/* ---- split search --------------------------------------------------------------------------- */
+
+typedef struct best {
+	double gain;
+	int feat, tbin, nanl;
+	bool found;
+} best;
+
+/* Evaluate every candidate of feature j whose histogram is h ((nbins+1) x C) in the order of
+ * forest.h. Returns false when the feature is constant in the node (one code holds all rows). */
+static bool eval_feature(const run *R, const fnode *nd, int j, const double *h, double *buf,
+			 best *bs)
+{
+	const gwb_rf_job *job = R->job;
+	int nb = R->q->nbins[j], C = R->C, K = R->K, t, c, side, used = 0;
+	const double *hn = h + (size_t)nb * (size_t)C, *P = nd->tot;
+	double *cum = buf, *left = buf + C, *right = buf + 2 * C;
+	double WP = node_weight(R, P), impP = nd->imp;
+	double min_leaf = job->p->min_leaf;
+	bool has_nan = hn[0] > 0;
+
+	for (t = 0; t <= nb; t++)
+		used += h[(size_t)t * (size_t)C] > 0;
+	if (used < 2)
+		return false;
+	memset(cum, 0, (size_t)C * sizeof(double));
+	for (t = 0; t < nb; t++) {
+		const double *ht = h + (size_t)t * (size_t)C;
+		for (c = 0; c < C; c++)
+			cum[c] += ht[c];
+		/* side 0: NaN goes left; side 1: NaN goes right, tried only when the node has NaN.
+		 * The last value bin splits only as "values left, NaN right". */
+		for (side = 0; side < 2; side++) {
+			double WL, WR, gain;
+			if (side == 1 && !has_nan)
+				break;
+			if (side == 0 && t == nb - 1)
+				continue;
+			for (c = 0; c < C; c++) {
+				left[c] = cum[c] + (side == 0 ? hn[c] : 0);
+				right[c] = (K ? P[c] : P[c]) - left[c];
+			}
+			if (left[0] < min_leaf || right[0] < min_leaf)
+				continue;
+			if (K) {
+				double iL, iR;
+				WL = cls_weight(left, K);
+				WR = cls_weight(right, K);
+				if (!(WL > 0) || !(WR > 0))
+					continue;
+				iL = cls_impurity(left, K, WL, job->criterion);
+				iR = cls_impurity(right, K, WR, job->criterion);
+				gain = impP - WL / WP * iL - WR / WP * iR;
+			} else {
+				double SP = P[2];
+				WL = left[1];
+				WR = right[1];
+				if (!(WL > 0) || !(WR > 0))
+					continue;
+				gain = (left[2] * left[2] / WL + right[2] * right[2] / WR -
+					SP * SP / WP) / WP;
+			}
+			if (!bs->found || gain > bs->gain) {
+				bs->found = true;
+				bs->gain = gain;
+				bs->feat = j;
+				bs->tbin = t;
+				bs->nanl = has_nan ? side == 0 : WL >= WR;
+			}
+		}
+	}
+	return true;
+}
+
+/* Phase C: node i's split, features in the draw order of forest.h, histograms from the node's
+ * full histogram or built one feature at a time. */
+static void find_split(void *ctx, size_t i, int tid)
+{
+	tctx *tc = ctx;
+	run *R = tc->R;
+	fnode *nd = &tc->fr[i];
+	scratch *s = ws_of(tc, tid);
+	const gwb_rf_job *job = R->job;
+	int F = R->F, k, examined = 0;
+	uint64_t seed = job->p->seed, key = ((uint64_t)tc->tree << 32) | (uint64_t)(uint32_t)nd->id;
+	best bs = {0};
+
+	nd->split = false;
+	if (nd->terminal)
+		return;
+	for (k = 0; k < F; k++)
+		s->perm[k] = k;
+	for (k = 0; k < F && examined < job->mtry; k++) {
+		uint64_t h = gwb_rng_hash(seed, GWB_RNG_STREAM_FEAT, key, (uint64_t)k);
+		int jj = k + (int)(h % (uint64_t)(F - k)), j = s->perm[jj];
+		const double *hist;
+		s->perm[jj] = s->perm[k];
+		s->perm[k] = j;
+		if (nd->hist) {
+			hist = nd->hist + (size_t)R->q->offset[j] * (size_t)R->C;
+		} else {
+			build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j, s->fh);
+			hist = s->fh;
+		}
+		if (eval_feature(R, nd, j, hist, s->cum, &bs))
+			examined++;
+	}
+	if (!bs.found)
+		return;
+	if (node_weight(R, nd->tot) / tc->root_w * bs.gain < job->p->min_impurity_decrease - 1e-12)
+		return;
+	nd->split = true;
+	nd->feat = bs.feat;
+	nd->tbin = bs.tbin;
+	nd->nanl = bs.nanl;
+	nd->gain = bs.gain;
+}
+
+/* Phase A: full histograms, one (node, feature) item at a time. */
+static void build_full_item(void *ctx, size_t it, int tid)
+{
+	tctx *tc = ctx;
+	run *R = tc->R;
+	fnode *nd = &tc->fr[tc->blist[it / (size_t)R->F]];
+	int j = (int)(it % (size_t)R->F);
+	(void)tid;
+
+	build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j,
+		      nd->hist + (size_t)R->q->offset[j] * (size_t)R->C);
+}
+
+/* Phase B: the larger sibling = parent - smaller, in the parent's buffer it took over. */
+static void subtract_item(void *ctx, size_t i, int tid)
+{
+	tctx *tc = ctx;
+	fnode *nd = &tc->fr[i];
+	const double *sh;
+	size_t n, k;
+	(void)tid;
+
+	if (nd->mode != HIST_SUB)
+		return;
+	sh = tc->fr[nd->sib].hist;
+	n = (size_t)tc->R->T * (size_t)tc->R->C;
+	for (k = 0; k < n; k++) {
+		double v = nd->hist[k] - sh[k];
+		nd->hist[k] = v > 0 ? v : 0;  /* weights may carry rounding; counts are exact */
+	}
+}
+
+/* ---- partition ------------------------------------------------------------------------------ */
+
+/* Phase D: rows of split node i into next[], left then right (stable), and the children's
+ * exact totals. */
+static void partition_item(void *ctx, size_t i, int tid)
+{
+	tctx *tc = ctx;
+	run *R = tc->R;
+	fnode *nd = &tc->fr[i];
+	const uint8_t *cj;
+	const uint32_t *cur = tc->cur;
+	uint32_t *next = tc->next;
+	const float *w = tc->w;
+	size_t k, lb, rb, nl = 0;
+	double *tl, *tr;
+	int K = R->K, Ct = R->Ct, nanc;
+	uint8_t t, nanl;
+	(void)tid;
+
+	if (!nd->split)
+		return;
+	cj = R->q->codes + (size_t)nd->feat * R->rows;
+	nanc = R->q->nbins[nd->feat];
+	t = (uint8_t)nd->tbin;
+	nanl = (uint8_t)nd->nanl;
+	for (k = nd->b; k < nd->e; k++) {
+		uint8_t c = cj[cur[k]];
+		nl += c == nanc ? nanl : c <= t;
+	}
+	tl = tc->tot_next + nd->fl * (size_t)Ct;
+	tr = tl + Ct;
+	memset(tl, 0, 2 * (size_t)Ct * sizeof(double));
+	lb = nd->b;
+	rb = nd->b + nl;
+	for (k = nd->b; k < nd->e; k++) {
+		uint32_t r = cur[k];
+		uint8_t c = cj[r];
+		bool go_left = c == nanc ? nanl : c <= t;
+		double wr = w[r], *tt = go_left ? tl : tr;
+		next[go_left ? lb++ : rb++] = r;
+		tt[0] += 1;
+		if (K) {
+			tt[1 + R->y[r]] += wr;
+		} else {
+			double y = R->yc[r];
+			tt[1] += wr;
+			tt[2] += wr * y;
+			tt[3] += wr * y * y;
+		}
+	}
+}
+
+/* ---- one tree ------------------------------------------------------------------------------- */
+
+static void set_node(run *R, tree_out *o, int32_t id, const double *t, double imp)
+{
+	float *v = o->value + (size_t)id * (size_t)o->outputs;
+	int k;
+
+	o->feature[id] = -1;
+	o->left[id] = o->right[id] = -1;
+	o->tbin[id] = 0;
+	o->nanl[id] = 0;
+	o->thr[id] = 0;
+	o->count[id] = (int32_t)t[0];
+	o->imp[id] = (float)imp;
+	o->weight[id] = node_weight(R, t);
+	if (R->K) {
+		double W = o->weight[id];
+		for (k = 0; k < R->K; k++)
+			v[k] = W > 0 ? (float)(t[1 + k] / W) : 0;
+	} else {
+		v[0] = (float)((t[1] > 0 ? t[2] / t[1] : 0) + R->job->y_center);
+	}
+}
+
+/* Frontier arrays with room for n nodes (new entries zeroed). */
+typedef struct level_bufs {
+	fnode *fr, *nf;
+	double *tot, *tot_next;
+	size_t cap;
+} level_bufs;
+
+static bool level_reserve(level_bufs *lb, size_t n, int Ct)
+{
+	size_t c = lb->cap ? lb->cap : 16, i;
+	void *a, *b, *d, *e;
+
+	if (n <= lb->cap)
+		return true;
+	while (c < n)
+		c *= 2;
+	a = realloc(lb->fr, c * sizeof(fnode));
+	if (a)
+		lb->fr = a;
+	b = realloc(lb->nf, c * sizeof(fnode));
+	if (b)
+		lb->nf = b;
+	d = realloc(lb->tot, c * (size_t)Ct * sizeof(double));
+	if (d) {
+		/* fr[i].tot points into tot: re-point after a move */
+		for (i = 0; a && i < lb->cap; i++)
+			if (lb->fr[i].tot)
+				lb->fr[i].tot = (double *)d + i * (size_t)Ct;
+		lb->tot = d;
+	}
+	e = realloc(lb->tot_next, c * (size_t)Ct * sizeof(double));
+	if (e)
+		lb->tot_next = e;
+	if (!a || !b || !d || !e)
+		return false;
+	memset(lb->fr + lb->cap, 0, (c - lb->cap) * sizeof(fnode));
+	memset(lb->nf + lb->cap, 0, (c - lb->cap) * sizeof(fnode));
+	lb->cap = c;
+	return true;
+}
+
+static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
+{
+	const gwb_rf_job *job = R->job;
+	const gwb_rf_params *p = job->p;
+	tree_out *o = &R->out[tree];
+	size_t i, n = 0, nfr, histsz = (size_t)R->T * (size_t)R->C;
+	int Ct = R->Ct, depth;
+	level_bufs lb = {0};
+	bool full_mode = 2.5 * job->mtry >= R->F;
+	gwb_status st = GWB_OK;
+	tctx tc = {.R = R, .tree = tree, .ws = ws, .nworkers = nworkers};
+
+	tc.cur = ws[0].ra;
+	tc.next = ws[0].rb;
+	tc.w = ws[0].w;
+	o->outputs = R->K ? R->K : 1;
+	/* Bootstrap weights and the in-bag rows, ascending. */
+	for (i = 0; i < R->rows; i++) {
+		int c = gwb_rf_boot_count(p->seed, p->bootstrap, (uint64_t)tree, i);
+		float w = 0;
+		if (c) {
+			w = (float)c;
+			if (p->sample_weight)
+				w *= p->sample_weight[i];
+			if (R->K)
+				w *= (float)job->class_weight[R->y[i]];
+			tc.cur[n++] = (uint32_t)i;
+		}
+		tc.w[i] = w;
+	}
+	if (!level_reserve(&lb, 16, Ct) || !tree_out_reserve(o, 1) ||
+	    !(tc.blist = malloc(16 * sizeof(size_t))))
+		goto oom;
+	/* The root. */
+	memset(lb.tot, 0, (size_t)Ct * sizeof(double));
+	for (i = 0; i < n; i++) {
+		uint32_t r = tc.cur[i];
+		double w = tc.w[r], *t = lb.tot;
+		t[0] += 1;
+		if (R->K) {
+			t[1 + R->y[r]] += w;
+		} else {
+			t[1] += w;
+			t[2] += w * R->yc[r];
+			t[3] += w * R->yc[r] * R->yc[r];
+		}
+	}
+	tc.root_w = node_weight(R, lb.tot);
+	o->n = 1;
+	nfr = 1;
+	lb.fr[0].id = 0;
+	lb.fr[0].b = 0;
+	lb.fr[0].e = n;
+	lb.fr[0].tot = lb.tot;
+	lb.fr[0].imp = node_impurity(R, lb.tot);
+	set_node(R, o, 0, lb.tot, lb.fr[0].imp);
+	lb.fr[0].terminal = n == 0 || node_terminal(R, 0, lb.tot, lb.fr[0].imp);
+	lb.fr[0].mode = full_mode && !lb.fr[0].terminal ? HIST_BUILD : HIST_SAMPLED;
+
+	for (depth = 0; nfr > 0; depth++) {
+		size_t nsplit = 0, nnext = 0, nb = 0;
+		fnode *fr;
+		if (gwb_intr_pending()) {
+			st = GWB_EINTR;
+			goto out_free;
+		}
+		fr = lb.fr;
+		tc.fr = fr;
+		tc.nfr = nfr;
+		/* A: full histograms to build, as (node, feature) items. */
+		for (i = 0; i < nfr; i++)
+			if (fr[i].mode == HIST_BUILD) {
+				if (!(fr[i].hist = malloc(histsz * sizeof(double))))
+					goto oom;
+				tc.blist[nb++] = i;
+			}
+		exec(nworkers, nb * (size_t)R->F, build_full_item, &tc);
+		/* B: subtraction; C: splits. */
+		exec(nworkers, nfr, subtract_item, &tc);
+		exec(nworkers, nfr, find_split, &tc);
+		/* Children ids in breadth-first order. */
+		for (i = 0; i < nfr; i++)
+			nsplit += fr[i].split;
+		if (!level_reserve(&lb, 2 * nsplit, Ct) || !tree_out_reserve(o, o->n + 2 * nsplit))
+			goto oom;
+		fr = tc.fr = lb.fr;
+		tc.tot_next = lb.tot_next;
+		for (i = 0; i < nfr; i++) {
+			fnode *nd = &fr[i];
+			int32_t id = nd->id;
+			if (!nd->split)
+				continue;
+			nd->lid = (int32_t)o->n;
+			nd->fl = nnext;
+			o->feature[id] = nd->feat;
+			o->tbin[id] = (uint8_t)nd->tbin;
+			o->thr[id] = gwb_quant_threshold(R->q, nd->feat, nd->tbin);
+			o->nanl[id] = (uint8_t)nd->nanl;
+			o->left[id] = (int32_t)o->n;
+			o->right[id] = (int32_t)o->n + 1;
+			o->n += 2;
+			nnext += 2;
+		}
+		/* D: partition rows and sum the children's totals. */
+		exec(nworkers, nfr, partition_item, &tc);
+		/* The next frontier, and how each pair gets its histograms. */
+		for (i = 0; i < nfr; i++) {
+			fnode *nd = &fr[i], *L, *Rn;
+			size_t nL, nR;
+			int side;
+			if (!nd->split) {
+				free(nd->hist);
+				nd->hist = NULL;
+				continue;
+			}
+			for (side = 0; side < 2; side++) {
+				fnode *c = &lb.nf[nd->fl + (size_t)side];
+				double *t = lb.tot_next + (nd->fl + (size_t)side) * (size_t)Ct;
+				memset(c, 0, sizeof(*c));
+				c->id = nd->lid + side;
+				c->tot = t;
+				c->imp = node_impurity(R, t);
+				set_node(R, o, c->id, t, c->imp);
+				c->terminal = node_terminal(R, depth + 1, t, c->imp);
+				c->mode = HIST_SAMPLED;
+			}
+			L = &lb.nf[nd->fl];
+			Rn = L + 1;
+			nL = (size_t)L->tot[0];
+			nR = (size_t)Rn->tot[0];
+			L->b = nd->b;
+			L->e = Rn->b = nd->b + nL;
+			Rn->e = nd->e;
+			if (nd->hist && !L->terminal && !Rn->terminal) {
+				size_t nsmall = nL < nR ? nL : nR;
+				double sub = (double)nsmall * R->F + (double)histsz,
+				       dir = (double)(nL + nR) * job->mtry;
+				if (sub < dir) {
+					fnode *sm = nL <= nR ? L : Rn, *bg = nL <= nR ? Rn : L;
+					sm->mode = HIST_BUILD;
+					bg->mode = HIST_SUB;
+					bg->hist = nd->hist;   /* taken over */
+					bg->sib = (int32_t)(sm - lb.nf);
+					nd->hist = NULL;
+				}
+			}
+			free(nd->hist);
+			nd->hist = NULL;
+		}
+		/* Swap levels. */
+		{
+			fnode *tf = lb.fr;
+			double *tt = lb.tot;
+			uint32_t *tu = tc.cur;
+			lb.fr = lb.nf;
+			lb.nf = tf;
+			lb.tot = lb.tot_next;
+			lb.tot_next = tt;
+			tc.cur = tc.next;
+			tc.next = tu;
+			nfr = nnext;
+			if (nnext) {
+				size_t *bl = realloc(tc.blist, nnext * sizeof(size_t));
+				if (!bl)
+					goto oom;
+				tc.blist = bl;
+			}
+		}
+	}
+	goto out_free;
+oom:
+	st = gwb_error(GWB_ENOMEM, "rf.train: out of memory growing tree %d", tree + 1);
+out_free:
+	for (i = 0; i < lb.cap; i++) {
+		free(lb.fr[i].hist);
+		free(lb.nf[i].hist);
+	}
+	free(lb.fr);
+	free(lb.nf);
+	free(lb.tot);
+	free(lb.tot_next);
+	free(tc.blist);
+	return st;
+}
+
+/* ---- the trainer ---------------------------------------------------------------------------- */
+
+static void fail_run(run *R, gwb_status st)
+{
+	int expected = 0;
+
+	if (atomic_compare_exchange_strong(&R->failed, &expected, (int)st))
+		snprintf(R->errmsg, sizeof(R->errmsg), "%s", gwb_errmsg());
+}
+
+static void tree_item(void *ctx, size_t t, int tid)
+{
+	run *R = ctx;
+	gwb_status st;
+	int done;
+
+	if (atomic_load(&R->failed))
+		return;
+	st = grow_tree(R, (int)t, &R->ws[tid], 1);
+	if (st) {
+		fail_run(R, st);
+		return;
+	}
+	done = atomic_fetch_add(&R->done, 1) + 1;
+	if (R->job->p->progress)
+		gwb_progress_update(done, NULL, 0);
+}
+
+static void scratch_free(scratch *s)
+{
+	free(s->ra);
+	free(s->rb);
+	free(s->w);
+	free(s->fh);
+	free(s->perm);
+	free(s->cum);
+}
+
+gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
+{
+	run R;
+	const gwb_quant *q = job->q;
+	const gwb_dataset *d = job->d;
+	double t0 = gwb_now();
+	size_t i, total = 0;
+	int t, j, maxcodes = 0, threads = job->threads > 0 ? job->threads : gwb_cpu_count();
+	bool tree_parallel = job->p->trees >= threads;
+	gwb_status st = GWB_OK;
+
+	memset(&R, 0, sizeof(R));
+	if (d->rows >= UINT32_MAX)
+		return gwb_error(GWB_EINVAL, "rf.train: the CPU trainer takes up to %u rows (got %zu)",
+				 UINT32_MAX - 1, d->rows);
+	R.job = job;
+	R.q = q;
+	R.F = d->features;
+	R.K = d->task == GWB_TASK_CLASSIFICATION ? d->classes : 0;
+	R.C = R.K ? 1 + R.K : 3;
+	R.Ct = R.K ? 1 + R.K : 4;
+	R.T = q->offset[R.F];
+	R.rows = d->rows;
+	R.y = d->y;
+	R.workers = tree_parallel ? (threads < job->p->trees ? threads : job->p->trees) : threads;
+	atomic_init(&R.done, 0);
+	atomic_init(&R.failed, 0);
+	for (j = 0; j < R.F; j++)
+		if (q->nbins[j] + 1 > maxcodes)
+			maxcodes = q->nbins[j] + 1;
+	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
+	R.ws = calloc((size_t)R.workers, sizeof(scratch));
+	if (!R.out || !R.ws)
+		goto oom;
+	if (!R.K) {
+		if (!(R.yc = malloc((d->rows + 1) * sizeof(float))))
+			goto oom;
+		for (i = 0; i < d->rows; i++)
+			R.yc[i] = (float)(d->yr[i] - job->y_center);
+	}
+	for (t = 0; t < R.workers; t++) {
+		scratch *s = &R.ws[t];
+		bool rows = tree_parallel || t == 0;
+		s->fh = malloc((size_t)maxcodes * (size_t)R.C * sizeof(double));
+		s->perm = malloc((size_t)R.F * sizeof(int));
+		s->cum = malloc(3 * (size_t)R.C * sizeof(double));
+		if (rows) {
+			s->ra = malloc((d->rows + 1) * sizeof(uint32_t));
+			s->rb = malloc((d->rows + 1) * sizeof(uint32_t));
+			s->w = malloc((d->rows + 1) * sizeof(float));
+		}
+		if (!s->fh || !s->perm || !s->cum || (rows && (!s->ra || !s->rb || !s->w)))
+			goto oom;
+	}
+	if (job->p->progress)
+		gwb_progress_begin("rf.train", job->p->trees);
+	if (tree_parallel) {
+		gwb_par_for(R.workers, (size_t)job->p->trees, tree_item, &R);
+	} else {
+		for (t = 0; t < job->p->trees && !atomic_load(&R.failed); t++) {
+			st = grow_tree(&R, t, R.ws, R.workers);
+			if (st)
+				fail_run(&R, st);
+			else if (job->p->progress)
+				gwb_progress_update(t + 1, NULL, 0);
+		}
+	}
+	if (job->p->progress)
+		gwb_progress_end();
+	st = (gwb_status)atomic_load(&R.failed);
+	if (st == GWB_EINTR) {
+		st = gwb_error(GWB_EINTR, "rf.train: interrupted after %d of %d trees; no forest was "
+			       "made", atomic_load(&R.done), job->p->trees);
+		goto out_free;
+	} else if (st) {
+		st = gwb_error(st, "%s", R.errmsg);
+		goto out_free;
+	}
+	/* Concatenate the trees in order. */
+	for (t = 0; t < job->p->trees; t++)
+		total += R.out[t].n;
+	if ((st = gwb_forest_alloc_nodes(f, total)))
+		goto out_free;
+	f->tree_offset[0] = 0;
+	for (t = 0, total = 0; t < job->p->trees; t++) {
+		tree_out *o = &R.out[t];
+		size_t n = o->n, K = (size_t)f->outputs;
+		memcpy(f->feature + total, o->feature, n * sizeof(int32_t));
+		memcpy(f->left + total, o->left, n * sizeof(int32_t));
+		memcpy(f->right + total, o->right, n * sizeof(int32_t));
+		memcpy(f->count + total, o->count, n * sizeof(int32_t));
+		memcpy(f->threshold_bin + total, o->tbin, n);
+		memcpy(f->nan_left + total, o->nanl, n);
+		memcpy(f->threshold + total, o->thr, n * sizeof(float));
+		memcpy(f->impurity + total, o->imp, n * sizeof(float));
+		memcpy(f->weight + total, o->weight, n * sizeof(double));
+		memcpy(f->value + total * K, o->value, n * K * sizeof(float));
+		total += n;
+		f->tree_offset[t + 1] = (int64_t)total;
+	}
+	f->timing.grow_ms = (gwb_now() - t0) * 1e3;
+	goto out_free;
+oom:
+	st = gwb_error(GWB_ENOMEM, "rf.train: out of memory for the trainer's buffers (%zu rows)",
+		       d->rows);
+out_free:
+	if (R.out)
+		for (t = 0; t < job->p->trees; t++)
+			tree_out_free(&R.out[t]);
+	if (R.ws)
+		for (t = 0; t < R.workers; t++)
+			scratch_free(&R.ws[t]);
+	free(R.out);
+	free(R.ws);
+	free(R.yc);
+	return st;
+}
