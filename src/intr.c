@@ -1,6 +1,7 @@
 /* intr.c - interrupt flag and progress reporting. */
 #define _POSIX_C_SOURCE 200809L
 #include "intr.h"
+#include "prof.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +41,8 @@ static struct {
 	char label[64];
 	double total, t0, last;
 	int active;
+	double done, metric;      /* latest update, for gwb_progress_get */
+	char metric_name[32];
 } prog;
 
 void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx)
@@ -58,15 +61,22 @@ void gwb_progress_begin(const char *label, double total)
 	prog.t0 = gwb_now();
 	prog.last = 0;
 	prog.active = 1;
+	prog.done = 0;
+	prog.metric = 0;
+	prog.metric_name[0] = '\0';
+	if (sink_fn) {
+		gwb_progress p = {.label = prog.label, .total = total, .event = GWB_PROGRESS_BEGIN};
+		sink_fn(&p, sink_ctx);
+	}
 	pthread_mutex_unlock(&prog_lock);
 }
 
-static void emit(double done, const char *mname, double metric, bool finished)
+static void emit(double done, const char *mname, double metric, bool finished, int event)
 {
 	gwb_progress p = {
 		.label = prog.label, .done = done, .total = prog.total,
 		.metric_name = mname, .metric = metric,
-		.elapsed_s = gwb_now() - prog.t0, .finished = finished,
+		.elapsed_s = gwb_now() - prog.t0, .finished = finished, .event = event,
 	};
 	if (sink_fn)
 		sink_fn(&p, sink_ctx);
@@ -78,9 +88,17 @@ void gwb_progress_update(double done, const char *metric_name, double metric)
 
 	pthread_mutex_lock(&prog_lock);
 	now = gwb_now();
+	if (prog.active) {
+		prog.done = done;
+		prog.metric = metric;
+		if (metric_name)
+			snprintf(prog.metric_name, sizeof(prog.metric_name), "%s", metric_name);
+		else
+			prog.metric_name[0] = '\0';
+	}
 	if (prog.active && now - prog.last >= 0.1) {
 		prog.last = now;
-		emit(done, metric_name, metric, false);
+		emit(done, metric_name, metric, false, GWB_PROGRESS_UPDATE);
 	}
 	pthread_mutex_unlock(&prog_lock);
 }
@@ -88,11 +106,38 @@ void gwb_progress_update(double done, const char *metric_name, double metric)
 void gwb_progress_end(void)
 {
 	pthread_mutex_lock(&prog_lock);
-	/* Only runs that were shown (lasted past the first update interval) get a final line. */
-	if (prog.active && prog.last > 0)
-		emit(prog.total, NULL, 0, true);
+	/* Only runs that were shown (lasted past the first update interval) are `finished`;
+	 * every run gets its END event. Each run is also recorded as a phase. */
+	if (prog.active) {
+		double el = gwb_now() - prog.t0;
+		if (prog.label[0])
+			gwb_prof_phase(prog.label, el * 1e3);
+		emit(prog.total, NULL, 0, prog.last > 0, GWB_PROGRESS_END);
+	}
 	prog.active = 0;
 	pthread_mutex_unlock(&prog_lock);
+}
+
+bool gwb_progress_get(gwb_progress *out, char *label, size_t n)
+{
+	static _Thread_local char mname[32];
+	bool active;
+
+	pthread_mutex_lock(&prog_lock);
+	active = prog.active != 0;
+	if (label && n)
+		snprintf(label, n, "%s", prog.label);
+	memcpy(mname, prog.metric_name, sizeof(mname));
+	out->label = label;
+	out->done = prog.done;
+	out->total = prog.total;
+	out->metric_name = mname[0] ? mname : NULL;
+	out->metric = prog.metric;
+	out->elapsed_s = active ? gwb_now() - prog.t0 : 0;
+	out->finished = !active;
+	out->event = GWB_PROGRESS_UPDATE;
+	pthread_mutex_unlock(&prog_lock);
+	return active;
 }
 
 void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
@@ -101,6 +146,8 @@ void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
 	int fill = 0;
 	(void)ctx;
 
+	if (p->event == GWB_PROGRESS_BEGIN || (p->event == GWB_PROGRESS_END && !p->finished))
+		return;
 	if (p->elapsed_s < 0.3 && !p->finished)
 		return;  /* short work shows nothing */
 	if (p->total > 0) {

@@ -6,6 +6,7 @@
 #define GWB_INTR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +28,13 @@ typedef struct gwb_progress {
 	const char *metric_name;
 	double metric;
 	double elapsed_s;  /* seconds since gwb_progress_begin */
-	bool finished;     /* set on the last report (gwb_progress_end) */
+	bool finished;     /* set on the last report of a run that was shown (lasted past the
+			      first update interval) */
+	int event;         /* GWB_PROGRESS_UPDATE, _BEGIN (sent once, done 0) or _END (sent
+			      once, whether or not the run was shown) */
 } gwb_progress;
+
+enum { GWB_PROGRESS_UPDATE = 0, GWB_PROGRESS_BEGIN = 1, GWB_PROGRESS_END = 2 };
 
 typedef void (*gwb_progress_sink)(const gwb_progress *p, void *ctx);
 
@@ -40,6 +46,10 @@ void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx);
 void gwb_progress_begin(const char *label, double total);
 void gwb_progress_update(double done, const char *metric_name, double metric);
 void gwb_progress_end(void);
+
+/* The current run as of the latest update (not rate limited), for a display that polls:
+ * copies the label into label[n]; returns false when no run is active. */
+bool gwb_progress_get(gwb_progress *out, char *label, size_t n);
 
 /* The stderr progress bar (used by the front end when stderr is a tty). */
 void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx);

@@ -12,6 +12,7 @@
 static const lua_CFunction openers[] = {
 	gwb_open_core,
 	gwb_open_gpu,
+	gwb_open_panel,
 	gwb_open_mat,
 	gwb_open_eig,
 	NULL,

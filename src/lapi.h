@@ -62,6 +62,7 @@ extern const char gwb_commit[];
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);
 int gwb_open_core(lua_State *L);
+int gwb_open_panel(lua_State *L);
 int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
 

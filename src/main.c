@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
+#include "panel.h"
 #include "repl.h"
 
 static const char *progname = "gwb";
@@ -214,13 +215,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gwb_repl_signals();
-	if (isatty(STDERR_FILENO))
-		gwb_progress_set_sink(gwb_progress_stderr_sink, NULL);
+	/* The live panel (or, when it may not appear, the stderr progress bar). */
+	{
+		const char *nc = getenv("NO_COLOR");  /* no-color.org: set and not empty */
+		gwb_panel_setup(!no_panel && !(nc && *nc) && isatty(STDOUT_FILENO));
+	}
 	luaL_openlibs(L);
 	set_package_path(L);
 	gwb_lua_openlibs(L);
 	lua_getglobal(L, "gwb");
-	lua_pushboolean(L, !no_panel && !getenv("NO_COLOR") && isatty(STDOUT_FILENO));
+	lua_pushboolean(L, gwb_panel_allowed());
 	lua_setfield(L, -2, "panel_allowed");
 	lua_pop(L, 1);
 	create_arg_table(L, argv, argc, script);
@@ -261,6 +265,7 @@ int main(int argc, char **argv)
 	else if (!script && !has_e)
 		status = run_script(L, "-", NULL, 0);
 out:
+	gwb_panel_shutdown();  /* before the Lua state goes: restore the terminal, replay output */
 	lua_close(L);
 	return status == LUA_OK ? 0 : 1;
 }

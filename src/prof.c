@@ -3,8 +3,11 @@
 #include "prof.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #ifdef GWB_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -151,11 +154,209 @@ void gwb_prof_totals(double *kernel_ms, double *transfer_ms)
 	pthread_mutex_unlock(&lock);
 }
 
+/* --- non-blocking resolution ------------------------------------------------------------ */
+
+static void poll_locked(void)
+{
+#ifdef GWB_HAVE_CUDA
+	int i, keep = 0;
+
+	for (i = 0; i < npend; i++) {
+		cudaEvent_t a = (cudaEvent_t)pend[i].ev0, b = (cudaEvent_t)pend[i].ev1;
+		cudaError_t q = cudaEventQuery(b);
+		float ms = 0;
+		if (q == cudaErrorNotReady) {
+			pend[keep++] = pend[i];
+			continue;
+		}
+		if (q == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess) {
+			kstats[pend[i].k].total_ms += ms;
+			if (ms > kstats[pend[i].k].max_ms)
+				kstats[pend[i].k].max_ms = ms;
+		}
+		cudaEventDestroy(a);
+		cudaEventDestroy(b);
+	}
+	cudaGetLastError();
+	npend = keep;
+#endif
+}
+
+void gwb_prof_poll(void)
+{
+	pthread_mutex_lock(&lock);
+	poll_locked();
+	pthread_mutex_unlock(&lock);
+}
+
+void gwb_prof_each_kernel_nowait(gwb_kernel_stat_fn fn, void *ctx, int *pending)
+{
+	static gwb_kernel_stat copy[MAX_KERNELS];  /* one display thread calls this */
+	static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
+	int n, i;
+
+	pthread_mutex_lock(&copy_lock);
+	pthread_mutex_lock(&lock);
+	poll_locked();
+	n = nk;
+	if (pending)
+		*pending = npend;
+	memcpy(copy, kstats, sizeof(copy[0]) * (size_t)n);
+	pthread_mutex_unlock(&lock);
+	qsort(copy, (size_t)n, sizeof(copy[0]), by_time_desc);
+	for (i = 0; i < n; i++)
+		fn(&copy[i], ctx);
+	pthread_mutex_unlock(&copy_lock);
+}
+
+/* --- the switch ----------------------------------------------------------------------------- */
+
+static int enabled = -1;  /* -1: not read from the environment yet */
+
+bool gwb_prof_enabled(void)
+{
+	if (enabled < 0) {
+		const char *e = getenv("GWB_TELEMETRY");
+		enabled = !(e && (!strcmp(e, "0") || !strcmp(e, "off")));
+	}
+	return enabled != 0;
+}
+
+void gwb_prof_set_enabled(bool on)
+{
+	enabled = on;
+}
+
+/* --- phases ---------------------------------------------------------------------------------- */
+
+#define MAX_PHASES 64
+static struct { char name[48]; double ms; long count; } phases[MAX_PHASES];
+static int nphases;
+
+void gwb_prof_phase(const char *name, double ms)
+{
+	int i;
+
+	if (!name || !*name)
+		return;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nphases; i++)
+		if (!strncmp(phases[i].name, name, sizeof(phases[i].name) - 1))
+			break;
+	if (i == nphases) {
+		if (nphases == MAX_PHASES)
+			i = MAX_PHASES - 1;  /* fold the overflow into the last slot */
+		else {
+			nphases++;
+			snprintf(phases[i].name, sizeof(phases[i].name), "%s", name);
+			phases[i].ms = 0;
+			phases[i].count = 0;
+		}
+	}
+	phases[i].ms += ms;
+	phases[i].count++;
+	pthread_mutex_unlock(&lock);
+}
+
+void gwb_prof_each_phase(gwb_phase_fn fn, void *ctx)
+{
+	struct { char name[48]; double ms; long count; } copy[MAX_PHASES];
+	int n, i;
+
+	pthread_mutex_lock(&lock);
+	n = nphases;
+	memcpy(copy, phases, sizeof(copy[0]) * (size_t)n);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < n; i++)
+		fn(copy[i].name, copy[i].ms, copy[i].count, ctx);
+}
+
+/* --- the process ------------------------------------------------------------------------------ */
+
+void gwb_prof_proc(gwb_proc_stat *out)
+{
+	struct rusage ru;
+	char line[256];
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		out->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+		out->rss_peak_bytes = (size_t)ru.ru_maxrss * 1024;
+	}
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long v;
+		if (sscanf(line, "VmRSS: %lu kB", &v) == 1)
+			out->rss_bytes = (size_t)v * 1024;
+		else if (sscanf(line, "VmHWM: %lu kB", &v) == 1)
+			out->rss_peak_bytes = (size_t)v * 1024;
+		else if (sscanf(line, "Threads: %lu", &v) == 1)
+			out->threads = (int)v;
+	}
+	fclose(f);
+}
+
+/* --- the kernel registry ---------------------------------------------------------------------- */
+
+#define MAX_REG 256
+static struct { const char *name; const void *fn; } reg[MAX_REG];
+static int nreg;
+
+void gwb_prof_register_kernel(const char *name, const void *fn)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nreg; i++)
+		if (reg[i].fn == fn || !strcmp(reg[i].name, name))
+			break;
+	if (i == nreg && nreg < MAX_REG) {
+		reg[nreg].name = name;  /* string literals from launch sites */
+		reg[nreg].fn = fn;
+		nreg++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+const void *gwb_prof_kernel_fn(const char *name)
+{
+	const void *fn = NULL;
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nreg; i++)
+		if (!strcmp(reg[i].name, name)) {
+			fn = reg[i].fn;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return fn;
+}
+
+void gwb_prof_each_registered(gwb_name_fn fn, void *ctx)
+{
+	const char *names[MAX_REG];
+	int n, i;
+
+	pthread_mutex_lock(&lock);
+	n = nreg;
+	for (i = 0; i < n; i++)
+		names[i] = reg[i].name;
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < n; i++)
+		fn(names[i], ctx);
+}
+
 void gwb_prof_reset(void)
 {
 	pthread_mutex_lock(&lock);
 	resolve_locked();
 	nk = 0;
+	nphases = 0;
 	memset(&xstat, 0, sizeof(xstat));
 	pthread_mutex_unlock(&lock);
 }

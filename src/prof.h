@@ -56,8 +56,47 @@ void gwb_prof_transfers(gwb_xfer_stat *out);
 /* Totals since the last reset: kernel ms, transfer ms. */
 void gwb_prof_totals(double *kernel_ms, double *transfer_ms);
 
-/* Forget all records. */
+/* Forget all records (kernels, transfers, phases; the kernel registry stays). */
 void gwb_prof_reset(void);
+
+/* Resolve the kernel times whose stop event has completed, without waiting (for displays that
+ * poll: a blocking flush would serialize the launching thread behind the device). */
+void gwb_prof_poll(void);
+
+/* Like gwb_prof_each_kernel, but resolves only completed times (never waits for the device).
+ * Sets *pending to the number of launches whose time is not known yet (may be NULL). */
+void gwb_prof_each_kernel_nowait(gwb_kernel_stat_fn fn, void *ctx, int *pending);
+
+/* Telemetry switch (default on; GWB_TELEMETRY=0 in the environment turns it off at start).
+ * When off, the launch helper launches without events or records. */
+bool gwb_prof_enabled(void);
+void gwb_prof_set_enabled(bool on);
+
+/* Phase times: a named stretch of work ("quantize", "grow", "lanczos"). Every progress run
+ * (gwb_progress_begin .. end) is recorded as a phase under its label; code can add its own.
+ * Repeated names accumulate. */
+void gwb_prof_phase(const char *name, double ms);
+typedef void (*gwb_phase_fn)(const char *name, double total_ms, long count, void *ctx);
+/* Visit phases in the order they first ran. */
+void gwb_prof_each_phase(gwb_phase_fn fn, void *ctx);
+
+/* The process as the OS sees it: resident memory, threads, CPU seconds used. */
+typedef struct gwb_proc_stat {
+	size_t rss_bytes;
+	size_t rss_peak_bytes;
+	int threads;
+	double cpu_s;     /* user + system, all threads */
+} gwb_proc_stat;
+void gwb_prof_proc(gwb_proc_stat *out);
+
+/* The kernel registry: the launch helper records each kernel's host function pointer under
+ * its name, so gpu.occupancy("name", block) can ask the runtime about it later. */
+void gwb_prof_register_kernel(const char *name, const void *fn);
+/* The function pointer registered under name, or NULL. */
+const void *gwb_prof_kernel_fn(const char *name);
+/* Visit registered kernel names (in registration order). */
+typedef void (*gwb_name_fn)(const char *name, void *ctx);
+void gwb_prof_each_registered(gwb_name_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include <readline/readline.h>
 
 #include "intr.h"
+#include "panel.h"
 
 #define PROMPT1 "gwb> "
 #define PROMPT2 "  >> "
@@ -77,6 +78,9 @@ int gwb_repl_docall(lua_State *L, int nargs, int nres)
 	running_L = NULL;
 	lua_sethook(L, NULL, 0, 0);
 	lua_remove(L, base);
+	/* A panel that its operation left up (an error, Ctrl-C) closes with the command, before
+	 * the error is reported. */
+	gwb_panel_command_end();
 	return status;
 }
 
@@ -109,12 +113,62 @@ enum { READ_OK, READ_EOF, READ_CANCEL };
 
 /* Read one line with readline's callback interface, so Ctrl-C at the prompt discards the line
  * (and any pending continuation) instead of killing the program. *out is malloc'd. */
+static void noop_prep(int meta)
+{
+	(void)meta;
+}
+
+static void noop_deprep(void)
+{
+}
+
+/* Completion lists while a persistent panel is up: printed to stdout, which the panel shows
+ * in its output area (readline's own listing would write cursor movements there). */
+static void panel_show_matches(char **matches, int n, int maxlen)
+{
+	int i, per = maxlen + 2 > 0 ? 78 / (maxlen + 2) : 1;
+
+	if (per < 1)
+		per = 1;
+	for (i = 1; i <= n; i++)
+		printf("%-*s%s", maxlen + 2, matches[i], i % per == 0 || i == n ? "\n" : "");
+	fflush(stdout);
+	rl_forced_update_display();
+}
+
+/* Readline draws into the panel's bottom line while panel.on() keeps it up, and on the
+ * terminal otherwise. */
+static void rl_setup_display(int in_panel)
+{
+	static FILE *devnull;
+
+	if (in_panel) {
+		if (!devnull)
+			devnull = fopen("/dev/null", "w");
+		rl_redisplay_function = gwb_panel_rl_redisplay;
+		rl_prep_term_function = noop_prep;
+		rl_deprep_term_function = noop_deprep;
+		rl_completion_display_matches_hook = panel_show_matches;
+		rl_catch_sigwinch = 0;
+		rl_outstream = devnull ? devnull : stdout;
+	} else {
+		rl_redisplay_function = rl_redisplay;
+		rl_prep_term_function = rl_prep_terminal;
+		rl_deprep_term_function = rl_deprep_terminal;
+		rl_completion_display_matches_hook = NULL;
+		rl_catch_sigwinch = 1;
+		rl_outstream = stdout;
+	}
+}
+
 static int read_tty_line(const char *prompt, char **out)
 {
 	int fd = fileno(rl_instream ? rl_instream : stdin);
+	int in_panel = gwb_panel_persistent();
 
 	got_any = got_eof = 0;
 	got_line = NULL;
+	rl_setup_display(in_panel);
 	rl_callback_handler_install(prompt, on_line);
 	for (;;) {
 		fd_set fds;
@@ -144,6 +198,11 @@ static int read_tty_line(const char *prompt, char **out)
 			if (got_eof)
 				return READ_EOF;
 			*out = got_line;
+			if (in_panel) {
+				/* the panel's output area shows the command above its output */
+				printf("%s%s\n", prompt, got_line);
+				fflush(stdout);
+			}
 			return READ_OK;
 		}
 	}

@@ -69,6 +69,11 @@ static double sink_last_done;
 static void sink(const gwb_progress *p, void *ctx)
 {
 	(void)ctx;
+	assert_string_equal(p->label, "unit");
+	if (p->event == GWB_PROGRESS_BEGIN)
+		return;  /* the start of a run is not a progress report */
+	if (p->event == GWB_PROGRESS_END && !p->finished)
+		return;  /* the end of a run that was never shown */
 	sink_calls++;
 	sink_last_done = p->done;
 	if (p->finished)
