@@ -45,6 +45,36 @@ void gwb_dataset_free(gwb_dataset *d);
  * dictionaries. */
 gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out);
 
+/* A new dataset holding feature columns cols[0..n) of d (0-based, may repeat) and all rows,
+ * with the same target. */
+gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_dataset **out);
+
+/* 0-based index of the feature called name, or -1. */
+int gwb_dataset_find(const gwb_dataset *d, const char *name);
+
+/* Bytes the dataset holds on the host (features, target, names, dictionaries). */
+size_t gwb_dataset_bytes(const gwb_dataset *d);
+
+/* Missing values (NaN) in feature column col (0-based). */
+size_t gwb_dataset_missing(const gwb_dataset *d, int col);
+
+/* Per-column summary for describe(): over the values that are not missing. For categorical
+ * columns min/max are level codes. std is the sample standard deviation (n - 1). */
+typedef struct gwb_colstats {
+	double min, max, mean, std;
+	size_t missing;
+	size_t distinct;   /* distinct values (NaN excluded, -0 == 0) */
+} gwb_colstats;
+
+/* Fill out[0..features) (threads: 0 = one per CPU for large tables, 1 = serial). */
+gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int threads);
+
+/* The same summary for n floats with the given stride of 1 (e.g. a regression target). */
+gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out);
+
+/* GWB_OK when labels lie in 0..classes-1 (classification) or targets exist (regression). */
+gwb_status gwb_dataset_check(const gwb_dataset *d);
+
 #ifdef __cplusplus
 }
 #endif

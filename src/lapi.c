@@ -12,6 +12,8 @@
 static const lua_CFunction openers[] = {
 	gwb_open_core,
 	gwb_open_gpu,
+	gwb_open_data,
+	gwb_open_rf,
 	gwb_open_panel,
 	gwb_open_mat,
 	gwb_open_eig,

@@ -1,0 +1,1317 @@
+/* csv.c - streaming RFC 4180 reader into a Dataset (see csv.h for the contract).
+ *
+ * The file is read in blocks of READ_BLOCK bytes. A record is first split into fields
+ * (tokenize: quote aware, never copies), and only once it is complete are its fields converted,
+ * so a record cut by the end of a block is simply tokenized again after the refill. Converted
+ * rows go row-major into blocks of about CHUNK_BYTES (mmap'd, so releasing one returns its
+ * pages at once); at the end each block is transposed into the column-major Dataset and
+ * unmapped, so the peak memory is the table once plus one block. */
+#define _GNU_SOURCE
+#include "csv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "intr.h"
+#include "transpose.h"
+
+#define READ_BLOCK ((size_t)1 << 20)
+#define CHUNK_BYTES ((size_t)4 << 20)
+#define SAMPLE_ROWS 2000
+#define MAX_LEVELS (1 << 24)          /* category codes stay exact in float32 */
+#define MAX_CLASSES 65536
+#define PROGRESS_MIN_BYTES ((size_t)16 << 20)
+
+static const char *const default_missing[] = {"NA", "NaN", "nan", "N/A", "?"};
+
+void gwb_csv_opts_init(gwb_csv_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->header = -1;
+	o->task = -1;
+	o->progress = true;
+}
+
+/* --- numbers ---------------------------------------------------------------------------- */
+
+static const double pow10_tab[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;
+
+static void make_c_locale(void)
+{
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* strtof in the C locale (glibc's strtof is correctly rounded) for what the fast path leaves. */
+static bool slow_float(const char *s, size_t n, float *out, bool *ovf)
+{
+	char tmp[128], *buf = tmp, *end;
+	bool ok;
+	float f;
+
+	if (n >= sizeof(tmp) && !(buf = malloc(n + 1)))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	pthread_once(&c_locale_once, make_c_locale);
+	errno = 0;
+	f = c_locale ? strtof_l(buf, &end, c_locale) : strtof(buf, &end);
+	ok = end == buf + n && n > 0;
+	if (ok && errno == ERANGE && isinf(f))
+		*ovf = true;
+	if (ok)
+		*out = f;
+	if (buf != tmp)
+		free(buf);
+	return ok;
+}
+
+bool gwb_csv_parse_float(const char *s, size_t n, float *out, bool *overflow)
+{
+	const char *p, *e;
+	uint64_t w = 0;
+	int nd = 0, exp10 = 0;
+	bool neg = false, any = false;
+
+	*overflow = false;
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n)
+		return false;
+	p = s;
+	e = s + n;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (; p < e && (unsigned)(*p - '0') < 10; p++) {
+		unsigned dg = (unsigned)(*p - '0');
+		any = true;
+		if (!w && !dg)
+			continue;
+		if (nd == 19)
+			goto slow;
+		w = w * 10 + dg;
+		nd++;
+	}
+	if (p < e && *p == '.') {
+		for (p++; p < e && (unsigned)(*p - '0') < 10; p++) {
+			unsigned dg = (unsigned)(*p - '0');
+			any = true;
+			if (!w && !dg) {
+				exp10--;
+				continue;
+			}
+			if (nd == 19)
+				goto slow;
+			w = w * 10 + dg;
+			nd++;
+			exp10--;
+		}
+	}
+	if (!any) {
+		/* inf, infinity, nan in any case go to strtof; anything else is text. */
+		if (p < e && (*p == 'i' || *p == 'I' || *p == 'n' || *p == 'N'))
+			goto slow;
+		return false;
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		bool ed = false;
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (; p < e && (unsigned)(*p - '0') < 10; p++) {
+			ed = true;
+			if (ex < 100000)
+				ex = ex * 10 + (*p - '0');
+		}
+		if (!ed)
+			return false;
+		exp10 += es * ex;
+	}
+	if (p != e)
+		return false;
+	if (!w) {
+		*out = neg ? -0.0f : 0.0f;
+		return true;
+	}
+	/* Clinger's fast path: w and 10^|e| are exact doubles, so one operation gives the correctly
+	 * rounded double. Rounding that double to float is then correct unless it lies exactly
+	 * on a midpoint between two floats (its low 29 mantissa bits are 1000...0): those rare
+	 * cases, and numbers outside the normal float range, go to strtof. */
+	if (w <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
+		double d = (double)w;
+		uint64_t bits;
+		d = exp10 < 0 ? d / pow10_tab[-exp10] : d * pow10_tab[exp10];
+		memcpy(&bits, &d, sizeof(bits));
+		if (d >= FLT_MIN && d <= FLT_MAX && (bits & 0x1fffffffu) != 0x10000000u) {
+			float f = (float)d;
+			*out = neg ? -f : f;
+			return true;
+		}
+	}
+slow:
+	return slow_float(s, n, out, overflow);
+}
+
+/* --- dictionaries: string -> code, in order of first appearance --------------------------- */
+
+struct dict {
+	char **str;       /* code -> string (owned) */
+	uint32_t *hash;   /* code -> hash */
+	int n, cap;
+	int32_t *slot;    /* open addressing: code + 1, 0 = empty */
+	size_t nslot;
+};
+
+static uint32_t fnv1a(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static void dict_free(struct dict *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->str[i]);
+	free(d->str);
+	free(d->hash);
+	free(d->slot);
+	memset(d, 0, sizeof(*d));
+}
+
+static int dict_rehash(struct dict *d, size_t nslot)
+{
+	int32_t *s = calloc(nslot, sizeof(*s));
+	int i;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < d->n; i++) {
+		size_t k = d->hash[i] & (nslot - 1);
+		while (s[k])
+			k = (k + 1) & (nslot - 1);
+		s[k] = i + 1;
+	}
+	free(d->slot);
+	d->slot = s;
+	d->nslot = nslot;
+	return 0;
+}
+
+/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. */
+static int dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
+{
+	uint32_t h = fnv1a(s, n);
+	size_t k;
+	char *c;
+
+	if (!d->slot && dict_rehash(d, 64))
+		return -1;
+	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k] - 1;
+		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
+			*code = i;
+			return 0;
+		}
+	}
+	if (d->n >= MAX_LEVELS)
+		return -2;
+	if (d->n == d->cap) {
+		int cap = d->cap ? d->cap * 2 : 16;
+		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
+		uint32_t *nh;
+		if (!ns)
+			return -1;
+		d->str = ns;
+		nh = realloc(d->hash, (size_t)cap * sizeof(*nh));
+		if (!nh)
+			return -1;
+		d->hash = nh;
+		d->cap = cap;
+	}
+	if (!(c = malloc(n + 1)))
+		return -1;
+	memcpy(c, s, n);
+	c[n] = 0;
+	d->str[d->n] = c;
+	d->hash[d->n] = h;
+	d->slot[k] = d->n + 1;
+	*code = d->n++;
+	if ((size_t)d->n * 2 > d->nslot && dict_rehash(d, d->nslot * 2))
+		return -1;
+	return 0;
+}
+
+/* --- the reader ----------------------------------------------------------------------------- */
+
+struct field {
+	const char *p;
+	size_t n;
+	int q;            /* 0 unquoted, 1 quoted, 2 quoted with "" escapes inside */
+};
+
+enum { TOK_REC, TOK_MORE, TOK_EOF, TOK_ERR };
+
+struct col {
+	int numeric;      /* 1 numeric, 0 categorical */
+	struct dict dict;
+	int feature;      /* index among features; -1 for the target */
+	size_t missing;
+	/* sniffing */
+	int row0_text;
+	int seen_num, seen_text;
+};
+
+struct rd {
+	const char *path;
+	int fd;
+	char *buf;
+	size_t cap, len;
+	size_t pos;        /* start of the next record in buf */
+	size_t line;       /* physical line of buf[pos], 1-based */
+	size_t off;        /* file offset of buf[0] */
+	size_t size;       /* file size */
+	bool eof;
+	char sep;
+	struct field *f;
+	int nf, fcap;
+	size_t nl;         /* newlines inside quotes in the last record */
+	char *scratch;
+	size_t scap;
+	bool crlf;
+	gwb_csv_info info;
+
+	const char *const *missing;
+	int n_missing;
+
+	int ncol;
+	struct col *cols;
+	char **names;
+	int target;        /* column index of the target */
+
+	/* rows, row-major in mmap'd chunks */
+	float **chunk;
+	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
+	float *tv;         /* target value (or category code) per row */
+	size_t tv_cap;
+};
+
+/* path:line:col of buf offset `at`, counting from the record that starts at `rec` on `line`. */
+static gwb_status fail_at(struct rd *r, gwb_status st, size_t rec, size_t line, size_t at,
+			  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static gwb_status fail_at(struct rd *r, gwb_status st, size_t rec, size_t line, size_t at,
+			  const char *fmt, ...)
+{
+	char msg[768];
+	size_t i, bol = rec, col;
+	va_list ap;
+
+	for (i = rec; i < at && i < r->len; i++)
+		if (r->buf[i] == '\n')
+			line++, bol = i + 1;
+	col = at - bol + 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return gwb_error(st, "%s:%zu:%zu: %s", r->path, line, col, msg);
+}
+
+/* Show a field (at most 40 bytes, control characters escaped) for a message. */
+static const char *show(const char *p, size_t n, char *out, size_t outsz)
+{
+	size_t i, k = 0;
+
+	out[k++] = '"';
+	for (i = 0; i < n && k + 6 < outsz; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (i == 40) {
+			memcpy(out + k, "...", 3);
+			k += 3;
+			break;
+		}
+		if (c < 32 || c == 127)
+			k += (size_t)snprintf(out + k, outsz - k, "\\x%02x", c);
+		else
+			out[k++] = (char)c;
+	}
+	out[k++] = '"';
+	out[k] = 0;
+	return out;
+}
+
+/* Split the record starting at buf[cur] into r->f. TOK_REC sets *next to the first byte after
+ * it (its line end consumed); TOK_MORE asks for more bytes; TOK_EOF when no bytes are left. */
+static int tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_status *err)
+{
+	const char *p = r->buf + cur, *end = r->buf + r->len;
+	char sep = r->sep;
+
+	r->nf = 0;
+	r->nl = 0;
+	if (p == end)
+		return r->eof ? TOK_EOF : TOK_MORE;
+	for (;;) {
+		struct field *f;
+		if (r->nf == r->fcap) {
+			int cap = r->fcap ? r->fcap * 2 : 64;
+			struct field *nf = realloc(r->f, (size_t)cap * sizeof(*nf));
+			if (!nf) {
+				*err = gwb_error(GWB_ENOMEM, "%s: out of memory splitting a row", r->path);
+				return TOK_ERR;
+			}
+			r->f = nf;
+			r->fcap = cap;
+		}
+		f = &r->f[r->nf++];
+		if (p < end && *p == '"') {
+			const char *q = p + 1;
+			int esc = 0;
+			size_t nl = 0;
+			for (;;) {
+				const char *z = memchr(q, '"', (size_t)(end - q));
+				const char *s;
+				for (s = q; (s = memchr(s, '\n', (size_t)((z ? z : end) - s))); s++)
+					nl++;
+				if (!z) {
+					if (!r->eof)
+						return TOK_MORE;
+					*err = fail_at(r, GWB_EPARSE, cur, line, (size_t)(p - r->buf),
+						       "quoted field never closed (no matching '\"' before "
+						       "the end of the file); close the quote or escape "
+						       "inner quotes as \"\"");
+					return TOK_ERR;
+				}
+				if (z + 1 == end && !r->eof)
+					return TOK_MORE;
+				if (z + 1 < end && z[1] == '"') {
+					esc = 1;
+					q = z + 2;
+					continue;
+				}
+				q = z;
+				break;
+			}
+			r->nl += nl;
+			f->p = p + 1;
+			f->n = (size_t)(q - p - 1);
+			f->q = 1 + esc;
+			p = q + 1;
+			while (p < end && *p == ' ' && sep != ' ')
+				p++;
+			if (p == end) {
+				if (!r->eof)
+					return TOK_MORE;
+				break;
+			}
+			if (*p == sep) {
+				p++;
+				continue;
+			}
+			if (*p == '\n' || *p == '\r')
+				goto line_end;
+			{
+				char b[64];
+				*err = fail_at(r, GWB_EPARSE, cur, line, (size_t)(p - r->buf),
+					       "unexpected %s after a closing quote; a quote inside a "
+					       "quoted field is written \"\"",
+					       show(p, 1, b, sizeof(b)));
+			}
+			return TOK_ERR;
+		} else {
+			const char *s = p;
+			while (p < end && *p != sep && *p != '\n' && *p != '\r')
+				p++;
+			f->p = s;
+			f->n = (size_t)(p - s);
+			f->q = 0;
+			if (p == end) {
+				if (!r->eof)
+					return TOK_MORE;
+				break;
+			}
+			if (*p == sep) {
+				p++;
+				if (p == end && !r->eof)
+					return TOK_MORE;
+				continue;
+			}
+			goto line_end;
+		}
+	}
+	*next = (size_t)(p - r->buf);
+	return TOK_REC;
+line_end:
+	if (*p == '\r') {
+		if (p + 1 == end && !r->eof)
+			return TOK_MORE;
+		p++;
+		if (p < end && *p == '\n') {
+			p++;
+			r->crlf = true;
+		}
+	} else {
+		p++;
+	}
+	*next = (size_t)(p - r->buf);
+	return TOK_REC;
+}
+
+/* Move buf[keep..len) to the front and read more. Grows the buffer when keep is 0 and it is
+ * full (a record longer than the buffer). Returns the shift applied to offsets. */
+static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
+{
+	ssize_t got;
+
+	*shift = keep;
+	if (keep) {
+		memmove(r->buf, r->buf + keep, r->len - keep);
+		r->len -= keep;
+		r->off += keep;
+		r->pos -= keep;
+	} else if (r->len == r->cap) {
+		size_t cap = r->cap * 2;
+		char *nb = realloc(r->buf, cap + 1);
+		if (!nb)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory for a record longer than %zu "
+					 "bytes near line %zu", r->path, r->cap, r->line);
+		r->buf = nb;
+		r->cap = cap;
+	}
+	while (r->len < r->cap) {
+		got = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (got < 0 && errno == EINTR) {
+			if (gwb_intr_pending())
+				break;
+			continue;
+		}
+		if (got < 0)
+			return gwb_error(GWB_EIO, "%s: read failed after %zu bytes: %s", r->path,
+					 r->off + r->len, strerror(errno));
+		if (got == 0) {
+			r->eof = true;
+			break;
+		}
+		if (memchr(r->buf + r->len, 0, (size_t)got)) {
+			size_t at = (size_t)((char *)memchr(r->buf + r->len, 0, (size_t)got) - r->buf);
+			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at offset %zu); "
+					 "data.load reads CSV text or .gwbd files", r->path, r->off + at);
+		}
+		r->len += (size_t)got;
+	}
+	return GWB_OK;
+}
+
+static bool is_missing(const struct rd *r, const char *p, size_t n)
+{
+	int i;
+
+	if (!n)
+		return true;
+	for (i = 0; i < r->n_missing; i++) {
+		const char *m = r->missing[i];
+		if (m[0] == p[0] && strlen(m) == n && !memcmp(m, p, n))
+			return true;
+	}
+	return false;
+}
+
+/* The text of field f: trimmed when unquoted, unescaped when it holds "" pairs. */
+static gwb_status field_text(struct rd *r, const struct field *f, const char **p, size_t *n)
+{
+	size_t i, k;
+
+	if (f->q == 0) {
+		const char *s = f->p;
+		size_t m = f->n;
+		while (m && (*s == ' ' || *s == '\t') && r->sep != *s)
+			s++, m--;
+		while (m && (s[m - 1] == ' ' || s[m - 1] == '\t') && r->sep != s[m - 1])
+			m--;
+		*p = s;
+		*n = m;
+		return GWB_OK;
+	}
+	if (f->q == 1) {
+		*p = f->p;
+		*n = f->n;
+		return GWB_OK;
+	}
+	if (f->n + 1 > r->scap) {
+		char *s = realloc(r->scratch, f->n + 1);
+		if (!s)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory for a %zu-byte field", r->path,
+					 f->n);
+		r->scratch = s;
+		r->scap = f->n + 1;
+	}
+	for (i = 0, k = 0; i < f->n; i++) {
+		r->scratch[k++] = f->p[i];
+		if (f->p[i] == '"' && i + 1 < f->n && f->p[i + 1] == '"')
+			i++;
+	}
+	*p = r->scratch;
+	*n = k;
+	return GWB_OK;
+}
+
+/* Candidate separators, most common first. */
+static const char seps[] = {',', '\t', ';', '|'};
+
+/* Pick the separator whose count per line (outside quotes) is the same and largest over the
+ * first lines of the sample. */
+static char sniff_sep(const char *s, size_t n, bool eof)
+{
+	int counts[4][32], lines = 0, k, i;
+	int best = -1, best_count = 0;
+	bool inq = false;
+	size_t j;
+
+	memset(counts, 0, sizeof(counts));
+	for (j = 0; j < n && lines < 32; j++) {
+		char c = s[j];
+		if (c == '"')
+			inq = !inq;
+		else if (!inq && c == '\n')
+			lines++;
+		else if (!inq)
+			for (k = 0; k < 4; k++)
+				if (c == seps[k])
+					counts[k][lines]++;
+	}
+	if (j == n && eof && lines < 32 && n && s[n - 1] != '\n')
+		lines++;   /* the last line has no newline */
+	if (!lines)
+		return ',';
+	for (k = 0; k < 4; k++) {
+		int c0 = counts[k][0], same = 1;
+		for (i = 1; i < lines; i++)
+			if (counts[k][i] != c0)
+				same = 0;
+		if (same && c0 > best_count) {
+			best = k;
+			best_count = c0;
+		}
+	}
+	if (best < 0) {
+		/* No separator is consistent: take the one that is most often present. */
+		int most = 0;
+		for (k = 0; k < 4; k++) {
+			int present = 0;
+			for (i = 0; i < lines; i++)
+				present += counts[k][i] > 0;
+			if (present > most) {
+				most = present;
+				best = k;
+			}
+		}
+	}
+	return best < 0 ? ',' : seps[best];
+}
+
+static void rd_free(struct rd *r)
+{
+	size_t i;
+	int j;
+
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->buf);
+	free(r->f);
+	free(r->scratch);
+	for (i = 0; i < r->nchunk; i++)
+		munmap(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
+	free(r->chunk);
+	free(r->tv);
+	if (r->cols)
+		for (j = 0; j < r->ncol; j++)
+			dict_free(&r->cols[j].dict);
+	free(r->cols);
+	if (r->names)
+		for (j = 0; j < r->ncol; j++)
+			free(r->names[j]);
+	free(r->names);
+}
+
+static bool forced_categorical(const gwb_csv_opts *o, const char *name)
+{
+	int i;
+
+	for (i = 0; i < o->n_categorical; i++)
+		if (!strcmp(o->categorical[i], name))
+			return true;
+	return false;
+}
+
+/* Sniff the header and each column's kind from the first rows (up to SAMPLE_ROWS, within the
+ * first block). Leaves r->pos and r->line where they were. */
+static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
+{
+	size_t cur = r->pos, next, line = r->line;
+	char **row0 = NULL;
+	int rows = 0, j, t, repeats = 0, any_num_col_text0 = 0, all_text0 = 1;
+	gwb_status st = GWB_OK;
+
+	for (;;) {
+		t = tokenize(r, cur, &next, line, &st);
+		if (t == TOK_ERR)
+			goto out;
+		if (t == TOK_MORE) {
+			size_t shift;
+			if (rows >= 2 && r->len >= READ_BLOCK)
+				break;
+			if ((st = refill(r, r->pos, &shift)))
+				goto out;
+			cur -= shift;
+			continue;
+		}
+		if (t == TOK_EOF)
+			break;
+		line += 1 + r->nl;
+		if (r->nf == 1 && r->f[0].n == 0 && r->f[0].q == 0) {
+			cur = next;
+			continue;   /* blank line */
+		}
+		if (rows == 0) {
+			r->ncol = r->nf;
+			r->cols = calloc((size_t)r->ncol, sizeof(*r->cols));
+			row0 = calloc((size_t)r->ncol, sizeof(*row0));
+			if (!r->cols || !row0) {
+				st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+				goto out;
+			}
+		}
+		for (j = 0; j < r->nf && j < r->ncol; j++) {
+			const char *p;
+			size_t n;
+			float v;
+			bool ovf;
+			if ((st = field_text(r, &r->f[j], &p, &n)))
+				goto out;
+			if (is_missing(r, p, n)) {
+				if (rows == 0)
+					all_text0 = 0;
+				continue;
+			}
+			if (gwb_csv_parse_float(p, n, &v, &ovf)) {
+				if (rows == 0)
+					all_text0 = 0;
+				else
+					r->cols[j].seen_num = 1;
+				continue;
+			}
+			if (rows == 0) {
+				r->cols[j].row0_text = 1;
+				if (!(row0[j] = strndup(p, n))) {
+					st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+					goto out;
+				}
+			} else {
+				r->cols[j].seen_text = 1;
+				if (row0[j] && strlen(row0[j]) == n && !memcmp(row0[j], p, n))
+					repeats = 1;
+			}
+		}
+		rows++;
+		cur = next;
+		if (rows > SAMPLE_ROWS)
+			break;
+	}
+	if (rows == 0) {
+		st = gwb_error(GWB_EPARSE, "%s: empty file (no rows); data.load needs a header "
+			       "line and data rows", r->path);
+		goto out;
+	}
+	for (j = 0; j < r->ncol; j++)
+		if (r->cols[j].row0_text && r->cols[j].seen_num && !r->cols[j].seen_text)
+			any_num_col_text0 = 1;
+	if (o->header >= 0)
+		*header = o->header;
+	else if (any_num_col_text0)
+		*header = 1;
+	else if (all_text0 && (rows == 1 || !repeats))
+		*header = 1;
+	else
+		*header = 0;
+	/* Column kinds from the data rows of the sample (row 0 counts when it is data). */
+	for (j = 0; j < r->ncol; j++) {
+		struct col *c = &r->cols[j];
+		c->numeric = !(c->seen_text || (!*header && c->row0_text));
+	}
+out:
+	if (row0)
+		for (j = 0; j < r->ncol; j++)
+			free(row0[j]);
+	free(row0);
+	return st;
+}
+
+static gwb_status set_names(struct rd *r, int header)
+{
+	int j, k;
+	char nb[32];
+
+	r->names = calloc((size_t)r->ncol, sizeof(*r->names));
+	if (!r->names)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	for (j = 0; j < r->ncol; j++) {
+		const char *p = NULL;
+		size_t n = 0;
+		gwb_status st;
+		if (header && (st = field_text(r, &r->f[j], &p, &n)))
+			return st;
+		if (!n) {
+			snprintf(nb, sizeof(nb), "col%d", j + 1);
+			p = nb;
+			n = strlen(nb);
+		}
+		if (!(r->names[j] = strndup(p, n)))
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		/* A repeated name gets a suffix: x, x.2, x.3 */
+		for (k = 0; k < j; k++) {
+			if (!strcmp(r->names[k], r->names[j])) {
+				int s = 2;
+				char *nn = NULL;
+				for (;;) {
+					int dup = 0, i;
+					free(nn);
+					if (asprintf(&nn, "%s.%d", r->names[j], s) < 0)
+						return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+					for (i = 0; i < j; i++)
+						dup |= !strcmp(r->names[i], nn);
+					if (!dup)
+						break;
+					s++;
+				}
+				free(r->names[j]);
+				r->names[j] = nn;
+				break;
+			}
+		}
+	}
+	return GWB_OK;
+}
+
+static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
+{
+	int j;
+
+	if (r->ncol < 2)
+		return gwb_error(GWB_EINVAL, "%s: only one column (\"%s\"); need at least one feature "
+				 "and a target (is the separator right? pass sep = \";\" or \"\\t\")",
+				 r->path, r->names[0]);
+	if (o->target) {
+		for (j = 0; j < r->ncol; j++)
+			if (!strcmp(r->names[j], o->target)) {
+				r->target = j;
+				return GWB_OK;
+			}
+		{
+			char list[512];
+			size_t k = 0;
+			for (j = 0; j < r->ncol && k + 40 < sizeof(list); j++)
+				k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s", j ? ", " : "",
+						      r->names[j]);
+			if (j < r->ncol)
+				snprintf(list + k, sizeof(list) - k, ", ... (%d columns)", r->ncol);
+			return gwb_error(GWB_EINVAL, "%s: unknown target \"%s\"; the columns are: %s",
+					 r->path, o->target, list);
+		}
+	}
+	j = o->target_index;
+	if (j == 0)
+		j = r->ncol;
+	else if (j < 0)
+		j = r->ncol + 1 + j;
+	if (j < 1 || j > r->ncol)
+		return gwb_error(GWB_EINVAL, "%s: target index %d out of range (the file has %d "
+				 "columns)", r->path, o->target_index, r->ncol);
+	r->target = j - 1;
+	return GWB_OK;
+}
+
+static gwb_status new_chunk(struct rd *r)
+{
+	size_t bytes = r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
+	void *m;
+
+	if (r->nchunk == r->chunk_cap) {
+		size_t cap = r->chunk_cap ? r->chunk_cap * 2 : 64;
+		float **nc = realloc(r->chunk, cap * sizeof(*nc));
+		if (!nc)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->chunk = nc;
+		r->chunk_cap = cap;
+	}
+	m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows (%zu bytes held)",
+				 r->path, r->rows, r->nchunk * bytes);
+	r->chunk[r->nchunk++] = m;
+	r->cur_rows = 0;
+	return GWB_OK;
+}
+
+/* Convert the fields of the record that starts at buf[rec] on line `line`. */
+static gwb_status convert_row(struct rd *r, size_t rec, size_t line)
+{
+	float *row;
+	int j;
+	gwb_status st;
+
+	if (r->nf != r->ncol) {
+		size_t at;
+		if (r->nf < r->ncol) {
+			const struct field *l = &r->f[r->nf - 1];
+			at = (size_t)(l->p - r->buf) + l->n + (l->q ? 1 : 0);
+		} else {
+			at = (size_t)(r->f[r->ncol].p - r->buf) - (r->f[r->ncol].q ? 1 : 0);
+		}
+		return fail_at(r, GWB_EPARSE, rec, line, at,
+			       "ragged row: %d fields where the %s has %d; quote values that contain "
+			       "the separator '%s'", r->nf, r->info.header ? "header" : "first row",
+			       r->ncol, r->sep == '\t' ? "\\t" : (char[]){r->sep, 0});
+	}
+	if (r->cur_rows == r->chunk_rows || !r->nchunk)
+		if ((st = new_chunk(r)))
+			return st;
+	if (r->rows == r->tv_cap) {
+		size_t cap = r->tv_cap ? r->tv_cap * 2 : 1024;
+		float *nt = realloc(r->tv, cap * sizeof(*nt));
+		if (!nt)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->tv = nt;
+		r->tv_cap = cap;
+	}
+	row = r->chunk[r->nchunk - 1] + r->cur_rows * (size_t)(r->ncol - 1);
+	for (j = 0; j < r->ncol; j++) {
+		struct col *c = &r->cols[j];
+		const struct field *f = &r->f[j];
+		const char *p;
+		size_t n;
+		float v;
+		if (f->q == 0 && c->numeric) {
+			/* the hot path: an unquoted number */
+			bool ovf;
+			if (gwb_csv_parse_float(f->p, f->n, &v, &ovf) && !ovf && !isnan(v))
+				goto store;
+		}
+		if ((st = field_text(r, f, &p, &n)))
+			return st;
+		if (is_missing(r, p, n)) {
+			if (j == r->target) {
+				char b[64];
+				return fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "missing target value %s in column \"%s\"; remove the "
+					       "row or fill the value", show(p, n, b, sizeof(b)),
+					       r->names[j]);
+			}
+			c->missing++;
+			v = NAN;
+		} else if (c->numeric) {
+			bool ovf;
+			char b[64];
+			if (!gwb_csv_parse_float(p, n, &v, &ovf))
+				return fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "text %s in numeric column \"%s\"; if the column is "
+					       "categorical pass categorical = {\"%s\"}, if it marks a "
+					       "missing value pass missing = {%s}",
+					       show(p, n, b, sizeof(b)), r->names[j], r->names[j],
+					       show(p, n, b, sizeof(b)));
+			if (ovf)
+				return fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "number %s in column \"%s\" is outside the float32 "
+					       "range (|x| <= 3.4e38)", show(p, n, b, sizeof(b)),
+					       r->names[j]);
+			if (isnan(v))
+				c->missing++;
+		} else {
+			int32_t code;
+			int e = dict_code(&c->dict, p, n, &code);
+			if (e == -1)
+				return gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
+						 "column \"%s\"", r->path, r->names[j]);
+			if (e == -2)
+				return fail_at(r, GWB_EPARSE, rec, line, (size_t)(f->p - r->buf),
+					       "column \"%s\" has more than %d distinct values; it "
+					       "cannot be categorical", r->names[j], MAX_LEVELS);
+			v = (float)code;
+		}
+store:
+		if (j == r->target)
+			r->tv[r->rows] = v;
+		else
+			row[c->feature] = v;
+	}
+	r->cur_rows++;
+	r->rows++;
+	return GWB_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort a dictionary's levels and return old code -> new code (caller frees). */
+static int32_t *sort_levels(struct dict *d)
+{
+	char **sorted = malloc(((size_t)d->n + 1) * sizeof(*sorted));
+	int32_t *map = malloc(((size_t)d->n + 1) * sizeof(*map));
+	int i;
+
+	if (!sorted || !map) {
+		free(sorted);
+		free(map);
+		return NULL;
+	}
+	memcpy(sorted, d->str, (size_t)d->n * sizeof(*sorted));
+	qsort(sorted, (size_t)d->n, sizeof(*sorted), cmp_str);
+	/* the dictionary still finds codes by string: look each sorted string up */
+	for (i = 0; i < d->n; i++) {
+		int32_t old = -1;
+		dict_code(d, sorted[i], strlen(sorted[i]), &old);
+		map[old] = i;
+	}
+	memcpy(d->str, sorted, (size_t)d->n * sizeof(*sorted));
+	free(sorted);
+	return map;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Build the dataset from what was read; frees chunks as they are transposed. */
+static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
+{
+	struct col *tc = &r->cols[r->target];
+	int F = r->ncol - 1, j, classes = 0;
+	gwb_task task;
+	float *vals = NULL;
+	size_t i, nd = 0, done;
+	gwb_dataset *d = NULL;
+	gwb_status st;
+	bool integral = true;
+
+	if (!tc->numeric) {
+		if (o->task == GWB_TASK_REGRESSION)
+			return gwb_error(GWB_EINVAL, "%s: target \"%s\" holds text (e.g. \"%s\"); it "
+					 "cannot be a regression target", r->path, r->names[r->target],
+					 tc->dict.n ? tc->dict.str[0] : "");
+		task = GWB_TASK_CLASSIFICATION;
+		classes = tc->dict.n;
+	} else {
+		vals = malloc((r->rows + 1) * sizeof(float));
+		if (!vals)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		memcpy(vals, r->tv, r->rows * sizeof(float));
+		qsort(vals, r->rows, sizeof(float), cmp_float);
+		for (i = 0; i < r->rows; i++) {
+			if (i == 0 || vals[i] != vals[nd - 1])
+				vals[nd++] = vals[i];
+			if (vals[i] != floorf(vals[i]) || fabsf(vals[i]) > 16777216.0f)
+				integral = false;
+		}
+		if (o->task >= 0)
+			task = (gwb_task)o->task;
+		else if (integral && nd <= 32 && (nd <= 2 || nd * 2 <= r->rows))
+			task = GWB_TASK_CLASSIFICATION;
+		else
+			task = GWB_TASK_REGRESSION;
+		if (task == GWB_TASK_CLASSIFICATION && nd > MAX_CLASSES) {
+			free(vals);
+			return gwb_error(GWB_EINVAL, "%s: target \"%s\" has %zu distinct values, too many "
+					 "for classification (at most %d); use task = \"regression\"",
+					 r->path, r->names[r->target], nd, MAX_CLASSES);
+		}
+		classes = task == GWB_TASK_CLASSIFICATION ? (int)nd : 0;
+	}
+	if ((st = gwb_dataset_new(r->rows, F, task, classes, &d)))
+		goto fail;
+	/* features: transpose each row-major chunk into the columns, releasing it at once */
+	for (i = 0, done = 0; i < r->nchunk; i++) {
+		size_t nr = r->rows - done < r->chunk_rows ? r->rows - done : r->chunk_rows;
+		gwb_transpose_f32(r->chunk[i], nr, (size_t)F, (size_t)F, d->X + done, r->rows, 32, 1);
+		munmap(r->chunk[i], r->chunk_rows * (size_t)F * sizeof(float));
+		r->chunk[i] = NULL;
+		done += nr;
+	}
+	r->nchunk = 0;
+	/* names, dictionaries in sorted order */
+	for (j = 0; j < r->ncol; j++) {
+		struct col *c = &r->cols[j];
+		int32_t *map;
+		if (j == r->target)
+			continue;
+		d->names[c->feature] = r->names[j];
+		r->names[j] = NULL;
+		if (c->numeric)
+			continue;
+		if (!(map = sort_levels(&c->dict))) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			goto fail;
+		}
+		{
+			float *x = d->X + (size_t)c->feature * r->rows;
+			for (i = 0; i < r->rows; i++)
+				if (!isnan(x[i]))
+					x[i] = (float)map[(int32_t)x[i]];
+		}
+		free(map);
+		d->cat_levels[c->feature] = c->dict.str;
+		d->cat_count[c->feature] = c->dict.n;
+		c->dict.str = NULL;
+		c->dict.n = 0;
+	}
+	d->target = r->names[r->target];
+	r->names[r->target] = NULL;
+	if (task == GWB_TASK_REGRESSION) {
+		memcpy(d->yr, r->tv, r->rows * sizeof(float));
+	} else if (!tc->numeric) {
+		int32_t *map = sort_levels(&tc->dict);
+		if (!map) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			goto fail;
+		}
+		for (i = 0; i < r->rows; i++)
+			d->y[i] = map[(int32_t)r->tv[i]];
+		free(map);
+		for (j = 0; j < classes; j++) {
+			d->class_names[j] = tc->dict.str[j];
+			tc->dict.str[j] = NULL;
+		}
+	} else {
+		for (i = 0; i < r->rows; i++) {
+			/* binary search the sorted distinct values */
+			size_t lo = 0, hi = nd;
+			while (hi - lo > 1) {
+				size_t mid = (lo + hi) / 2;
+				if (vals[mid] <= r->tv[i])
+					lo = mid;
+				else
+					hi = mid;
+			}
+			d->y[i] = (int32_t)lo;
+		}
+		for (j = 0; j < classes; j++) {
+			char b[32];
+			snprintf(b, sizeof(b), "%.9g", (double)vals[j]);
+			if (!(d->class_names[j] = strdup(b))) {
+				st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+				goto fail;
+			}
+		}
+	}
+	free(vals);
+	*out = d;
+	return GWB_OK;
+fail:
+	free(vals);
+	gwb_dataset_free(d);
+	return st;
+}
+
+gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset **out,
+			gwb_csv_info *info)
+{
+	struct rd r;
+	gwb_csv_opts defo;
+	struct stat sb;
+	gwb_status st;
+	size_t shift, next;
+	int header = 0, j, k, t;
+	bool progress = false;
+	double t0 = gwb_now();
+
+	*out = NULL;
+	if (!opts) {
+		gwb_csv_opts_init(&defo);
+		opts = &defo;
+	}
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.line = 1;
+	r.missing = opts->missing ? opts->missing : default_missing;
+	r.n_missing = opts->missing ? opts->n_missing
+				    : (int)(sizeof(default_missing) / sizeof(*default_missing));
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(r.fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		st = gwb_error(GWB_EIO, "%s: is a directory, not a CSV file", path);
+		goto out;
+	}
+	r.size = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
+	r.info.bytes = r.size;
+	r.cap = READ_BLOCK;
+	if (!(r.buf = malloc(r.cap + 1))) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory for the read buffer", path);
+		goto out;
+	}
+	if ((st = refill(&r, 0, &shift)))
+		goto out;
+	if (r.len >= 2 && ((unsigned char)r.buf[0] == 0xff && (unsigned char)r.buf[1] == 0xfe)) {
+		st = gwb_error(GWB_EPARSE, "%s: UTF-16 text (byte order mark FF FE); save it as "
+			       "UTF-8", path);
+		goto out;
+	}
+	if (r.len >= 3 && !memcmp(r.buf, "\xef\xbb\xbf", 3)) {
+		r.pos = 3;
+		r.info.bom = true;
+	}
+	{
+		size_t i = r.pos;
+		while (i < r.len && (r.buf[i] == ' ' || r.buf[i] == '\t' || r.buf[i] == '\n' ||
+				     r.buf[i] == '\r'))
+			i++;
+		if (i == r.len && r.eof) {
+			st = gwb_error(GWB_EPARSE, "%s: empty file (%zu bytes, no data); data.load "
+				       "needs a header line and data rows", path, r.len);
+			goto out;
+		}
+		/* Text files have few control characters; a binary file without NULs is rare but
+		 * give it the same message. */
+		{
+			size_t ctl = 0, n = r.len - r.pos;
+			for (i = r.pos; i < r.len; i++) {
+				unsigned char c = (unsigned char)r.buf[i];
+				ctl += (c < 32 && c != '\n' && c != '\r' && c != '\t') || c == 127;
+			}
+			if (ctl * 20 > n) {
+				st = gwb_error(GWB_EPARSE, "%s: binary data (%zu control bytes in the "
+					       "first %zu); data.load reads CSV text or .gwbd files",
+					       path, ctl, n);
+				goto out;
+			}
+		}
+	}
+	r.sep = opts->sep ? opts->sep : sniff_sep(r.buf + r.pos, r.len - r.pos, r.eof);
+	r.info.sep = r.sep;
+	if ((st = sniff(&r, opts, &header)))
+		goto out;
+	r.info.header = header;
+	/* the header row */
+	for (;;) {
+		t = tokenize(&r, r.pos, &next, r.line, &st);
+		if (t == TOK_ERR)
+			goto out;
+		if (t == TOK_MORE) {
+			if ((st = refill(&r, r.pos, &shift)))
+				goto out;
+			continue;
+		}
+		if (t == TOK_REC && r.nf == 1 && !r.f[0].n && !r.f[0].q) {
+			r.line++;
+			r.pos = next;
+			continue;
+		}
+		break;
+	}
+	if ((st = set_names(&r, header)))
+		goto out;
+	if (header) {
+		r.line += 1 + r.nl;
+		r.pos = next;
+	}
+	if ((st = pick_target(&r, opts)))
+		goto out;
+	for (j = 0, k = 0; j < r.ncol; j++) {
+		r.cols[j].feature = j == r.target ? -1 : k++;
+		if (forced_categorical(opts, r.names[j]))
+			r.cols[j].numeric = 0;
+	}
+	for (j = 0; j < opts->n_categorical; j++) {
+		for (k = 0; k < r.ncol && strcmp(r.names[k], opts->categorical[j]); k++)
+			;
+		if (k == r.ncol) {
+			st = gwb_error(GWB_EINVAL, "%s: categorical column \"%s\" is not in the file",
+				       path, opts->categorical[j]);
+			goto out;
+		}
+	}
+	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
+	if (r.chunk_rows < 64)
+		r.chunk_rows = 64;
+	if (opts->progress && r.size >= PROGRESS_MIN_BYTES) {
+		gwb_progress_begin("load", (double)r.size);
+		progress = true;
+	}
+	/* the data rows */
+	for (;;) {
+		t = tokenize(&r, r.pos, &next, r.line, &st);
+		if (t == TOK_ERR)
+			goto out;
+		if (t == TOK_EOF)
+			break;
+		if (t == TOK_MORE) {
+			if (gwb_intr_pending()) {
+				st = gwb_error(GWB_EINTR, "%s: loading interrupted after %zu rows", path,
+					       r.rows);
+				goto out;
+			}
+			if ((st = refill(&r, r.pos, &shift)))
+				goto out;
+			if (progress)
+				gwb_progress_update((double)(r.off + r.pos), NULL, 0);
+			continue;
+		}
+		if (!(r.nf == 1 && !r.f[0].n && !r.f[0].q)) {
+			if ((st = convert_row(&r, r.pos, r.line)))
+				goto out;
+		}
+		r.line += 1 + r.nl;
+		r.pos = next;
+	}
+	if (!r.rows) {
+		st = gwb_error(GWB_EPARSE, "%s: a header but no data rows", path);
+		goto out;
+	}
+	r.info.lines = r.line - 1;
+	r.info.crlf = r.crlf;
+	for (j = 0; j < r.ncol; j++)
+		r.info.missing += r.cols[j].missing;
+	close(r.fd);
+	r.fd = -1;
+	free(r.buf);
+	r.buf = NULL;
+	st = build(&r, opts, out);
+out:
+	if (progress)
+		gwb_progress_end();
+	r.info.seconds = gwb_now() - t0;
+	if (info)
+		*info = r.info;
+	rd_free(&r);
+	return st;
+}

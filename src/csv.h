@@ -1,0 +1,61 @@
+/* csv.h - streaming RFC 4180 reader that builds a Dataset: delimiter and header sniffing,
+ * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers, categorical
+ * (string) columns with dictionaries, and errors that name file:line:column. The file is read
+ * in blocks (never slurped); rows are kept row-major in blocks that are transposed into the
+ * column-major Dataset and released one by one, so the peak stays near the final size. */
+#ifndef GWB_CSV_H
+#define GWB_CSV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dataset.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gwb_csv_opts {
+	char sep;                     /* ',', '\t', ';', ...; 0 = sniff (comma, tab, semicolon, |) */
+	int header;                   /* 1 yes, 0 no (names col1, col2, ...), -1 sniff */
+	const char *const *missing;   /* strings read as missing (besides the empty field);
+	                               * NULL = "NA", "NaN", "nan", "N/A", "?" */
+	int n_missing;
+	const char *target;           /* target column by name; NULL = use target_index */
+	int target_index;             /* 1-based; negative counts from the end; 0 = last */
+	int task;                     /* -1 infer, else a gwb_task */
+	const char *const *categorical; /* columns to read as categorical even when numeric */
+	int n_categorical;
+	bool progress;                /* report progress for large files (gwb_progress_*) */
+} gwb_csv_opts;
+
+/* What the reader found, for messages and the REPL summary. */
+typedef struct gwb_csv_info {
+	char sep;
+	bool header;
+	bool bom;
+	bool crlf;
+	size_t bytes;       /* file size */
+	size_t lines;       /* physical lines read */
+	size_t missing;     /* missing feature values */
+	double seconds;
+} gwb_csv_info;
+
+void gwb_csv_opts_init(gwb_csv_opts *o);
+
+/* Read the CSV at path into a new dataset (*out, owned by the caller, freed with
+ * gwb_dataset_free()). info may be NULL. On error nothing is allocated and the message names
+ * path:line:column, what was found and what to do. GWB_EINTR when interrupted. */
+gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *o, gwb_dataset **out,
+			gwb_csv_info *info);
+
+/* Parse the whole of s[0..n) as a number with the reader's rules (leading/trailing blanks
+ * ignored) into the correctly rounded float32. False when it is not a number; *overflow is set
+ * when it is a number outside the float32 range. Exposed for tests. */
+bool gwb_csv_parse_float(const char *s, size_t n, float *out, bool *overflow);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

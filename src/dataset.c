@@ -1,0 +1,375 @@
+/* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
+#define _GNU_SOURCE
+#include "dataset.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dupstr(const char *s)
+{
+	size_t n;
+	char *c;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	c = malloc(n);
+	if (c)
+		memcpy(c, s, n);
+	return c;
+}
+
+gwb_status gwb_dataset_new(size_t rows, int features, gwb_task task, int classes,
+			   gwb_dataset **out)
+{
+	gwb_dataset *d;
+	size_t cells;
+
+	*out = NULL;
+	if (features < 0 || (task == GWB_TASK_CLASSIFICATION && classes < 0))
+		return gwb_error(GWB_EINVAL, "dataset: features (%d) and classes (%d) must be >= 0",
+				 features, classes);
+	if (features > 0 && rows > SIZE_MAX / sizeof(float) / (size_t)features)
+		return gwb_error(GWB_ENOMEM, "dataset: %zu rows x %d features overflows memory",
+				 rows, features);
+	cells = rows * (size_t)features;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto oom;
+	d->rows = rows;
+	d->features = features;
+	d->task = task;
+	/* calloc: the kernel hands out zero pages lazily, so a large table costs nothing until
+	 * it is written. One extra element keeps malloc(0) out of the picture. */
+	d->X = calloc(cells + 1, sizeof(float));
+	d->names = calloc((size_t)features + 1, sizeof(char *));
+	d->cat_levels = calloc((size_t)features + 1, sizeof(char **));
+	d->cat_count = calloc((size_t)features + 1, sizeof(int));
+	if (!d->X || !d->names || !d->cat_levels || !d->cat_count)
+		goto oom_free;
+	if (task == GWB_TASK_CLASSIFICATION) {
+		d->classes = classes;
+		d->y = calloc(rows + 1, sizeof(int32_t));
+		d->class_names = calloc((size_t)classes + 1, sizeof(char *));
+		if (!d->y || !d->class_names)
+			goto oom_free;
+	} else {
+		d->yr = calloc(rows + 1, sizeof(float));
+		if (!d->yr)
+			goto oom_free;
+	}
+	*out = d;
+	return GWB_OK;
+oom_free:
+	gwb_dataset_free(d);
+oom:
+	return gwb_error(GWB_ENOMEM, "dataset: out of memory for %zu rows x %d features (%zu bytes)",
+			 rows, features, cells * sizeof(float) + rows * sizeof(float));
+}
+
+void gwb_dataset_free(gwb_dataset *d)
+{
+	int j, k;
+
+	if (!d)
+		return;
+	free(d->X);
+	free(d->y);
+	free(d->yr);
+	if (d->class_names)
+		for (k = 0; k < d->classes; k++)
+			free(d->class_names[k]);
+	free(d->class_names);
+	if (d->names)
+		for (j = 0; j < d->features; j++)
+			free(d->names[j]);
+	free(d->names);
+	free(d->target);
+	if (d->cat_levels) {
+		for (j = 0; j < d->features; j++) {
+			if (!d->cat_levels[j])
+				continue;
+			for (k = 0; k < d->cat_count[j]; k++)
+				free(d->cat_levels[j][k]);
+			free(d->cat_levels[j]);
+		}
+	}
+	free(d->cat_levels);
+	free(d->cat_count);
+	free(d);
+}
+
+/* Copy names, target name, class names and dictionaries of columns cols[0..n) of src into dst
+ * (whose arrays gwb_dataset_new allocated). cols NULL = all columns in order. */
+static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int *cols)
+{
+	int j, k;
+
+	if (src->target && !(dst->target = dupstr(src->target)))
+		goto oom;
+	if (dst->task == GWB_TASK_CLASSIFICATION && src->class_names)
+		for (k = 0; k < dst->classes && k < src->classes; k++)
+			if (src->class_names[k] &&
+			    !(dst->class_names[k] = dupstr(src->class_names[k])))
+				goto oom;
+	for (j = 0; j < dst->features; j++) {
+		int s = cols ? cols[j] : j;
+		if (src->names && src->names[s] && !(dst->names[j] = dupstr(src->names[s])))
+			goto oom;
+		if (src->cat_levels && src->cat_levels[s]) {
+			int n = src->cat_count[s];
+			dst->cat_levels[j] = calloc((size_t)n + 1, sizeof(char *));
+			if (!dst->cat_levels[j])
+				goto oom;
+			dst->cat_count[j] = n;
+			for (k = 0; k < n; k++)
+				if (!(dst->cat_levels[j][k] = dupstr(src->cat_levels[s][k])))
+					goto oom;
+		}
+	}
+	return GWB_OK;
+oom:
+	return gwb_error(GWB_ENOMEM, "dataset: out of memory copying names");
+}
+
+gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out)
+{
+	gwb_dataset *s;
+	gwb_status st;
+	size_t i;
+	int j;
+
+	*out = NULL;
+	for (i = 0; i < n; i++)
+		if (idx[i] >= d->rows)
+			return gwb_error(GWB_EINVAL, "dataset: row index %zu out of range (rows = %zu)",
+					 idx[i] + 1, d->rows);
+	st = gwb_dataset_new(n, d->features, d->task, d->classes, &s);
+	if (st)
+		return st;
+	for (j = 0; j < d->features; j++) {
+		const float *src = d->X + (size_t)j * d->rows;
+		float *dst = s->X + (size_t)j * n;
+		for (i = 0; i < n; i++)
+			dst[i] = src[idx[i]];
+	}
+	if (d->y)
+		for (i = 0; i < n; i++)
+			s->y[i] = d->y[idx[i]];
+	if (d->yr)
+		for (i = 0; i < n; i++)
+			s->yr[i] = d->yr[idx[i]];
+	if ((st = copy_meta(d, s, NULL))) {
+		gwb_dataset_free(s);
+		return st;
+	}
+	*out = s;
+	return GWB_OK;
+}
+
+gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_dataset **out)
+{
+	gwb_dataset *s;
+	gwb_status st;
+	int j;
+
+	*out = NULL;
+	for (j = 0; j < n; j++)
+		if (cols[j] < 0 || cols[j] >= d->features)
+			return gwb_error(GWB_EINVAL, "dataset: column %d out of range (features = %d)",
+					 cols[j] + 1, d->features);
+	st = gwb_dataset_new(d->rows, n, d->task, d->classes, &s);
+	if (st)
+		return st;
+	for (j = 0; j < n; j++)
+		memcpy(s->X + (size_t)j * d->rows, d->X + (size_t)cols[j] * d->rows,
+		       d->rows * sizeof(float));
+	if (d->y)
+		memcpy(s->y, d->y, d->rows * sizeof(int32_t));
+	if (d->yr)
+		memcpy(s->yr, d->yr, d->rows * sizeof(float));
+	if ((st = copy_meta(d, s, cols))) {
+		gwb_dataset_free(s);
+		return st;
+	}
+	*out = s;
+	return GWB_OK;
+}
+
+int gwb_dataset_find(const gwb_dataset *d, const char *name)
+{
+	int j;
+
+	for (j = 0; j < d->features; j++)
+		if (d->names && d->names[j] && !strcmp(d->names[j], name))
+			return j;
+	return -1;
+}
+
+size_t gwb_dataset_bytes(const gwb_dataset *d)
+{
+	size_t b = sizeof(*d);
+	int j, k;
+
+	b += d->rows * (size_t)d->features * sizeof(float);
+	b += d->rows * (d->y ? sizeof(int32_t) : sizeof(float));
+	for (j = 0; j < d->features; j++) {
+		b += sizeof(char *) + sizeof(char **) + sizeof(int);
+		if (d->names[j])
+			b += strlen(d->names[j]) + 1;
+		if (d->cat_levels[j])
+			for (k = 0; k < d->cat_count[j]; k++)
+				b += sizeof(char *) + strlen(d->cat_levels[j][k]) + 1;
+	}
+	for (k = 0; k < d->classes; k++)
+		if (d->class_names && d->class_names[k])
+			b += sizeof(char *) + strlen(d->class_names[k]) + 1;
+	return b;
+}
+
+size_t gwb_dataset_missing(const gwb_dataset *d, int col)
+{
+	const float *x = d->X + (size_t)col * d->rows;
+	size_t i, m = 0;
+
+	for (i = 0; i < d->rows; i++)
+		m += isnan(x[i]) ? 1 : 0;
+	return m;
+}
+
+gwb_status gwb_dataset_check(const gwb_dataset *d)
+{
+	size_t i;
+
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		if (!d->y || d->classes < 1)
+			return gwb_error(GWB_EINVAL, "dataset: classification without labels");
+		for (i = 0; i < d->rows; i++)
+			if (d->y[i] < 0 || d->y[i] >= d->classes)
+				return gwb_error(GWB_ECORRUPT, "dataset: label %d of row %zu is outside "
+						 "0..%d", (int)d->y[i], i + 1, d->classes - 1);
+	} else if (!d->yr) {
+		return gwb_error(GWB_EINVAL, "dataset: regression without targets");
+	}
+	return GWB_OK;
+}
+
+/* --- describe ----------------------------------------------------------------------------- */
+
+gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out)
+{
+	size_t i, k = 0, nslot = 64, distinct = 0;
+	double sum = 0, mn = INFINITY, mx = -INFINITY, mean, ss = 0;
+	uint32_t *set;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		float v = x[i];
+		if (isnan(v)) {
+			out->missing++;
+			continue;
+		}
+		k++;
+		sum += v;
+		mn = v < mn ? v : mn;
+		mx = v > mx ? v : mx;
+	}
+	if (!k) {
+		out->min = out->max = out->mean = out->std = NAN;
+		return GWB_OK;
+	}
+	mean = sum / (double)k;
+	for (i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			ss += ((double)x[i] - mean) * ((double)x[i] - mean);
+	out->min = mn;
+	out->max = mx;
+	out->mean = mean;
+	out->std = k > 1 ? sqrt(ss / (double)(k - 1)) : 0.0;
+	/* distinct: an open-addressing set of the bit patterns; 0xffffffff (a NaN) marks empty */
+	while (nslot < 2 * k)
+		nslot *= 2;
+	set = malloc(nslot * sizeof(*set));
+	if (!set)
+		return gwb_error(GWB_ENOMEM, "describe: out of memory (%zu bytes)",
+				 nslot * sizeof(*set));
+	memset(set, 0xff, nslot * sizeof(*set));
+	for (i = 0; i < n; i++) {
+		float v = x[i];
+		uint32_t b, h;
+		if (isnan(v))
+			continue;
+		if (v == 0.0f)
+			v = 0.0f;
+		memcpy(&b, &v, sizeof(b));
+		h = (b * 2654435761u) ^ (b >> 15);
+		for (h &= (uint32_t)(nslot - 1); set[h] != 0xffffffffu && set[h] != b;
+		     h = (h + 1) & (uint32_t)(nslot - 1))
+			;
+		if (set[h] != b) {
+			set[h] = b;
+			distinct++;
+		}
+	}
+	free(set);
+	out->distinct = distinct;
+	return GWB_OK;
+}
+
+struct djob {
+	const gwb_dataset *d;
+	gwb_colstats *out;
+	int next;
+	pthread_mutex_t mu;
+	gwb_status st;
+};
+
+static void *dworker(void *arg)
+{
+	struct djob *j = arg;
+
+	for (;;) {
+		int c;
+		gwb_status st;
+		pthread_mutex_lock(&j->mu);
+		c = j->st ? j->d->features : j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (c >= j->d->features)
+			break;
+		st = gwb_colstats_of(j->d->X + (size_t)c * j->d->rows, j->d->rows, &j->out[c]);
+		if (st) {
+			pthread_mutex_lock(&j->mu);
+			j->st = st;
+			pthread_mutex_unlock(&j->mu);
+		}
+	}
+	return NULL;
+}
+
+gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int threads)
+{
+	struct djob j = {d, out, 0, PTHREAD_MUTEX_INITIALIZER, GWB_OK};
+	pthread_t tid[64];
+	int k, started;
+
+	if (threads <= 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = d->rows * (size_t)d->features >= 1000000 ? (int)(n > 0 ? n : 1) : 1;
+	}
+	if (threads > 64)
+		threads = 64;
+	if (threads > d->features)
+		threads = d->features > 0 ? d->features : 1;
+	for (k = 1; k < threads; k++)
+		if (pthread_create(&tid[k], NULL, dworker, &j))
+			break;
+	started = k;
+	dworker(&j);
+	for (k = 1; k < started; k++)
+		pthread_join(tid[k], NULL);
+	pthread_mutex_destroy(&j.mu);
+	return j.st;
+}

@@ -1,0 +1,526 @@
+/* dsio.c - .gwbd save and load (format in dsio.h), with XXH64 checksums.
+ *
+ * Layout, all little-endian:
+ *   header (64 bytes): magic "\x89GWBD\r\n\x1a", u32 version, u32 header size (64), u64 rows,
+ *     u32 features, u32 task, u32 classes, u32 flags (0), u64 payload bytes,
+ *     u64 XXH64(payload), u64 XXH64(the 56 bytes before it)
+ *   payload: string target; features x string name; classes x string class name;
+ *     features x u32 level count, then the levels (strings) of each categorical column;
+ *     rows x features float32 (column-major); rows int32 labels or rows float32 targets.
+ *   string: u32 length, then the bytes (no terminator).
+ * The magic's \x89 and \r\n\x1a catch 7-bit and text-mode transfers, as PNG's do. */
+#define _GNU_SOURCE
+#include "dsio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "intr.h"
+
+static const unsigned char magic[8] = {0x89, 'G', 'W', 'B', 'D', '\r', '\n', 0x1a};
+
+#define HDR 64
+#define IO_BLOCK ((size_t)4 << 20)
+
+/* --- XXH64 -------------------------------------------------------------------------------- */
+
+#define P1 0x9E3779B185EBCA87ull
+#define P2 0xC2B2AE3D27D4EB4Full
+#define P3 0x165667B19E3779F9ull
+#define P4 0x85EBCA77C2B2AE63ull
+#define P5 0x27D4EB2F165667C5ull
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t rd64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t rd32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t xround(uint64_t acc, uint64_t in)
+{
+	acc += in * P2;
+	acc = rotl64(acc, 31);
+	return acc * P1;
+}
+
+static inline uint64_t xmerge(uint64_t acc, uint64_t v)
+{
+	acc ^= xround(0, v);
+	return acc * P1 + P4;
+}
+
+void gwb_xxh64_init(gwb_xxh64_state *h, uint64_t seed)
+{
+	memset(h, 0, sizeof(*h));
+	h->seed = seed;
+	h->v[0] = seed + P1 + P2;
+	h->v[1] = seed + P2;
+	h->v[2] = seed;
+	h->v[3] = seed - P1;
+}
+
+static void stripes(gwb_xxh64_state *h, const unsigned char *p, size_t n)
+{
+	uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
+	const unsigned char *e = p + n;
+
+	for (; p < e; p += 32) {
+		v0 = xround(v0, rd64(p));
+		v1 = xround(v1, rd64(p + 8));
+		v2 = xround(v2, rd64(p + 16));
+		v3 = xround(v3, rd64(p + 24));
+	}
+	h->v[0] = v0;
+	h->v[1] = v1;
+	h->v[2] = v2;
+	h->v[3] = v3;
+}
+
+void gwb_xxh64_update(gwb_xxh64_state *h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	size_t k;
+
+	h->total += n;
+	if (h->ntail) {
+		k = 32 - h->ntail < n ? 32 - h->ntail : n;
+		memcpy(h->tail + h->ntail, p, k);
+		h->ntail += k;
+		p += k;
+		n -= k;
+		if (h->ntail < 32)
+			return;
+		stripes(h, h->tail, 32);
+		h->ntail = 0;
+	}
+	k = n & ~(size_t)31;
+	stripes(h, p, k);
+	memcpy(h->tail, p + k, n - k);
+	h->ntail = n - k;
+}
+
+uint64_t gwb_xxh64_final(const gwb_xxh64_state *h)
+{
+	const unsigned char *p = h->tail, *e = h->tail + h->ntail;
+	uint64_t a;
+
+	if (h->total >= 32) {
+		a = rotl64(h->v[0], 1) + rotl64(h->v[1], 7) + rotl64(h->v[2], 12) + rotl64(h->v[3], 18);
+		a = xmerge(a, h->v[0]);
+		a = xmerge(a, h->v[1]);
+		a = xmerge(a, h->v[2]);
+		a = xmerge(a, h->v[3]);
+	} else {
+		a = h->seed + P5;
+	}
+	a += h->total;
+	for (; p + 8 <= e; p += 8) {
+		a ^= xround(0, rd64(p));
+		a = rotl64(a, 27) * P1 + P4;
+	}
+	if (p + 4 <= e) {
+		a ^= (uint64_t)rd32(p) * P1;
+		a = rotl64(a, 23) * P2 + P3;
+		p += 4;
+	}
+	for (; p < e; p++) {
+		a ^= (*p) * P5;
+		a = rotl64(a, 11) * P1;
+	}
+	a ^= a >> 33;
+	a *= P2;
+	a ^= a >> 29;
+	a *= P3;
+	a ^= a >> 32;
+	return a;
+}
+
+uint64_t gwb_xxh64(const void *data, size_t n, uint64_t seed)
+{
+	gwb_xxh64_state h;
+
+	gwb_xxh64_init(&h, seed);
+	gwb_xxh64_update(&h, data, n);
+	return gwb_xxh64_final(&h);
+}
+
+/* --- writing ------------------------------------------------------------------------------ */
+
+struct wr {
+	int fd;
+	const char *path;
+	gwb_xxh64_state h;
+	uint64_t bytes;
+	gwb_status st;
+};
+
+static void put(struct wr *w, const void *p, size_t n)
+{
+	const char *c = p;
+
+	if (w->st)
+		return;
+	gwb_xxh64_update(&w->h, p, n);
+	w->bytes += n;
+	while (n) {
+		ssize_t k = write(w->fd, c, n > IO_BLOCK ? IO_BLOCK : n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			w->st = gwb_error(GWB_EIO, "%s: write failed: %s", w->path,
+					  k < 0 ? strerror(errno) : "no progress");
+			return;
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+static void put_u32(struct wr *w, uint32_t v)
+{
+	put(w, &v, 4);
+}
+
+static void put_str(struct wr *w, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : 0;
+
+	put_u32(w, n);
+	put(w, s ? s : "", n);
+}
+
+static void le_put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void le_put64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
+{
+	struct wr w;
+	unsigned char hdr[HDR];
+	char *tmp = NULL;
+	int j, k;
+	gwb_status st;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return gwb_error(GWB_ENOMEM, "save: out of memory");
+	memset(&w, 0, sizeof(w));
+	w.path = path;
+	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w.fd < 0) {
+		st = gwb_error(GWB_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+		free(tmp);
+		return st;
+	}
+	/* the header is rewritten at the end, once sizes and checksums are known */
+	memset(hdr, 0, sizeof(hdr));
+	if (write(w.fd, hdr, HDR) != HDR) {
+		st = gwb_error(GWB_EIO, "%s: write failed: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	gwb_xxh64_init(&w.h, 0);
+	put_str(&w, d->target);
+	for (j = 0; j < d->features; j++)
+		put_str(&w, d->names ? d->names[j] : NULL);
+	for (k = 0; k < d->classes; k++)
+		put_str(&w, d->class_names ? d->class_names[k] : NULL);
+	for (j = 0; j < d->features; j++)
+		put_u32(&w, d->cat_levels && d->cat_levels[j] ? (uint32_t)d->cat_count[j] : 0);
+	for (j = 0; j < d->features; j++)
+		if (d->cat_levels && d->cat_levels[j])
+			for (k = 0; k < d->cat_count[j]; k++)
+				put_str(&w, d->cat_levels[j][k]);
+	put(&w, d->X, d->rows * (size_t)d->features * sizeof(float));
+	if (d->task == GWB_TASK_CLASSIFICATION)
+		put(&w, d->y, d->rows * sizeof(int32_t));
+	else
+		put(&w, d->yr, d->rows * sizeof(float));
+	if ((st = w.st))
+		goto fail;
+	memcpy(hdr, magic, 8);
+	le_put32(hdr + 8, GWB_DSIO_VERSION);
+	le_put32(hdr + 12, HDR);
+	le_put64(hdr + 16, d->rows);
+	le_put32(hdr + 24, (uint32_t)d->features);
+	le_put32(hdr + 28, (uint32_t)d->task);
+	le_put32(hdr + 32, (uint32_t)d->classes);
+	le_put32(hdr + 36, 0);
+	le_put64(hdr + 40, w.bytes);
+	le_put64(hdr + 48, gwb_xxh64_final(&w.h));
+	le_put64(hdr + 56, gwb_xxh64(hdr, 56, 0));
+	if (pwrite(w.fd, hdr, HDR, 0) != HDR) {
+		st = gwb_error(GWB_EIO, "%s: write failed: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(w.fd)) {
+		w.fd = -1;
+		st = gwb_error(GWB_EIO, "%s: close failed: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	w.fd = -1;
+	if (rename(tmp, path)) {
+		st = gwb_error(GWB_EIO, "%s: cannot rename %s into place: %s", path, tmp,
+			       strerror(errno));
+		goto fail;
+	}
+	free(tmp);
+	return GWB_OK;
+fail:
+	if (w.fd >= 0)
+		close(w.fd);
+	unlink(tmp);
+	free(tmp);
+	return st;
+}
+
+/* --- reading ------------------------------------------------------------------------------ */
+
+struct rdr {
+	int fd;
+	const char *path;
+	gwb_xxh64_state h;
+	uint64_t left;   /* payload bytes not yet read */
+	uint64_t total;
+};
+
+static gwb_status get(struct rdr *r, void *p, size_t n, const char *what)
+{
+	char *c = p;
+
+	if (n > r->left)
+		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s needs %zu bytes but only %llu "
+				 "remain of the %llu-byte payload", r->path, what, n,
+				 (unsigned long long)r->left, (unsigned long long)r->total);
+	while (n) {
+		size_t want = n > IO_BLOCK ? IO_BLOCK : n;
+		ssize_t k = read(r->fd, c, want);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return gwb_error(GWB_EIO, "%s: read failed: %s", r->path, strerror(errno));
+		if (k == 0)
+			return gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: the file ended inside %s",
+					 r->path, what);
+		gwb_xxh64_update(&r->h, c, (size_t)k);
+		c += k;
+		n -= (size_t)k;
+		r->left -= (uint64_t)k;
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "%s: loading interrupted", r->path);
+	}
+	return GWB_OK;
+}
+
+static gwb_status get_str(struct rdr *r, char **out, const char *what)
+{
+	uint32_t n;
+	gwb_status st;
+
+	if ((st = get(r, &n, 4, what)))
+		return st;
+	if (n > r->left)
+		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s claims %u bytes, more than the "
+				 "%llu left", r->path, what, n, (unsigned long long)r->left);
+	if (!(*out = malloc((size_t)n + 1)))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	(*out)[n] = 0;
+	if ((st = get(r, *out, n, what)))
+		return st;
+	if (memchr(*out, 0, n))
+		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s holds a NUL byte", r->path,
+				 what);
+	return GWB_OK;
+}
+
+bool gwb_dsio_is_gwbd(const char *path)
+{
+	unsigned char b[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = read(fd, b, 8) == 8 && !memcmp(b, magic, 8);
+	close(fd);
+	return yes;
+}
+
+gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
+{
+	struct rdr r;
+	unsigned char hdr[HDR];
+	struct stat sb;
+	gwb_dataset *d = NULL;
+	uint64_t rows, payload, sum;
+	uint32_t version, hsize, features, task, classes, *cnt = NULL;
+	ssize_t got;
+	gwb_status st;
+	int j, k;
+	char what[96];
+
+	*out = NULL;
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(r.fd, &sb)) {
+		st = gwb_error(GWB_EIO, "%s: cannot stat: %s", path, strerror(errno));
+		goto fail;
+	}
+	got = read(r.fd, hdr, HDR);
+	if (got >= 0 && got < 8 && (size_t)got == (size_t)sb.st_size &&
+	    !memcmp(hdr, magic, (size_t)got) && got > 0) {
+		st = gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: %zd bytes, the header alone is %d",
+			       path, got, HDR);
+		goto fail;
+	}
+	if (got < 8 || memcmp(hdr, magic, 8)) {
+		st = gwb_error(GWB_EPARSE, "%s: not a .gwbd file (no GWBD magic)", path);
+		goto fail;
+	}
+	if (got < HDR) {
+		st = gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: %zd bytes, the header alone is %d",
+			       path, got, HDR);
+		goto fail;
+	}
+	if (gwb_xxh64(hdr, 56, 0) != rd64(hdr + 56)) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: the header checksum does not match",
+			       path);
+		goto fail;
+	}
+	version = rd32(hdr + 8);
+	hsize = rd32(hdr + 12);
+	rows = rd64(hdr + 16);
+	features = rd32(hdr + 24);
+	task = rd32(hdr + 28);
+	classes = rd32(hdr + 32);
+	payload = rd64(hdr + 40);
+	sum = rd64(hdr + 48);
+	if (version != GWB_DSIO_VERSION || hsize != HDR) {
+		st = gwb_error(GWB_EPARSE, "%s: .gwbd format version %u; this gwb reads version %d "
+			       "(save it again with this gwb, or use a newer gwb)", path, version,
+			       GWB_DSIO_VERSION);
+		goto fail;
+	}
+	if ((uint64_t)sb.st_size < HDR + payload) {
+		st = gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: %lld bytes where the header "
+			       "promises %llu", path, (long long)sb.st_size,
+			       (unsigned long long)(HDR + payload));
+		goto fail;
+	}
+	if ((uint64_t)sb.st_size > HDR + payload) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %llu bytes of trailing data after "
+			       "the payload", path, (unsigned long long)(sb.st_size - HDR - payload));
+		goto fail;
+	}
+	if (task > 1 || features > (1u << 24) || (task == 0 && (classes < 1 || classes > 65536)) ||
+	    (task == 1 && classes) ||
+	    (features && rows > payload / 4 / features) || rows > payload / 4) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (rows %llu, "
+			       "features %u, task %u, classes %u)", path, (unsigned long long)rows,
+			       features, task, classes);
+		goto fail;
+	}
+	r.left = r.total = payload;
+	gwb_xxh64_init(&r.h, 0);
+	if ((st = gwb_dataset_new((size_t)rows, (int)features, (gwb_task)task, (int)classes, &d)))
+		goto fail;
+	if ((st = get_str(&r, &d->target, "the target name")))
+		goto fail;
+	for (j = 0; j < (int)features; j++) {
+		snprintf(what, sizeof(what), "the name of feature %d", j + 1);
+		if ((st = get_str(&r, &d->names[j], what)))
+			goto fail;
+	}
+	for (k = 0; k < (int)classes; k++) {
+		snprintf(what, sizeof(what), "the name of class %d", k + 1);
+		if ((st = get_str(&r, &d->class_names[k], what)))
+			goto fail;
+	}
+	if (!(cnt = calloc((size_t)features + 1, sizeof(*cnt)))) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory", path);
+		goto fail;
+	}
+	if ((st = get(&r, cnt, (size_t)features * 4, "the level counts")))
+		goto fail;
+	for (j = 0; j < (int)features; j++) {
+		if (!cnt[j])
+			continue;
+		if (cnt[j] > r.left / 4) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: column %d claims %u levels",
+				       path, j + 1, cnt[j]);
+			goto fail;
+		}
+		if (!(d->cat_levels[j] = calloc(cnt[j], sizeof(char *)))) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory", path);
+			goto fail;
+		}
+		d->cat_count[j] = (int)cnt[j];
+		for (k = 0; k < (int)cnt[j]; k++) {
+			snprintf(what, sizeof(what), "level %d of feature %d", k + 1, j + 1);
+			if ((st = get_str(&r, &d->cat_levels[j][k], what)))
+				goto fail;
+		}
+	}
+	if ((st = get(&r, d->X, (size_t)rows * features * sizeof(float), "the features")))
+		goto fail;
+	if (task == GWB_TASK_CLASSIFICATION)
+		st = get(&r, d->y, (size_t)rows * sizeof(int32_t), "the labels");
+	else
+		st = get(&r, d->yr, (size_t)rows * sizeof(float), "the targets");
+	if (st)
+		goto fail;
+	if (r.left) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %llu unexplained payload bytes",
+			       path, (unsigned long long)r.left);
+		goto fail;
+	}
+	if (gwb_xxh64_final(&r.h) != sum) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: the payload checksum does not match "
+			       "(stored %016llx, computed %016llx); the file was damaged after it "
+			       "was saved", path, (unsigned long long)sum,
+			       (unsigned long long)gwb_xxh64_final(&r.h));
+		goto fail;
+	}
+	if ((st = gwb_dataset_check(d))) {
+		char m[256];
+		snprintf(m, sizeof(m), "%s", gwb_errmsg());
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s", path, m);
+		goto fail;
+	}
+	free(cnt);
+	close(r.fd);
+	*out = d;
+	return GWB_OK;
+fail:
+	free(cnt);
+	gwb_dataset_free(d);
+	close(r.fd);
+	return st;
+}

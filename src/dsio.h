@@ -1,0 +1,48 @@
+/* dsio.h - the binary dataset file (.gwbd): a 64-byte header (magic, format version, shape,
+ * payload size, XXH64 checksums of header and payload) followed by the names, dictionaries,
+ * the column-major float32 features and the target. Loading refuses a truncated, padded or
+ * corrupt file with a message that says which. */
+#ifndef GWB_DSIO_H
+#define GWB_DSIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GWB_DSIO_VERSION 1
+
+/* Write d to path (through path.tmp and a rename, so a failed save leaves no half file). */
+gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path);
+
+/* Read a dataset written by gwb_dsio_save; the caller owns *out. GWB_ECORRUPT for a truncated
+ * or damaged file, GWB_EPARSE for a file that is not .gwbd or has a newer version. */
+gwb_status gwb_dsio_load(const char *path, gwb_dataset **out);
+
+/* True when the file starts with the .gwbd magic. */
+bool gwb_dsio_is_gwbd(const char *path);
+
+/* XXH64 of a byte stream, incrementally (used for the checksums; exposed for tests). */
+typedef struct gwb_xxh64_state {
+	uint64_t v[4];
+	uint64_t total;
+	unsigned char tail[32];
+	size_t ntail;
+	uint64_t seed;
+} gwb_xxh64_state;
+
+void gwb_xxh64_init(gwb_xxh64_state *h, uint64_t seed);
+void gwb_xxh64_update(gwb_xxh64_state *h, const void *data, size_t n);
+uint64_t gwb_xxh64_final(const gwb_xxh64_state *h);
+uint64_t gwb_xxh64(const void *data, size_t n, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

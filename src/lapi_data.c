@@ -1,0 +1,1385 @@
+/* lapi_data.c - the `data` Lua module (load, synth, save, new) and the Dataset userdata
+ * "gwb.Dataset": fields rows/features/names/target/task/classes/labels, a readable summary,
+ * head/describe/class_counts as aligned tables, column/select/take, split/kfold/shuffle,
+ * save and the row-major -> column-major transpose (CPU, or the GPU kernels). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "dataset.h"
+#include "dsio.h"
+#include "lapi.h"
+#include "synth.h"
+#include "transpose.h"
+
+#define DATASET_MT "gwb.Dataset"
+#define FOLD_MT "gwb.Fold"
+#define TABLE_MT_NAME "gwb.Table"
+
+typedef struct dsbox {
+	gwb_dataset *d;   /* NULL once released */
+} dsbox;
+
+/* --- the userdata -------------------------------------------------------------------------- */
+
+void gwb_lua_pushdataset(lua_State *L, gwb_dataset *d)
+{
+	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
+
+	b->d = d;
+	luaL_setmetatable(L, DATASET_MT);
+}
+
+gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
+{
+	dsbox *b = luaL_testudata(L, idx, DATASET_MT);
+
+	if (!b)
+		luaL_typeerror(L, idx, "Dataset (from data.load or data.synth)");
+	if (!b->d)
+		luaL_argerror(L, idx, "the Dataset was closed");
+	return b->d;
+}
+
+/* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
+static dsbox *newbox(lua_State *L)
+{
+	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
+
+	b->d = NULL;
+	luaL_setmetatable(L, DATASET_MT);
+	return b;
+}
+
+static int ds_release(lua_State *L)
+{
+	dsbox *b = luaL_checkudata(L, 1, DATASET_MT);
+
+	gwb_dataset_free(b->d);
+	b->d = NULL;
+	return 0;
+}
+
+static const char *task_name(gwb_task t)
+{
+	return t == GWB_TASK_CLASSIFICATION ? "classification" : "regression";
+}
+
+static void push_names(lua_State *L, char **names, int n)
+{
+	int j;
+
+	lua_createtable(L, n, 0);
+	for (j = 0; j < n; j++) {
+		lua_pushstring(L, names && names[j] ? names[j] : "");
+		lua_rawseti(L, -2, j + 1);
+	}
+}
+
+static void human_bytes(char *b, size_t sz, double x)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int i = 0;
+
+	while (x >= 1024 && i < 4)
+		x /= 1024, i++;
+	snprintf(b, sz, i ? "%.1f %s" : "%.0f %s", x, u[i]);
+}
+
+static void count_classes(const gwb_dataset *d, size_t *cnt)
+{
+	size_t i;
+
+	memset(cnt, 0, (size_t)d->classes * sizeof(*cnt));
+	for (i = 0; i < d->rows; i++)
+		if (d->y[i] >= 0 && d->y[i] < d->classes)
+			cnt[d->y[i]]++;
+}
+
+static int ds_tostring(lua_State *L)
+{
+	dsbox *b = luaL_checkudata(L, 1, DATASET_MT);
+	gwb_dataset *d = b->d;
+	luaL_Buffer B;
+	char mem[32];
+	size_t miss = 0, i;
+	int j, ncat = 0;
+
+	if (!d) {
+		lua_pushstring(L, "Dataset (closed)");
+		return 1;
+	}
+	luaL_buffinit(L, &B);
+	lua_pushfstring(L, "Dataset: %I rows x %d features, %s", (lua_Integer)d->rows, d->features,
+			task_name(d->task));
+	luaL_addvalue(&B);
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		size_t *cnt = calloc((size_t)d->classes + 1, sizeof(*cnt));
+		lua_pushfstring(L, " (%d classes), target \"%s\"\n  classes: ", d->classes,
+				d->target ? d->target : "?");
+		luaL_addvalue(&B);
+		if (cnt) {
+			count_classes(d, cnt);
+			for (j = 0; j < d->classes && j < 12; j++) {
+				lua_pushfstring(L, "%s%s %I", j ? ", " : "",
+						d->class_names[j] ? d->class_names[j] : "?",
+						(lua_Integer)cnt[j]);
+				luaL_addvalue(&B);
+			}
+			if (d->classes > 12) {
+				lua_pushfstring(L, ", ... (%d more)", d->classes - 12);
+				luaL_addvalue(&B);
+			}
+			free(cnt);
+		}
+	} else {
+		gwb_colstats s;
+		char t[160];
+		gwb_colstats_of(d->yr, d->rows, &s);
+		snprintf(t, sizeof(t), ", target \"%s\"\n  target: min %.6g, max %.6g, mean %.6g, "
+			 "std %.6g", d->target ? d->target : "?", s.min, s.max, s.mean, s.std);
+		luaL_addstring(&B, t);
+	}
+	for (j = 0; j < d->features; j++) {
+		const float *x = d->X + (size_t)j * d->rows;
+		for (i = 0; i < d->rows; i++)
+			miss += isnan(x[i]);
+		ncat += d->cat_levels[j] != NULL;
+	}
+	human_bytes(mem, sizeof(mem), (double)gwb_dataset_bytes(d));
+	if (miss)
+		lua_pushfstring(L, "\n  missing: %I values", (lua_Integer)miss);
+	else
+		lua_pushstring(L, "\n  missing: none");
+	luaL_addvalue(&B);
+	lua_pushfstring(L, "   memory: %s", mem);
+	luaL_addvalue(&B);
+	if (ncat) {
+		lua_pushfstring(L, "   categorical features: %d", ncat);
+		luaL_addvalue(&B);
+	}
+	luaL_addstring(&B, "\n  features: ");
+	for (j = 0; j < d->features && j < 8; j++) {
+		lua_pushfstring(L, "%s%s", j ? ", " : "", d->names[j] ? d->names[j] : "?");
+		luaL_addvalue(&B);
+	}
+	if (d->features > 8) {
+		lua_pushfstring(L, ", ... (%d more)", d->features - 8);
+		luaL_addvalue(&B);
+	}
+	luaL_pushresult(&B);
+	return 1;
+}
+
+static int ds_len(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)gwb_lua_checkdataset(L, 1)->rows);
+	return 1;
+}
+
+static int ds_index(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *k = lua_tostring(L, 2);
+
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		if (!strcmp(k, "rows")) {
+			lua_pushinteger(L, (lua_Integer)d->rows);
+			return 1;
+		}
+		if (!strcmp(k, "features")) {
+			lua_pushinteger(L, d->features);
+			return 1;
+		}
+		if (!strcmp(k, "names")) {
+			push_names(L, d->names, d->features);
+			return 1;
+		}
+		if (!strcmp(k, "target")) {
+			lua_pushstring(L, d->target ? d->target : "");
+			return 1;
+		}
+		if (!strcmp(k, "task")) {
+			lua_pushstring(L, task_name(d->task));
+			return 1;
+		}
+		if (!strcmp(k, "classes")) {
+			if (d->task == GWB_TASK_CLASSIFICATION)
+				lua_pushinteger(L, d->classes);
+			else
+				lua_pushnil(L);
+			return 1;
+		}
+		if (!strcmp(k, "labels")) {
+			if (d->task == GWB_TASK_CLASSIFICATION)
+				push_names(L, d->class_names, d->classes);
+			else
+				lua_pushnil(L);
+			return 1;
+		}
+		if (!strcmp(k, "bytes")) {
+			lua_pushinteger(L, (lua_Integer)gwb_dataset_bytes(d));
+			return 1;
+		}
+	}
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__methods");
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
+}
+
+/* --- aligned tables ------------------------------------------------------------------------ */
+
+/* Give the table on top of the stack a metatable that prints it as an aligned table with the
+ * columns listed in the array at index cols (absolute); rows are the table's array part, or
+ * the array at index rows (absolute) when rows != 0. */
+static void set_table_meta(lua_State *L, int cols, int rows)
+{
+	lua_createtable(L, 0, 4);
+	lua_pushvalue(L, cols);
+	lua_setfield(L, -2, "__columns");
+	if (rows) {
+		lua_pushvalue(L, rows);
+		lua_setfield(L, -2, "__rows");
+	}
+	lua_pushstring(L, TABLE_MT_NAME);
+	lua_setfield(L, -2, "__name");
+	lua_getfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
+	lua_setfield(L, -2, "__tostring");
+	lua_setmetatable(L, -2);
+}
+
+static void cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
+{
+	*right = 0;
+	switch (lua_type(L, v)) {
+	case LUA_TNUMBER:
+		*right = 1;
+		if (lua_isinteger(L, v))
+			snprintf(buf, sz, "%lld", (long long)lua_tointeger(L, v));
+		else if (isnan(lua_tonumber(L, v)))
+			snprintf(buf, sz, "NA");
+		else
+			snprintf(buf, sz, "%.6g", lua_tonumber(L, v));
+		break;
+	case LUA_TSTRING: {
+		const char *s = lua_tostring(L, v);
+		snprintf(buf, sz, "%s", s);
+		break;
+	}
+	case LUA_TBOOLEAN:
+		snprintf(buf, sz, "%s", lua_toboolean(L, v) ? "true" : "false");
+		break;
+	case LUA_TNIL:
+		buf[0] = 0;
+		break;
+	default:
+		snprintf(buf, sz, "%s", luaL_typename(L, v));
+	}
+}
+
+#define MAX_SHOW_ROWS 200
+#define MAX_WIDTH 118
+
+static int table_tostring(lua_State *L)
+{
+	int ncol, nrow, c, r, shown, width = 0, rows_idx;
+	int *w;
+	char cell[64];
+	luaL_Buffer B;
+
+	if (!lua_getmetatable(L, 1))
+		return luaL_error(L, "not a gwb table");
+	lua_getfield(L, -1, "__columns");
+	int cols = lua_gettop(L);
+	if (lua_getfield(L, -2, "__rows") == LUA_TNIL) {
+		lua_pop(L, 1);
+		lua_pushvalue(L, 1);
+	}
+	rows_idx = lua_gettop(L);
+	ncol = (int)lua_rawlen(L, cols);
+	nrow = (int)lua_rawlen(L, rows_idx);
+	shown = nrow < MAX_SHOW_ROWS ? nrow : MAX_SHOW_ROWS;
+	w = lua_newuserdatauv(L, sizeof(int) * (size_t)(ncol + 1) * 2, 0);
+	/* widths */
+	for (c = 0; c < ncol; c++) {
+		int right;
+		lua_rawgeti(L, cols, c + 1);
+		w[c] = (int)strlen(lua_tostring(L, -1));
+		w[ncol + 1 + c] = 0;
+		for (r = 0; r < shown; r++) {
+			lua_rawgeti(L, rows_idx, r + 1);
+			lua_pushvalue(L, -2);
+			lua_gettable(L, -2);
+			cell_text(L, lua_gettop(L), cell, sizeof(cell), &right);
+			if ((int)strlen(cell) > w[c])
+				w[c] = (int)strlen(cell);
+			w[ncol + 1 + c] |= right;
+			lua_pop(L, 2);
+		}
+		lua_pop(L, 1);
+	}
+	/* columns that fit the width */
+	int fit = 0;
+	for (c = 0; c < ncol; c++) {
+		if (width + w[c] + 2 > MAX_WIDTH && c > 0)
+			break;
+		width += w[c] + 2;
+		fit++;
+	}
+	luaL_buffinit(L, &B);
+	for (c = 0; c < fit; c++) {
+		lua_rawgeti(L, cols, c + 1);
+		const char *h = lua_tostring(L, -1);
+		char t[256];
+		snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "", w[c], h);
+		lua_pop(L, 1);
+		luaL_addstring(&B, t);
+	}
+	if (fit < ncol) {
+		lua_pushfstring(L, "  ... (%d more columns)", ncol - fit);
+		luaL_addvalue(&B);
+	}
+	luaL_addchar(&B, '\n');
+	for (c = 0; c < fit; c++) {
+		int k;
+		if (c)
+			luaL_addstring(&B, "  ");
+		for (k = 0; k < w[c]; k++)
+			luaL_addchar(&B, '-');
+	}
+	for (r = 0; r < shown; r++) {
+		luaL_addchar(&B, '\n');
+		lua_rawgeti(L, rows_idx, r + 1);
+		for (c = 0; c < fit; c++) {
+			int right;
+			char t[160];
+			lua_rawgeti(L, cols, c + 1);
+			lua_gettable(L, -2);
+			cell_text(L, lua_gettop(L), cell, sizeof(cell), &right);
+			lua_pop(L, 1);
+			snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "",
+				 w[c], cell);
+			luaL_addstring(&B, t);
+		}
+		lua_pop(L, 1);
+	}
+	if (shown < nrow) {
+		lua_pushfstring(L, "\n... (%d more rows)", nrow - shown);
+		luaL_addvalue(&B);
+	}
+	luaL_pushresult(&B);
+	return 1;
+}
+
+/* --- data.load / data.save / data.synth ---------------------------------------------------- */
+
+static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
+					"categorical", "progress", NULL};
+
+/* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
+ * Lua-owned buffer. */
+static const char **opt_strlist(lua_State *L, int idx, const char *fn, const char *key, int *n)
+{
+	const char **v = NULL;
+	int t, i;
+
+	*n = 0;
+	if (lua_isnoneornil(L, idx))
+		return NULL;
+	t = lua_getfield(L, idx, key);
+	if (t == LUA_TNIL) {
+		lua_pop(L, 1);
+		return NULL;
+	}
+	if (t == LUA_TSTRING) {
+		v = lua_newuserdatauv(L, sizeof(*v) * 2, 0);
+		v[0] = lua_tostring(L, -2);
+		v[1] = NULL;
+		*n = 1;
+	} else if (t == LUA_TTABLE) {
+		*n = (int)lua_rawlen(L, -1);
+		v = lua_newuserdatauv(L, sizeof(*v) * (size_t)(*n + 1), 0);
+		for (i = 0; i < *n; i++) {
+			if (lua_rawgeti(L, -2, i + 1) != LUA_TSTRING)
+				luaL_error(L, "%s: option '%s' item %d must be a string (got %s)", fn,
+					   key, i + 1, luaL_typename(L, -1));
+			v[i] = lua_tostring(L, -1);
+			lua_pop(L, 1);
+		}
+		v[*n] = NULL;
+	} else {
+		luaL_error(L, "%s: option '%s' must be a string or a list of strings (got %s)", fn,
+			   key, luaL_typename(L, -1));
+	}
+	/* anchor the list and its strings (the option value) until the next call */
+	lua_setfield(L, LUA_REGISTRYINDEX, key[0] == 'm' ? "gwb.data.missing.list"
+						      : "gwb.data.categorical.list");
+	lua_setfield(L, LUA_REGISTRYINDEX, key[0] == 'm' ? "gwb.data.missing.value"
+						      : "gwb.data.categorical.value");
+	return v;
+}
+
+static int parse_task(lua_State *L, const char *fn, const char *s)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "classification"))
+		return GWB_TASK_CLASSIFICATION;
+	if (!strcmp(s, "regression"))
+		return GWB_TASK_REGRESSION;
+	return luaL_error(L, "%s: task must be \"classification\" or \"regression\" (got \"%s\")",
+			  fn, s);
+}
+
+static int l_load(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	gwb_csv_opts o;
+	gwb_csv_info info;
+	dsbox *b;
+	gwb_status st;
+	int t;
+
+	lua_settop(L, 2);
+	gwb_opt_check_keys(L, 2, "data.load", load_keys);
+	b = newbox(L);
+	if (gwb_dsio_is_gwbd(path)) {
+		st = gwb_dsio_load(path, &b->d);
+		if (st)
+			return gwb_lua_fail(L, st);
+		return 1;
+	}
+	gwb_csv_opts_init(&o);
+	if (!lua_isnoneornil(L, 2)) {
+		t = lua_getfield(L, 2, "target");
+		if (t == LUA_TSTRING)
+			o.target = lua_tostring(L, -1);
+		else if (t == LUA_TNUMBER && lua_isinteger(L, -1))
+			o.target_index = (int)lua_tointeger(L, -1);
+		else if (t != LUA_TNIL)
+			return luaL_error(L, "data.load: option 'target' must be a column name or a "
+					  "1-based index (got %s)", luaL_typename(L, -1));
+		if (t == LUA_TNUMBER && o.target_index == 0)
+			return luaL_error(L, "data.load: option 'target' index must not be 0 "
+					  "(1 is the first column, -1 the last)");
+		lua_pop(L, 1);   /* the string stays referenced by the options table */
+		{
+			const char *sep = gwb_opt_str(L, 2, "data.load", "sep", NULL);
+			if (sep) {
+				if (!strcmp(sep, "\\t") || !strcmp(sep, "tab"))
+					sep = "\t";
+				if (strlen(sep) != 1 || sep[0] == '"' || sep[0] == '\n' ||
+				    sep[0] == '\r')
+					return luaL_error(L, "data.load: option 'sep' must be one "
+							  "character other than a quote or newline "
+							  "(got \"%s\")", sep);
+				o.sep = sep[0];
+			}
+		}
+		if (lua_getfield(L, 2, "header") != LUA_TNIL)
+			o.header = gwb_opt_bool(L, 2, "data.load", "header", true);
+		lua_pop(L, 1);
+		o.task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
+		o.progress = gwb_opt_bool(L, 2, "data.load", "progress", true);
+		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
+		o.categorical = opt_strlist(L, 2, "data.load", "categorical", &o.n_categorical);
+	}
+	st = gwb_csv_load(path, &o, &b->d, &info);
+	if (st)
+		return gwb_lua_fail(L, st);
+	return 1;
+}
+
+static int l_save(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *path = luaL_checkstring(L, 2);
+
+	gwb_lua_check(L, gwb_dsio_save(d, path));
+	lua_pushvalue(L, 1);
+	return 1;
+}
+
+static const char *const synth_keys[] = {
+	"kind", "rows", "features", "informative", "redundant", "repeated", "classes",
+	"clusters_per_class", "class_sep", "flip_y", "weights", "noise", "bias", "shift", "scale",
+	"shuffle", "seed", "threads", NULL};
+
+static int l_synth(lua_State *L)
+{
+	const char *fn = "data.synth", *kind;
+	gwb_synth_opts o;
+	gwb_synth_kind k;
+	double *w = NULL;
+	lua_Integer rows, seed;
+	dsbox *b;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	gwb_opt_check_keys(L, 1, fn, synth_keys);
+	kind = gwb_opt_str(L, 1, fn, "kind", "classification");
+	if (!strcmp(kind, "classification"))
+		k = GWB_SYNTH_CLASSIFICATION;
+	else if (!strcmp(kind, "regression"))
+		k = GWB_SYNTH_REGRESSION;
+	else if (!strcmp(kind, "friedman1"))
+		k = GWB_SYNTH_FRIEDMAN1;
+	else
+		return luaL_error(L, "%s: kind must be \"classification\", \"regression\" or "
+				  "\"friedman1\" (got \"%s\")", fn, kind);
+	gwb_synth_opts_init(&o, k);
+	rows = gwb_opt_int(L, 1, fn, "rows", (lua_Integer)o.rows);
+	if (rows < 1)
+		return luaL_error(L, "%s: rows must be >= 1 (got %I)", fn, rows);
+	o.rows = (size_t)rows;
+	o.features = (int)gwb_opt_int(L, 1, fn, "features", o.features);
+	o.informative = (int)gwb_opt_int(L, 1, fn, "informative",
+					 k == GWB_SYNTH_REGRESSION && o.informative > o.features
+						 ? o.features : o.informative);
+	o.redundant = (int)gwb_opt_int(L, 1, fn, "redundant", o.redundant);
+	o.repeated = (int)gwb_opt_int(L, 1, fn, "repeated", o.repeated);
+	o.classes = (int)gwb_opt_int(L, 1, fn, "classes", o.classes);
+	o.clusters_per_class = (int)gwb_opt_int(L, 1, fn, "clusters_per_class",
+						o.clusters_per_class);
+	o.class_sep = gwb_opt_num(L, 1, fn, "class_sep", o.class_sep);
+	o.flip_y = gwb_opt_num(L, 1, fn, "flip_y", o.flip_y);
+	o.noise = gwb_opt_num(L, 1, fn, "noise", o.noise);
+	o.bias = gwb_opt_num(L, 1, fn, "bias", o.bias);
+	o.shift = gwb_opt_num(L, 1, fn, "shift", o.shift);
+	o.scale = gwb_opt_num(L, 1, fn, "scale", o.scale);
+	o.shuffle = gwb_opt_bool(L, 1, fn, "shuffle", true);
+	seed = gwb_opt_int(L, 1, fn, "seed", 1);
+	o.seed = (uint64_t)seed;
+	o.threads = (int)gwb_opt_int(L, 1, fn, "threads", 0);
+	if (lua_getfield(L, 1, "weights") == LUA_TTABLE) {
+		int i, n = (int)lua_rawlen(L, -1);
+		if (n != o.classes)
+			return luaL_error(L, "%s: weights must have one entry per class (%d), got %d",
+					  fn, o.classes, n);
+		w = lua_newuserdatauv(L, sizeof(double) * (size_t)n, 0);
+		for (i = 0; i < n; i++) {
+			lua_rawgeti(L, -2, i + 1);
+			if (!lua_isnumber(L, -1))
+				return luaL_error(L, "%s: weights[%d] must be a number", fn, i + 1);
+			w[i] = lua_tonumber(L, -1);
+			lua_pop(L, 1);
+		}
+		o.weights = w;
+	} else if (!lua_isnil(L, -1)) {
+		return luaL_error(L, "%s: weights must be a list of numbers", fn);
+	}
+	if (k == GWB_SYNTH_REGRESSION && o.informative > o.features)
+		return luaL_error(L, "%s: informative (%d) must be <= features (%d)", fn,
+				  o.informative, o.features);
+	b = newbox(L);
+	gwb_lua_check(L, gwb_synth(&o, &b->d));
+	return 1;
+}
+
+/* data.new{X = {{...}, ...}, y = {...}, names = {...}, target = "y", task = ...} */
+static int l_new(lua_State *L)
+{
+	const char *fn = "data.new";
+	static const char *const keys[] = {"X", "y", "names", "target", "task", NULL};
+	size_t rows, i, nd;
+	int F = 0, j, task, text = 0, classes = 0;
+	const int X = 2, Y = 3, SET = 4, LIST = 5;
+	dsbox *b;
+	gwb_dataset *d;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
+	gwb_opt_check_keys(L, 1, fn, keys);
+	if (lua_getfield(L, 1, "X") != LUA_TTABLE)
+		return luaL_error(L, "%s: X must be a list of rows (tables of numbers)", fn);
+	if (lua_getfield(L, 1, "y") != LUA_TTABLE)
+		return luaL_error(L, "%s: y must be a list of targets (numbers or strings)", fn);
+	rows = lua_rawlen(L, X);
+	if (rows < 1 || lua_rawlen(L, Y) != rows)
+		return luaL_error(L, "%s: X has %d rows and y %d; both need the same number >= 1",
+				  fn, (int)rows, (int)lua_rawlen(L, Y));
+	for (i = 0; i < rows; i++) {
+		int n;
+		if (lua_rawgeti(L, X, (lua_Integer)i + 1) != LUA_TTABLE)
+			return luaL_error(L, "%s: X[%d] must be a table of numbers", fn, (int)i + 1);
+		n = (int)lua_rawlen(L, -1);
+		if (i == 0)
+			F = n;
+		else if (n != F)
+			return luaL_error(L, "%s: X[%d] has %d values where X[1] has %d", fn,
+					  (int)i + 1, n, F);
+		lua_pop(L, 1);
+		lua_rawgeti(L, Y, (lua_Integer)i + 1);
+		if (lua_type(L, -1) == LUA_TSTRING)
+			text = 1;
+		else if (lua_type(L, -1) != LUA_TNUMBER)
+			return luaL_error(L, "%s: y[%d] must be a number or a string", fn, (int)i + 1);
+		lua_pop(L, 1);
+	}
+	if (F < 1)
+		return luaL_error(L, "%s: rows need at least one feature", fn);
+	task = parse_task(L, fn, gwb_opt_str(L, 1, fn, "task", NULL));
+	/* labels: the distinct values, sorted */
+	lua_newtable(L);
+	for (i = 0; i < rows; i++) {
+		lua_rawgeti(L, Y, (lua_Integer)i + 1);
+		if (text)
+			lua_tolstring(L, -1, NULL);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, SET);
+	}
+	lua_newtable(L);
+	lua_pushnil(L);
+	while (lua_next(L, SET)) {
+		lua_pop(L, 1);
+		lua_pushvalue(L, -1);
+		lua_rawseti(L, LIST, (lua_Integer)lua_rawlen(L, LIST) + 1);
+	}
+	lua_getglobal(L, "table");
+	lua_getfield(L, -1, "sort");
+	lua_pushvalue(L, LIST);
+	lua_call(L, 1, 0);
+	lua_pop(L, 1);
+	nd = lua_rawlen(L, LIST);
+	if (task < 0) {
+		int integral = 1;
+		for (i = 0; !text && i < nd; i++) {
+			lua_Number v;
+			lua_rawgeti(L, LIST, (lua_Integer)i + 1);
+			v = lua_tonumber(L, -1);
+			integral &= v == floor(v);
+			lua_pop(L, 1);
+		}
+		task = text || (integral && nd <= 32 && (nd <= 2 || nd * 2 <= rows))
+			       ? GWB_TASK_CLASSIFICATION : GWB_TASK_REGRESSION;
+	}
+	if (text && task == GWB_TASK_REGRESSION)
+		return luaL_error(L, "%s: y holds strings; it cannot be a regression target", fn);
+	if (task == GWB_TASK_CLASSIFICATION) {
+		classes = (int)nd;
+		for (j = 0; j < classes; j++) {
+			lua_rawgeti(L, LIST, j + 1);
+			lua_pushinteger(L, j);
+			lua_rawset(L, SET);
+		}
+	}
+	b = newbox(L);   /* index 6, stays on top when we return */
+	gwb_lua_check(L, gwb_dataset_new(rows, F, (gwb_task)task, classes, &b->d));
+	d = b->d;
+	for (i = 0; i < rows; i++) {
+		lua_rawgeti(L, X, (lua_Integer)i + 1);
+		for (j = 0; j < F; j++) {
+			lua_rawgeti(L, -1, j + 1);
+			if (lua_type(L, -1) != LUA_TNUMBER)
+				return luaL_error(L, "%s: X[%d][%d] must be a number (0/0 for a "
+						  "missing value)", fn, (int)i + 1, j + 1);
+			d->X[(size_t)j * rows + i] = (float)lua_tonumber(L, -1);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+		lua_rawgeti(L, Y, (lua_Integer)i + 1);
+		if (task == GWB_TASK_CLASSIFICATION) {
+			if (text)
+				lua_tolstring(L, -1, NULL);
+			lua_rawget(L, SET);
+			d->y[i] = (int32_t)lua_tointeger(L, -1);
+		} else {
+			d->yr[i] = (float)lua_tonumber(L, -1);
+		}
+		lua_pop(L, 1);
+	}
+	for (j = 0; j < classes; j++) {
+		lua_rawgeti(L, LIST, j + 1);
+		d->class_names[j] = strdup(luaL_tolstring(L, -1, NULL));
+		lua_pop(L, 2);
+		if (!d->class_names[j])
+			return luaL_error(L, "%s: out of memory", fn);
+	}
+	if (lua_getfield(L, 1, "names") == LUA_TTABLE) {
+		if ((int)lua_rawlen(L, -1) != F)
+			return luaL_error(L, "%s: names has %d entries for %d features", fn,
+					  (int)lua_rawlen(L, -1), F);
+		for (j = 0; j < F; j++) {
+			lua_rawgeti(L, -1, j + 1);
+			d->names[j] = strdup(luaL_tolstring(L, -1, NULL));
+			lua_pop(L, 2);
+		}
+	} else {
+		for (j = 0; j < F; j++)
+			if (asprintf(&d->names[j], "x%d", j + 1) < 0)
+				d->names[j] = NULL;
+	}
+	lua_pop(L, 1);
+	for (j = 0; j < F; j++)
+		if (!d->names[j])
+			return luaL_error(L, "%s: out of memory", fn);
+	if (!(d->target = strdup(gwb_opt_str(L, 1, fn, "target", "y"))))
+		return luaL_error(L, "%s: out of memory", fn);
+	return 1;
+}
+
+/* --- methods ------------------------------------------------------------------------------- */
+
+/* Push the value of feature j in row i as the user reads it: the level name for categorical
+ * columns, NaN for missing, else the number. */
+static void push_cell(lua_State *L, const gwb_dataset *d, int j, size_t i)
+{
+	float v = d->X[(size_t)j * d->rows + i];
+
+	if (!isnan(v) && d->cat_levels[j] && v >= 0 && (int)v < d->cat_count[j])
+		lua_pushstring(L, d->cat_levels[j][(int)v]);
+	else
+		lua_pushnumber(L, v);
+}
+
+static void push_target(lua_State *L, const gwb_dataset *d, size_t i)
+{
+	if (d->task == GWB_TASK_CLASSIFICATION)
+		lua_pushstring(L, d->class_names[d->y[i]] ? d->class_names[d->y[i]] : "?");
+	else
+		lua_pushnumber(L, d->yr[i]);
+}
+
+static int m_head(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	lua_Integer n = luaL_optinteger(L, 2, 5);
+	size_t i, rows;
+	int j, top;
+
+	if (n < 0)
+		return luaL_argerror(L, 2, "the number of rows must be >= 0");
+	rows = (size_t)n < d->rows ? (size_t)n : d->rows;
+	lua_settop(L, 2);
+	/* columns: features then the target */
+	lua_createtable(L, d->features + 1, 0);
+	for (j = 0; j < d->features; j++) {
+		lua_pushstring(L, d->names[j] ? d->names[j] : "?");
+		lua_rawseti(L, -2, j + 1);
+	}
+	lua_pushstring(L, d->target ? d->target : "target");
+	lua_rawseti(L, -2, d->features + 1);
+	top = lua_gettop(L);
+	lua_createtable(L, (int)rows, 0);
+	for (i = 0; i < rows; i++) {
+		lua_createtable(L, 0, d->features + 1);
+		for (j = 0; j < d->features; j++) {
+			push_cell(L, d, j, i);
+			lua_setfield(L, -2, d->names[j] ? d->names[j] : "?");
+		}
+		push_target(L, d, i);
+		lua_setfield(L, -2, d->target ? d->target : "target");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	set_table_meta(L, top, 0);
+	return 1;
+}
+
+static void setnum(lua_State *L, const char *k, double v)
+{
+	if (isnan(v))
+		return;
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void setint(lua_State *L, const char *k, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static int m_describe(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	static const char *const cols[] = {"column", "type", "min", "max", "mean", "std",
+					   "missing", "distinct"};
+	gwb_colstats *s, ts;
+	int j, top, c;
+
+	s = lua_newuserdatauv(L, sizeof(*s) * ((size_t)d->features + 1), 0);
+	gwb_lua_check(L, gwb_dataset_describe(d, s, 0));
+	lua_createtable(L, 8, 0);
+	for (c = 0; c < 8; c++) {
+		lua_pushstring(L, cols[c]);
+		lua_rawseti(L, -2, c + 1);
+	}
+	top = lua_gettop(L);
+	lua_createtable(L, d->features + 1, d->features + 1);
+	for (j = 0; j <= d->features; j++) {
+		const char *name;
+		lua_createtable(L, 0, 8);
+		if (j < d->features) {
+			name = d->names[j] ? d->names[j] : "?";
+			if (d->cat_levels[j]) {
+				lua_pushfstring(L, "categorical");
+				lua_setfield(L, -2, "type");
+			} else {
+				lua_pushstring(L, "numeric");
+				lua_setfield(L, -2, "type");
+				setnum(L, "min", s[j].min);
+				setnum(L, "max", s[j].max);
+				setnum(L, "mean", s[j].mean);
+				setnum(L, "std", s[j].std);
+			}
+			setint(L, "missing", (lua_Integer)s[j].missing);
+			setint(L, "distinct", (lua_Integer)s[j].distinct);
+		} else {
+			name = d->target ? d->target : "target";
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, "is_target");
+			if (d->task == GWB_TASK_CLASSIFICATION) {
+				lua_pushstring(L, "target: class");
+				lua_setfield(L, -2, "type");
+				setint(L, "missing", 0);
+				setint(L, "distinct", d->classes);
+			} else {
+				gwb_colstats_of(d->yr, d->rows, &ts);
+				lua_pushstring(L, "target: numeric");
+				lua_setfield(L, -2, "type");
+				setnum(L, "min", ts.min);
+				setnum(L, "max", ts.max);
+				setnum(L, "mean", ts.mean);
+				setnum(L, "std", ts.std);
+				setint(L, "missing", (lua_Integer)ts.missing);
+				setint(L, "distinct", (lua_Integer)ts.distinct);
+			}
+		}
+		lua_pushstring(L, name);
+		lua_setfield(L, -2, "column");
+		lua_pushvalue(L, -1);
+		lua_setfield(L, -3, name);          /* by name */
+		lua_rawseti(L, -2, j + 1);          /* in order */
+	}
+	set_table_meta(L, top, 0);
+	return 1;
+}
+
+static gwb_dataset *need_classes(lua_State *L, const char *fn)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+
+	if (d->task != GWB_TASK_CLASSIFICATION)
+		luaL_error(L, "%s: the dataset is a regression (target \"%s\"); it has no classes",
+			   fn, d->target ? d->target : "?");
+	return d;
+}
+
+static int m_class_counts(lua_State *L)
+{
+	gwb_dataset *d = need_classes(L, "class_counts");
+	size_t *cnt;
+	int k, cols, rows;
+
+	cnt = lua_newuserdatauv(L, sizeof(*cnt) * ((size_t)d->classes + 1), 0);
+	count_classes(d, cnt);
+	lua_createtable(L, 3, 0);
+	lua_pushstring(L, "class");
+	lua_rawseti(L, -2, 1);
+	lua_pushstring(L, "count");
+	lua_rawseti(L, -2, 2);
+	lua_pushstring(L, "share");
+	lua_rawseti(L, -2, 3);
+	cols = lua_gettop(L);
+	lua_createtable(L, d->classes, 0);
+	rows = lua_gettop(L);
+	lua_createtable(L, 0, d->classes);   /* the result: name -> count */
+	for (k = 0; k < d->classes; k++) {
+		const char *name = d->class_names[k] ? d->class_names[k] : "?";
+		lua_pushinteger(L, (lua_Integer)cnt[k]);
+		lua_setfield(L, -2, name);
+		lua_createtable(L, 0, 3);
+		lua_pushstring(L, name);
+		lua_setfield(L, -2, "class");
+		setint(L, "count", (lua_Integer)cnt[k]);
+		setnum(L, "share", d->rows ? (double)cnt[k] / (double)d->rows : 0);
+		lua_rawseti(L, rows, k + 1);
+	}
+	set_table_meta(L, cols, rows);
+	return 1;
+}
+
+/* Column index from a name or a 1-based index at stack idx; -1 = the target. */
+static int col_arg(lua_State *L, const gwb_dataset *d, int idx, const char *fn)
+{
+	if (lua_type(L, idx) == LUA_TSTRING) {
+		const char *name = lua_tostring(L, idx);
+		int j = gwb_dataset_find(d, name);
+		if (j >= 0)
+			return j;
+		if (d->target && !strcmp(name, d->target))
+			return -1;
+		return luaL_error(L, "%s: no column \"%s\" (d.names lists the features; the target "
+				  "is \"%s\")", fn, name, d->target ? d->target : "?");
+	}
+	if (lua_isinteger(L, idx)) {
+		lua_Integer j = lua_tointeger(L, idx);
+		if (j < 1 || j > d->features)
+			return luaL_error(L, "%s: column %I out of range 1..%d", fn, j, d->features);
+		return (int)j - 1;
+	}
+	return luaL_error(L, "%s: a column is a name or a 1-based index (got %s)", fn,
+			  luaL_typename(L, idx));
+}
+
+static int m_column(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	int j = col_arg(L, d, 2, "column");
+	size_t i;
+
+	lua_createtable(L, (int)(d->rows < 1u << 30 ? d->rows : 0), 0);
+	if (j < 0) {
+		for (i = 0; i < d->rows; i++) {
+			if (d->y)
+				lua_pushinteger(L, d->y[i] + 1);
+			else
+				lua_pushnumber(L, d->yr[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		if (!d->y)
+			return 1;
+		push_names(L, d->class_names, d->classes);
+		return 2;
+	}
+	{
+		const float *x = d->X + (size_t)j * d->rows;
+		for (i = 0; i < d->rows; i++) {
+			if (d->cat_levels[j] && !isnan(x[i]))
+				lua_pushinteger(L, (lua_Integer)x[i] + 1);
+			else
+				lua_pushnumber(L, x[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+	}
+	if (!d->cat_levels[j])
+		return 1;
+	push_names(L, d->cat_levels[j], d->cat_count[j]);
+	return 2;
+}
+
+static int m_select(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	int n, k, *cols;
+	dsbox *b;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = (int)lua_rawlen(L, 2);
+	if (n < 1)
+		return luaL_argerror(L, 2, "a non-empty list of column names or indices");
+	cols = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);
+	for (k = 0; k < n; k++) {
+		lua_rawgeti(L, 2, k + 1);
+		cols[k] = col_arg(L, d, lua_gettop(L), "select");
+		if (cols[k] < 0)
+			return luaL_error(L, "select: \"%s\" is the target; select chooses features",
+					  d->target);
+		lua_pop(L, 1);
+	}
+	b = newbox(L);
+	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &b->d));
+	return 1;
+}
+
+/* Push a new Dataset of rows idx[0..n) of d. */
+static void push_take(lua_State *L, const gwb_dataset *d, const size_t *idx, size_t n)
+{
+	dsbox *b = newbox(L);
+
+	gwb_lua_check(L, gwb_dataset_take(d, idx, n, &b->d));
+}
+
+static int m_take(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	size_t n, i, *idx;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = lua_rawlen(L, 2);
+	idx = lua_newuserdatauv(L, sizeof(size_t) * (n + 1), 0);
+	for (i = 0; i < n; i++) {
+		int ok;
+		lua_Integer r;
+		lua_rawgeti(L, 2, (lua_Integer)i + 1);
+		r = lua_tointegerx(L, -1, &ok);
+		if (!ok || r < 1 || (size_t)r > d->rows)
+			return luaL_error(L, "take: rows[%d] must be a row number in 1..%I", (int)i + 1,
+					  (lua_Integer)d->rows);
+		idx[i] = (size_t)r - 1;
+		lua_pop(L, 1);
+	}
+	push_take(L, d, idx, n);
+	return 1;
+}
+
+/* Seed and stratify from an options table at idx (seed may also be a bare number). */
+static void split_opts(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+		       uint64_t *seed, int *stratify)
+{
+	static const char *const keys[] = {"seed", "stratify", NULL};
+
+	if (lua_type(L, idx) == LUA_TNUMBER) {
+		*seed = (uint64_t)luaL_checkinteger(L, idx);
+		*stratify = d->task == GWB_TASK_CLASSIFICATION;
+		return;
+	}
+	gwb_opt_check_keys(L, idx, fn, keys);
+	*seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
+	*stratify = gwb_opt_bool(L, idx, fn, "stratify", d->task == GWB_TASK_CLASSIFICATION);
+	if (*stratify && d->task != GWB_TASK_CLASSIFICATION)
+		luaL_error(L, "%s: stratify needs a classification dataset (this one is a "
+			   "regression)", fn);
+}
+
+/* order[0..rows): the rows shuffled; stratified = grouped by class, each group shuffled.
+ * starts[k] (classes + 1 entries, when stratified) marks the groups. */
+static void shuffled_order(const gwb_dataset *d, uint64_t seed, int stratify, size_t *order,
+			   size_t *starts)
+{
+	gwb_rand r;
+	size_t i;
+	int k;
+
+	gwb_rand_seed(&r, seed, 0x5eed);
+	if (!stratify) {
+		for (i = 0; i < d->rows; i++)
+			order[i] = i;
+		gwb_rand_shuffle(&r, order, d->rows);
+		return;
+	}
+	memset(starts, 0, sizeof(*starts) * ((size_t)d->classes + 1));
+	for (i = 0; i < d->rows; i++)
+		starts[d->y[i] + 1]++;
+	for (k = 0; k < d->classes; k++)
+		starts[k + 1] += starts[k];
+	{
+		/* counting sort into class groups (stable), then shuffle each group */
+		size_t *pos = malloc(sizeof(*pos) * ((size_t)d->classes + 1));
+		if (pos) {
+			memcpy(pos, starts, sizeof(*pos) * ((size_t)d->classes + 1));
+			for (i = 0; i < d->rows; i++)
+				order[pos[d->y[i]]++] = i;
+			free(pos);
+		} else {
+			size_t m = 0;
+			for (k = 0; k < d->classes; k++)
+				for (i = 0; i < d->rows; i++)
+					if (d->y[i] == k)
+						order[m++] = i;
+		}
+	}
+	for (k = 0; k < d->classes; k++)
+		gwb_rand_shuffle(&r, order + starts[k], starts[k + 1] - starts[k]);
+}
+
+static int cmp_frac(const void *a, const void *b)
+{
+	const double *x = a, *y = b;   /* {fraction, class} pairs: larger fraction first */
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? 1 : -1;
+	return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int m_split(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	double frac = luaL_checknumber(L, 2);
+	uint64_t seed;
+	int stratify, k;
+	size_t *order, *starts, *tr, *te, ntr = 0, nte = 0, i, want;
+	unsigned char *in;
+
+	if (!(frac > 0 && frac < 1))
+		return luaL_error(L, "split: frac is the share of rows for training, strictly "
+				  "between 0 and 1 (got %g)", frac);
+	split_opts(L, 3, "split", d, &seed, &stratify);
+	want = (size_t)llround(frac * (double)d->rows);
+	if (want < 1 || want >= d->rows)
+		return luaL_error(L, "split: %g of %I rows leaves an empty train or test set", frac,
+				  (lua_Integer)d->rows);
+	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	starts = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 2), 0);
+	in = lua_newuserdatauv(L, d->rows + 1, 0);
+	memset(in, 0, d->rows);
+	shuffled_order(d, seed, stratify, order, starts);
+	if (!stratify) {
+		for (i = 0; i < want; i++)
+			in[order[i]] = 1;
+	} else {
+		/* per class floor(frac n_c), the rest by largest remainder so the total is `want` */
+		double *fr = lua_newuserdatauv(L, sizeof(double) * 2 * ((size_t)d->classes + 1), 0);
+		size_t *quota = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 1), 0);
+		size_t got = 0;
+		for (k = 0; k < d->classes; k++) {
+			double q = frac * (double)(starts[k + 1] - starts[k]);
+			quota[k] = (size_t)floor(q);
+			got += quota[k];
+			fr[2 * k] = q - floor(q);
+			fr[2 * k + 1] = k;
+		}
+		qsort(fr, (size_t)d->classes, 2 * sizeof(double), cmp_frac);
+		for (k = 0; got < want && k < d->classes; k++, got++)
+			quota[(int)fr[2 * k + 1]]++;
+		for (k = 0; k < d->classes; k++)
+			for (i = 0; i < quota[k]; i++)
+				in[order[starts[k] + i]] = 1;
+	}
+	tr = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	te = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	for (i = 0; i < d->rows; i++) {
+		if (in[i])
+			tr[ntr++] = i;
+		else
+			te[nte++] = i;
+	}
+	push_take(L, d, tr, ntr);
+	push_take(L, d, te, nte);
+	return 2;
+}
+
+static int m_shuffle(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	uint64_t seed = 1;
+	size_t *order;
+	int stratify = 0;
+
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		static const char *const keys[] = {"seed", NULL};
+		gwb_opt_check_keys(L, 2, "shuffle", keys);
+		seed = (uint64_t)gwb_opt_int(L, 2, "shuffle", "seed", 1);
+	} else if (!lua_isnoneornil(L, 2)) {
+		seed = (uint64_t)luaL_checkinteger(L, 2);
+	}
+	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	shuffled_order(d, seed, stratify, order, NULL);
+	push_take(L, d, order, d->rows);
+	return 1;
+}
+
+/* fold.train / fold.test, built on first use and kept in the fold table. */
+static int fold_index(lua_State *L)
+{
+	const char *k = lua_tostring(L, 2);
+	gwb_dataset *d;
+	size_t n, i, t, *test, *idx, m = 0;
+	int train;
+
+	if (!k || (strcmp(k, "train") && strcmp(k, "test")))
+		return 0;
+	train = !strcmp(k, "train");
+	lua_getfield(L, 1, "dataset");
+	d = gwb_lua_checkdataset(L, -1);
+	lua_getfield(L, 1, "test_rows");
+	n = lua_rawlen(L, -1);
+	test = lua_newuserdatauv(L, sizeof(size_t) * (n + 1), 0);
+	for (i = 0; i < n; i++) {
+		lua_rawgeti(L, -2, (lua_Integer)i + 1);
+		test[i] = (size_t)lua_tointeger(L, -1) - 1;
+		lua_pop(L, 1);
+	}
+	if (train) {
+		idx = lua_newuserdatauv(L, sizeof(size_t) * (d->rows - n + 1), 0);
+		for (i = 0, t = 0; i < d->rows; i++) {
+			if (t < n && test[t] == i)
+				t++;
+			else
+				idx[m++] = i;
+		}
+	} else {
+		idx = test;
+		m = n;
+	}
+	push_take(L, d, idx, m);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, 1, k);   /* cache (the fold table has no __newindex) */
+	return 1;
+}
+
+static int m_kfold(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	lua_Integer k = luaL_checkinteger(L, 2);
+	uint64_t seed;
+	int stratify, f;
+	size_t *order, *starts, i;
+	int *fold;
+
+	if (k < 2 || (size_t)k > d->rows)
+		return luaL_error(L, "kfold: k must be in 2..rows (%I), got %I", (lua_Integer)d->rows,
+				  k);
+	split_opts(L, 3, "kfold", d, &seed, &stratify);
+	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	starts = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 2), 0);
+	fold = lua_newuserdatauv(L, sizeof(int) * (d->rows + 1), 0);
+	shuffled_order(d, seed, stratify, order, starts);
+	/* deal the (class-grouped) shuffled rows round-robin: fold sizes differ by at most one,
+	 * and so do each class's counts per fold */
+	for (i = 0; i < d->rows; i++)
+		fold[order[i]] = (int)(i % (size_t)k);
+	lua_createtable(L, (int)k, 0);
+	for (f = 0; f < k; f++) {
+		lua_Integer m = 0;
+		lua_createtable(L, 0, 5);
+		lua_pushvalue(L, 1);
+		lua_setfield(L, -2, "dataset");
+		lua_pushinteger(L, f + 1);
+		lua_setfield(L, -2, "fold");
+		lua_newtable(L);
+		for (i = 0; i < d->rows; i++)
+			if (fold[i] == f) {
+				lua_pushinteger(L, (lua_Integer)i + 1);
+				lua_rawseti(L, -2, ++m);
+			}
+		lua_setfield(L, -2, "test_rows");
+		luaL_setmetatable(L, FOLD_MT);
+		lua_rawseti(L, -2, f + 1);
+	}
+	return 1;
+}
+
+static int m_print(lua_State *L)
+{
+	lua_Integer n = luaL_optinteger(L, 2, 5);
+
+	gwb_lua_checkdataset(L, 1);
+	lua_getglobal(L, "print");
+	luaL_tolstring(L, 1, NULL);
+	lua_call(L, 1, 0);
+	if (n > 0) {
+		lua_getglobal(L, "print");
+		lua_pushcfunction(L, m_head);
+		lua_pushvalue(L, 1);
+		lua_pushinteger(L, n);
+		lua_call(L, 2, 1);
+		luaL_tolstring(L, -1, NULL);
+		lua_remove(L, -2);
+		lua_call(L, 1, 0);
+	}
+	return 0;
+}
+
+static int m_save(lua_State *L)
+{
+	return l_save(L);
+}
+
+/* --- registration -------------------------------------------------------------------------- */
+
+static const gwb_reg funcs[] = {
+	{"load", l_load,
+	 "data.load(path [, opts]) -> Dataset\n"
+	 "Read a CSV file (RFC 4180) or a .gwbd file saved by d:save. The CSV is streamed; the\n"
+	 "separator (comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
+	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
+	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
+	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
+	 "  sep = \",\" | \"\\t\" | \";\" ..., header = true|false (false names columns col1, col2, ...),\n"
+	 "  missing = {\"NA\", ...} (replaces the default NA, NaN, nan, N/A, ?; \"\" is always missing),\n"
+	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
+	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
+	 "  progress = true (a progress bar for large files on a terminal).\n"
+	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
+	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
+	{"save", l_save,
+	 "data.save(d, path) -> d\n"
+	 "Write a Dataset to a binary .gwbd file (versioned header, XXH64 checksums); data.load\n"
+	 "reads it back exactly and refuses a truncated or damaged file.\n"
+	 "Example: data.save(d, \"/tmp/iris.gwbd\")"},
+	{"synth", l_synth,
+	 "data.synth{kind = \"classification\", rows, features, ...} -> Dataset\n"
+	 "Synthetic data, deterministic for a seed and the same for any thread count.\n"
+	 "kind = \"classification\" (as scikit-learn's make_classification): informative (2),\n"
+	 "  redundant (2, linear mixes of informative), repeated (0), the rest noise; classes (2),\n"
+	 "  clusters_per_class (2) at hypercube vertices of side 2*class_sep (1.0), flip_y (0.01)\n"
+	 "  labels replaced at random, weights (class shares), shift, scale, shuffle (true).\n"
+	 "  Features are named by role: inf1.., red1.., rep1.., noise1.. (shuffled in order).\n"
+	 "kind = \"regression\": y = X w + bias + noise*N(0,1), informative (10) features with\n"
+	 "  weights in [0, 100). kind = \"friedman1\": x in [0,1), y = 10 sin(pi x1 x2) +\n"
+	 "  20 (x3 - 0.5)^2 + 10 x4 + 5 x5 + noise*N(0,1); features (10) >= 5.\n"
+	 "Common: rows (100), features, seed (1), threads (0 = all CPUs).\n"
+	 "Example: d = data.synth{rows = 1e5, features = 32, informative = 16, classes = 2, seed = 1}"},
+	{"new", l_new,
+	 "data.new{X = rows, y = targets [, names, target, task]} -> Dataset\n"
+	 "A Dataset from Lua tables: X a list of rows (lists of numbers, 0/0 for missing), y a\n"
+	 "list of numbers or strings. The task is inferred as in data.load unless given.\n"
+	 "Example: d = data.new{X = {{1, 2}, {3, 4}, {5, 6}}, y = {\"a\", \"b\", \"a\"}}"},
+	{NULL, NULL, NULL},
+};
+
+static const gwb_reg methods[] = {
+	{"head", m_head,
+	 "d:head([n]) -> table\n"
+	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
+	 "aligned table; categorical values show their level, missing values NA.\n"
+	 "Example: d:head(3)"},
+	{"describe", m_describe,
+	 "d:describe() -> table\n"
+	 "Per column: type (numeric/categorical), min, max, mean, std (n-1), missing, distinct;\n"
+	 "the target last. Prints as an aligned table; also indexable by column name.\n"
+	 "Example: d:describe().sepal_length.mean"},
+	{"class_counts", m_class_counts,
+	 "d:class_counts() -> table\n"
+	 "Rows per class, as {name = count}; prints a table with counts and shares.\n"
+	 "Example: d:class_counts().setosa"},
+	{"column", m_column,
+	 "d:column(name or index) -> values [, levels]\n"
+	 "One column as a Lua array. Numeric: numbers (NaN = missing). Categorical features and\n"
+	 "a classification target: 1-based codes plus the list of level names.\n"
+	 "Example: codes, labels = d:column(d.target)"},
+	{"select", m_select,
+	 "d:select(cols) -> Dataset\n"
+	 "A new Dataset with the listed feature columns (names or 1-based indices) and the same\n"
+	 "target. Example: d:select{\"petal_length\", \"petal_width\"}"},
+	{"take", m_take,
+	 "d:take(rows) -> Dataset\n"
+	 "A new Dataset of the listed rows (1-based, may repeat). Example: d:take{1, 2, 3}"},
+	{"split", m_split,
+	 "d:split(frac [, {seed = 1, stratify}]) -> train, test\n"
+	 "Random split with round(frac * rows) training rows. stratify (default: true for\n"
+	 "classification) keeps each class's share in both parts. Rows keep their file order.\n"
+	 "Example: train, test = d:split(0.8, {seed = 1, stratify = true})"},
+	{"kfold", m_kfold,
+	 "d:kfold(k [, {seed = 1, stratify}]) -> folds\n"
+	 "k folds for cross-validation: folds[i].train and folds[i].test are Datasets (built\n"
+	 "when first used), folds[i].test_rows the 1-based test rows. Every row is in exactly one\n"
+	 "test fold; fold sizes differ by at most one (per class too, when stratified).\n"
+	 "Example: for i, f in ipairs(d:kfold(5, {seed = 1})) do print(i, f.test.rows) end"},
+	{"shuffle", m_shuffle,
+	 "d:shuffle([seed]) -> Dataset\n"
+	 "A copy with the rows in a random order (deterministic for the seed, default 1)."},
+	{"print", m_print,
+	 "d:print([n])\nPrint the summary and the first n rows (default 5)."},
+	{"save", m_save,
+	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save)."},
+	{NULL, NULL, NULL},
+};
+
+int gwb_open_data(lua_State *L)
+{
+	static const luaL_Reg meta[] = {
+		{"__gc", ds_release},
+		{"__close", ds_release},
+		{"__tostring", ds_tostring},
+		{"__len", ds_len},
+		{"__index", ds_index},
+		{NULL, NULL},
+	};
+
+	lua_pushcfunction(L, table_tostring);
+	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
+	gwb_lua_newclass(L, DATASET_MT, methods, meta);
+	luaL_newmetatable(L, FOLD_MT);
+	lua_pushcfunction(L, fold_index);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	gwb_lua_newlib(L, "data", funcs);
+	lua_pop(L, 1);
+	return 0;
+}
