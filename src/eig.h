@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backend.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -40,7 +41,7 @@ typedef struct gwb_eigen {
 	bool converged;       /* the method reached its tolerance */
 	gwb_eig_hist *hist;   /* hist_len entries of convergence history */
 	size_t hist_len, hist_cap;
-	char method[48];      /* "lapack-syevd", "jacobi", "cusolver-syevd", "lanczos", ... */
+	char method[64];      /* "lapack-syevd", "jacobi", "cusolver-syevd", "lanczos", ... */
 	char backend[8];      /* "cpu" or "gpu" */
 	char dtype[8];        /* precision the solver worked in: "f32", "f64", "f32+f64" */
 	char note[160];       /* why this method/backend was chosen (for printing and the log) */
@@ -85,6 +86,66 @@ double gwb_eigen_orthogonality(gwb_eigen *e, size_t b);
 
 /* Recompute e->max_residual from e->residuals. */
 void gwb_eigen_update_max(gwb_eigen *e);
+
+/* --- dense and batched drivers (eig_dense.c) ----------------------------------------------
+ * Symmetric dense matrices on the CPU (LAPACK dsyevd/ssyevd/dsyevr through the Fortran ABI, a
+ * cyclic Jacobi reference, f32 sweeps + f64 refinement) or the GPU (cuSOLVER Xsyevd/syevdx,
+ * our batched Jacobi kernel, cuSOLVER's batched Jacobi for comparison), and the SVD of
+ * general dense matrices (LAPACK dgesdd, cuSOLVER gesvdj). */
+struct gwb_matrix;
+
+typedef enum gwb_eig_end { GWB_END_SMALLEST = 0, GWB_END_LARGEST, GWB_END_BOTH } gwb_eig_end;
+
+typedef enum gwb_dense_method {
+	GWB_DM_AUTO = 0,
+	GWB_DM_SYEVD,      /* LAPACK dsyevd/ssyevd (CPU) or cusolverDnXsyevd (GPU) */
+	GWB_DM_SYEVR,      /* LAPACK dsyevr / cusolverDnXsyevdx: a subset of k pairs */
+	GWB_DM_JACOBI,     /* cyclic Jacobi (CPU reference) / our batched Jacobi kernel (GPU) */
+	GWB_DM_MIXED,      /* f32 solve, then f64 refinement to f64-level residuals */
+	GWB_DM_CUSOLVER,   /* batched: cuSOLVER syevjBatched (comparison) */
+	GWB_DM_COUNT
+} gwb_dense_method;
+
+typedef struct gwb_dense_opts {
+	size_t k;             /* pairs wanted per end; 0 = all */
+	gwb_eig_end which;
+	gwb_dense_method method;
+	double tol;           /* Jacobi: rotation threshold (0 = dtype default); else unused */
+	int max_sweeps;       /* Jacobi: 0 = default (30) */
+	gwb_backend backend;
+	bool vectors;         /* keep eigenvectors (residuals and orthogonality need them) */
+	bool residuals;       /* compute residuals/orthogonality (default true) */
+	int threads;          /* CPU batches: 0 = online CPUs */
+	double sym_tol;       /* relative asymmetry allowed (0 = 100 eps of the dtype) */
+	int dtype;            /* batched GPU: -1 = the matrix's dtype, else gwb_dtype to compute in */
+} gwb_dense_opts;
+
+void gwb_dense_opts_default(gwb_dense_opts *o);
+const char *gwb_dense_method_name(gwb_dense_method m);
+gwb_status gwb_dense_method_parse(const char *s, gwb_dense_method *out);
+
+/* Eigenpairs of one symmetric dense matrix (A->count must be 1). Non-symmetric input is
+ * GWB_EINVAL pointing to eig.svd. The result's k is the number of pairs kept (2k for BOTH). */
+gwb_status gwb_eig_dense(const struct gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out);
+
+/* All eigenpairs of every matrix of a batch (a single matrix counts as a batch of one). */
+gwb_status gwb_eig_batched(const struct gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen **out);
+
+/* Singular value decomposition of a general dense matrix: k largest singular values
+ * (0 = all, min(m, n)), descending, right vectors in e->vectors and left in e->left. */
+gwb_status gwb_svd_dense(const struct gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out);
+
+/* Cyclic Jacobi reference on an n x n symmetric column-major f64 matrix a (destroyed): values
+ * w (ascending), vectors V (n x n column-major, may be NULL). Off-diagonal threshold tol
+ * relative to ||A||_F (0 = n eps). *sweeps receives the sweeps used; GWB_ENOCONV after
+ * max_sweeps. */
+gwb_status gwb_eig_jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
+			      int max_sweeps, int *sweeps);
+
+/* Residuals and orthogonality of matrix b of a dense result against matrix b of A (rows of A
+ * must equal e->n); normalizes by ||A||_2 = max |lambda| when every eigenvalue was computed,
+ * else by ||A||_F. */
+gwb_status gwb_eig_dense_check(gwb_eigen *e, size_t b, const struct gwb_matrix *A, size_t ab);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,1179 @@
+/* eig_dense.c - eigenpairs of dense symmetric matrices and batches of them, and the SVD of
+ * general dense matrices: LAPACK through the Fortran ABI on the CPU (batches spread over
+ * pthreads), a cyclic Jacobi reference, f32 solves refined to f64, and the GPU paths
+ * (kernels/eig.h) behind GWB_HAVE_CUDA. Every result gets residuals and orthogonality when
+ * vectors are kept. */
+#include "eig.h"
+
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dense.h"
+#include "intr.h"
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/eig.h"
+#endif
+
+/* LAPACK and BLAS, Fortran ABI (gfortran: hidden string lengths appended as size_t). */
+extern void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+		    double *w, double *work, const int *lwork, int *iwork, const int *liwork,
+		    int *info, size_t, size_t);
+extern void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const int *lda,
+		    float *w, float *work, const int *lwork, int *iwork, const int *liwork,
+		    int *info, size_t, size_t);
+extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n,
+		    double *a, const int *lda, const double *vl, const double *vu, const int *il,
+		    const int *iu, const double *abstol, int *m, double *w, double *z,
+		    const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork,
+		    const int *liwork, int *info, size_t, size_t, size_t);
+extern void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda,
+		    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
+		    const int *lwork, int *iwork, int *info, size_t);
+extern void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+		   const double *alpha, const double *a, const int *lda, const double *b,
+		   const int *ldb, const double *beta, double *c, const int *ldc, size_t, size_t);
+
+static const char *const method_names[GWB_DM_COUNT] = {
+	"auto", "syevd", "syevr", "jacobi", "mixed", "cusolver",
+};
+
+const char *gwb_dense_method_name(gwb_dense_method m)
+{
+	return (unsigned)m < GWB_DM_COUNT ? method_names[m] : "?";
+}
+
+gwb_status gwb_dense_method_parse(const char *s, gwb_dense_method *out)
+{
+	int i;
+
+	for (i = 0; i < GWB_DM_COUNT; i++)
+		if (!strcmp(s, method_names[i])) {
+			*out = (gwb_dense_method)i;
+			return GWB_OK;
+		}
+	if (!strcmp(s, "lapack")) {
+		*out = GWB_DM_SYEVD;
+		return GWB_OK;
+	}
+	return gwb_error(GWB_EINVAL, "method must be one of auto, syevd (or lapack), syevr, jacobi, "
+			 "mixed, cusolver for a dense matrix (got \"%s\")", s);
+}
+
+void gwb_dense_opts_default(gwb_dense_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->which = GWB_END_SMALLEST;
+	o->method = GWB_DM_AUTO;
+	o->backend = GWB_BACKEND_AUTO;
+	o->vectors = true;
+	o->residuals = true;
+	o->dtype = -1;
+}
+
+static int dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda,
+		 const double *b, int ldb, double beta, double *c, int ldc)
+{
+	dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+	return 0;
+}
+
+/* --- LAPACK wrappers (column-major, overwrite a) ------------------------------------------ */
+
+static gwb_status lapack_dsyevd(int n, double *a, double *w, bool vectors)
+{
+	char jobz = vectors ? 'V' : 'N', uplo = 'L';
+	int lwork = -1, liwork = -1, info = 0, iw = 0;
+	double wq = 0;
+	double *work;
+	int *iwork;
+
+	dsyevd_(&jobz, &uplo, &n, a, &n, w, &wq, &lwork, &iw, &liwork, &info, 1, 1);
+	if (info)
+		return gwb_error(GWB_EINVAL, "dsyevd workspace query failed (info %d)", info);
+	lwork = (int)wq + 1;
+	liwork = iw + 1;
+	work = malloc((size_t)lwork * sizeof(double));
+	iwork = malloc((size_t)liwork * sizeof(int));
+	if (!work || !iwork) {
+		free(work);
+		free(iwork);
+		return gwb_error(GWB_ENOMEM, "out of memory: dsyevd needs %.1f MiB of workspace",
+				 ((double)lwork * 8 + (double)liwork * 4) / 1048576.0);
+	}
+	dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+	free(work);
+	free(iwork);
+	if (info > 0)
+		return gwb_error(GWB_ENOCONV, "LAPACK dsyevd did not converge (info %d); try "
+				 "method = \"jacobi\"", info);
+	if (info < 0)
+		return gwb_error(GWB_EINVAL, "LAPACK dsyevd: bad argument %d", -info);
+	return GWB_OK;
+}
+
+static gwb_status lapack_ssyevd(int n, float *a, float *w, bool vectors)
+{
+	char jobz = vectors ? 'V' : 'N', uplo = 'L';
+	int lwork = -1, liwork = -1, info = 0, iw = 0;
+	float wq = 0;
+	float *work;
+	int *iwork;
+
+	ssyevd_(&jobz, &uplo, &n, a, &n, w, &wq, &lwork, &iw, &liwork, &info, 1, 1);
+	if (info)
+		return gwb_error(GWB_EINVAL, "ssyevd workspace query failed (info %d)", info);
+	lwork = (int)wq + 1;
+	liwork = iw + 1;
+	work = malloc((size_t)lwork * sizeof(float));
+	iwork = malloc((size_t)liwork * sizeof(int));
+	if (!work || !iwork) {
+		free(work);
+		free(iwork);
+		return gwb_error(GWB_ENOMEM, "out of memory: ssyevd workspace");
+	}
+	ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+	free(work);
+	free(iwork);
+	if (info > 0)
+		return gwb_error(GWB_ENOCONV, "LAPACK ssyevd did not converge (info %d)", info);
+	if (info < 0)
+		return gwb_error(GWB_EINVAL, "LAPACK ssyevd: bad argument %d", -info);
+	return GWB_OK;
+}
+
+/* Eigenpairs il..iu (1-based) through dsyevr; w and z receive iu-il+1 of them. */
+static gwb_status lapack_dsyevr(int n, double *a, int il, int iu, double *w, double *z,
+				bool vectors)
+{
+	char jobz = vectors ? 'V' : 'N', range = 'I', uplo = 'L';
+	int lwork = -1, liwork = -1, info = 0, iw = 0, m = 0, ldz = n;
+	double wq = 0, vl = 0, vu = 0, abstol = 0;
+	double *work = NULL, *zz = z;
+	int *iwork = NULL, *isuppz = NULL;
+	gwb_status rc = GWB_OK;
+
+	isuppz = malloc(2 * (size_t)n * sizeof(int));
+	if (!isuppz)
+		return gwb_error(GWB_ENOMEM, "out of memory: dsyevr");
+	if (!vectors) {
+		zz = &wq;  /* not referenced */
+		ldz = 1;
+	}
+	dsyevr_(&jobz, &range, &uplo, &n, a, &n, &vl, &vu, &il, &iu, &abstol, &m, w, zz, &ldz, isuppz,
+		&wq, &lwork, &iw, &liwork, &info, 1, 1, 1);
+	if (info) {
+		rc = gwb_error(GWB_EINVAL, "dsyevr workspace query failed (info %d)", info);
+		goto out;
+	}
+	lwork = (int)wq + 1;
+	liwork = iw + 1;
+	work = malloc((size_t)lwork * sizeof(double));
+	iwork = malloc((size_t)liwork * sizeof(int));
+	if (!work || !iwork) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: dsyevr workspace");
+		goto out;
+	}
+	dsyevr_(&jobz, &range, &uplo, &n, a, &n, &vl, &vu, &il, &iu, &abstol, &m, w, zz, &ldz, isuppz,
+		work, &lwork, iwork, &liwork, &info, 1, 1, 1);
+	if (info > 0)
+		rc = gwb_error(GWB_ENOCONV, "LAPACK dsyevr failed (info %d); try method = \"syevd\"",
+			       info);
+	else if (info < 0)
+		rc = gwb_error(GWB_EINVAL, "LAPACK dsyevr: bad argument %d", -info);
+	else if (m != iu - il + 1)
+		rc = gwb_error(GWB_ENOCONV, "LAPACK dsyevr returned %d pairs, expected %d", m,
+			       iu - il + 1);
+out:
+	free(work);
+	free(iwork);
+	free(isuppz);
+	return rc;
+}
+
+/* --- the cyclic Jacobi reference ----------------------------------------------------------- */
+
+static double off_norm(size_t n, const double *a)
+{
+	double s = 0.0, c = 0.0;
+	size_t i, j;
+
+	for (j = 0; j < n; j++)
+		for (i = 0; i < n; i++) {
+			double t, u;
+			if (i == j)
+				continue;
+			t = a[j * n + i] * a[j * n + i];
+			u = s + t;
+			c += s >= t ? (s - u) + t : (t - u) + s;
+			s = u;
+		}
+	return sqrt(s + c);
+}
+
+gwb_status gwb_eig_jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
+			      int max_sweeps, int *sweeps)
+{
+	size_t p, q, r, i;
+	double nrm = 0.0, tiny;
+	int sweep, rotations = 1;
+
+	if (tol <= 0)
+		tol = DBL_EPSILON;
+	if (max_sweeps <= 0)
+		max_sweeps = 50;
+	if (V) {
+		memset(V, 0, n * n * sizeof(double));
+		for (i = 0; i < n; i++)
+			V[i * n + i] = 1.0;
+	}
+	for (i = 0; i < n * n; i++)
+		nrm += a[i] * a[i];
+	nrm = sqrt(nrm);
+	tiny = 1e-2 * DBL_EPSILON * nrm / (double)(n ? n : 1);
+	for (sweep = 0; sweep < max_sweeps && rotations; sweep++) {
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "interrupted");
+		rotations = 0;
+		for (p = 0; p + 1 < n; p++)
+			for (q = p + 1; q < n; q++) {
+				double apq = a[q * n + p], app = a[p * n + p], aqq = a[q * n + q];
+				double theta, t, c, s;
+				if (fabs(apq) <= tol * sqrt(fabs(app * aqq)) || fabs(apq) <= tiny)
+					continue;
+				rotations++;
+				theta = (aqq - app) / (2.0 * apq);
+				if (fabs(theta) > 1e150)
+					t = 0.5 / theta;
+				else
+					t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(1.0 + theta * theta));
+				c = 1.0 / sqrt(1.0 + t * t);
+				s = t * c;
+				/* Columns p and q, then rows p and q (symmetric: keep both halves). */
+				for (r = 0; r < n; r++) {
+					double x = a[p * n + r], y = a[q * n + r];
+					a[p * n + r] = c * x - s * y;
+					a[q * n + r] = s * x + c * y;
+				}
+				for (r = 0; r < n; r++) {
+					double x = a[r * n + p], y = a[r * n + q];
+					a[r * n + p] = c * x - s * y;
+					a[r * n + q] = s * x + c * y;
+				}
+				a[q * n + p] = a[p * n + q] = 0.0;
+				if (V)
+					for (r = 0; r < n; r++) {
+						double x = V[p * n + r], y = V[q * n + r];
+						V[p * n + r] = c * x - s * y;
+						V[q * n + r] = s * x + c * y;
+					}
+			}
+	}
+	if (sweeps)
+		*sweeps = sweep;
+	/* Sort ascending (selection sort moving vectors). */
+	for (i = 0; i < n; i++)
+		w[i] = a[i * n + i];
+	for (p = 0; p + 1 < n; p++) {
+		size_t best = p;
+		for (q = p + 1; q < n; q++)
+			if (w[q] < w[best])
+				best = q;
+		if (best != p) {
+			double t = w[p];
+			w[p] = w[best];
+			w[best] = t;
+			if (V)
+				for (r = 0; r < n; r++) {
+					t = V[p * n + r];
+					V[p * n + r] = V[best * n + r];
+					V[best * n + r] = t;
+				}
+		}
+	}
+	if (rotations)
+		return gwb_error(GWB_ENOCONV, "Jacobi did not converge in %d sweeps (off-diagonal "
+				 "norm %.3g relative)", max_sweeps, off_norm(n, a) / (nrm > 0 ? nrm : 1));
+	return GWB_OK;
+}
+
+/* --- mixed precision: f32 solve, then f64 refinement ------------------------------------- */
+
+/* Refine approximate eigenvectors Q (n x n column-major f64, orthogonal to f32 accuracy) of the
+ * f64 matrix a: orthogonalize Q by two Newton-Schulz steps (Q <- Q (3I - Q^T Q) / 2), rotate
+ * B = Q^T A Q (nearly diagonal), finish with Jacobi on B (quadratic convergence from there),
+ * V = Q W. w, V receive the f64 pairs. */
+static gwb_status refine_f64(int n, const double *a, double *Q, double *w, double *V,
+			     int *sweeps)
+{
+	size_t nn = (size_t)n * n;
+	double *T = malloc(nn * sizeof(double)), *Q2 = malloc(nn * sizeof(double));
+	double *W = malloc(nn * sizeof(double));
+	gwb_status rc = GWB_OK;
+	int it, i;
+
+	if (!T || !Q2 || !W) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: f64 refinement of order %d", n);
+		goto out;
+	}
+	for (it = 0; it < 2; it++) {
+		dgemm('T', 'N', n, n, n, 1.0, Q, n, Q, n, 0.0, T, n);
+		for (i = 0; i < n; i++)
+			T[(size_t)i * n + i] -= 3.0;
+		/* Q2 = Q * (-(T - 3I)) / 2 = Q (3I - Q^T Q) / 2 */
+		dgemm('N', 'N', n, n, n, -0.5, Q, n, T, n, 0.0, Q2, n);
+		memcpy(Q, Q2, nn * sizeof(double));
+	}
+	dgemm('N', 'N', n, n, n, 1.0, a, n, Q, n, 0.0, T, n);   /* T = A Q */
+	dgemm('T', 'N', n, n, n, 1.0, Q, n, T, n, 0.0, Q2, n);  /* Q2 = Q^T A Q */
+	/* Symmetrize the rounding. */
+	for (i = 0; i < n; i++) {
+		int j;
+		for (j = i + 1; j < n; j++) {
+			double s = 0.5 * (Q2[(size_t)j * n + i] + Q2[(size_t)i * n + j]);
+			Q2[(size_t)j * n + i] = Q2[(size_t)i * n + j] = s;
+		}
+	}
+	rc = gwb_eig_jacobi_ref((size_t)n, Q2, w, W, 0, 20, sweeps);
+	if (rc)
+		goto out;
+	dgemm('N', 'N', n, n, n, 1.0, Q, n, W, n, 0.0, V, n);
+out:
+	free(T);
+	free(Q2);
+	free(W);
+	return rc;
+}
+
+/* All pairs of one matrix, f64 column-major a (destroyed), on the CPU. */
+static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_matrix *A,
+				size_t b, double tol, int max_sweeps, double *w, double *V,
+				int *iters)
+{
+	gwb_status rc;
+
+	*iters = 0;
+	switch (m) {
+	case GWB_DM_JACOBI:
+		return gwb_eig_jacobi_ref((size_t)n, a, w, V, tol, max_sweeps, iters);
+	case GWB_DM_MIXED: {
+		size_t nn = (size_t)n * n, i;
+		float *s = malloc(nn * sizeof(float)), *ws = malloc((size_t)n * sizeof(float));
+		double *Q = malloc(nn * sizeof(double)), *Vt = V ? NULL : malloc(nn * sizeof(double));
+		if (!s || !ws || !Q || (!V && !Vt)) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory: mixed-precision solve of order %d", n);
+		} else {
+			for (i = 0; i < nn; i++)
+				s[i] = (float)a[i];
+			rc = lapack_ssyevd(n, s, ws, true);
+			if (!rc) {
+				for (i = 0; i < nn; i++)
+					Q[i] = s[i];
+				rc = refine_f64(n, a, Q, w, V ? V : Vt, iters);
+			}
+		}
+		(void)A;
+		(void)b;
+		free(s);
+		free(ws);
+		free(Q);
+		free(Vt);
+		return rc;
+	}
+	default:
+		rc = lapack_dsyevd(n, a, w, V != NULL);
+		if (!rc && V)
+			memcpy(V, a, (size_t)n * n * sizeof(double));
+		return rc;
+	}
+}
+
+/* --- residuals and orthogonality ---------------------------------------------------------- */
+
+/* Residuals of matrix b's pairs and its orthogonality (returned in *orth); thread safe for
+ * distinct b. */
+static gwb_status dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_t ab,
+			      double *orth)
+{
+	size_t n = e->n, k = e->k, i, r;
+	double *a = NULL, *AV = NULL, *G = NULL, normA = 0.0, worst = 0.0;
+	const double *V = gwb_eigen_vector(e, b, 0);
+	gwb_status rc;
+
+	*orth = NAN;
+	if (!V)
+		return GWB_OK;
+	if (A->rows != n || A->cols != n)
+		return gwb_error(GWB_EINVAL, "residual check: matrix is %zu x %zu, result order %zu",
+				 A->rows, A->cols, n);
+	rc = gwb_matrix_to_f64_colmajor(A, ab, &a);
+	if (rc)
+		return rc;
+	AV = malloc(n * k * sizeof(double));
+	G = malloc(k * k * sizeof(double));
+	if (!AV || !G) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory computing residuals (%zu x %zu)", n, k);
+		goto out;
+	}
+	dgemm('N', 'N', (int)n, (int)k, (int)n, 1.0, a, (int)n, V, (int)n, 0.0, AV, (int)n);
+	if (k == n) {
+		for (i = 0; i < k; i++)
+			if (fabs(e->values[b * k + i]) > normA)
+				normA = fabs(e->values[b * k + i]);
+	} else {
+		normA = gwb_matrix_norm_fro(A, ab);
+	}
+	if (normA == 0.0)
+		normA = 1.0;
+	for (i = 0; i < k; i++) {
+		const double *v = V + i * n, *y = AV + i * n;
+		double lam = e->values[b * k + i], s = 0.0, c = 0.0, nv;
+		for (r = 0; r < n; r++) {
+			double d = y[r] - lam * v[r], t = d * d, u = s + t;
+			c += s >= t ? (s - u) + t : (t - u) + s;
+			s = u;
+		}
+		nv = sqrt(gwb_dot_kahan(v, v, n));
+		e->residuals[b * k + i] = sqrt(s + c) / (normA * (nv > 0 ? nv : 1.0));
+	}
+	dgemm('T', 'N', (int)k, (int)k, (int)n, 1.0, V, (int)n, V, (int)n, 0.0, G, (int)k);
+	for (i = 0; i < k * k; i++) {
+		double d = fabs(G[i] - (i % (k + 1) == 0 ? 1.0 : 0.0));
+		if (d > worst || d != d)
+			worst = d;
+	}
+	*orth = worst;
+out:
+	free(a);
+	free(AV);
+	free(G);
+	return rc;
+}
+
+static void fold_orth(gwb_eigen *e, double o)
+{
+	if (o == o && (e->orthogonality != e->orthogonality || o > e->orthogonality))
+		e->orthogonality = o;
+}
+
+gwb_status gwb_eig_dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_t ab)
+{
+	double o;
+	gwb_status rc = dense_check(e, b, A, ab, &o);
+
+	if (!rc) {
+		fold_orth(e, o);
+		gwb_eigen_update_max(e);
+	}
+	return rc;
+}
+
+/* --- a small parallel-for over matrices --------------------------------------------------- */
+
+typedef gwb_status (*item_fn)(void *ctx, size_t i);
+
+typedef struct pfor {
+	item_fn fn;
+	void *ctx;
+	size_t count;
+	atomic_size_t next;
+	atomic_int failed;
+	pthread_mutex_t lock;
+	gwb_status rc;
+	char msg[512];
+} pfor;
+
+static void *pfor_worker(void *arg)
+{
+	pfor *p = arg;
+	size_t i;
+
+	while (!atomic_load(&p->failed) && (i = atomic_fetch_add(&p->next, 1)) < p->count) {
+		gwb_status rc;
+		if (gwb_intr_pending())
+			rc = gwb_error(GWB_EINTR, "interrupted");
+		else
+			rc = p->fn(p->ctx, i);
+		if (rc) {
+			pthread_mutex_lock(&p->lock);
+			if (!p->rc) {
+				p->rc = rc;
+				snprintf(p->msg, sizeof(p->msg), "%s", gwb_errmsg());
+			}
+			pthread_mutex_unlock(&p->lock);
+			atomic_store(&p->failed, 1);
+		}
+		if ((i & 63) == 0)
+			gwb_progress_update((double)i, NULL, 0);
+	}
+	return NULL;
+}
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/* Run fn(ctx, i) for i in [0, count) on `threads` threads (0 = online CPUs). The first error
+ * wins and stops the others; its message is restored on the calling thread. */
+static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
+{
+	pfor p;
+	pthread_t tid[256];
+	int t, started = 0;
+
+	if (threads <= 0)
+		threads = online_cpus();
+	if (threads > 256)
+		threads = 256;
+	if ((size_t)threads > count)
+		threads = (int)count;
+	memset(&p, 0, sizeof(p));
+	p.fn = fn;
+	p.ctx = ctx;
+	p.count = count;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.failed, 0);
+	pthread_mutex_init(&p.lock, NULL);
+	for (t = 1; t < threads; t++)
+		if (pthread_create(&tid[started], NULL, pfor_worker, &p) == 0)
+			started++;
+	pfor_worker(&p);
+	for (t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	pthread_mutex_destroy(&p.lock);
+	if (p.rc)
+		return gwb_error(p.rc, "%s", p.msg);
+	return GWB_OK;
+}
+
+/* --- checks shared by the drivers ---------------------------------------------------------- */
+
+static double default_sym_tol(const gwb_matrix *A)
+{
+	return A->dtype == GWB_F32 ? 1e-5 : 1e-10;
+}
+
+static gwb_status check_symmetric(const gwb_matrix *A, size_t b, double tol, const char *fn)
+{
+	double rel;
+	size_t at[2];
+
+	if (A->rows != A->cols)
+		return gwb_error(GWB_EINVAL, "%s: the matrix is %zu x %zu, not square; a symmetric "
+				 "eigensolver needs a square symmetric matrix: use eig.svd(A) for "
+				 "general matrices", fn, A->rows, A->cols);
+	if (!gwb_matrix_is_symmetric(A, b, tol, &rel, at)) {
+		char where[64] = "";
+		if (A->count > 1)
+			snprintf(where, sizeof(where), " (matrix %zu of the batch)", b + 1);
+		return gwb_error(GWB_EINVAL, "%s: the matrix%s is not symmetric: relative asymmetry "
+				 "%.3g at (%zu, %zu) exceeds sym_tol = %.3g; use eig.svd(A) for "
+				 "general matrices, or symmetrize it ((A + A^T) / 2)", fn, where, rel,
+				 at[0] + 1, at[1] + 1, tol);
+	}
+	return GWB_OK;
+}
+
+static void set_str(char *dst, size_t size, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && s[i]; i++)
+		dst[i] = s[i];
+	dst[i] = 0;
+}
+
+/* --- one dense matrix -------------------------------------------------------------------- */
+
+/* Copy pairs [lo, lo + cnt) of a full solution (w, V column-major n x n) into slot `at` of e. */
+static void take_pairs(gwb_eigen *e, size_t at, const double *w, const double *V, size_t lo,
+		       size_t cnt)
+{
+	size_t i;
+
+	for (i = 0; i < cnt; i++) {
+		e->values[at + i] = w[lo + i];
+		if (e->vectors && V)
+			memcpy(gwb_eigen_vector(e, 0, at + i), V + (lo + i) * e->n, e->n * sizeof(double));
+	}
+}
+
+gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
+{
+	static const char *fn = "eig.solve";
+	size_t n = A->rows, k, kk;
+	bool all, want_v = o->vectors;
+	gwb_dense_method m = o->method;
+	gwb_backend be;
+	char why[160] = "";
+	double t0 = gwb_now(), t1;
+	double *a = NULL, *w = NULL, *V = NULL;
+	gwb_eigen *e = NULL;
+	gwb_status rc;
+	int iters = 0;
+
+	*out = NULL;
+	if (A->count != 1)
+		return gwb_error(GWB_EINVAL, "%s: got a batch of %zu matrices; use eig.batched(B) for "
+				 "batches", fn, A->count);
+	rc = check_symmetric(A, 0, o->sym_tol > 0 ? o->sym_tol : default_sym_tol(A), fn);
+	if (rc)
+		return rc;
+	if (n > 46340)
+		return gwb_error(GWB_EINVAL, "%s: order %zu is too large for a dense solver (LAPACK "
+				 "32-bit indexing); use a sparse matrix and an iterative method", fn, n);
+	k = o->k ? o->k : n;
+	if (k > n)
+		return gwb_error(GWB_EINVAL, "%s: k = %zu exceeds the order of the matrix (%zu)", fn, k, n);
+	all = o->k == 0 || (o->which == GWB_END_BOTH ? 2 * k >= n : k >= n);
+	kk = all ? n : (o->which == GWB_END_BOTH ? 2 * k : k);
+	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
+		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop "
+				 "backend = \"cpu\" or choose method = \"syevd\"", fn);
+	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+				(double)n * n * gwb_dtype_size(A->dtype), 8.0 * 1048576, &be, why,
+				sizeof(why));
+	if (rc)
+		return rc;
+	if (m == GWB_DM_AUTO || m == GWB_DM_CUSOLVER)
+		m = all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
+	rc = gwb_eigen_new(n, n, kk, 1, want_v, false, &e);
+	if (rc)
+		return rc;
+	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
+	set_str(e->note, sizeof(e->note), why);
+	set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
+		(A->dtype == GWB_F32 && be == GWB_BACKEND_GPU && m != GWB_DM_JACOBI) ? "f32" : "f64");
+
+	w = malloc(n * sizeof(double));
+	if (!w) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_eig_stats st;
+		memset(&st, 0, sizeof(st));
+		if (want_v || m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
+			V = malloc(n * n * sizeof(double));
+			if (!V) {
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
+				goto out_free;
+			}
+		}
+		if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
+			rc = gwb_gpu_jacobi_batched(A->data, A->dtype, 1, (int)n,
+						    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
+						    o->max_sweeps, w, V, &st);
+			if (!rc) {
+				/* The kernel returns pairs unsorted: sort them through a temporary
+				 * result of all pairs. */
+				gwb_eigen *full = NULL;
+				rc = gwb_eigen_new(n, n, n, 1, true, false, &full);
+				if (!rc) {
+					memcpy(full->values, w, n * sizeof(double));
+					memcpy(full->vectors, V, n * n * sizeof(double));
+					gwb_eigen_sort(full, 0);
+					memcpy(w, full->values, n * sizeof(double));
+					memcpy(V, full->vectors, n * n * sizeof(double));
+					gwb_eigen_free(full);
+				}
+			}
+			set_str(e->method, sizeof(e->method), st.variant);
+			set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
+				gwb_dtype_name(A->dtype));
+		} else if (m == GWB_DM_SYEVR && !all) {
+			/* Symmetric: row-major data is its own transpose. */
+			const void *src = A->data;
+
+			if (o->which != GWB_END_LARGEST)
+				rc = gwb_gpu_syevd(src, A->dtype, (int)n, 1, (int)k, w,
+						   V, &st);
+			if (!rc && o->which != GWB_END_SMALLEST) {
+				size_t at = o->which == GWB_END_BOTH ? k : 0;
+				gwb_gpu_eig_stats st2;
+				memset(&st2, 0, sizeof(st2));
+				rc = gwb_gpu_syevd(src, A->dtype, (int)n, (int)(n - k + 1), (int)n,
+						   w + at, V ? V + at * n : NULL, &st2);
+				st.kernel_ms += st2.kernel_ms;
+				st.transfer_ms += st2.transfer_ms;
+			}
+			set_str(e->method, sizeof(e->method), "cusolver-Xsyevdx");
+			if (!rc) {
+				take_pairs(e, 0, w, V, 0, kk);
+				e->kernel_ms = st.kernel_ms;
+				e->transfer_ms = st.transfer_ms;
+				e->converged = true;
+				goto finish;
+			}
+		} else {
+			rc = gwb_gpu_syevd(A->data, A->dtype, (int)n, 0, 0, w, V, &st);
+			set_str(e->method, sizeof(e->method), "cusolver-Xsyevd");
+		}
+		if (rc)
+			goto out_free;
+		e->kernel_ms = st.kernel_ms;
+		e->transfer_ms = st.transfer_ms;
+		e->iterations = st.sweeps;
+		e->converged = st.unconverged == 0;
+#else
+		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+		goto out_free;
+#endif
+	} else {
+		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+		if (rc)
+			goto out_free;
+		if (m == GWB_DM_SYEVR && !all) {
+			double *z = NULL;
+			if (want_v) {
+				z = malloc(n * kk * sizeof(double));
+				if (!z) {
+					rc = gwb_error(GWB_ENOMEM, "out of memory");
+					goto out_free;
+				}
+			}
+			if (o->which != GWB_END_LARGEST)
+				rc = lapack_dsyevr((int)n, a, 1, (int)k, w, z, want_v);
+			if (!rc && o->which != GWB_END_SMALLEST) {
+				size_t at = o->which == GWB_END_BOTH ? k : 0;
+				if (o->which == GWB_END_BOTH) {
+					/* dsyevr destroyed a: convert again. */
+					free(a);
+					rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+				}
+				if (!rc)
+					rc = lapack_dsyevr((int)n, a, (int)(n - k + 1), (int)n, w + at,
+							   z ? z + at * n : NULL, want_v);
+			}
+			if (!rc) {
+				take_pairs(e, 0, w, z, 0, kk);
+				set_str(e->method, sizeof(e->method), "lapack-dsyevr");
+			}
+			free(z);
+			if (rc)
+				goto out_free;
+			e->converged = true;
+			t1 = gwb_now();
+			e->kernel_ms = (t1 - t0) * 1e3;
+			goto finish;
+		}
+		if (want_v || m == GWB_DM_MIXED) {
+			V = malloc(n * n * sizeof(double));
+			if (!V) {
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
+				goto out_free;
+			}
+		}
+		rc = cpu_all_pairs(m, (int)n, a, A, 0, o->tol, o->max_sweeps, w, want_v ? V : NULL,
+				   &iters);
+		if (rc)
+			goto out_free;
+		e->iterations = iters;
+		e->converged = true;
+		set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
+			m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" : "lapack-dsyevd");
+		t1 = gwb_now();
+		e->kernel_ms = (t1 - t0) * 1e3;
+	}
+	/* Select the requested ends from the full solution. */
+	if (all) {
+		take_pairs(e, 0, w, V, 0, n);
+	} else if (o->which == GWB_END_SMALLEST) {
+		take_pairs(e, 0, w, V, 0, k);
+	} else if (o->which == GWB_END_LARGEST) {
+		take_pairs(e, 0, w, V, n - k, k);
+	} else {
+		take_pairs(e, 0, w, V, 0, k);
+		take_pairs(e, k, w, V, n - k, k);
+	}
+finish:
+	if (e->vectors && o->residuals) {
+		rc = gwb_eig_dense_check(e, 0, A, 0);
+		if (rc)
+			goto out_free;
+	}
+	e->total_ms = (gwb_now() - t0) * 1e3;
+	*out = e;
+	e = NULL;
+out_free:
+	free(a);
+	free(w);
+	free(V);
+	gwb_eigen_free(e);
+	return rc;
+}
+
+/* --- batches ------------------------------------------------------------------------------ */
+
+typedef struct batch_ctx {
+	const gwb_matrix *B;
+	gwb_eigen *e;
+	gwb_dense_method m;
+	double tol;
+	int max_sweeps;
+	bool check;
+	double *orth;         /* per matrix */
+	atomic_int max_iters;
+} batch_ctx;
+
+static gwb_status batch_solve_one(void *arg, size_t b)
+{
+	batch_ctx *c = arg;
+	gwb_eigen *e = c->e;
+	size_t n = e->n;
+	double *a = NULL, *V = e->vectors ? gwb_eigen_vector(e, b, 0) : NULL;
+	gwb_status rc;
+	int iters = 0, prev;
+
+	if (c->m == GWB_DM_SYEVD && c->B->dtype == GWB_F32) {
+		/* An f32 batch on the CPU: LAPACK ssyevd in f32, like the GPU's f32 path. */
+		size_t i, nn = n * n;
+		float *s = malloc(nn * sizeof(float)), *ws = malloc(n * sizeof(float));
+		const float *src = gwb_matrix_ptr(c->B, b);
+		if (!s || !ws) {
+			free(s);
+			free(ws);
+			return gwb_error(GWB_ENOMEM, "out of memory");
+		}
+		memcpy(s, src, nn * sizeof(float));  /* symmetric: layout does not matter */
+		rc = lapack_ssyevd((int)n, s, ws, V != NULL);
+		if (!rc) {
+			for (i = 0; i < n; i++)
+				e->values[b * n + i] = ws[i];
+			if (V)
+				for (i = 0; i < nn; i++)
+					V[i] = s[i];
+		}
+		free(s);
+		free(ws);
+	} else {
+		rc = gwb_matrix_to_f64_colmajor(c->B, b, &a);
+		if (rc)
+			return rc;
+		rc = cpu_all_pairs(c->m, (int)n, a, c->B, b, c->tol, c->max_sweeps,
+				   e->values + b * n, V, &iters);
+		free(a);
+	}
+	if (rc)
+		return rc;
+	prev = atomic_load(&c->max_iters);
+	while (iters > prev && !atomic_compare_exchange_weak(&c->max_iters, &prev, iters))
+		;
+	return GWB_OK;
+}
+
+static gwb_status batch_check_one(void *arg, size_t b)
+{
+	batch_ctx *c = arg;
+
+	return dense_check(c->e, b, c->B, b, &c->orth[b]);
+}
+
+gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen **out)
+{
+	static const char *fn = "eig.batched";
+	size_t n = B->rows, count = B->count, b;
+	double t0 = gwb_now(), tol = o->sym_tol > 0 ? o->sym_tol : default_sym_tol(B);
+	gwb_dense_method m = o->method;
+	gwb_backend be;
+	char why[160] = "";
+	batch_ctx c;
+	gwb_eigen *e = NULL;
+	gwb_status rc;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	for (b = 0; b < count; b++)
+		if ((rc = check_symmetric(B, b, tol, fn)))
+			return rc;
+	if (m == GWB_DM_SYEVR)
+		return gwb_error(GWB_EINVAL, "%s: method \"syevr\" (a subset) is for eig.solve; a "
+				 "batch gets all pairs (syevd, jacobi, mixed, cusolver)", fn);
+	if (m == GWB_DM_MIXED && B->dtype != GWB_F64)
+		return gwb_error(GWB_EINVAL, "%s: method \"mixed\" refines to f64 and needs an f64 "
+				 "batch (make it with dtype = \"f64\")", fn);
+	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
+		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop backend "
+				 "= \"cpu\"", fn);
+	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+				(double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
+	if (rc)
+		return rc;
+	rc = gwb_eigen_new(n, n, n, count, o->vectors, false, &e);
+	if (rc)
+		return rc;
+	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
+	set_str(e->note, sizeof(e->note), why);
+	set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" : gwb_dtype_name(B->dtype));
+	c.B = B;
+	c.e = e;
+	c.tol = o->tol;
+	c.max_sweeps = o->max_sweeps;
+	atomic_init(&c.max_iters, 0);
+	gwb_progress_begin(fn, (double)count);
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_eig_stats st;
+		memset(&st, 0, sizeof(st));
+		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)
+			rc = gwb_gpu_cusolver_batched(B->data, B->dtype, count, (int)n, e->values,
+						      e->vectors, &st);
+		else
+			rc = gwb_gpu_jacobi_batched(B->data, B->dtype, count, (int)n,
+						    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,
+						    o->max_sweeps, e->values, e->vectors, &st);
+		if (rc)
+			goto out_free;
+		set_str(e->method, sizeof(e->method), st.variant);
+		e->kernel_ms = st.kernel_ms;
+		e->transfer_ms = st.transfer_ms;
+		e->iterations = st.sweeps;
+		e->converged = st.unconverged == 0;
+		for (b = 0; b < count; b++)
+			gwb_eigen_sort(e, b);
+#else
+		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+		goto out_free;
+#endif
+	} else {
+		if (m == GWB_DM_AUTO)
+			m = GWB_DM_SYEVD;
+		c.m = m;
+		rc = parallel_for(count, o->threads, batch_solve_one, &c);
+		if (rc)
+			goto out_free;
+		e->iterations = atomic_load(&c.max_iters);
+		e->converged = true;
+		set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
+			m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" :
+			B->dtype == GWB_F32 ? "lapack-ssyevd" : "lapack-dsyevd");
+		e->kernel_ms = (gwb_now() - t0) * 1e3;
+	}
+	if (e->vectors && o->residuals) {
+		c.orth = malloc(count * sizeof(double));
+		if (!c.orth) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		rc = parallel_for(count, o->threads, batch_check_one, &c);
+		if (rc)
+			goto out_free;
+		for (b = 0; b < count; b++)
+			fold_orth(e, c.orth[b]);
+		gwb_eigen_update_max(e);
+	}
+	e->total_ms = (gwb_now() - t0) * 1e3;
+	*out = e;
+	e = NULL;
+out_free:
+	gwb_progress_end();
+	free(c.orth);
+	gwb_eigen_free(e);
+	return rc;
+}
+
+/* --- SVD ---------------------------------------------------------------------------------- */
+
+static gwb_status lapack_dgesdd(int m, int n, double *a, double *s, double *U, double *VT,
+				bool vectors)
+{
+	char jobz = vectors ? 'S' : 'N';
+	int p = m < n ? m : n, lwork = -1, info = 0, ldu = vectors ? m : 1, ldvt = vectors ? p : 1;
+	double wq = 0, *work;
+	int *iwork = malloc(8 * (size_t)p * sizeof(int));
+	double dummy = 0;
+
+	if (!iwork)
+		return gwb_error(GWB_ENOMEM, "out of memory: dgesdd");
+	dgesdd_(&jobz, &m, &n, a, &m, s, vectors ? U : &dummy, &ldu, vectors ? VT : &dummy, &ldvt,
+		&wq, &lwork, iwork, &info, 1);
+	if (info) {
+		free(iwork);
+		return gwb_error(GWB_EINVAL, "dgesdd workspace query failed (info %d)", info);
+	}
+	lwork = (int)wq + 1;
+	work = malloc((size_t)lwork * sizeof(double));
+	if (!work) {
+		free(iwork);
+		return gwb_error(GWB_ENOMEM, "out of memory: dgesdd needs %.1f MiB of workspace",
+				 (double)lwork * 8 / 1048576.0);
+	}
+	dgesdd_(&jobz, &m, &n, a, &m, s, vectors ? U : &dummy, &ldu, vectors ? VT : &dummy, &ldvt,
+		work, &lwork, iwork, &info, 1);
+	free(work);
+	free(iwork);
+	if (info > 0)
+		return gwb_error(GWB_ENOCONV, "LAPACK dgesdd did not converge (info %d)", info);
+	if (info < 0)
+		return gwb_error(GWB_EINVAL, "LAPACK dgesdd: bad argument %d", -info);
+	return GWB_OK;
+}
+
+/* Residuals max(||A v - s u||, ||A^T u - s v||) / s_max per triplet, and the orthogonality of
+ * V and U. */
+static gwb_status svd_check(gwb_eigen *e, const double *a)
+{
+	size_t m = e->m, n = e->n, k = e->k, i, r;
+	double *AV = malloc(m * k * sizeof(double)), *ATU = malloc(n * k * sizeof(double));
+	double *G = malloc(k * k * sizeof(double)), smax = e->values[0], worst = 0.0;
+	int pass;
+
+	if (!AV || !ATU || !G) {
+		free(AV);
+		free(ATU);
+		free(G);
+		return gwb_error(GWB_ENOMEM, "out of memory checking the SVD");
+	}
+	if (!(smax > 0))
+		smax = 1.0;
+	dgemm('N', 'N', (int)m, (int)k, (int)n, 1.0, a, (int)m, e->vectors, (int)n, 0.0, AV, (int)m);
+	dgemm('T', 'N', (int)n, (int)k, (int)m, 1.0, a, (int)m, e->left, (int)m, 0.0, ATU, (int)n);
+	for (i = 0; i < k; i++) {
+		double s1 = 0, s2 = 0, sv = e->values[i];
+		for (r = 0; r < m; r++) {
+			double d = AV[i * m + r] - sv * e->left[i * m + r];
+			s1 += d * d;
+		}
+		for (r = 0; r < n; r++) {
+			double d = ATU[i * n + r] - sv * e->vectors[i * n + r];
+			s2 += d * d;
+		}
+		e->residuals[i] = sqrt(s1 > s2 ? s1 : s2) / smax;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		const double *X = pass ? e->left : e->vectors;
+		int len = (int)(pass ? m : n);
+		dgemm('T', 'N', (int)k, (int)k, len, 1.0, X, len, X, len, 0.0, G, (int)k);
+		for (i = 0; i < k * k; i++) {
+			double d = fabs(G[i] - (i % (k + 1) == 0 ? 1.0 : 0.0));
+			if (d > worst)
+				worst = d;
+		}
+	}
+	e->orthogonality = worst;
+	gwb_eigen_update_max(e);
+	free(AV);
+	free(ATU);
+	free(G);
+	return GWB_OK;
+}
+
+gwb_status gwb_svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
+{
+	static const char *fn = "eig.svd";
+	size_t m = A->rows, n = A->cols, p = m < n ? m : n, k, i, r;
+	double t0 = gwb_now();
+	double *a = NULL, *s = NULL, *U = NULL, *VT = NULL;
+	bool want_v = o->vectors;
+	gwb_backend be;
+	char why[160] = "";
+	gwb_eigen *e = NULL;
+	gwb_status rc;
+
+	*out = NULL;
+	if (A->count != 1)
+		return gwb_error(GWB_EINVAL, "%s: got a batch of %zu matrices; pass one matrix", fn,
+				 A->count);
+	if (m > 46340 || n > 46340 || m * n > (size_t)INT32_MAX)
+		return gwb_error(GWB_EINVAL, "%s: %zu x %zu is too large for a dense SVD", fn, m, n);
+	k = o->k ? o->k : p;
+	if (k > p)
+		return gwb_error(GWB_EINVAL, "%s: k = %zu exceeds min(rows, cols) = %zu", fn, k, p);
+	rc = gwb_backend_choose(o->method == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+				(double)m * n * 8, 8.0 * 1048576, &be, why, sizeof(why));
+	if (rc)
+		return rc;
+	rc = gwb_eigen_new(n, m, k, 1, want_v, true, &e);
+	if (rc)
+		return rc;
+	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
+	set_str(e->note, sizeof(e->note), why);
+	rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+	if (rc)
+		goto out_free;
+	s = malloc(p * sizeof(double));
+	if (want_v) {
+		U = malloc(m * p * sizeof(double));
+		VT = malloc(p * n * sizeof(double));
+	}
+	if (!s || (want_v && (!U || !VT))) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: SVD of %zu x %zu", m, n);
+		goto out_free;
+	}
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_eig_stats st;
+		/* gwb_gpu_svd returns V (n x p), not V^T: VT holds V here. */
+		memset(&st, 0, sizeof(st));
+		rc = gwb_gpu_svd(a, (int)m, (int)n, s, U, VT, &st);
+		if (rc)
+			goto out_free;
+		e->kernel_ms = st.kernel_ms;
+		e->transfer_ms = st.transfer_ms;
+		e->iterations = st.sweeps;
+		set_str(e->method, sizeof(e->method), st.variant);
+		for (i = 0; i < k; i++) {
+			e->values[i] = s[i];
+			if (want_v) {
+				memcpy(e->vectors + i * n, VT + i * n, n * sizeof(double));
+				memcpy(e->left + i * m, U + i * m, m * sizeof(double));
+			}
+		}
+#else
+		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+		goto out_free;
+#endif
+	} else {
+		double *a2 = NULL;
+		if (want_v) {
+			/* dgesdd destroys a; keep a copy for the check. */
+			a2 = malloc(m * n * sizeof(double));
+			if (!a2) {
+				rc = gwb_error(GWB_ENOMEM, "out of memory");
+				goto out_free;
+			}
+			memcpy(a2, a, m * n * sizeof(double));
+		}
+		rc = lapack_dgesdd((int)m, (int)n, a2 ? a2 : a, s, U, VT, want_v);
+		free(a2);
+		if (rc)
+			goto out_free;
+		set_str(e->method, sizeof(e->method), "lapack-dgesdd");
+		for (i = 0; i < k; i++) {
+			e->values[i] = s[i];
+			if (want_v) {
+				for (r = 0; r < n; r++)
+					e->vectors[i * n + r] = VT[r * p + i];
+				memcpy(e->left + i * m, U + i * m, m * sizeof(double));
+			}
+		}
+		e->kernel_ms = (gwb_now() - t0) * 1e3;
+	}
+	e->converged = true;
+	if (want_v && o->residuals) {
+		/* a is intact on the CPU path (dgesdd worked on a copy) and on the GPU path. */
+		rc = svd_check(e, a);
+		if (rc)
+			goto out_free;
+	}
+	e->total_ms = (gwb_now() - t0) * 1e3;
+	*out = e;
+	e = NULL;
+out_free:
+	free(a);
+	free(s);
+	free(U);
+	free(VT);
+	gwb_eigen_free(e);
+	return rc;
+}
