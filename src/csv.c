@@ -283,7 +283,7 @@ struct col {
 	size_t missing;
 	/* sniffing */
 	int row0_text;
-	int seen_num, seen_text;
+	size_t seen_num, seen_text;   /* numbers and text among the sampled data rows */
 };
 
 struct rd {
@@ -303,10 +303,12 @@ struct rd {
 	char *scratch;
 	size_t scap;
 	bool crlf;
+	bool nul_check;    /* refuse NUL bytes (set once the first block was looked at) */
 	gwb_csv_info info;
 
 	const char *const *missing;
 	int n_missing;
+	bool numeric_missing;   /* a missing marker reads as a number ("-999"): check it first */
 
 	int ncol;
 	struct col *cols;
@@ -516,7 +518,7 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 			r->eof = true;
 			break;
 		}
-		if (memchr(r->buf + r->len, 0, (size_t)got)) {
+		if (r->nul_check && memchr(r->buf + r->len, 0, (size_t)got)) {
 			size_t at = (size_t)((char *)memchr(r->buf + r->len, 0, (size_t)got) - r->buf);
 			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at offset %zu); "
 					 "data.load reads CSV text or .gwbd files", r->path, r->off + at);
@@ -721,7 +723,7 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 				if (rows == 0)
 					all_text0 = 0;
 				else
-					r->cols[j].seen_num = 1;
+					r->cols[j].seen_num++;
 				continue;
 			}
 			if (rows == 0) {
@@ -731,7 +733,7 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 					goto out;
 				}
 			} else {
-				r->cols[j].seen_text = 1;
+				r->cols[j].seen_text++;
 				if (row0[j] && strlen(row0[j]) == n && !memcmp(row0[j], p, n))
 					repeats = 1;
 			}
@@ -747,7 +749,7 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 		goto out;
 	}
 	for (j = 0; j < r->ncol; j++)
-		if (r->cols[j].row0_text && r->cols[j].seen_num && !r->cols[j].seen_text)
+		if (r->cols[j].row0_text && r->cols[j].seen_num > r->cols[j].seen_text)
 			any_num_col_text0 = 1;
 	if (o->header >= 0)
 		*header = o->header;
@@ -757,10 +759,14 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 		*header = 1;
 	else
 		*header = 0;
-	/* Column kinds from the data rows of the sample (row 0 counts when it is data). */
+	/* Column kinds from the data rows of the sample (row 0 counts when it is data): text
+	 * makes a column categorical unless numbers are the majority, in which case the text is
+	 * most likely a typo or an unlisted missing-value marker and loading stops there with a
+	 * message that says how to read it either way. */
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
-		c->numeric = !(c->seen_text || (!*header && c->row0_text));
+		size_t text = c->seen_text + (!*header && c->row0_text);
+		c->numeric = text == 0 || c->seen_num > text;
 	}
 out:
 	if (row0)
@@ -914,7 +920,7 @@ static gwb_status convert_row(struct rd *r, size_t rec, size_t line)
 		const char *p;
 		size_t n;
 		float v;
-		if (f->q == 0 && c->numeric) {
+		if (f->q == 0 && c->numeric && !r->numeric_missing) {
 			/* the hot path: an unquoted number */
 			bool ovf;
 			if (gwb_csv_parse_float(f->p, f->n, &v, &ovf) && !ovf && !isnan(v))
@@ -1165,6 +1171,12 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	r.missing = opts->missing ? opts->missing : default_missing;
 	r.n_missing = opts->missing ? opts->n_missing
 				    : (int)(sizeof(default_missing) / sizeof(*default_missing));
+	for (j = 0; j < r.n_missing; j++) {
+		float v;
+		bool ovf;
+		if (gwb_csv_parse_float(r.missing[j], strlen(r.missing[j]), &v, &ovf) && !isnan(v))
+			r.numeric_missing = true;
+	}
 	r.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r.fd < 0)
 		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -1186,6 +1198,13 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 			       "UTF-8", path);
 		goto out;
 	}
+	if (memchr(r.buf, 0, r.len)) {
+		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at offset %zu); data.load "
+			       "reads CSV text or .gwbd files", path,
+			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf));
+		goto out;
+	}
+	r.nul_check = true;
 	if (r.len >= 3 && !memcmp(r.buf, "\xef\xbb\xbf", 3)) {
 		r.pos = 3;
 		r.info.bom = true;

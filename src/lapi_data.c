@@ -1101,11 +1101,11 @@ static int m_split(lua_State *L)
 
 	if (!(frac > 0 && frac < 1))
 		return luaL_error(L, "split: frac is the share of rows for training, strictly "
-				  "between 0 and 1 (got %g)", frac);
+				  "between 0 and 1 (got %f)", (lua_Number)frac);
 	split_opts(L, 3, "split", d, &seed, &stratify);
 	want = (size_t)llround(frac * (double)d->rows);
 	if (want < 1 || want >= d->rows)
-		return luaL_error(L, "split: %g of %I rows leaves an empty train or test set", frac,
+		return luaL_error(L, "split: %f of %I rows leaves an empty train or test set", (lua_Number)frac,
 				  (lua_Integer)d->rows);
 	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
 	starts = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 2), 0);
