@@ -19,6 +19,35 @@ else
   print("every operation also has a CPU backend, so the rest of the tour runs on the CPU.")
 end
 
+section("Random forests")
+do
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  local train, test = d:split(0.8, { seed = 1 })
+  local f = rf.train(train, { trees = 100, bins = 64, seed = 1, progress = false })
+  print(f)
+  print(("test accuracy %.3f; the most important feature:"):format(f:score(test)))
+  local best, bv = nil, -1
+  for k, v in pairs(f:importance()) do if v > bv then best, bv = k, v end end
+  print(("  %s (%.2f of the impurity decrease)"):format(best, bv))
+  local cv = rf.cv(d, { folds = 5, trees = 100, seed = 1, progress = false })
+  print("rf.cv: " .. cv.summary .. " (scikit-learn's RandomForestClassifier: 0.967)")
+end
+
+section("Eigenvalues")
+do
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  print(data.pca(d, 2))
+  local A = mat.laplacian1d(200)
+  local e = eig.solve(A, { k = 3 })
+  print(("smallest eigenvalues of the 1-D Laplacian (n = 200): %.6g %.6g %.6g (exact: 2 - 2cos(k pi/201))")
+    :format(e.values[1], e.values[2], e.values[3]))
+  local B = mat.batch(500, 32, { dtype = "f32", seed = 1 })
+  local eb = eig.batched(B, { vectors = true })
+  print(eb)
+  local ok, why = pcall(eig.solve, mat.randn(4, 4))
+  print("a non-symmetric matrix: " .. tostring(why):gsub("^.-: ", "", 1))
+end
+
 section("The REPL")
 print("At the gwb> prompt: bare expressions print their values, tables are pretty-printed,")
 print("a trailing ';' keeps a result quiet, Tab completes names, Ctrl-C stops long work.")

@@ -1,0 +1,1025 @@
+/* lapi_rf.c - the `rf` Lua module (rf.train, rf.load, rf.cv) and the Forest userdata
+ * ("gwb.Forest": predict, predict_proba, score, importance, save, export_json, tree, fields). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset.h"
+#include "forest.h"
+#include "intr.h"
+#include "lapi.h"
+
+#define FOREST_MT "gwb.Forest"
+
+typedef struct fbox {
+	gwb_forest *f;
+} fbox;
+
+static int forest_release(lua_State *L)
+{
+	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
+
+	gwb_forest_free(b->f);
+	b->f = NULL;
+	return 0;
+}
+
+static fbox *newbox(lua_State *L)
+{
+	fbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
+
+	b->f = NULL;
+	luaL_setmetatable(L, FOREST_MT);
+	return b;
+}
+
+static gwb_forest *checkforest(lua_State *L, int idx)
+{
+	fbox *b = luaL_testudata(L, idx, FOREST_MT);
+
+	if (!b)
+		luaL_typeerror(L, idx, "Forest (from rf.train or rf.load)");
+	if (!b->f)
+		luaL_argerror(L, idx, "the Forest was closed");
+	return b->f;
+}
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+static const char *const train_keys[] = {
+	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
+	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
+	"quantile_sample", "progress", "task", NULL,
+};
+
+static const char *const cv_keys[] = {
+	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
+	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
+	"quantile_sample", "progress", "task", "folds", "shuffle", NULL,
+};
+
+static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
+{
+	if (v < -2147483647 || v > 2147483647)
+		luaL_error(L, "%s: option '%s' is out of range (got %I)", fn, key, v);
+	return (int)v;
+}
+
+static void read_max_features(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+			      gwb_rf_params *p)
+{
+	int t;
+
+	if (lua_isnoneornil(L, idx))
+		return;
+	t = lua_getfield(L, idx, "max_features");
+	if (t == LUA_TSTRING) {
+		const char *s = lua_tostring(L, -1);
+		if (!strcmp(s, "sqrt"))
+			p->max_features = GWB_MF_SQRT;
+		else if (!strcmp(s, "log2"))
+			p->max_features = GWB_MF_LOG2;
+		else if (!strcmp(s, "all"))
+			p->max_features = GWB_MF_ALL;
+		else if (!strcmp(s, "auto"))
+			p->max_features = GWB_MF_DEFAULT;
+		else
+			luaL_error(L, "%s: max_features must be \"sqrt\", \"log2\", \"all\", \"auto\", a "
+				   "fraction in (0, 1] or a count 1..%d (got \"%s\")", fn, d->features,
+				   s);
+	} else if (t == LUA_TNUMBER) {
+		if (lua_isinteger(L, -1)) {
+			p->max_features = GWB_MF_COUNT;
+			p->max_features_value = (double)lua_tointeger(L, -1);
+		} else {
+			p->max_features = GWB_MF_FRACTION;
+			p->max_features_value = lua_tonumber(L, -1);
+		}
+	} else if (t != LUA_TNIL) {
+		luaL_error(L, "%s: max_features must be a string or a number (got %s)", fn,
+			   luaL_typename(L, -1));
+	}
+	lua_pop(L, 1);
+}
+
+/* class_weight: "balanced", an array by class (1-based) or a table by class name. The weights
+ * are kept in a userdata left on the stack (so an error frees them). */
+static void read_class_weight(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+			      gwb_rf_params *p)
+{
+	int t, k;
+	double *cw;
+
+	if (lua_isnoneornil(L, idx))
+		return;
+	t = lua_getfield(L, idx, "class_weight");
+	if (t == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (d->task != GWB_TASK_CLASSIFICATION)
+		luaL_error(L, "%s: class_weight needs a classification target, but '%s' is numeric",
+			   fn, d->target ? d->target : "?");
+	if (t == LUA_TSTRING) {
+		if (strcmp(lua_tostring(L, -1), "balanced"))
+			luaL_error(L, "%s: class_weight must be \"balanced\" or a table of weights by "
+				   "class name (got \"%s\")", fn, lua_tostring(L, -1));
+		p->class_weight_balanced = true;
+		lua_pop(L, 1);
+		return;
+	}
+	if (t != LUA_TTABLE)
+		luaL_error(L, "%s: class_weight must be \"balanced\" or a table (got %s)", fn,
+			   luaL_typename(L, -1));
+	cw = lua_newuserdatauv(L, sizeof(double) * ((size_t)d->classes + 1), 0);
+	for (k = 0; k < d->classes; k++)
+		cw[k] = 1.0;
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		int c = -1;
+		if (lua_type(L, -2) == LUA_TNUMBER && lua_isinteger(L, -2)) {
+			lua_Integer i = lua_tointeger(L, -2);
+			if (i < 1 || i > d->classes)
+				luaL_error(L, "%s: class_weight[%I]: classes are numbered 1..%d", fn, i,
+					   d->classes);
+			c = (int)i - 1;
+		} else if (lua_type(L, -2) == LUA_TSTRING) {
+			const char *name = lua_tostring(L, -2);
+			for (k = 0; k < d->classes; k++)
+				if (d->class_names && d->class_names[k] &&
+				    !strcmp(d->class_names[k], name))
+					c = k;
+			if (c < 0)
+				luaL_error(L, "%s: class_weight names class '%s', which the target '%s' "
+					   "does not have", fn, name, d->target ? d->target : "?");
+		} else {
+			luaL_error(L, "%s: class_weight keys must be class names or numbers", fn);
+		}
+		if (lua_type(L, -1) != LUA_TNUMBER)
+			luaL_error(L, "%s: class_weight values must be numbers (got %s)", fn,
+				   luaL_typename(L, -1));
+		cw[c] = lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, -2);   /* the options' table value; keep the userdata */
+	p->class_weight = cw;
+}
+
+static void read_weights(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+			 gwb_rf_params *p)
+{
+	float *w;
+	size_t i;
+
+	if (lua_isnoneornil(L, idx))
+		return;
+	if (lua_getfield(L, idx, "weights") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "%s: weights must be an array of %d numbers, one per row (got %s)", fn,
+			   (int)d->rows, luaL_typename(L, -1));
+	if (lua_rawlen(L, -1) != d->rows)
+		luaL_error(L, "%s: weights has %I entries but the dataset has %I rows", fn,
+			   (lua_Integer)lua_rawlen(L, -1), (lua_Integer)d->rows);
+	w = lua_newuserdatauv(L, sizeof(float) * (d->rows + 1), 0);
+	for (i = 0; i < d->rows; i++) {
+		if (lua_rawgeti(L, -2, (lua_Integer)i + 1) != LUA_TNUMBER)
+			luaL_error(L, "%s: weights[%I] must be a number (got %s)", fn,
+				   (lua_Integer)i + 1, luaL_typename(L, -1));
+		w[i] = (float)lua_tonumber(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, -2);
+	p->sample_weight = w;
+}
+
+/* Fill p from the options at idx (may be nil). Leaves 0..2 userdata on the stack that hold the
+ * weights p points to: the caller keeps them there until training is done. */
+static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+			gwb_rf_params *p, const char *const *keys)
+{
+	const char *s;
+
+	idx = lua_absindex(L, idx);
+	gwb_opt_check_keys(L, idx, fn, keys);
+	gwb_rf_params_init(p);
+	p->trees = clampi(L, gwb_opt_int(L, idx, fn, "trees", p->trees), fn, "trees");
+	p->depth = clampi(L, gwb_opt_int(L, idx, fn, "depth", p->depth), fn, "depth");
+	p->bins = clampi(L, gwb_opt_int(L, idx, fn, "bins", p->bins), fn, "bins");
+	p->min_leaf = clampi(L, gwb_opt_int(L, idx, fn, "min_leaf", p->min_leaf), fn, "min_leaf");
+	p->min_split = clampi(L, gwb_opt_int(L, idx, fn, "min_split", p->min_split), fn,
+			      "min_split");
+	p->min_impurity_decrease = gwb_opt_num(L, idx, fn, "min_impurity_decrease", 0);
+	p->bootstrap = gwb_opt_bool(L, idx, fn, "bootstrap", true);
+	p->seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
+	p->threads = clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
+	p->block = clampi(L, gwb_opt_int(L, idx, fn, "block", 0), fn, "block");
+	p->backend = gwb_opt_backend(L, idx, fn);
+	{
+		lua_Integer qs = gwb_opt_int(L, idx, fn, "quantile_sample", 0);
+		if (qs < 0)
+			luaL_error(L, "%s: quantile_sample must be >= 0 (got %I)", fn, qs);
+		p->quantile_sample = (size_t)qs;
+	}
+	p->progress = gwb_opt_bool(L, idx, fn, "progress", true);
+	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
+	if (s && gwb_rf_criterion_parse(s, &p->criterion))
+		luaL_error(L, "%s: %s", fn, gwb_errmsg());
+	s = gwb_opt_str(L, idx, fn, "task", NULL);
+	if (s) {
+		if (strcmp(s, "classification") && strcmp(s, "regression"))
+			luaL_error(L, "%s: task must be \"classification\" or \"regression\" (got "
+				   "\"%s\")", fn, s);
+		if (!strcmp(s, "classification") && d->task != GWB_TASK_CLASSIFICATION)
+			luaL_error(L, "%s: task = \"classification\", but the target '%s' is numeric "
+				   "(a regression target): load it with {task = \"classification\"} "
+				   "to treat its values as classes", fn, d->target ? d->target : "?");
+		if (!strcmp(s, "regression") && d->task != GWB_TASK_REGRESSION)
+			luaL_error(L, "%s: task = \"regression\", but the target '%s' holds classes",
+				   fn, d->target ? d->target : "?");
+	}
+	read_max_features(L, idx, fn, d, p);
+	read_class_weight(L, idx, fn, d, p);
+	read_weights(L, idx, fn, d, p);
+}
+
+/* ---- results as Lua values ------------------------------------------------------------------ */
+
+#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, (k)))
+#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, (k)))
+#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, (k)))
+#define SETB(k, v) (lua_pushboolean(L, (v)), lua_setfield(L, -2, (k)))
+
+static void push_timing(lua_State *L, const gwb_forest *f)
+{
+	lua_createtable(L, 0, 6);
+	SETN("total_ms", f->timing.total_ms);
+	SETN("quantize_ms", f->timing.quantize_ms);
+	SETN("grow_ms", f->timing.grow_ms);
+	SETN("oob_ms", f->timing.oob_ms);
+	SETN("kernel_ms", f->timing.kernel_ms);
+	SETN("transfer_ms", f->timing.transfer_ms);
+}
+
+static const char *mf_name(const gwb_rf_params *p)
+{
+	switch (p->max_features) {
+	case GWB_MF_SQRT: return "sqrt";
+	case GWB_MF_LOG2: return "log2";
+	case GWB_MF_ALL: return "all";
+	case GWB_MF_FRACTION: return "fraction";
+	case GWB_MF_COUNT: return "count";
+	default: return "auto";
+	}
+}
+
+static void push_params(lua_State *L, const gwb_forest *f)
+{
+	const gwb_rf_params *p = &f->params;
+
+	lua_createtable(L, 0, 16);
+	SETI("trees", p->trees);
+	SETI("depth", p->depth);
+	SETI("bins", p->bins);
+	if (p->max_features == GWB_MF_FRACTION)
+		SETN("max_features", p->max_features_value);
+	else if (p->max_features == GWB_MF_COUNT)
+		SETI("max_features", (lua_Integer)p->max_features_value);
+	else
+		SETS("max_features", mf_name(p));
+	SETI("mtry", f->mtry);
+	SETI("min_leaf", p->min_leaf);
+	SETI("min_split", p->min_split);
+	SETN("min_impurity_decrease", p->min_impurity_decrease);
+	SETB("bootstrap", p->bootstrap);
+	SETS("criterion", gwb_rf_criterion_name(f->criterion == GWB_CRIT_DEFAULT ?
+		(f->task == GWB_TASK_CLASSIFICATION ? GWB_CRIT_GINI : GWB_CRIT_MSE) : f->criterion));
+	SETI("seed", (lua_Integer)p->seed);
+	if (p->threads)
+		SETI("threads", p->threads);
+	SETI("block", p->block);
+	if (f->classes) {
+		int k;
+		if (p->class_weight_balanced) {
+			SETS("class_weight", "balanced");
+		} else {
+			bool all1 = true;
+			for (k = 0; k < f->classes; k++)
+				all1 = all1 && f->class_weight[k] == 1.0;
+			if (!all1) {
+				lua_createtable(L, 0, f->classes);
+				for (k = 0; k < f->classes; k++) {
+					lua_pushnumber(L, f->class_weight[k]);
+					lua_setfield(L, -2, f->class_names[k] ? f->class_names[k] : "?");
+				}
+				lua_setfield(L, -2, "class_weight");
+			}
+		}
+	}
+}
+
+static void push_names(lua_State *L, char **names, int n, const char *prefix)
+{
+	int j;
+
+	lua_createtable(L, n, 0);
+	for (j = 0; j < n; j++) {
+		if (names && names[j])
+			lua_pushstring(L, names[j]);
+		else
+			lua_pushfstring(L, "%s%d", prefix, j + 1);
+		lua_rawseti(L, -2, j + 1);
+	}
+}
+
+static const char *feature_name(const gwb_forest *f, int j, char *buf, size_t n)
+{
+	if (f->names[j])
+		return f->names[j];
+	snprintf(buf, n, "x%d", j + 1);
+	return buf;
+}
+
+/* The run-log record for a trained forest (on the stack top). */
+static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, const char *kind)
+{
+	lua_createtable(L, 0, 8);
+	SETS("kind", kind);
+	push_params(L, f);
+	lua_setfield(L, -2, "params");
+	SETS("backend", gwb_backend_name(f->backend));
+	SETS("backend_why", f->backend_why);
+	push_timing(L, f);
+	lua_setfield(L, -2, "timing");
+	lua_createtable(L, 0, 6);
+	if (!isnan(f->oob))
+		SETN("oob", f->oob);
+	SETI("nodes", f->nodes);
+	SETI("leaves", f->leaves);
+	SETI("depth", f->depth_reached);
+	lua_setfield(L, -2, "metrics");
+	lua_createtable(L, 0, 5);
+	SETI("rows", d->rows);
+	SETI("features", d->features);
+	SETS("task", d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
+	if (d->classes)
+		SETI("classes", d->classes);
+	if (d->target)
+		SETS("target", d->target);
+	lua_setfield(L, -2, "data");
+	gwb_lua_log_run(L, -1);
+	lua_pop(L, 1);
+}
+
+/* ---- rf.train, rf.load ---------------------------------------------------------------------- */
+
+static int l_train(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	gwb_rf_params p;
+	fbox *b;
+	int top;
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	read_params(L, 2, "rf.train", d, &p, train_keys);
+	top = lua_gettop(L);
+	b = newbox(L);
+	gwb_lua_check(L, gwb_rf_train(d, &p, &b->f));
+	log_train(L, b->f, d, "rf.train");
+	lua_settop(L, top + 1);
+	return 1;
+}
+
+static int l_load(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	fbox *b = newbox(L);
+
+	gwb_lua_check(L, gwb_forest_load(path, &b->f));
+	return 1;
+}
+
+/* ---- rf.cv ---------------------------------------------------------------------------------- */
+
+/* fold[i] in 0..k-1. Classification is stratified: within each class, rows (in their order, or
+ * shuffled) are cut into k runs whose sizes follow scikit-learn's StratifiedKFold (the sorted
+ * labels dealt round-robin), so shuffle = false reproduces cross_val_score's folds. Regression:
+ * k contiguous runs of the (shuffled) rows, as KFold. */
+static void make_folds(const gwb_dataset *d, int k, bool shuffle, uint64_t seed, int *fold,
+		       size_t *order)
+{
+	size_t n = d->rows, i;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	if (shuffle)
+		for (i = n - 1; i > 0; i--) {
+			size_t j = (size_t)(gwb_rng_hash(seed, GWB_RNG_STREAM_CV, 0, i) % (i + 1)), t;
+			t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		int K = d->classes, c, f;
+		size_t *cnt = calloc((size_t)K + 1, sizeof(size_t));
+		size_t *alloc = calloc((size_t)k * (size_t)K + 1, sizeof(size_t));
+		size_t *seen = calloc((size_t)K + 1, sizeof(size_t)), pos = 0;
+		if (!cnt || !alloc || !seen) {
+			for (i = 0; i < n; i++)
+				fold[order[i]] = (int)(i % (size_t)k);
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			cnt[d->y[i]]++;
+		for (c = 0; c < K; c++)
+			for (i = 0; i < cnt[c]; i++, pos++)
+				alloc[(pos % (size_t)k) * (size_t)K + (size_t)c]++;
+		for (i = 0; i < n; i++) {
+			size_t r = order[i], s;
+			c = d->y[r];
+			s = seen[c]++;
+			for (f = 0; f < k - 1 && s >= alloc[(size_t)f * (size_t)K + (size_t)c]; f++)
+				s -= alloc[(size_t)f * (size_t)K + (size_t)c];
+			fold[r] = f;
+		}
+out:
+		free(cnt);
+		free(alloc);
+		free(seen);
+	} else {
+		size_t b = 0;
+		int f;
+		for (f = 0; f < k; f++) {
+			size_t sz = n / (size_t)k + ((size_t)f < n % (size_t)k);
+			for (i = b; i < b + sz; i++)
+				fold[order[i]] = f;
+			b += sz;
+		}
+	}
+}
+
+static int l_cv(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	gwb_rf_params p;
+	int k, f, *fold;
+	bool shuffle;
+	size_t *order, *tr, *te, i;
+	double *scores, mean = 0, sd = 0, t0 = gwb_now(), oob_sum = 0;
+	int oob_n = 0;
+	gwb_backend used = GWB_BACKEND_CPU;
+	char why[160] = "";
+	gwb_rf_timing tsum = {0};
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	read_params(L, 2, "rf.cv", d, &p, cv_keys);
+	k = clampi(L, gwb_opt_int(L, 2, "rf.cv", "folds", 5), "rf.cv", "folds");
+	shuffle = gwb_opt_bool(L, 2, "rf.cv", "shuffle", false);
+	if (k < 2 || (size_t)k > d->rows)
+		return luaL_error(L, "rf.cv: folds must be between 2 and the %I rows (got %d)",
+				  (lua_Integer)d->rows, k);
+	fold = lua_newuserdatauv(L, sizeof(int) * (d->rows + 1), 0);
+	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	tr = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	te = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
+	scores = lua_newuserdatauv(L, sizeof(double) * (size_t)k, 0);
+	make_folds(d, k, shuffle, p.seed, fold, order);
+	{
+		bool show = p.progress;
+		const float *sw = p.sample_weight;
+		float *fw = sw ? lua_newuserdatauv(L, sizeof(float) * (d->rows + 1), 0) : NULL;
+		p.progress = false;
+		if (show)
+			gwb_progress_begin("rf.cv", k);
+		for (f = 0; f < k; f++) {
+			size_t ntr = 0, nte = 0;
+			gwb_dataset *a = NULL, *b = NULL;
+			gwb_forest *F = NULL;
+			gwb_status st;
+			for (i = 0; i < d->rows; i++) {
+				if (fold[i] == f)
+					te[nte++] = i;
+				else {
+					if (fw)
+						fw[ntr] = sw[i];
+					tr[ntr++] = i;
+				}
+			}
+			p.sample_weight = fw;
+			if ((st = gwb_dataset_take(d, tr, ntr, &a)) ||
+			    (st = gwb_dataset_take(d, te, nte, &b)) ||
+			    (st = gwb_rf_train(a, &p, &F)) ||
+			    (st = gwb_forest_score(F, b, p.threads, &scores[f]))) {
+				gwb_forest_free(F);
+				gwb_dataset_free(a);
+				gwb_dataset_free(b);
+				if (show)
+					gwb_progress_end();
+				return luaL_error(L, "rf.cv: fold %d: %s", f + 1, gwb_errmsg());
+			}
+			used = F->backend;
+			snprintf(why, sizeof(why), "%s", F->backend_why);
+			tsum.quantize_ms += F->timing.quantize_ms;
+			tsum.grow_ms += F->timing.grow_ms;
+			tsum.oob_ms += F->timing.oob_ms;
+			tsum.kernel_ms += F->timing.kernel_ms;
+			tsum.transfer_ms += F->timing.transfer_ms;
+			if (!isnan(F->oob)) {
+				oob_sum += F->oob;
+				oob_n++;
+			}
+			gwb_forest_free(F);
+			gwb_dataset_free(a);
+			gwb_dataset_free(b);
+			mean += scores[f];
+			if (show)
+				gwb_progress_update(f + 1, "score", scores[f]);
+		}
+		if (show)
+			gwb_progress_end();
+	}
+	mean /= k;
+	for (f = 0; f < k; f++)
+		sd += (scores[f] - mean) * (scores[f] - mean);
+	sd = sqrt(sd / k);
+	tsum.total_ms = (gwb_now() - t0) * 1e3;
+
+	lua_createtable(L, 0, 8);
+	SETN("mean", mean);
+	SETN("std", sd);
+	SETS("metric", d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "r2");
+	lua_createtable(L, k, 0);
+	for (f = 0; f < k; f++) {
+		lua_pushnumber(L, scores[f]);
+		lua_rawseti(L, -2, f + 1);
+	}
+	lua_setfield(L, -2, "folds");
+	if (oob_n)
+		SETN("oob_mean", oob_sum / oob_n);
+	SETS("backend", gwb_backend_name(used));
+	{
+		gwb_forest fake = {0};
+		fake.timing = tsum;
+		push_timing(L, &fake);
+		lua_setfield(L, -2, "timing");
+	}
+	{
+		char sum[96];
+		snprintf(sum, sizeof(sum), "%d-fold %s %.4f +- %.4f", k,
+			 d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "R2", mean, sd);
+		SETS("summary", sum);
+	}
+	/* the run log */
+	{
+		int res = lua_gettop(L);
+		lua_createtable(L, 0, 6);
+		SETS("kind", "rf.cv");
+		lua_createtable(L, 0, 12);
+		SETI("folds", k);
+		SETB("shuffle", shuffle);
+		SETI("trees", p.trees);
+		SETI("depth", p.depth);
+		SETI("bins", p.bins);
+		SETI("seed", (lua_Integer)p.seed);
+		SETI("min_leaf", p.min_leaf);
+		SETS("criterion", gwb_rf_criterion_name(p.criterion));
+		lua_setfield(L, -2, "params");
+		SETS("backend", gwb_backend_name(used));
+		SETS("backend_why", why);
+		lua_getfield(L, res, "timing");
+		lua_setfield(L, -2, "timing");
+		lua_createtable(L, 0, 3);
+		SETN("mean", mean);
+		SETN("std", sd);
+		lua_getfield(L, res, "folds");
+		lua_setfield(L, -2, "folds");
+		lua_setfield(L, -2, "metrics");
+		lua_createtable(L, 0, 3);
+		SETI("rows", d->rows);
+		SETI("features", d->features);
+		if (d->target)
+			SETS("target", d->target);
+		lua_setfield(L, -2, "data");
+		gwb_lua_log_run(L, -1);
+		lua_settop(L, res);
+	}
+	return 1;
+}
+
+/* ---- Forest methods ------------------------------------------------------------------------- */
+
+static int threads_opt(lua_State *L, int idx, const char *fn)
+{
+	if (lua_type(L, idx) != LUA_TTABLE)
+		return 0;
+	return clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
+}
+
+static int m_predict(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
+	static const char *const keys[] = {"threads", "codes", NULL};
+	bool codes;
+	size_t i;
+
+	gwb_opt_check_keys(L, 3, "predict", keys);
+	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
+	gwb_lua_check(L, gwb_forest_check_data(f, d));
+	if (f->task == GWB_TASK_CLASSIFICATION) {
+		int32_t *lab = lua_newuserdatauv(L, sizeof(int32_t) * (d->rows + 1), 0);
+		gwb_lua_check(L, gwb_forest_predict(f, d, threads_opt(L, 3, "predict"), lab, NULL));
+		lua_createtable(L, (int)d->rows, 0);
+		for (i = 0; i < d->rows; i++) {
+			if (codes || !f->class_names[lab[i]])
+				lua_pushinteger(L, lab[i] + 1);
+			else
+				lua_pushstring(L, f->class_names[lab[i]]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+	} else {
+		float *v = lua_newuserdatauv(L, sizeof(float) * (d->rows + 1), 0);
+		gwb_lua_check(L, gwb_forest_predict(f, d, threads_opt(L, 3, "predict"), NULL, v));
+		lua_createtable(L, (int)d->rows, 0);
+		for (i = 0; i < d->rows; i++) {
+			lua_pushnumber(L, v[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+	}
+	return 1;
+}
+
+static int m_predict_proba(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
+	static const char *const keys[] = {"threads", NULL};
+	float *pr;
+	size_t i;
+	int k;
+
+	gwb_opt_check_keys(L, 3, "predict_proba", keys);
+	if (f->task != GWB_TASK_CLASSIFICATION)
+		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
+	gwb_lua_check(L, gwb_forest_check_data(f, d));
+	pr = lua_newuserdatauv(L, sizeof(float) * (d->rows * (size_t)f->classes + 1), 0);
+	gwb_lua_check(L, gwb_forest_predict_proba(f, d, threads_opt(L, 3, "predict_proba"), pr));
+	lua_createtable(L, (int)d->rows, 0);
+	for (i = 0; i < d->rows; i++) {
+		lua_createtable(L, f->classes, 0);
+		for (k = 0; k < f->classes; k++) {
+			lua_pushnumber(L, pr[i * (size_t)f->classes + (size_t)k]);
+			lua_rawseti(L, -2, k + 1);
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int m_score(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
+	static const char *const keys[] = {"threads", NULL};
+	double s;
+
+	gwb_opt_check_keys(L, 3, "score", keys);
+	gwb_lua_check(L, gwb_forest_score(f, d, threads_opt(L, 3, "score"), &s));
+	lua_pushnumber(L, s);
+	return 1;
+}
+
+static int m_importance(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	static const char *const keys[] = {"method", "data", "repeats", "seed", "threads", NULL};
+	const char *method;
+	char buf[32];
+	int j;
+
+	if (lua_type(L, 2) == LUA_TSTRING) {  /* f:importance("permutation", ...) is not offered */
+		return luaL_error(L, "importance: pass options as a table, e.g. "
+				  "f:importance{method = \"permutation\", data = test}");
+	}
+	gwb_opt_check_keys(L, 2, "importance", keys);
+	method = gwb_opt_str(L, 2, "importance", "method", "impurity");
+	if (!strcmp(method, "impurity")) {
+		lua_createtable(L, 0, f->features);
+		for (j = 0; j < f->features; j++) {
+			lua_pushnumber(L, f->importance[j]);
+			lua_setfield(L, -2, feature_name(f, j, buf, sizeof(buf)));
+		}
+		return 1;
+	}
+	if (!strcmp(method, "permutation")) {
+		gwb_dataset *d;
+		int repeats = clampi(L, gwb_opt_int(L, 2, "importance", "repeats", 5), "importance",
+				     "repeats");
+		uint64_t seed = (uint64_t)gwb_opt_int(L, 2, "importance", "seed", 1);
+		int threads = threads_opt(L, 2, "importance");
+		double *mean, *sd;
+		if (lua_getfield(L, 2, "data") == LUA_TNIL)
+			return luaL_error(L, "importance: method = \"permutation\" needs data = a "
+					  "Dataset to score on (held-out rows, e.g. a test split)");
+		d = gwb_lua_checkdataset(L, -1);
+		mean = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
+		sd = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
+		gwb_lua_check(L, gwb_forest_permutation_importance(f, d, repeats, seed, threads, mean,
+								     sd));
+		lua_createtable(L, 0, f->features);
+		lua_createtable(L, 0, f->features);
+		for (j = 0; j < f->features; j++) {
+			const char *name = feature_name(f, j, buf, sizeof(buf));
+			lua_pushnumber(L, mean[j]);
+			lua_setfield(L, -3, name);
+			lua_pushnumber(L, sd[j]);
+			lua_setfield(L, -2, name);
+		}
+		return 2;
+	}
+	return luaL_error(L, "importance: method must be \"impurity\" or \"permutation\" (got "
+			  "\"%s\")", method);
+}
+
+static int m_save(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	const char *path = luaL_checkstring(L, 2);
+
+	gwb_lua_check(L, gwb_forest_save(f, path));
+	lua_pushvalue(L, 1);
+	return 1;
+}
+
+static int m_export_json(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	const char *path = luaL_checkstring(L, 2);
+
+	gwb_lua_check(L, gwb_forest_export_json(f, path));
+	lua_pushvalue(L, 1);
+	return 1;
+}
+
+static int m_tree(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	lua_Integer t = luaL_checkinteger(L, 2);
+	int64_t b, n, i;
+	char buf[32];
+	int k;
+
+	if (t < 1 || t > f->trees)
+		return luaL_error(L, "tree: the forest has trees 1..%d (got %I)", f->trees, t);
+	b = f->tree_offset[t - 1];
+	n = f->tree_offset[t] - b;
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		int64_t g = b + i;
+		lua_createtable(L, 0, 10);
+		if (f->feature[g] >= 0) {
+			SETI("feature", f->feature[g] + 1);
+			SETS("name", feature_name(f, f->feature[g], buf, sizeof(buf)));
+			SETN("threshold", f->threshold[g]);
+			SETI("bin", f->threshold_bin[g]);
+			SETB("nan_left", f->nan_left[g]);
+			SETI("left", f->left[g] + 1);
+			SETI("right", f->right[g] + 1);
+		} else {
+			SETB("leaf", 1);
+		}
+		SETI("count", f->count[g]);
+		SETN("weight", f->weight[g]);
+		SETN("impurity", f->impurity[g]);
+		if (f->classes) {
+			lua_createtable(L, f->classes, 0);
+			for (k = 0; k < f->classes; k++) {
+				lua_pushnumber(L, f->value[(size_t)g * (size_t)f->outputs + (size_t)k]);
+				lua_rawseti(L, -2, k + 1);
+			}
+			lua_setfield(L, -2, "value");
+		} else {
+			SETN("value", f->value[g]);
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int m_close(lua_State *L)
+{
+	luaL_checkudata(L, 1, FOREST_MT);
+	return forest_release(L);
+}
+
+static int forest_tostring(lua_State *L)
+{
+	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
+	gwb_forest *f = b->f;
+	luaL_Buffer B;
+	char line[512];
+	int k;
+
+	if (!f) {
+		lua_pushstring(L, "Forest (closed)");
+		return 1;
+	}
+	luaL_buffinit(L, &B);
+	snprintf(line, sizeof(line), "Forest: %d trees, %s on %d features (target '%s')\n",
+		 f->trees, f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
+		 f->features, f->target ? f->target : "?");
+	luaL_addstring(&B, line);
+	if (f->classes) {
+		luaL_addstring(&B, "  classes   ");
+		for (k = 0; k < f->classes && k < 12; k++) {
+			if (k)
+				luaL_addstring(&B, ", ");
+			luaL_addstring(&B, f->class_names[k] ? f->class_names[k] : "?");
+		}
+		if (f->classes > 12) {
+			snprintf(line, sizeof(line), ", ... (%d)", f->classes);
+			luaL_addstring(&B, line);
+		}
+		luaL_addstring(&B, "\n");
+	}
+	snprintf(line, sizeof(line), "  trees     depth reached %d (max %d), %zu nodes, %zu leaves, "
+		 "%.1f leaves/tree\n", f->depth_reached, f->params.depth, f->nodes, f->leaves,
+		 (double)f->leaves / f->trees);
+	luaL_addstring(&B, line);
+	snprintf(line, sizeof(line), "  params    bins %d, max_features %s (%d), criterion %s, "
+		 "min_leaf %d, bootstrap %s, seed %llu\n", f->params.bins, mf_name(&f->params),
+		 f->mtry, gwb_rf_criterion_name(f->criterion), f->params.min_leaf,
+		 f->params.bootstrap ? "yes" : "no", (unsigned long long)f->params.seed);
+	luaL_addstring(&B, line);
+	if (!isnan(f->oob))
+		snprintf(line, sizeof(line), "  oob       %s %.4f on %zu rows\n",
+			 f->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "R2", f->oob, f->oob_rows);
+	else
+		snprintf(line, sizeof(line), "  oob       none (%s)\n",
+			 f->params.bootstrap ? "no row was out of bag" : "bootstrap = false");
+	luaL_addstring(&B, line);
+	if (f->timing.total_ms > 0)
+		snprintf(line, sizeof(line), "  backend   %s (%s), %.1f ms: quantize %.1f, grow %.1f, "
+			 "oob %.1f", gwb_backend_name(f->backend), f->backend_why,
+			 f->timing.total_ms, f->timing.quantize_ms, f->timing.grow_ms,
+			 f->timing.oob_ms);
+	else
+		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
+			 f->backend_why);
+	luaL_addstring(&B, line);
+	luaL_pushresult(&B);
+	return 1;
+}
+
+static int forest_index(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	const char *k = lua_tostring(L, 2);
+
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		if (!strcmp(k, "trees"))
+			lua_pushinteger(L, f->trees);
+		else if (!strcmp(k, "features"))
+			lua_pushinteger(L, f->features);
+		else if (!strcmp(k, "classes"))
+			f->classes ? lua_pushinteger(L, f->classes) : lua_pushnil(L);
+		else if (!strcmp(k, "task"))
+			lua_pushstring(L, f->task == GWB_TASK_CLASSIFICATION ? "classification" :
+				       "regression");
+		else if (!strcmp(k, "oob"))
+			isnan(f->oob) ? lua_pushnil(L) : lua_pushnumber(L, f->oob);
+		else if (!strcmp(k, "oob_rows"))
+			lua_pushinteger(L, (lua_Integer)f->oob_rows);
+		else if (!strcmp(k, "nodes"))
+			lua_pushinteger(L, (lua_Integer)f->nodes);
+		else if (!strcmp(k, "leaves"))
+			lua_pushinteger(L, (lua_Integer)f->leaves);
+		else if (!strcmp(k, "depth"))
+			lua_pushinteger(L, f->depth_reached);
+		else if (!strcmp(k, "backend"))
+			lua_pushstring(L, gwb_backend_name(f->backend));
+		else if (!strcmp(k, "backend_why"))
+			lua_pushstring(L, f->backend_why);
+		else if (!strcmp(k, "timing"))
+			push_timing(L, f);
+		else if (!strcmp(k, "params"))
+			push_params(L, f);
+		else if (!strcmp(k, "names"))
+			push_names(L, f->names, f->features, "x");
+		else if (!strcmp(k, "labels"))
+			f->classes ? push_names(L, f->class_names, f->classes, "") : lua_pushnil(L);
+		else if (!strcmp(k, "target"))
+			lua_pushstring(L, f->target ? f->target : "");
+		else if (!strcmp(k, "train_rows"))
+			lua_pushinteger(L, (lua_Integer)f->train_rows);
+		else
+			goto methods;
+		return 1;
+	}
+methods:
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__methods");
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
+}
+
+/* ---- registration --------------------------------------------------------------------------- */
+
+static const gwb_reg funcs[] = {
+	{"train", l_train,
+	 "rf.train(d [, opts]) -> Forest\n"
+	 "Train a random forest on Dataset d (classification or regression, by d.task).\n"
+	 "Histogram training on quantized features (NaN has its own bin and follows the\n"
+	 "better side), trees grown level by level, parallel over trees (or nodes).\n"
+	 "Options (defaults): trees (100), depth (32, >= 1), bins (64, 2..256),\n"
+	 "  max_features (\"auto\" = sqrt for classes, all for regression; \"sqrt\", \"log2\",\n"
+	 "  \"all\", a fraction 0.5 or a count 3), min_leaf (1), min_split (2),\n"
+	 "  min_impurity_decrease (0), bootstrap (true), criterion (\"gini\" | \"entropy\" |\n"
+	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
+	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\"),\n"
+	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
+	 "  progress (true), task (\"classification\" | \"regression\": checked against d).\n"
+	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
+	 "leaves no forest. Each call is appended to the run log (runs()).\n"
+	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
+	{"load", l_load,
+	 "rf.load(path) -> Forest\n"
+	 "Read a forest written by f:save(path). Truncated or damaged files are refused\n"
+	 "(checksum), as are files of another format version.\n"
+	 "Example: f = rf.load(\"iris.gwbf\"); print(f:score(test))"},
+	{"cv", l_cv,
+	 "rf.cv(d [, opts]) -> {mean, std, folds, metric, summary, timing, ...}\n"
+	 "k-fold cross-validation: train on k-1 folds, score (accuracy or R2) on the last.\n"
+	 "Takes rf.train's options plus folds (5) and shuffle (false). Classification folds\n"
+	 "are stratified; with shuffle = false they are scikit-learn's cross_val_score folds\n"
+	 "(StratifiedKFold / KFold without shuffling), so scores can be compared directly.\n"
+	 "Example: cv = rf.cv(d, {folds = 5, trees = 100, seed = 1}); print(cv.summary)"},
+	{NULL, NULL, NULL},
+};
+
+static const gwb_reg methods[] = {
+	{"predict", m_predict,
+	 "f:predict(d [, {codes = false, threads}]) -> array\n"
+	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
+	 "regression values. d must have the forest's features.\n"
+	 "Example: p = f:predict(test); print(p[1])"},
+	{"predict_proba", m_predict_proba,
+	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
+	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"
+	 "order of f.labels. Classification forests only.\n"
+	 "Example: p = f:predict_proba(test); print(p[1][1])"},
+	{"score", m_score,
+	 "f:score(d [, {threads}]) -> number\n"
+	 "Accuracy (classification; labels matched by class name) or R2 (regression) on d.\n"
+	 "Example: print(f:score(test))"},
+	{"importance", m_importance,
+	 "f:importance([{method = \"impurity\" | \"permutation\", data, repeats = 5, seed = 1}])\n"
+	 "  -> {feature = value} [, {feature = std}]\n"
+	 "Impurity importance (mean decrease in impurity, normalised to sum 1), or permutation\n"
+	 "importance: the drop in f:score(data) when one feature's column is shuffled (mean\n"
+	 "and std over repeats); use held-out data.\n"
+	 "Example: imp, sd = f:importance{method = \"permutation\", data = test}"},
+	{"save", m_save,
+	 "f:save(path) -> f\n"
+	 "Write the forest in gwb's versioned binary format (with a checksum). Equal forests\n"
+	 "give equal files. Read back with rf.load(path).\n"
+	 "Example: f:save(\"model.gwbf\")"},
+	{"export_json", m_export_json,
+	 "f:export_json(path) -> f\n"
+	 "Write the trees as JSON for reading or other tools: per tree a list of nodes (id,\n"
+	 "feature, name, threshold, nan_left, left, right, count, weight, impurity, value).\n"
+	 "Example: f:export_json(\"model.json\")"},
+	{"tree", m_tree,
+	 "f:tree(i) -> array of nodes\n"
+	 "Tree i's nodes in breadth-first order; node fields feature (1-based), name,\n"
+	 "threshold, nan_left, left, right (1-based node indices), or leaf = true; count (in-bag\n"
+	 "rows), weight, impurity, value (class distribution or mean).\n"
+	 "Example: root = f:tree(1)[1]; print(root.name, root.threshold)"},
+	{"close", m_close,
+	 "f:close()\nFree the forest now (it is also freed when collected)."},
+	{NULL, NULL, NULL},
+};
+
+int gwb_open_rf(lua_State *L)
+{
+	static const luaL_Reg meta[] = {
+		{"__gc", forest_release},
+		{"__close", forest_release},
+		{"__tostring", forest_tostring},
+		{"__index", forest_index},
+		{NULL, NULL},
+	};
+
+	gwb_lua_newclass(L, FOREST_MT, methods, meta);
+	gwb_lua_newlib(L, "rf", funcs);
+	lua_pop(L, 1);
+	return 0;
+}
