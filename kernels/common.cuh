@@ -14,10 +14,15 @@ struct gwb_func_attr {
 	const void *fn;
 	int regs;
 	size_t static_smem;
+	int occ_threads;     // block size and dynamic smem of the cached occupancy
+	size_t occ_smem;
+	double occ;          // theoretical occupancy for them (0..1)
 };
 
-// Cached cudaFuncGetAttributes per kernel (a handful of kernels; linear lookup).
-static inline const gwb_func_attr *gwb_attr_of(const void *fn)
+// Cached cudaFuncGetAttributes per kernel (a handful of kernels; linear lookup). The first
+// launch of a kernel also registers it by name (gwb_prof_register_kernel), so
+// gpu.occupancy("name", block) can ask the runtime about it later.
+static inline gwb_func_attr *gwb_attr_of(const void *fn, const char *name)
 {
 	static gwb_func_attr cache[128];
 	static int n;
@@ -25,15 +30,43 @@ static inline const gwb_func_attr *gwb_attr_of(const void *fn)
 		if (cache[i].fn == fn)
 			return &cache[i];
 	cudaFuncAttributes a;
-	gwb_func_attr e = {fn, 0, 0};
+	gwb_func_attr e = {fn, 0, 0, -1, 0, 0.0};
 	if (cudaFuncGetAttributes(&a, fn) == cudaSuccess) {
 		e.regs = a.numRegs;
 		e.static_smem = a.sharedSizeBytes;
 	}
 	cudaGetLastError();
+	gwb_prof_register_kernel(name, fn);
 	if (n < 128)
 		cache[n++] = e;
 	return n ? &cache[n - 1] : nullptr;
+}
+
+// Theoretical occupancy of fn at this block size and dynamic shared memory, cached for the
+// last configuration (launch loops repeat one configuration).
+template <typename K>
+static inline double gwb_occupancy_of(gwb_func_attr *attr, K kernel, int threads, size_t smem)
+{
+	static int max_thr = 0;
+	if (attr && attr->occ_threads == threads && attr->occ_smem == smem)
+		return attr->occ;
+	if (!max_thr) {
+		int dev = 0;
+		cudaGetDevice(&dev);
+		if (cudaDeviceGetAttribute(&max_thr, cudaDevAttrMaxThreadsPerMultiProcessor, dev) !=
+		    cudaSuccess)
+			max_thr = 2048;
+	}
+	int blocks_per_sm = 0;
+	cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads, smem);
+	cudaGetLastError();
+	double occ = max_thr > 0 ? (double)blocks_per_sm * threads / max_thr : 0;
+	if (attr) {
+		attr->occ_threads = threads;
+		attr->occ_smem = smem;
+		attr->occ = occ;
+	}
+	return occ;
 }
 
 // Launch kernel<<<grid, block, smem, stream>>>(args...) and record it. Returns a status.
@@ -41,23 +74,25 @@ template <typename... KArgs, typename... Args>
 static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 grid, dim3 block,
 			     size_t smem, cudaStream_t stream, double bytes, Args... args)
 {
-	const gwb_func_attr *attr = gwb_attr_of((const void *)kernel);
-	int blocks_per_sm = 0, dev = 0, max_thr = 2048;
-	cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
-						      (int)(block.x * block.y * block.z), smem);
-	cudaGetDevice(&dev);
-	cudaDeviceGetAttribute(&max_thr, cudaDevAttrMaxThreadsPerMultiProcessor, dev);
-	cudaGetLastError();
-	double occ = max_thr > 0 ? (double)blocks_per_sm * block.x * block.y * block.z / max_thr : 0;
-
-	cudaEvent_t e0 = nullptr, e1 = nullptr;
-	gwb_status rc;
-	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))))
-		return rc;
-	if ((rc = CUDA_CHECK(cudaEventCreate(&e1)))) {
-		cudaEventDestroy(e0);
-		return rc;
+	if (!gwb_prof_enabled()) {
+		// telemetry off (gwb.telemetry(false), GWB_TELEMETRY=0): just the launch
+		kernel<<<grid, block, smem, stream>>>(args...);
+		gwb_status rc0 = CUDA_CHECK(cudaPeekAtLastError());
+#ifdef GWB_DEBUG_SYNC
+		if (!rc0)
+			rc0 = CUDA_CHECK(cudaStreamSynchronize(stream));
+#endif
+		return rc0;
 	}
+	gwb_func_attr *attr = gwb_attr_of((const void *)kernel, name);
+	int threads = (int)(block.x * block.y * block.z);
+	double occ = gwb_occupancy_of(attr, kernel, threads, smem);
+
+	void *ev0 = nullptr, *ev1 = nullptr;
+	gwb_status rc;
+	if ((rc = gwb_prof_events(&ev0, &ev1)))
+		return rc;
+	cudaEvent_t e0 = (cudaEvent_t)ev0, e1 = (cudaEvent_t)ev1;
 	cudaEventRecord(e0, stream);
 	kernel<<<grid, block, smem, stream>>>(args...);
 	rc = CUDA_CHECK(cudaPeekAtLastError());

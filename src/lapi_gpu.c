@@ -1,7 +1,12 @@
-/* lapi_gpu.c - the `gpu` Lua module: availability, device properties, memory, kernel records. */
+/* lapi_gpu.c - the `gpu` Lua module: availability, device properties, memory, kernel records,
+ * occupancy (with the limiting resource), bandwidth, and per-call kernel profiles. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
+#include "intr.h"
 #include "lapi.h"
 #include "prof.h"
 
@@ -127,6 +132,550 @@ static int l_reset(lua_State *L)
 	return 0;
 }
 
+
+/* --- occupancy ------------------------------------------------------------------------------ */
+
+/* What limits resident blocks per SM: the figures of one device. */
+struct occ_dev {
+	char name[256];
+	int regs_per_sm, max_threads_per_sm, max_blocks_per_sm, warp_size, max_threads_per_block;
+	int reg_unit;            /* registers are allocated per warp in units of this many */
+	int max_regs_per_thread;
+	size_t smem_per_sm, smem_per_block_max, smem_reserved;
+	bool reference;          /* no GPU: figures of a reference sm_90 part */
+};
+
+static void occ_reference(struct occ_dev *d)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "reference sm_90 (H100/H200 limits; no GPU here)");
+	d->regs_per_sm = 65536;
+	d->max_threads_per_sm = 2048;
+	d->max_blocks_per_sm = 32;
+	d->warp_size = 32;
+	d->max_threads_per_block = 1024;
+	d->reg_unit = 256;
+	d->max_regs_per_thread = 255;
+	d->smem_per_sm = 233472;
+	d->smem_per_block_max = 232448;
+	d->smem_reserved = 1024;
+	d->reference = true;
+}
+
+static void occ_device(struct occ_dev *d)
+{
+	gwb_gpu_info g;
+
+	if (gwb_gpu_get_info(&g) != GWB_OK) {
+		occ_reference(d);
+		return;
+	}
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", g.name);
+	d->regs_per_sm = g.regs_per_sm;
+	d->max_threads_per_sm = g.max_threads_per_sm;
+	d->warp_size = g.warp_size > 0 ? g.warp_size : 32;
+	d->max_threads_per_block = g.max_threads_per_block;
+	d->reg_unit = 256;
+	d->max_regs_per_thread = 255;
+	d->smem_per_sm = g.smem_per_sm;
+	d->smem_per_block_max = g.smem_per_block_optin;
+	d->max_blocks_per_sm = 32;
+	d->smem_reserved = 1024;
+#ifdef GWB_HAVE_CUDA
+	{
+		int v;
+		if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxBlocksPerMultiprocessor, g.device) ==
+		    cudaSuccess)
+			d->max_blocks_per_sm = v;
+		if (cudaDeviceGetAttribute(&v, cudaDevAttrReservedSharedMemoryPerBlock, g.device) ==
+		    cudaSuccess)
+			d->smem_reserved = (size_t)v;
+		cudaGetLastError();
+	}
+#endif
+}
+
+struct occ_result {
+	int warps_per_block, max_warps;
+	int lim_warps, lim_regs, lim_smem, lim_blocks;
+	int active_blocks;
+	const char *limited_by;
+	double occupancy;
+};
+
+/* The occupancy calculator: resident blocks per SM for a kernel using regs registers per
+ * thread and smem bytes of shared memory per block (static + dynamic), at threads per block. */
+static void occ_compute(const struct occ_dev *d, int threads, int regs, size_t smem,
+			struct occ_result *r)
+{
+	int ws = d->warp_size;
+
+	memset(r, 0, sizeof(*r));
+	r->warps_per_block = (threads + ws - 1) / ws;
+	r->max_warps = d->max_threads_per_sm / ws;
+	r->lim_warps = r->max_warps / r->warps_per_block;
+	r->lim_blocks = d->max_blocks_per_sm;
+	if (regs > 0) {
+		int per_warp = (regs * ws + d->reg_unit - 1) / d->reg_unit * d->reg_unit;
+		r->lim_regs = d->regs_per_sm / per_warp / r->warps_per_block;
+	} else {
+		r->lim_regs = r->lim_blocks;
+	}
+	r->lim_smem = (int)(d->smem_per_sm / (smem + d->smem_reserved));
+	/* the first of the tied limits is reported: warps, registers, shared memory, blocks */
+	r->active_blocks = r->lim_warps;
+	r->limited_by = "warps";
+	if (r->lim_regs < r->active_blocks) {
+		r->active_blocks = r->lim_regs;
+		r->limited_by = "registers";
+	}
+	if (r->lim_smem < r->active_blocks) {
+		r->active_blocks = r->lim_smem;
+		r->limited_by = "shared memory";
+	}
+	if (r->lim_blocks < r->active_blocks) {
+		r->active_blocks = r->lim_blocks;
+		r->limited_by = "blocks";
+	}
+	r->occupancy = (double)r->active_blocks * r->warps_per_block / r->max_warps;
+}
+
+struct find_kernel { const char *name; size_t dyn_smem; bool found; };
+
+static void find_kernel_cb(const gwb_kernel_stat *k, void *ctx)
+{
+	struct find_kernel *f = ctx;
+
+	if (!f->found && !strcmp(k->name, f->name)) {
+		f->found = true;
+		f->dyn_smem = k->dyn_smem;
+	}
+}
+
+static void push_name(const char *name, void *ctx)
+{
+	lua_State *L = ctx;
+
+	lua_pushstring(L, name);
+	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+static int l_occupancy(lua_State *L)
+{
+	static const char *const known[] = {"smem", NULL};
+	struct occ_dev d;
+	struct occ_result r;
+	const char *name = "kernel";
+	int regs = 0, threads, runtime_blocks = -1;
+	size_t static_smem = 0, dyn = 0;
+	bool have_dyn = false;
+
+	if (lua_isnoneornil(L, 1)) {
+		/* the kernels gwb knows about */
+		lua_newtable(L);
+		gwb_prof_each_registered(push_name, L);
+		return 1;
+	}
+	threads = (int)luaL_checkinteger(L, 2);
+	gwb_opt_check_keys(L, 3, "gpu.occupancy", known);
+	if (!lua_isnoneornil(L, 3)) {
+		lua_getfield(L, 3, "smem");
+		if (!lua_isnil(L, -1)) {
+			dyn = (size_t)gwb_opt_int(L, 3, "gpu.occupancy", "smem", 0);
+			have_dyn = true;
+		}
+		lua_pop(L, 1);
+	}
+	if (lua_type(L, 1) == LUA_TTABLE) {
+		/* a hypothetical kernel: {regs = 40, smem = 4096, name = "mine"} */
+		regs = (int)gwb_opt_int(L, 1, "gpu.occupancy", "regs", 32);
+		static_smem = (size_t)gwb_opt_int(L, 1, "gpu.occupancy", "smem", 0);
+		name = gwb_opt_str(L, 1, "gpu.occupancy", "name", "kernel");
+		if (gwb_gpu_available())
+			occ_device(&d);
+		else
+			occ_reference(&d);
+	} else {
+		const void *fn;
+		name = luaL_checkstring(L, 1);
+		fn = gwb_prof_kernel_fn(name);
+		if (!fn) {
+			luaL_Buffer b;
+			lua_newtable(L);
+			gwb_prof_each_registered(push_name, L);
+			luaL_buffinit(L, &b);
+			for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -2); i++) {
+				lua_rawgeti(L, -2, i);
+				if (i > 1)
+					luaL_addstring(&b, ", ");
+				luaL_addvalue(&b);
+			}
+			luaL_pushresult(&b);
+			return luaL_error(L, "gpu.occupancy: no kernel named '%s' has been launched in this "
+					  "session (known: %s). Run the operation once, or describe the "
+					  "kernel: gpu.occupancy({regs = 32, smem = 0}, %d)", name,
+					  lua_rawlen(L, -1) ? lua_tostring(L, -1) : "none yet", threads);
+		}
+		occ_device(&d);
+		{
+			struct find_kernel f = {name, 0, false};
+			gwb_prof_each_kernel(find_kernel_cb, &f);
+			if (!have_dyn && f.found)
+				dyn = f.dyn_smem;  /* the dynamic shared memory of its last launch */
+		}
+#ifdef GWB_HAVE_CUDA
+		{
+			struct cudaFuncAttributes a;
+			int nb = 0;
+			if (cudaFuncGetAttributes(&a, fn) == cudaSuccess) {
+				regs = a.numRegs;
+				static_smem = a.sharedSizeBytes;
+				if (threads > a.maxThreadsPerBlock) {
+					cudaGetLastError();
+					return luaL_error(L, "gpu.occupancy: %s can run at most %d threads per "
+							  "block (its registers allow no more), not %d", name,
+							  a.maxThreadsPerBlock, threads);
+				}
+			}
+			if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, threads, dyn) ==
+			    cudaSuccess)
+				runtime_blocks = nb;
+			cudaGetLastError();
+		}
+#endif
+	}
+	if (threads < 1 || threads > d.max_threads_per_block)
+		return luaL_error(L, "gpu.occupancy: block must be 1..%d threads, got %d",
+				  d.max_threads_per_block, threads);
+	if (regs < 0 || regs > d.max_regs_per_thread)
+		return luaL_error(L, "gpu.occupancy: regs must be 0..%d, got %d", d.max_regs_per_thread,
+				  regs);
+	if (static_smem + dyn > d.smem_per_block_max)
+		return luaL_error(L, "gpu.occupancy: %I bytes of shared memory per block is more than "
+				  "the %I the device allows", (lua_Integer)(static_smem + dyn),
+				  (lua_Integer)d.smem_per_block_max);
+	occ_compute(&d, threads, regs, static_smem + dyn, &r);
+
+	lua_createtable(L, 0, 16);
+	SETS("kernel", name);
+	SETI("block", threads);
+	SETI("regs", regs);
+	SETI("smem", static_smem + dyn);
+	SETI("active_blocks", runtime_blocks >= 0 ? runtime_blocks : r.active_blocks);
+	SETI("active_warps", (runtime_blocks >= 0 ? runtime_blocks : r.active_blocks) *
+				     r.warps_per_block);
+	SETI("max_warps", r.max_warps);
+	lua_pushnumber(L, runtime_blocks >= 0 ? (double)runtime_blocks * r.warps_per_block / r.max_warps
+					      : r.occupancy);
+	lua_setfield(L, -2, "occupancy");
+	SETS("limited_by", r.limited_by);
+	lua_createtable(L, 0, 4);
+	SETI("warps", r.lim_warps);
+	SETI("registers", r.lim_regs);
+	SETI("shared_memory", r.lim_smem);
+	SETI("blocks", r.lim_blocks);
+	lua_setfield(L, -2, "limits");
+	SETI("calculated_blocks", r.active_blocks);
+	if (runtime_blocks >= 0)
+		SETI("runtime_blocks", runtime_blocks);
+	SETS("device", d.name);
+	lua_pushboolean(L, d.reference);
+	lua_setfield(L, -2, "reference");
+	if (runtime_blocks >= 0 && runtime_blocks != r.active_blocks)
+		SETS("note", "the runtime's answer differs from the calculator's (it knows the "
+			     "shared-memory carveout and allocation granularity); occupancy uses the "
+			     "runtime's");
+	return 1;
+}
+
+/* --- bandwidth ------------------------------------------------------------------------------ */
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_d);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Host memcpy GB/s (bytes copied / time), the median of reps. */
+static double host_memcpy_gbps(size_t bytes, int reps)
+{
+	char *a = malloc(bytes), *b = malloc(bytes);
+	double t[16], gbps = 0;
+	int i;
+
+	if (a && b) {
+		memset(a, 1, bytes);
+		memset(b, 2, bytes);
+		memcpy(b, a, bytes);
+		for (i = 0; i < reps && i < 16; i++) {
+			double t0 = gwb_now();
+			memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
+			t[i] = gwb_now() - t0;
+		}
+		gbps = bytes / (median(t, i) * 1e9);
+	}
+	free(a);
+	free(b);
+	return gbps;
+}
+
+#ifdef GWB_HAVE_CUDA
+/* Median ms of reps copies, each timed with events. Records each copy as a transfer. */
+static gwb_status time_copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+			    gwb_xfer_dir dir, bool pinned, int reps, double *ms_out)
+{
+	cudaEvent_t e0, e1;
+	double t[32];
+	gwb_status rc;
+	int i;
+
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreate(&e1)))) {
+		cudaEventDestroy(e0);
+		return rc;
+	}
+	rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));  /* warm-up */
+	for (i = 0; !rc && i < reps && i < 32; i++) {
+		float ms = 0;
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "gpu.bandwidth: interrupted");
+			break;
+		}
+		cudaEventRecord(e0, 0);
+		rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+		cudaEventRecord(e1, 0);
+		if (!rc)
+			rc = CUDA_CHECK(cudaEventSynchronize(e1));
+		if (!rc)
+			rc = CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+		t[i] = ms;
+		if (!rc)
+			gwb_prof_transfer(dir, (double)bytes, pinned, ms);
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	if (!rc)
+		*ms_out = median(t, i);
+	return rc;
+}
+#endif
+
+static int l_bandwidth(lua_State *L)
+{
+	static const char *const known[] = {"bytes", "reps", "log", NULL};
+	lua_Integer bytes = gwb_opt_int(L, 1, "gpu.bandwidth", "bytes", 256 << 20);
+	int reps = (int)gwb_opt_int(L, 1, "gpu.bandwidth", "reps", 5);
+	bool log = gwb_opt_bool(L, 1, "gpu.bandwidth", "log", true);
+	double host;
+
+	gwb_opt_check_keys(L, 1, "gpu.bandwidth", known);
+	if (bytes < 4096 || reps < 1 || reps > 32)
+		return luaL_error(L, "gpu.bandwidth: bytes must be >= 4096 and reps 1..32 (got %d, %d)",
+				  (int)bytes, reps);
+	host = host_memcpy_gbps((size_t)(bytes < (64 << 20) ? bytes : (64 << 20)), reps);
+	if (!gwb_gpu_available()) {
+		lua_createtable(L, 0, 3);
+		lua_pushboolean(L, 0);
+		lua_setfield(L, -2, "available");
+		SETS("reason", gwb_gpu_unavailable_reason());
+		lua_pushnumber(L, host);
+		lua_setfield(L, -2, "host_memcpy_gbps");
+		return 1;
+	}
+#ifndef GWB_HAVE_CUDA
+	(void)log;
+	return luaL_error(L, "gpu.bandwidth: CPU-only build");
+#else
+	{
+		gwb_gpu_info g;
+		size_t fr = 0, tot = 0, n = (size_t)bytes;
+		void *d0 = NULL, *d1 = NULL, *pinned = NULL;
+		char *pageable = NULL;
+		double ms[5] = {0}, peak;
+		gwb_status rc;
+		int step = 0;
+		static const char *keys[5] = {"h2d_pageable_gbps", "h2d_pinned_gbps",
+			"d2h_pageable_gbps", "d2h_pinned_gbps", "d2d_gbps"};
+
+		gwb_lua_check(L, gwb_gpu_get_info(&g));
+		gwb_lua_check(L, gwb_gpu_mem(&fr, &tot));
+		if (2 * n + (64u << 20) > fr)
+			n = fr > (64u << 20) ? (fr - (64u << 20)) / 2 : 0;
+		n &= ~(size_t)4095;
+		if (n < 4096)
+			return luaL_error(L, "gpu.bandwidth: not enough free device memory (%I bytes free)",
+					  (lua_Integer)fr);
+		rc = gwb_gpu_malloc(&d0, n, "gpu.bandwidth");
+		if (!rc)
+			rc = gwb_gpu_malloc(&d1, n, "gpu.bandwidth");
+		if (!rc && !(pageable = malloc(n)))
+			rc = gwb_error(GWB_ENOMEM, "gpu.bandwidth: cannot allocate %zu bytes of host memory", n);
+		if (!rc)
+			rc = CUDA_CHECK(cudaMallocHost(&pinned, n));
+		if (!rc) {
+			memset(pageable, 1, n);
+			memset(pinned, 1, n);
+			rc = CUDA_CHECK(cudaMemset(d0, 0, n));
+		}
+		gwb_progress_begin("bandwidth", 5);
+		if (!rc)
+			rc = time_copy(d0, pageable, n, cudaMemcpyHostToDevice, GWB_H2D, false, reps, &ms[0]);
+		gwb_progress_update(++step, NULL, 0);
+		if (!rc)
+			rc = time_copy(d0, pinned, n, cudaMemcpyHostToDevice, GWB_H2D, true, reps, &ms[1]);
+		gwb_progress_update(++step, NULL, 0);
+		if (!rc)
+			rc = time_copy(pageable, d0, n, cudaMemcpyDeviceToHost, GWB_D2H, false, reps, &ms[2]);
+		gwb_progress_update(++step, NULL, 0);
+		if (!rc)
+			rc = time_copy(pinned, d0, n, cudaMemcpyDeviceToHost, GWB_D2H, true, reps, &ms[3]);
+		gwb_progress_update(++step, NULL, 0);
+		if (!rc)
+			rc = time_copy(d1, d0, n, cudaMemcpyDeviceToDevice, GWB_D2D, false, reps, &ms[4]);
+		gwb_progress_end();
+		if (pinned)
+			cudaFreeHost(pinned);
+		free(pageable);
+		gwb_gpu_free(d0);
+		gwb_gpu_free(d1);
+		gwb_lua_check(L, rc);
+
+		peak = 2.0 * g.mem_clock_khz * 1e3 * (g.mem_bus_bits / 8.0) / 1e9;
+		lua_createtable(L, 0, 12);
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "available");
+		SETS("device", g.name);
+		SETI("bytes", n);
+		SETI("reps", reps);
+		for (step = 0; step < 5; step++) {
+			/* device-to-device moves every byte twice (read + write) */
+			double moved = step == 4 ? 2.0 * n : (double)n;
+			lua_pushnumber(L, ms[step] > 0 ? moved / (ms[step] * 1e6) : 0);
+			lua_setfield(L, -2, keys[step]);
+		}
+		lua_pushnumber(L, peak);
+		lua_setfield(L, -2, "dram_peak_gbps");
+		lua_pushnumber(L, peak > 0 && ms[4] > 0 ? 2.0 * n / (ms[4] * 1e6) / peak : 0);
+		lua_setfield(L, -2, "d2d_fraction_of_peak");
+		lua_pushnumber(L, host);
+		lua_setfield(L, -2, "host_memcpy_gbps");
+		SETS("note", "GB/s = 1e9 bytes/s, median of reps; d2d counts bytes read + written; "
+			     "dram_peak = 2 x memory clock x bus width");
+		if (log) {
+			int res = lua_gettop(L);
+			lua_createtable(L, 0, 4);
+			SETS("kind", "gpu.bandwidth");
+			SETS("backend", "gpu");
+			lua_createtable(L, 0, 2);
+			SETI("bytes", n);
+			SETI("reps", reps);
+			lua_setfield(L, -2, "params");
+			lua_createtable(L, 0, 6);
+			for (step = 0; step < 5; step++) {
+				lua_getfield(L, res, keys[step]);
+				lua_setfield(L, -2, keys[step]);
+			}
+			lua_setfield(L, -2, "metrics");
+			gwb_lua_log_run(L, -1);
+			lua_pop(L, 1);
+		}
+		return 1;
+	}
+#endif
+}
+
+/* --- profile ------------------------------------------------------------------------------- */
+
+struct kbefore { char name[64]; long launches; double ms; };
+struct kcollect { struct kbefore *v; int n, cap; };
+
+static void collect_cb(const gwb_kernel_stat *k, void *ctx)
+{
+	struct kcollect *c = ctx;
+
+	if (c->n < c->cap) {
+		snprintf(c->v[c->n].name, sizeof(c->v[0].name), "%s", k->name);
+		c->v[c->n].launches = k->launches;
+		c->v[c->n].ms = k->total_ms;
+		c->n++;
+	}
+}
+
+struct kdiff { lua_State *L; struct kcollect *before; };
+
+static void diff_cb(const gwb_kernel_stat *k, void *ctx)
+{
+	struct kdiff *d = ctx;
+	lua_State *L = d->L;
+	long launches = k->launches;
+	double ms = k->total_ms;
+	int i;
+
+	for (i = 0; i < d->before->n; i++)
+		if (!strcmp(d->before->v[i].name, k->name)) {
+			launches -= d->before->v[i].launches;
+			ms -= d->before->v[i].ms;
+			break;
+		}
+	if (launches <= 0)
+		return;
+	lua_createtable(L, 0, 8);
+	SETS("name", k->name);
+	SETI("launches", launches);
+	lua_pushnumber(L, ms);
+	lua_setfield(L, -2, "total_ms");
+	lua_pushnumber(L, ms / launches * 1e3);
+	lua_setfield(L, -2, "mean_us");
+	lua_pushfstring(L, "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
+	lua_setfield(L, -2, "block");
+	SETI("regs", k->regs);
+	lua_pushnumber(L, k->occupancy);
+	lua_setfield(L, -2, "theoretical_occupancy");
+	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+static int l_profile(lua_State *L)
+{
+	struct kbefore v[256];
+	struct kcollect before = {v, 0, 256};
+	struct kdiff d;
+	double t0;
+	int st;
+
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	gwb_prof_each_kernel(collect_cb, &before);
+	t0 = gwb_now();
+	lua_pushvalue(L, 1);
+	st = lua_pcall(L, 0, 0, 0);
+	if (st != LUA_OK)
+		return lua_error(L);
+	lua_createtable(L, 0, 4);
+	lua_pushnumber(L, (gwb_now() - t0) * 1e3);
+	lua_setfield(L, -2, "wall_ms");
+	lua_newtable(L);
+	d.L = L;
+	d.before = &before;
+	gwb_prof_each_kernel(diff_cb, &d);
+	lua_setfield(L, -2, "kernels");
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "achieved");
+	SETS("reason",
+	     "achieved occupancy needs the CUPTI range profiler, which this build of gwb does not "
+	     "link; the kernels above show theoretical occupancy. Measure achieved occupancy with: "
+	     "ncu --clock-control none --metrics sm__warps_active.avg.pct_of_peak_sustained_active "
+	     "gwb script.lua");
+	return 1;
+}
+
 static const gwb_reg funcs[] = {
 	{"available", l_available,
 	 "gpu.available() -> ok [, reason]\n"
@@ -146,6 +695,29 @@ static const gwb_reg funcs[] = {
 	 "Every kernel launched since gpu.reset(), by total time: launches, total_ms, mean_ms,\n"
 	 "grid, block, regs, smem, theoretical occupancy, gbps (bytes the launch moves / time)."},
 	{"reset", l_reset, "gpu.reset()\nForget the kernel and transfer records."},
+	{"occupancy", l_occupancy,
+	 "gpu.occupancy(kernel, block [, {smem = bytes}]) -> table\n"
+	 "Theoretical occupancy of one of gwb's kernels (by name, after it ran once) at `block`\n"
+	 "threads per block: resident blocks per SM, active/max warps, occupancy (0..1) and what\n"
+	 "limits it (limited_by: \"warps\", \"registers\", \"shared memory\" or \"blocks\") with each\n"
+	 "limit in blocks. With a GPU the runtime's answer (cudaOccupancyMax...) is used and the\n"
+	 "calculator's kept as calculated_blocks. kernel may also be a table {regs = 40,\n"
+	 "smem = 4096} to ask about a kernel of your own (without a GPU: reference sm_90 limits).\n"
+	 "gpu.occupancy() lists the kernel names known so far.\n"
+	 "Example: gpu.occupancy(\"rf_hist\", 256).limited_by"},
+	{"bandwidth", l_bandwidth,
+	 "gpu.bandwidth([{bytes = 256 MiB, reps = 5, log = true}]) -> table\n"
+	 "Measure copies: host to device and back from pageable and from pinned memory, device to\n"
+	 "device (bytes read + written), in GB/s (medians), against the device's DRAM peak\n"
+	 "(2 x memory clock x bus width) and the host's memcpy. Writes a run-log record. Without\n"
+	 "a GPU: {available = false, reason, host_memcpy_gbps}.\n"
+	 "Example: b = gpu.bandwidth(); print(b.h2d_pinned_gbps, b.d2d_fraction_of_peak)"},
+	{"profile", l_profile,
+	 "gpu.profile(fn) -> table\n"
+	 "Run fn and report the kernels it launched: launches, total_ms, mean_us, block, regs,\n"
+	 "theoretical occupancy; wall_ms. Achieved occupancy (CUPTI range profiler) is not\n"
+	 "linked into this build: `achieved` is false and `reason` says how to measure it (ncu).\n"
+	 "Example: p = gpu.profile(function() rf.train(d, {trees = 50, backend = \"gpu\"}) end)"},
 	{NULL, NULL, NULL},
 };
 

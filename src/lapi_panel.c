@@ -28,8 +28,8 @@ static int l_status(lua_State *L)
 	gwb_panel_stats st;
 	char sum[1024];
 
+	gwb_panel_summary(sum, sizeof(sum));  /* takes a fresh snapshot */
 	gwb_panel_get_stats(&st);
-	gwb_panel_summary(sum, sizeof(sum));
 	lua_createtable(L, 0, 10);
 	lua_pushboolean(L, gwb_panel_allowed());
 	lua_setfield(L, -2, "allowed");
@@ -55,6 +55,29 @@ static int l_status(lua_State *L)
 	lua_setfield(L, -2, "summary");
 	lua_pushboolean(L, gwb_prof_enabled());
 	lua_setfield(L, -2, "telemetry");
+	if (st.gpu) {
+		int i;
+		lua_createtable(L, 0, 4);
+		lua_pushinteger(L, (lua_Integer)st.mem_free);
+		lua_setfield(L, -2, "free");
+		lua_pushinteger(L, (lua_Integer)st.mem_total);
+		lua_setfield(L, -2, "total");
+		lua_pushinteger(L, (lua_Integer)st.ours);
+		lua_setfield(L, -2, "ours");
+		lua_createtable(L, st.nk, 0);
+		for (i = 0; i < st.nk; i++) {
+			lua_createtable(L, 0, 3);
+			lua_pushstring(L, st.k[i].name);
+			lua_setfield(L, -2, "name");
+			lua_pushinteger(L, st.k[i].block);
+			lua_setfield(L, -2, "block");
+			lua_pushnumber(L, st.k[i].occupancy);
+			lua_setfield(L, -2, "occupancy");
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "kernels");
+		lua_setfield(L, -2, "gpu");
+	}
 	return 1;
 }
 
@@ -77,8 +100,10 @@ static const gwb_reg panel_funcs[] = {
 	{"status", l_status,
 	 "panel.status() -> table\n"
 	 "allowed (and the reason when not), up, persistent, how many times it opened, frames\n"
-	 "drawn, size, bytes of output captured, telemetry on/off, and `summary`: the text the\n"
-	 "panel leaves in the scrollback (progress, phases, CPU, GPU memory, top kernel).\n"
+	 "drawn, size, bytes of output captured, telemetry on/off, `summary`: the text the\n"
+	 "panel leaves in the scrollback (progress, phases, CPU, GPU memory, top kernel), and,\n"
+	 "once gwb has used the GPU, `gpu`: the memory (free, total, ours) and kernel rows (name,\n"
+	 "block, occupancy) exactly as the panel reads them.\n"
 	 "Example: print(panel.status().summary)"},
 	{NULL, NULL, NULL},
 };

@@ -93,6 +93,7 @@ static struct {
 	char reason[160];
 	/* progress as the sink last saw it */
 	bool p_active, p_interrupted;
+	gwb_panel_stats last;        /* GPU part of the latest snapshot */
 	char p_label[64], p_metric_name[32], p_last_label[64];
 	double p_done, p_total, p_metric, p_t0, p_last_elapsed;
 	/* the prompt (persistent mode), from readline on the main thread */
@@ -422,7 +423,7 @@ void gwb_panel_shutdown(void)
 void gwb_panel_get_stats(gwb_panel_stats *out)
 {
 	pthread_mutex_lock(&pl.mu);
-	memset(out, 0, sizeof(*out));
+	*out = pl.last;
 	out->opened = pl.opened;
 	out->captured_bytes = pl.captured_total;
 	out->rows = pl.rows;
@@ -591,6 +592,16 @@ static void collect(struct snap *s, bool sample)
 			pl.nspark++;
 		if (s->ours > pl.peak_ours)
 			pl.peak_ours = s->ours;
+	}
+	pl.last.gpu = s->gpu;
+	pl.last.mem_free = s->mem_free;
+	pl.last.mem_total = s->mem_total;
+	pl.last.ours = s->ours;
+	pl.last.nk = s->nk < 8 ? s->nk : 8;
+	for (int i = 0; i < pl.last.nk; i++) {
+		snprintf(pl.last.k[i].name, sizeof(pl.last.k[i].name), "%s", s->k[i].name);
+		pl.last.k[i].block = s->k[i].block[0] * s->k[i].block[1] * s->k[i].block[2];
+		pl.last.k[i].occupancy = s->k[i].occupancy;
 	}
 	s->cpu_cores = pl.cpu_cores;
 	if (pl.open_wall > 0 && now - pl.open_wall > 0.05)

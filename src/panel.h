@@ -62,6 +62,11 @@ typedef struct gwb_panel_stats {
 	int rows, cols;      /* size of the last frame drawn */
 	long frames;         /* frames drawn */
 	char reason[160];    /* why it is not allowed / could not open ("" when fine) */
+	/* the GPU as the panel's latest snapshot saw it (gpu false when gwb has not used it) */
+	bool gpu;
+	size_t mem_free, mem_total, ours;
+	int nk;
+	struct { char name[64]; int block; double occupancy; } k[8];
 } gwb_panel_stats;
 void gwb_panel_get_stats(gwb_panel_stats *out);
 

@@ -1,6 +1,8 @@
 /* prof.c - telemetry records. */
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
+#include "gpu.h"
+#include "status.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +24,21 @@ static int nk;
 static gwb_xfer_stat xstat;
 
 struct pending { int k; void *ev0, *ev1; };
+
+/* Recycled events: creating two events per launch costs more than the launch itself. */
+#ifdef GWB_HAVE_CUDA
+#define POOL_MAX 8192
+static void *pool[POOL_MAX];
+static int npool;
+
+static void recycle_locked(void *ev)
+{
+	if (npool < POOL_MAX)
+		pool[npool++] = ev;
+	else
+		cudaEventDestroy((cudaEvent_t)ev);
+}
+#endif
 static struct pending pend[MAX_PENDING];
 static int npend;
 
@@ -54,8 +71,8 @@ static void resolve_locked(void)
 				kstats[pend[i].k].max_ms = ms;
 		}
 		cudaGetLastError();
-		cudaEventDestroy(a);
-		cudaEventDestroy(b);
+		recycle_locked(a);
+		recycle_locked(b);
 	}
 #endif
 	npend = 0;
@@ -174,8 +191,8 @@ static void poll_locked(void)
 			if (ms > kstats[pend[i].k].max_ms)
 				kstats[pend[i].k].max_ms = ms;
 		}
-		cudaEventDestroy(a);
-		cudaEventDestroy(b);
+		recycle_locked(a);
+		recycle_locked(b);
 	}
 	cudaGetLastError();
 	npend = keep;
@@ -207,6 +224,37 @@ void gwb_prof_each_kernel_nowait(gwb_kernel_stat_fn fn, void *ctx, int *pending)
 	for (i = 0; i < n; i++)
 		fn(&copy[i], ctx);
 	pthread_mutex_unlock(&copy_lock);
+}
+
+gwb_status gwb_prof_events(void **ev_start, void **ev_stop)
+{
+#ifdef GWB_HAVE_CUDA
+	cudaEvent_t a = NULL, b = NULL;
+	cudaError_t err = cudaSuccess;
+
+	pthread_mutex_lock(&lock);
+	if (npool >= 2) {
+		*ev_start = pool[--npool];
+		*ev_stop = pool[--npool];
+		pthread_mutex_unlock(&lock);
+		return GWB_OK;
+	}
+	pthread_mutex_unlock(&lock);
+	err = cudaEventCreate(&a);
+	if (err == cudaSuccess)
+		err = cudaEventCreate(&b);
+	if (err != cudaSuccess) {
+		if (a)
+			cudaEventDestroy(a);
+		return gwb_cuda_check(err, "cudaEventCreate", __FILE__, __LINE__);
+	}
+	*ev_start = a;
+	*ev_stop = b;
+	return GWB_OK;
+#else
+	*ev_start = *ev_stop = NULL;
+	return gwb_error(GWB_ENODEV, "CPU-only build: no CUDA events");
+#endif
 }
 
 /* --- the switch ----------------------------------------------------------------------------- */

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,6 +68,10 @@ void gwb_prof_poll(void);
 /* Like gwb_prof_each_kernel, but resolves only completed times (never waits for the device).
  * Sets *pending to the number of launches whose time is not known yet (may be NULL). */
 void gwb_prof_each_kernel_nowait(gwb_kernel_stat_fn fn, void *ctx, int *pending);
+
+/* A pair of CUDA events for timing one launch (from a pool: records return them when their
+ * time is resolved). GWB_OK, or a CUDA status when events cannot be created. */
+gwb_status gwb_prof_events(void **ev_start, void **ev_stop);
 
 /* Telemetry switch (default on; GWB_TELEMETRY=0 in the environment turns it off at start).
  * When off, the launch helper launches without events or records. */
