@@ -91,9 +91,13 @@ __device__ __forceinline__ int rotate_pair(T *S, int n, int sp, int sq, double *
 {
 	T x[R], y[R];
 	T g = 0;
+	// Groups of one warp start their element walk at different offsets, so that their L-wide
+	// accesses land in different shared-memory banks (columns are n apart, n often a
+	// multiple of 32).
+	const int gg = (int)((threadIdx.x & 31) / L);
 #pragma unroll
 	for (int i = 0; i < R; i++) {
-		int r = lg + i * L;
+		int r = lg + ((i + gg) % R) * L;
 		x[i] = y[i] = 0;
 		if (active && r < n) {
 			x[i] = S[(size_t)sp * n + r];
@@ -115,7 +119,7 @@ __device__ __forceinline__ int rotate_pair(T *S, int n, int sp, int sq, double *
 	T c = (T)1 / sqrt((T)1 + t * t), s = c * t;
 #pragma unroll
 	for (int i = 0; i < R; i++) {
-		int r = lg + i * L;
+		int r = lg + ((i + gg) % R) * L;
 		if (r < n) {
 			S[(size_t)sp * n + r] = c * x[i] - s * y[i];
 			S[(size_t)sq * n + r] = s * x[i] + c * y[i];

@@ -688,6 +688,12 @@ gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)
 		rc = gwb_error(GWB_EIO, "cannot read %s: %s", path, strerror(errno));
 		goto out_close;
 	}
+	if (len < 4 || fread(h.magic, 4, 1, f) != 1 || memcmp(h.magic, GWBM_MAGIC, 4)) {
+		rc = gwb_error(GWB_EPARSE, "%s is not a gwb matrix file (no GWBM magic); use "
+			       "mat.read for Matrix Market files", path);
+		goto out_close;
+	}
+	rewind(f);
 	if ((size_t)len < sizeof(h) + 8 || fread(&h, sizeof(h), 1, f) != 1) {
 		rc = gwb_error(GWB_ECORRUPT, "%s: truncated (%ld bytes; a matrix file has at least "
 			       "%zu)", path, len, sizeof(h) + 8);

@@ -304,16 +304,11 @@ static int eigen_index(lua_State *L)
 
 	if (e) {
 		if (!strcmp(k, "values")) {
-			if (e->count == 1) {
+			/* One matrix: the array. A batch: the method, so eb:values(b) works. */
+			if (e->count == 1)
 				push_array(L, e->values, e->k);
-			} else {
-				size_t b;
-				lua_createtable(L, (int)e->count, 0);
-				for (b = 0; b < e->count; b++) {
-					push_array(L, e->values + b * e->k, e->k);
-					lua_rawseti(L, -2, (lua_Integer)b + 1);
-				}
-			}
+			else
+				lua_pushcfunction(L, e_values);
 			return 1;
 		}
 		if (!strcmp(k, "residuals")) {

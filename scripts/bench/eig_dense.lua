@@ -1,0 +1,117 @@
+-- eig_dense.lua - batched and dense symmetric eigensolvers on the GPU, beside cuSOLVER (called
+-- directly by gwb), cupy and torch measured in the same run (scripts/bench/eig_dense_peers.py).
+-- Batches of GOE matrices: 4000 x 64^2, 1000 x 128^2, 250 x 256^2 in f32 and f64; one dense
+-- n = 8192 f64 matrix through cuSOLVER Xsyevd against cupy.linalg.eigh.
+-- Times are device time with the input resident (kernel_ms for gwb: CUDA events around the
+-- kernels; CUDA events or a synchronized wall clock for the peers), best of 3 after a warm-up.
+-- Residuals: max ||Av - lv|| / (max|l| ||v||), computed in f64.
+-- Targets (issue 6): f32 <= 5 / 10 / 40 ms with residual <= 1e-5; f64 <= 8 / 60 / 70 ms with
+-- residual <= 1e-13; dense 8192 f64 within 1.1x of cupy.linalg.eigh.
+-- Environment: GWB_PYTHON (python3), GWB_EIG_BENCH_CASES (space-separated case names).
+local python = os.getenv("GWB_PYTHON") or "python3"
+local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "scripts/bench"
+
+local CASES = {
+  { name = "b64f32", count = 4000, n = 64, dtype = "f32", target = 5, res = 1e-5 },
+  { name = "b128f32", count = 1000, n = 128, dtype = "f32", target = 10, res = 1e-5 },
+  { name = "b256f32", count = 250, n = 256, dtype = "f32", target = 40, res = 1e-5 },
+  { name = "b64f64", count = 4000, n = 64, dtype = "f64", target = 8, res = 1e-13 },
+  { name = "b128f64", count = 1000, n = 128, dtype = "f64", target = 60, res = 1e-13 },
+  { name = "b256f64", count = 250, n = 256, dtype = "f64", target = 70, res = 1e-13 },
+  { name = "d8192f64", dense = true, n = 8192, dtype = "f64" },
+}
+local only = os.getenv("GWB_EIG_BENCH_CASES")
+if only then
+  local keep = {}
+  for _, c in ipairs(CASES) do if (" " .. only .. " "):find(" " .. c.name .. " ", 1, true) then keep[#keep + 1] = c end end
+  CASES = keep
+end
+
+local ok_gpu, why = gpu.available()
+local info = ok_gpu and gpu.info() or {}
+print(("eig_dense: commit %s, card %s"):format(gwb.commit, ok_gpu and (info.name .. ", " .. info.sms
+  .. " SMs, driver " .. info.driver .. ", runtime " .. info.runtime) or "none"))
+if not ok_gpu then
+  print("no GPU: " .. tostring(why) .. "; this benchmark measures GPU paths only, skipped")
+  return
+end
+
+-- Peers, in one python process.
+local peers, peer_why = {}, nil
+do
+  local names = {}
+  for _, c in ipairs(CASES) do names[#names + 1] = c.name end
+  local p = io.popen(python .. " " .. here .. "/eig_dense_peers.py " .. table.concat(names, " ") .. " 2>&1")
+  local out = p and p:read("a") or ""
+  if p then p:close() end
+  for line in out:gmatch("[^\n]+") do
+    local rec = {}
+    for k, v in line:gmatch("([%w_]+)=(%S+)") do rec[k] = tonumber(v) or v end
+    if rec.case and rec.peer then
+      peers[rec.case] = peers[rec.case] or {}
+      peers[rec.case][rec.peer] = rec
+    end
+  end
+  if next(peers) == nil then peer_why = "peers not available: " .. out:gsub("\n", " "):sub(1, 200) end
+end
+
+local function best(fn, runs)
+  fn() -- warm-up
+  local b, r
+  for _ = 1, runs or 3 do
+    r = fn()
+    if not b or r.timing.kernel_ms < b then b = r.timing.kernel_ms end
+  end
+  return b, r
+end
+
+local function fmt_ms(x) return x and ("%.2f"):format(x) or "-" end
+local function fmt_res(x) return x and ("%.1e"):format(x) or "-" end
+local function peer_col(c, name)
+  local p = peers[c.name] and peers[c.name][name]
+  if not p then return "n/a" end
+  if p.ms then return ("%s (%s)"):format(fmt_ms(p.ms), fmt_res(tonumber(p.residual))) end
+  return p.status or "n/a"
+end
+
+print(("%-9s %-22s %-20s %-20s %-18s %-18s %-18s %s"):format("case", "gwb jacobi ms (res)",
+  "gwb mixed ms (res)", "cuSOLVER direct", "cupy syevj", "cupy eigh", "torch eigh", "target"))
+for _, c in ipairs(CASES) do
+  collectgarbage()
+  if c.dense then
+    local A = mat.randn(c.n, c.n, { sym = true, seed = 1 })
+    local t, e = best(function() return eig.solve(A, { backend = "gpu", residuals = false }) end, 2)
+    local cp = peers[c.name] and peers[c.name].cupy_eigh
+    local ratio = cp and cp.ms and t / cp.ms
+    print(("%-9s %-22s %-20s %-20s %-18s %-18s %-18s %s"):format(c.name, "-", "-",
+      ("%s (%s)"):format(fmt_ms(t), e.method), "-", peer_col(c, "cupy_eigh"), peer_col(c, "torch_eigh"),
+      ("<= 1.1x cupy: %s"):format(ratio and ("%.2fx %s"):format(ratio, ratio <= 1.1 and "MET" or "MISSED") or "?")))
+    print(("          (gwb dense: total %.1f ms incl. %.1f ms of host<->device copies of A and V)")
+      :format(e.timing.total_ms, e.timing.transfer_ms))
+    A:close()
+  else
+    local B = mat.batch(c.count, c.n, { dtype = c.dtype, seed = 1 })
+    local tj = best(function() return eig.batched(B, { backend = "gpu", residuals = false }) end)
+    local ej = eig.batched(B, { backend = "gpu", vectors = true })
+    local tm, em = nil, nil
+    if c.dtype == "f64" then
+      tm = best(function() return eig.batched(B, { backend = "gpu", method = "mixed", residuals = false }) end)
+      em = eig.batched(B, { backend = "gpu", method = "mixed", vectors = true })
+    end
+    local tc = best(function() return eig.batched(B, { method = "cusolver", vectors = true, residuals = false }) end, 2)
+    local ec = eig.batched(B, { method = "cusolver", vectors = true })
+    local met = tj <= c.target and ej.max_residual <= c.res
+    local metm = em and tm <= c.target and em.max_residual <= c.res
+    print(("%-9s %-22s %-20s %-20s %-18s %-18s %-18s %s"):format(c.name,
+      ("%s (%s) %d sw"):format(fmt_ms(tj), fmt_res(ej.max_residual), ej.sweeps),
+      em and ("%s (%s)"):format(fmt_ms(tm), fmt_res(em.max_residual)) or "-",
+      ("%s (%s)"):format(fmt_ms(tc), fmt_res(ec.max_residual)),
+      peer_col(c, "cupy_syevj"), peer_col(c, "cupy_eigh"), peer_col(c, "torch_eigh"),
+      ("<= %g ms, res <= %g: %s%s"):format(c.target, c.res, met and "MET" or "MISSED",
+        em and (" (mixed: " .. (metm and "MET" or "MISSED") .. ")") or "")))
+    print(("          (%s; transfers %.1f ms; orthogonality %.1e)"):format(ej.method,
+      ej.timing.transfer_ms, ej.orthogonality))
+    B:close()
+  end
+end
+if peer_why then print(peer_why) end

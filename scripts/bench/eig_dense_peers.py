@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""eig_dense_peers.py - the peers of scripts/bench/eig_dense.lua, measured in the same run:
+cuSOLVER's batched Jacobi through cupy (cupyx.cusolver.syevj on a batch: syevjBatched),
+cupy.linalg.eigh and torch.linalg.eigh on batches of symmetric matrices, and cupy/torch eigh
+on one dense n = 8192 f64 matrix. Inputs are GOE matrices generated on the device; timings
+are device time (CUDA events) with the input already resident, best of up to 3 runs after a
+warm-up. Residuals are max ||A v - l v|| / (max|l| ||v||) in f64.
+
+Prints one line per measurement: case=<name> peer=<name> ms=<t> residual=<r>, or
+case=... peer=... status=unavailable reason=... . Arguments: case names (default all)."""
+import sys
+import time
+
+CASES = {
+    "b64f32": ("batch", 4000, 64, "float32"),
+    "b128f32": ("batch", 1000, 128, "float32"),
+    "b256f32": ("batch", 250, 256, "float32"),
+    "b64f64": ("batch", 4000, 64, "float64"),
+    "b128f64": ("batch", 1000, 128, "float64"),
+    "b256f64": ("batch", 250, 256, "float64"),
+    "d8192f64": ("dense", 1, 8192, "float64"),
+}
+
+
+def say(**kw):
+    print(" ".join(f"{k}={v}" for k, v in kw.items()), flush=True)
+
+
+try:
+    import cupy as cp
+    try:
+        import cupyx.cusolver as cpsolver
+    except Exception:  # noqa: BLE001
+        cpsolver = None
+except Exception as e:  # noqa: BLE001
+    cp, cpsolver, cp_why = None, None, f"cupy not importable ({type(e).__name__})"
+else:
+    cp_why = None
+
+try:
+    import torch
+    if not torch.cuda.is_available():
+        torch, torch_why = None, "torch has no CUDA device"
+    else:
+        torch_why = None
+except Exception as e:  # noqa: BLE001
+    torch, torch_why = None, f"torch not importable ({type(e).__name__})"
+
+
+def goe(count, n, dtype, seed=1):
+    rs = cp.random.RandomState(seed)
+    g = rs.standard_normal((count, n, n), dtype=cp.float64)
+    a = (g + g.transpose(0, 2, 1)) / 2 ** 0.5
+    return a.astype(dtype)
+
+
+def residual(a, w, v):
+    """max over pairs of ||A v - l v|| / (max|l| ||v||), in f64 on the device."""
+    a = a.astype(cp.float64)
+    w = w.astype(cp.float64)
+    v = v.astype(cp.float64)
+    if a.ndim == 2:
+        a, w, v = a[None], w[None], v[None]
+    r = a @ v - v * w[:, None, :]
+    num = cp.linalg.norm(r, axis=1)
+    den = cp.abs(w).max(axis=1, keepdims=True) * cp.linalg.norm(v, axis=1)
+    return float((num / den).max())
+
+
+def timed(fn, sync, budget_s=2.0, runs=3):
+    """Best device time (ms) of up to `runs` calls, after one warm-up call."""
+    out = fn()
+    sync()
+    best = None
+    t_start = time.time()
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        sync()
+        ms = (time.perf_counter() - t0) * 1e3
+        best = ms if best is None else min(best, ms)
+        if time.time() - t_start > budget_s:
+            break
+    return best, out
+
+
+def cp_sync():
+    cp.cuda.Device().synchronize()
+
+
+def run_case(name):
+    kind, count, n, dt = CASES[name]
+    if cp is None:
+        for p in ("cupy_syevj", "cupy_eigh", "torch_eigh"):
+            say(case=name, peer=p, status="unavailable", reason=cp_why.replace(" ", "_"))
+        return
+    a = goe(count, n, dt) if kind == "batch" else goe(1, n, dt)[0]
+    # cuSOLVER batched Jacobi (syevjBatched) through cupyx
+    if kind == "batch":
+        if cpsolver is not None and hasattr(cpsolver, "syevj"):
+            try:
+                ms, (w, v) = timed(lambda: cpsolver.syevj(a, with_eigen_vector=True), cp_sync)
+                say(case=name, peer="cupy_syevj", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
+            except Exception as e:  # noqa: BLE001
+                say(case=name, peer="cupy_syevj", status="failed", reason=type(e).__name__)
+        else:
+            say(case=name, peer="cupy_syevj", status="unavailable", reason="no_cupyx.cusolver.syevj")
+    try:
+        ms, (w, v) = timed(lambda: cp.linalg.eigh(a), cp_sync)
+        say(case=name, peer="cupy_eigh", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
+    except Exception as e:  # noqa: BLE001
+        say(case=name, peer="cupy_eigh", status="failed", reason=type(e).__name__)
+    if torch is None:
+        say(case=name, peer="torch_eigh", status="unavailable", reason=torch_why.replace(" ", "_"))
+        return
+    try:
+        ta = torch.as_tensor(a, device="cuda")
+        ms, (tw, tv) = timed(lambda: torch.linalg.eigh(ta), torch.cuda.synchronize, budget_s=1.0)
+        w, v = cp.asarray(tw), cp.asarray(tv)
+        say(case=name, peer="torch_eigh", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
+    except Exception as e:  # noqa: BLE001
+        say(case=name, peer="torch_eigh", status="failed", reason=type(e).__name__)
+    del a
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def main():
+    names = sys.argv[1:] or list(CASES)
+    for name in names:
+        if name not in CASES:
+            say(case=name, status="unknown_case")
+            continue
+        run_case(name)
+
+
+if __name__ == "__main__":
+    main()
