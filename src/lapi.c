@@ -17,6 +17,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_panel,
 	gwb_open_mat,
 	gwb_open_eig,
+	gwb_open_sparse,
 	NULL,
 };
 

@@ -74,6 +74,7 @@ int gwb_open_core(lua_State *L);
 int gwb_open_panel(lua_State *L);
 int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
+int gwb_open_sparse(lua_State *L);  /* after mat and eig: extends both */
 
 /* Matrix and Eigen userdata (lapi_mat.c, lapi_eig.c), for modules that make or take them.
  * The push functions take ownership (the object is freed with the userdata; on a Lua error

@@ -1,0 +1,122 @@
+// eig_sparse.cu - the block operations of the sparse eigensolvers (src/eig_sparse.c) on the
+// GPU: Gram matrices X^T Y and block updates X C through cuBLAS (the blocked
+// reorthogonalization), fused z = a x + b y + c z (the Chebyshev recurrence), the Jacobi row
+// scaling, and copies. Small matrices travel to and from the host, where LAPACK solves them.
+#include <cublas_v2.h>
+#include <string.h>
+
+#include "common.cuh"
+#include "sparse.h"
+#include "sparse_impl.cuh"
+
+static gwb_status small_scratch(gwb_gpu_csr *g, size_t cnt)
+{
+	if (cnt <= g->dsmall_size)
+		return GWB_OK;
+	gwb_gpu_free(g->dsmall);
+	g->dsmall = nullptr;
+	g->dsmall_size = 0;
+	size_t want = cnt < 4096 ? 4096 : cnt;
+	gwb_status st = gwb_gpu_malloc((void **)&g->dsmall, want * sizeof(double), "eig.sparse.small");
+	if (!st)
+		g->dsmall_size = want;
+	return st;
+}
+
+extern "C" gwb_status gwb_gpu_gemm_tn(gwb_gpu_csr *g, int64_t n, const double *X, int p,
+				      const double *Y, int q, double *G)
+{
+	gwb_status st;
+	const double one = 1, zero = 0;
+	if ((st = small_scratch(g, (size_t)p * q)))
+		return st;
+	if ((st = BLCHECK(cublasDgemm_64((cublasHandle_t)g->bl, CUBLAS_OP_T, CUBLAS_OP_N, p, q, n,
+					 &one, X, n, Y, n, &zero, g->dsmall, p), "Dgemm (X^T Y)")))
+		return st;
+	return CUDA_CHECK(cudaMemcpy(G, g->dsmall, (size_t)p * q * sizeof(double),
+				     cudaMemcpyDeviceToHost));
+}
+
+extern "C" gwb_status gwb_gpu_gemm_nn(gwb_gpu_csr *g, int64_t n, const double *X, int p,
+				      const double *C, int q, double beta, double *Y)
+{
+	gwb_status st;
+	const double one = 1;
+	if ((st = small_scratch(g, (size_t)p * q)))
+		return st;
+	if ((st = CUDA_CHECK(cudaMemcpy(g->dsmall, C, (size_t)p * q * sizeof(double),
+					cudaMemcpyHostToDevice))))
+		return st;
+	return BLCHECK(cublasDgemm_64((cublasHandle_t)g->bl, CUBLAS_OP_N, CUBLAS_OP_N, n, q, p, &one,
+				      X, n, g->dsmall, p, &beta, Y, n), "Dgemm (X C)");
+}
+
+__global__ void axpby3_kernel(size_t len, double a, const double *__restrict__ x, double b,
+			      const double *__restrict__ y, double c, double *__restrict__ z)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		double v = c == 0 ? 0 : c * z[i];
+		if (a != 0)
+			v += a * x[i];
+		if (b != 0)
+			v += b * y[i];
+		z[i] = v;
+	}
+}
+
+static unsigned grid_for(size_t len)
+{
+	static int sms;
+	if (!sms) {
+		int dev = 0;
+		cudaGetDevice(&dev);
+		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+			sms = 1;
+		cudaGetLastError();
+	}
+	size_t blocks = (len + 255) / 256, cap = (size_t)sms * 8;
+	return (unsigned)(blocks < cap ? (blocks ? blocks : 1) : cap);
+}
+
+extern "C" gwb_status gwb_gpu_axpby3(size_t len, double a, const double *x, double b,
+				     const double *y, double c, double *z)
+{
+	double bytes = (double)len * 8 * (1 + (a != 0) + (b != 0) + (c != 0));
+	return gwb_launch("axpby3", axpby3_kernel, dim3(grid_for(len)), dim3(256), 0, 0, bytes, len,
+			  a, x, b, y, c, z);
+}
+
+__global__ void rowscale_kernel(int64_t n, int b, const double *__restrict__ d,
+				const double *__restrict__ X, double *__restrict__ Y)
+{
+	size_t len = (size_t)n * b;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < len;
+	     i += (size_t)gridDim.x * blockDim.x)
+		Y[i] = d[i % n] * X[i];
+}
+
+extern "C" gwb_status gwb_gpu_rowscale(int64_t n, int b, const double *d, const double *X,
+				       double *Y)
+{
+	size_t len = (size_t)n * b;
+	return gwb_launch("rowscale", rowscale_kernel, dim3(grid_for(len)), dim3(256), 0, 0,
+			  (double)len * 24, n, b, d, X, Y);
+}
+
+extern "C" gwb_status gwb_gpu_sp_put(double *dst, const double *host, size_t cnt)
+{
+	return gwb_copy(dst, host, cnt * sizeof(double), GWB_H2D, false);
+}
+
+extern "C" gwb_status gwb_gpu_sp_get(double *host, const double *src, size_t cnt)
+{
+	return gwb_copy(host, src, cnt * sizeof(double), GWB_D2H, false);
+}
+
+extern "C" gwb_status gwb_gpu_sp_copy(double *dst, const double *src, size_t cnt)
+{
+	if (!cnt || dst == src)
+		return GWB_OK;
+	return CUDA_CHECK(cudaMemcpy(dst, src, cnt * sizeof(double), cudaMemcpyDeviceToDevice));
+}

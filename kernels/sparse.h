@@ -1,0 +1,64 @@
+/* sparse.h (kernels) - the GPU side of sparse matrices and the sparse eigensolvers, for host
+ * C code (extern "C"; call only inside #ifdef GWB_HAVE_CUDA). A gwb_gpu_csr is a device copy
+ * of a CSR matrix plus the cuBLAS/cuSPARSE handles and scratch the block operations need; the
+ * caller owns it and frees it with gwb_gpu_csr_free(). Block pointers are device memory from
+ * gwb_gpu_malloc, column-major with leading dimension n; small matrices (Gram, coefficient
+ * blocks) live on the host. */
+#ifndef GWB_KERNELS_SPARSE_H
+#define GWB_KERNELS_SPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/sparse.h"
+#include "../src/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gwb_gpu_csr gwb_gpu_csr;
+
+/* Which SpMV: ours (row per warp or per segment of 2..16 lanes, by mean row length) or
+ * cuSPARSE (SpMV / SpMM); auto = ours for one vector, cuSPARSE SpMM for blocks. */
+typedef enum gwb_spmv_kind { GWB_SPMV_AUTO = 0, GWB_SPMV_OURS, GWB_SPMV_CUSPARSE } gwb_spmv_kind;
+
+gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out);
+void gwb_gpu_csr_free(gwb_gpu_csr *g);
+
+/* Y = alpha A X for b columns. */
+gwb_status gwb_gpu_spmm(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha,
+			int kind);
+/* G (host, p x q) = X^T Y, X n x p, Y n x q (cuBLAS). */
+gwb_status gwb_gpu_gemm_tn(gwb_gpu_csr *g, int64_t n, const double *X, int p, const double *Y,
+			   int q, double *G);
+/* Y = X C + beta Y, C (host) p x q (cuBLAS). */
+gwb_status gwb_gpu_gemm_nn(gwb_gpu_csr *g, int64_t n, const double *X, int p, const double *C,
+			   int q, double beta, double *Y);
+/* z = a x + b y + c z (x, y may be NULL when a, b are 0). */
+gwb_status gwb_gpu_axpby3(size_t len, double a, const double *x, double b, const double *y,
+			  double c, double *z);
+/* Y = diag(d) X, b columns of n. */
+gwb_status gwb_gpu_rowscale(int64_t n, int b, const double *d, const double *X, double *Y);
+/* Copies: host -> device, device -> host, device -> device (cnt doubles). */
+gwb_status gwb_gpu_sp_put(double *dst, const double *host, size_t cnt);
+gwb_status gwb_gpu_sp_get(double *host, const double *src, size_t cnt);
+gwb_status gwb_gpu_sp_copy(double *dst, const double *src, size_t cnt);
+
+/* SpMV measured: ours and cuSPARSE on the same matrix and vector, median of reps timed with
+ * CUDA events after a warm-up; bytes is the minimum traffic (matrix + x once + y). Both
+ * results are checked against the CPU product (max relative difference). */
+typedef struct gwb_spmv_bench {
+	double ours_ms, cusparse_ms;
+	double bytes;
+	double ours_gbps, cusparse_gbps;
+	double ours_err, cusparse_err;   /* max |y - y_cpu| / max |y_cpu| */
+	int lanes;                       /* threads per row our kernel used */
+} gwb_spmv_bench;
+gwb_status gwb_gpu_spmv_bench(const gwb_csr *A, int reps, gwb_spmv_bench *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1530 @@
+/* eig_sparse.c - sparse symmetric eigensolvers written once over block operations (ops_*),
+ * which run on CPU threads or, through kernels/sparse.h, on the GPU (cuBLAS GEMMs for the
+ * blocked orthogonalizations, our SpMV or cuSPARSE). Small projected problems (Rayleigh-
+ * Ritz, Gram matrices) are solved on the host with LAPACK: they are at most a few hundred
+ * square, where a device round trip costs more than the work.
+ *
+ * Every method targets the smallest eigenvalues of s*A with s = +1 ("smallest") or -1
+ * ("largest"), so one code path serves both ends. */
+#define _GNU_SOURCE
+#include "eig_sparse.h"
+
+#include <dlfcn.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intr.h"
+#include "gpu.h"
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/sparse.h"
+#endif
+
+/* LAPACK through the Fortran ABI (hidden string lengths last). */
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+		   double *w, double *work, const int *lwork, int *info, size_t, size_t);
+
+static const char *const method_names[GWB_SPM_COUNT] = {
+	"auto", "lanczos", "chebyshev", "lobpcg", "randomized", "rand+lanczos", "dense",
+};
+
+const char *gwb_sp_method_name(gwb_sp_method m)
+{
+	return (unsigned)m < GWB_SPM_COUNT ? method_names[m] : "?";
+}
+
+gwb_status gwb_sp_method_parse(const char *s, gwb_sp_method *out)
+{
+	for (int i = 0; s && i < GWB_SPM_COUNT; i++)
+		if (!strcmp(s, method_names[i])) {
+			*out = (gwb_sp_method)i;
+			return GWB_OK;
+		}
+	if (s && (!strcmp(s, "cheb") || !strcmp(s, "chefsi")))
+		return (*out = GWB_SPM_CHEBYSHEV), GWB_OK;
+	if (s && (!strcmp(s, "rsvd") || !strcmp(s, "subspace")))
+		return (*out = GWB_SPM_RANDOMIZED), GWB_OK;
+	return gwb_error(GWB_EINVAL, "method must be \"auto\", \"lanczos\", \"chebyshev\", "
+			 "\"lobpcg\", \"randomized\", \"rand+lanczos\" or \"dense\" (got \"%s\")",
+			 s ? s : "(nil)");
+}
+
+void gwb_sp_opts_default(gwb_sp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->k = 6;
+	o->which = GWB_SMALLEST;
+	o->tol = 1e-10;
+	o->method = GWB_SPM_AUTO;
+	o->seed = 1;
+	o->vectors = true;
+	o->backend = GWB_BACKEND_AUTO;
+}
+
+/* ================================================================ block operations */
+
+typedef struct ops {
+	gwb_csr *A;
+	int64_t n;
+	double sign;          /* +1: smallest of A; -1: smallest of -A (largest of A) */
+	bool gpu;
+	int spmv_kind;        /* gwb_spmv_kind (GPU) */
+	struct gwb_gpu_csr *g; /* device copy when gpu */
+	long spmv;            /* matrix-vector products so far */
+} ops;
+
+static gwb_status op_alloc(ops *o, size_t cnt, double **p)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_malloc((void **)p, cnt * sizeof(double), "eig.sparse");
+#endif
+	(void)o;
+	*p = malloc(cnt * sizeof(double) + 8);
+	if (!*p)
+		return gwb_error(GWB_ENOMEM, "eig.solve: cannot allocate %zu bytes of work space",
+				 cnt * sizeof(double));
+	return GWB_OK;
+}
+
+static void op_free(ops *o, double *p)
+{
+	if (!p)
+		return;
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu) {
+		gwb_gpu_free(p);
+		return;
+	}
+#endif
+	(void)o;
+	free(p);
+}
+
+static gwb_status op_put(ops *o, double *dst, const double *host, size_t cnt)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_sp_put(dst, host, cnt);
+#endif
+	(void)o;
+	memcpy(dst, host, cnt * sizeof(double));
+	return GWB_OK;
+}
+
+static gwb_status op_get(ops *o, double *host, const double *src, size_t cnt)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_sp_get(host, src, cnt);
+#endif
+	(void)o;
+	memcpy(host, src, cnt * sizeof(double));
+	return GWB_OK;
+}
+
+static gwb_status op_copy(ops *o, double *dst, const double *src, size_t cnt)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_sp_copy(dst, src, cnt);
+#endif
+	(void)o;
+	memmove(dst, src, cnt * sizeof(double));
+	return GWB_OK;
+}
+
+struct scal_ctx {
+	double *y;
+	double s;
+};
+static void scal_part(void *p, int64_t lo, int64_t hi, int part)
+{
+	struct scal_ctx *c = p;
+	(void)part;
+	for (int64_t i = lo; i < hi; i++)
+		c->y[i] *= c->s;
+}
+
+/* Y = s A X, b columns. */
+static gwb_status op_spmm(ops *o, const double *X, double *Y, int b)
+{
+	o->spmv += b;
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_spmm(o->g, X, Y, b, o->sign, o->spmv_kind);
+#endif
+	gwb_csr_spmm(o->A, X, Y, b);
+	if (o->sign != 1.0) {
+		struct scal_ctx c = {Y, o->sign};
+		gwb_parallel_for(o->n * b, 1 << 16, scal_part, &c);
+	}
+	return GWB_OK;
+}
+
+/* ---- G = X^T Y (p x q, column-major, on the host), compensated (Dot2) on the CPU */
+
+struct gtn_ctx {
+	const double *X, *Y;
+	int64_t n;
+	int p, q;
+	double *part;   /* per part: p*q sums then p*q compensations */
+};
+
+/* Compensated (Neumaier) dot products for narrow products (Lanczos coefficients, norms);
+ * a 4x4 register-tiled kernel for block Gram matrices, whose rounding the second pass of
+ * every orthonormalization removes. */
+static void gtn_part(void *pp, int64_t lo, int64_t hi, int part)
+{
+	struct gtn_ctx *c = pp;
+	int pq = c->p * c->q;
+	double *s = c->part + (size_t)part * 2 * pq, *e = s + pq;
+	const int64_t n = c->n;
+	for (int t = 0; t < 2 * pq; t++)
+		s[t] = 0;
+	if (c->q <= 2 || c->p <= 2) {
+		for (int j = 0; j < c->q; j++) {
+			const double *y = c->Y + (size_t)j * n;
+			for (int i = 0; i < c->p; i++) {
+				const double *x = c->X + (size_t)i * n;
+				double S = 0, E = 0;
+				for (int64_t r = lo; r < hi; r++) {
+					double pr = x[r] * y[r], t = S + pr;
+					E += fabs(S) >= fabs(pr) ? (S - t) + pr : (pr - t) + S;
+					S = t;
+				}
+				s[i + j * c->p] = S;
+				e[i + j * c->p] = E;
+			}
+		}
+		return;
+	}
+	for (int64_t b0 = lo; b0 < hi; b0 += 1024) {
+		int64_t b1 = b0 + 1024 < hi ? b0 + 1024 : hi;
+		for (int j0 = 0; j0 < c->q; j0 += 4) {
+			int nj = c->q - j0 < 4 ? c->q - j0 : 4;
+			for (int i0 = 0; i0 < c->p; i0 += 4) {
+				int ni = c->p - i0 < 4 ? c->p - i0 : 4;
+				double acc[4][4] = {{0}};
+				const double *x[4], *y[4];
+				for (int t = 0; t < 4; t++) {
+					x[t] = c->X + (size_t)(i0 + (t < ni ? t : 0)) * n;
+					y[t] = c->Y + (size_t)(j0 + (t < nj ? t : 0)) * n;
+				}
+				for (int64_t r = b0; r < b1; r++) {
+					double xv[4] = {x[0][r], x[1][r], x[2][r], x[3][r]};
+					double yv[4] = {y[0][r], y[1][r], y[2][r], y[3][r]};
+					for (int a = 0; a < 4; a++)
+						for (int bb = 0; bb < 4; bb++)
+							acc[a][bb] += xv[a] * yv[bb];
+				}
+				for (int a = 0; a < ni; a++)
+					for (int bb = 0; bb < nj; bb++)
+						s[(i0 + a) + (size_t)(j0 + bb) * c->p] += acc[a][bb];
+			}
+		}
+	}
+}
+
+static gwb_status op_gemm_tn(ops *o, const double *X, int p, const double *Y, int q, double *G)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_gemm_tn(o->g, o->n, X, p, Y, q, G);
+#endif
+	int T = gwb_cpu_threads();
+	int pq = p * q;
+	double *part = calloc((size_t)T * 2 * pq, sizeof(double));
+	if (!part)
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	struct gtn_ctx c = {X, Y, o->n, p, q, part};
+	int64_t grain = (int64_t)(4e5 / (pq > 0 ? pq : 1));
+	gwb_parallel_for(o->n, grain < 2048 ? 2048 : grain, gtn_part, &c);
+	for (int t = 0; t < pq; t++) {
+		double S = 0, E = 0;
+		for (int h = 0; h < T; h++) {
+			double a = part[(size_t)h * 2 * pq + t];
+			double u = S + a, z = u - S;
+			E += ((S - (u - z)) + (a - z)) + part[(size_t)h * 2 * pq + pq + t];
+			S = u;
+		}
+		G[t] = S + E;
+	}
+	free(part);
+	return GWB_OK;
+}
+
+/* ---- Y = X C + beta Y (X n x p, C p x q on the host, Y n x q) */
+
+struct gnn_ctx {
+	const double *X, *C;
+	double *Y;
+	int64_t n;
+	int p, q;
+	double beta;
+};
+
+static void gnn_part(void *pp, int64_t lo, int64_t hi, int part)
+{
+	struct gnn_ctx *c = pp;
+	(void)part;
+	for (int64_t b0 = lo; b0 < hi; b0 += 512) {
+		int64_t b1 = b0 + 512 < hi ? b0 + 512 : hi;
+		for (int j = 0; j < c->q; j++) {
+			double *y = c->Y + (size_t)j * c->n;
+			if (c->beta == 0)
+				for (int64_t r = b0; r < b1; r++)
+					y[r] = 0;
+			else if (c->beta != 1)
+				for (int64_t r = b0; r < b1; r++)
+					y[r] *= c->beta;
+			for (int l = 0; l < c->p; l++) {
+				double a = c->C[l + (size_t)j * c->p];
+				const double *x = c->X + (size_t)l * c->n;
+				if (a == 0)
+					continue;
+				for (int64_t r = b0; r < b1; r++)
+					y[r] += a * x[r];
+			}
+		}
+	}
+}
+
+static gwb_status op_gemm_nn(ops *o, const double *X, int p, const double *C, int q, double beta,
+			     double *Y)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_gemm_nn(o->g, o->n, X, p, C, q, beta, Y);
+#endif
+	struct gnn_ctx c = {X, C, Y, o->n, p, q, beta};
+	int64_t grain = (int64_t)(2e5 / ((double)p * q + 1));
+	gwb_parallel_for(o->n, grain < 1024 ? 1024 : grain, gnn_part, &c);
+	return GWB_OK;
+}
+
+/* ---- z = a x + b y + c z (x, y may be NULL when a, b are 0) */
+
+struct axpby_ctx {
+	double a, b, c;
+	const double *x, *y;
+	double *z;
+};
+
+static void axpby_part(void *pp, int64_t lo, int64_t hi, int part)
+{
+	struct axpby_ctx *k = pp;
+	(void)part;
+	for (int64_t i = lo; i < hi; i++) {
+		double v = k->c == 0 ? 0 : k->c * k->z[i];
+		if (k->a != 0)
+			v += k->a * k->x[i];
+		if (k->b != 0)
+			v += k->b * k->y[i];
+		k->z[i] = v;
+	}
+}
+
+static gwb_status op_axpby(ops *o, size_t len, double a, const double *x, double b,
+			   const double *y, double c, double *z)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_axpby3(len, a, x, b, y, c, z);
+#endif
+	(void)o;
+	struct axpby_ctx k = {a, b, c, x, y, z};
+	gwb_parallel_for((int64_t)len, 1 << 16, axpby_part, &k);
+	return GWB_OK;
+}
+
+/* ---- Y = diag(d) X (b columns) */
+
+struct rs_ctx {
+	const double *d, *X;
+	double *Y;
+	int64_t n;
+	int b;
+};
+static void rs_part(void *pp, int64_t lo, int64_t hi, int part)
+{
+	struct rs_ctx *c = pp;
+	(void)part;
+	for (int j = 0; j < c->b; j++)
+		for (int64_t i = lo; i < hi; i++)
+			c->Y[i + j * c->n] = c->d[i] * c->X[i + j * c->n];
+}
+
+static gwb_status op_rowscale(ops *o, const double *d, const double *X, double *Y, int b)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		return gwb_gpu_rowscale(o->n, b, d, X, Y);
+#endif
+	struct rs_ctx c = {d, X, Y, o->n, b};
+	gwb_parallel_for(o->n, 1 << 15, rs_part, &c);
+	return GWB_OK;
+}
+
+/* ================================================================ small dense helpers */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rng_normal(uint64_t *s)
+{
+	double u = ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
+	double v = ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
+	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
+
+/* Symmetric eigen decomposition of the m x m column-major G (overwritten by the vectors),
+ * values ascending into w. */
+/* OpenBLAS, when it is the LAPACK behind liblapack.so.3, spins its threads on problems of a
+ * few dozen rows: run the small projected problems on one thread (restored after). */
+typedef void (*set_threads_fn)(int);
+typedef int (*get_threads_fn)(void);
+
+static gwb_status small_syev(double *G, int m, double *w)
+{
+	static set_threads_fn set_t;
+	static get_threads_fn get_t;
+	static int looked;
+	int info = 0, lwork = -1, old = 0;
+	double q;
+	if (!looked) {
+		*(void **)&set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+		*(void **)&get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		looked = 1;
+	}
+	if (set_t && get_t && m < 400) {
+		old = get_t();
+		if (old > 1)
+			set_t(1);
+	}
+	dsyev_("V", "U", &m, G, &m, w, &q, &lwork, &info, 1, 1);
+	lwork = (int)q + 1;
+	double *work = malloc((size_t)lwork * sizeof(double));
+	if (!work) {
+		if (old > 1)
+			set_t(old);
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	}
+	dsyev_("V", "U", &m, G, &m, w, work, &lwork, &info, 1, 1);
+	free(work);
+	if (old > 1)
+		set_t(old);
+	if (info)
+		return gwb_error(GWB_ENOCONV, "eig.solve: LAPACK dsyev failed on the %dx%d projected "
+				 "problem (info %d)", m, m, info);
+	return GWB_OK;
+}
+
+static void symmetrize(double *G, int m)
+{
+	for (int j = 0; j < m; j++)
+		for (int i = j + 1; i < m; i++) {
+			double v = 0.5 * (G[i + j * m] + G[j + i * m]);
+			G[i + j * m] = G[j + i * m] = v;
+		}
+}
+
+/* Orthonormalize the n x m block S in place (SVQB twice, Stathopoulos & Wu): the columns
+ * left span the same space; columns that were (numerically) dependent are dropped. T is an
+ * n x m scratch block. Returns the rank in *r. */
+static gwb_status orthonormalize(ops *o, double *S, int m, double *T, int *r)
+{
+	double *G = NULL, *w = NULL, *C = NULL;
+	gwb_status st = GWB_OK;
+	int rank = m;
+
+	G = malloc((size_t)m * m * sizeof(double));
+	w = malloc((size_t)m * sizeof(double));
+	C = malloc((size_t)m * m * sizeof(double));
+	if (!G || !w || !C) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	for (int pass = 0; pass < 2 && rank > 0; pass++) {
+		if ((st = op_gemm_tn(o, S, rank, S, rank, G)))
+			goto out;
+		symmetrize(G, rank);
+		double dmax = 0;
+		for (int i = 0; i < rank; i++)
+			if (G[i + i * rank] > dmax)
+				dmax = G[i + i * rank];
+		if (!(dmax > 0)) {
+			rank = 0;
+			break;
+		}
+		/* D^-1/2 G D^-1/2, then its eigenvectors scaled by lambda^-1/2 */
+		double *dd = malloc((size_t)rank * sizeof(double));
+		if (!dd) {
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		for (int i = 0; i < rank; i++)
+			dd[i] = G[i + i * rank] > dmax * 1e-300 ? 1.0 / sqrt(G[i + i * rank]) : 0.0;
+		for (int j = 0; j < rank; j++)
+			for (int i = 0; i < rank; i++)
+				G[i + j * rank] *= dd[i] * dd[j];
+		if ((st = small_syev(G, rank, w))) {
+			free(dd);
+			goto out;
+		}
+		double lmax = w[rank - 1];
+		int keep = 0;
+		/* keep eigen directions above a relative threshold (largest first) */
+		for (int j = rank - 1; j >= 0; j--) {
+			if (!(w[j] > lmax * 1e-14 * rank))
+				break;
+			double s = 1.0 / sqrt(w[j]);
+			for (int i = 0; i < rank; i++)
+				C[i + keep * rank] = dd[i] * G[i + j * rank] * s;
+			keep++;
+		}
+		free(dd);
+		if ((st = op_gemm_nn(o, S, rank, C, keep, 0.0, T)))
+			goto out;
+		if ((st = op_copy(o, S, T, (size_t)o->n * keep)))
+			goto out;
+		rank = keep;
+	}
+	*r = rank;
+out:
+	free(G);
+	free(w);
+	free(C);
+	return st;
+}
+
+/* S -= Q (Q^T S), twice (block classical Gram-Schmidt with reorthogonalization). */
+static gwb_status orth_against(ops *o, const double *Q, int nq, double *S, int m)
+{
+	gwb_status st = GWB_OK;
+	if (nq <= 0 || m <= 0)
+		return GWB_OK;
+	double *H = malloc((size_t)nq * m * sizeof(double));
+	if (!H)
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	for (int pass = 0; pass < 2 && !st; pass++) {
+		st = op_gemm_tn(o, Q, nq, S, m, H);
+		for (int t = 0; !st && t < nq * m; t++)
+			H[t] = -H[t];
+		if (!st)
+			st = op_gemm_nn(o, Q, nq, H, m, 1.0, S);
+	}
+	free(H);
+	return st;
+}
+
+/* ================================================================ state shared by methods */
+
+typedef struct solve {
+	ops *o;
+	const gwb_sp_opts *opt;
+	int k;                /* wanted */
+	double normA;         /* estimate of ||A||_2 */
+	double lo, hi;        /* bounds of the spectrum of s*A: lo <= lambda_min, hi >= lambda_max */
+	gwb_eigen *e;         /* history goes here */
+	int iter;             /* outer iterations so far (all phases) */
+	int maxiter;
+	double *X;            /* result: n x k Ritz vectors (backend memory) */
+	double *theta;        /* k Ritz values of s*A (host) */
+	double *res;          /* k residual norms ||s A x - theta x|| (host) */
+	bool converged;
+	char note[160];
+} solve;
+
+static gwb_status check_intr(void)
+{
+	if (gwb_intr_pending())
+		return gwb_error(GWB_EINTR, "eig.solve: interrupted");
+	return GWB_OK;
+}
+
+static void record(solve *S, int conv, double maxres)
+{
+	S->iter++;
+	gwb_eigen_history_push(S->e, S->iter, conv, maxres / (S->normA > 0 ? S->normA : 1));
+	gwb_progress_update(S->iter, "residual", maxres / (S->normA > 0 ? S->normA : 1));
+}
+
+/* Fill the n x b block with N(0,1) numbers from the seed (host generated, so the CPU and GPU
+ * paths start from the same vectors). */
+static gwb_status random_block(ops *o, double *X, int b, uint64_t seed)
+{
+	size_t cnt = (size_t)o->n * b;
+	double *h = malloc(cnt * sizeof(double));
+	uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+	gwb_status st;
+	if (!h)
+		return gwb_error(GWB_ENOMEM, "eig.solve: cannot allocate %zu bytes", cnt * 8);
+	for (size_t i = 0; i < cnt; i++)
+		h[i] = rng_normal(&s);
+	st = op_put(o, X, h, cnt);
+	free(h);
+	return st;
+}
+
+/* res[i] = ||AX_i - theta_i X_i|| for the first nres columns (T: n x nres scratch); with
+ * gram, also ||X^T X - I||_max into *orth. */
+static gwb_status residual_norms(ops *o, const double *X, const double *AX, int nres,
+				 const double *theta, double *T, double *res, double *orth)
+{
+	gwb_status st;
+	double *D = calloc((size_t)nres * nres, sizeof(double));
+	if (!D)
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	if ((st = op_copy(o, T, AX, (size_t)o->n * nres)))
+		goto out;
+	for (int i = 0; i < nres; i++)
+		D[i + i * nres] = -theta[i];
+	if ((st = op_gemm_nn(o, X, nres, D, nres, 1.0, T)))
+		goto out;
+	if ((st = op_gemm_tn(o, T, nres, T, nres, D)))
+		goto out;
+	for (int i = 0; i < nres; i++)
+		res[i] = sqrt(fabs(D[i + i * nres]));
+	if (orth) {
+		if ((st = op_gemm_tn(o, X, nres, X, nres, D)))
+			goto out;
+		double mx = 0;
+		for (int j = 0; j < nres; j++)
+			for (int i = 0; i < nres; i++) {
+				double v = fabs(D[i + j * nres] - (i == j));
+				if (v > mx)
+					mx = v;
+			}
+		*orth = mx;
+	}
+out:
+	free(D);
+	return st;
+}
+
+/* Rayleigh-Ritz on the orthonormal n x m block Q with AQ = s A Q: values ascending into
+ * theta, Q <- Q C, AQ <- AQ C (T scratch n x m); residual norms of the first nres pairs. */
+static gwb_status rayleigh_ritz(ops *o, double *Q, double *AQ, int m, double *T, double *theta,
+				double *res, int nres, double *Cout)
+{
+	gwb_status st;
+	double *G = malloc((size_t)m * m * sizeof(double));
+	double *R = malloc((size_t)m * m * sizeof(double));
+	if (!G || !R) {
+		free(G);
+		free(R);
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	}
+	if ((st = op_gemm_tn(o, Q, m, AQ, m, G)))
+		goto out;
+	symmetrize(G, m);
+	if ((st = small_syev(G, m, theta)))
+		goto out;
+	if (Cout)
+		memcpy(Cout, G, (size_t)m * m * sizeof(double));
+	if ((st = op_gemm_nn(o, Q, m, G, m, 0.0, T)) || (st = op_copy(o, Q, T, (size_t)o->n * m)))
+		goto out;
+	if ((st = op_gemm_nn(o, AQ, m, G, m, 0.0, T)) || (st = op_copy(o, AQ, T, (size_t)o->n * m)))
+		goto out;
+	if (nres > 0)
+		st = residual_norms(o, Q, AQ, nres, theta, T, res, NULL);
+out:
+	free(G);
+	free(R);
+	return st;
+}
+
+/* ================================================================ spectrum bounds */
+
+/* A short Lanczos run (full reorthogonalization) for bounds lo <= lambda_min(sA) and
+ * hi >= lambda_max(sA), and ||A||_2. */
+static gwb_status bounds(solve *S)
+{
+	ops *o = S->o;
+	int m = o->n < 40 ? (int)o->n : 40;
+	double *V = NULL, *w = NULL, *H = NULL, *h = NULL, *th = NULL;
+	gwb_status st;
+	int j, steps = 0;
+	double beta = 0;
+
+	if ((st = op_alloc(o, (size_t)o->n * (m + 1), &V)))
+		return st;
+	H = calloc((size_t)m * m, sizeof(double));
+	h = malloc((size_t)(m + 1) * sizeof(double));
+	th = malloc((size_t)m * sizeof(double));
+	if (!H || !h || !th) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	if ((st = random_block(o, V, 1, S->opt->seed ^ 0xB0B0)))
+		goto out;
+	if ((st = op_gemm_tn(o, V, 1, V, 1, h)))
+		goto out;
+	if ((st = op_axpby(o, (size_t)o->n, 0, NULL, 0, NULL, 1.0 / sqrt(h[0]), V)))
+		goto out;
+	for (j = 0; j < m; j++) {
+		w = V + (size_t)(j + 1) * o->n;
+		if ((st = op_spmm(o, V + (size_t)j * o->n, w, 1)))
+			goto out;
+		double hh[64];
+		for (int i = 0; i <= j; i++)
+			hh[i] = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			if ((st = op_gemm_tn(o, V, j + 1, w, 1, h)))
+				goto out;
+			for (int i = 0; i <= j; i++) {
+				hh[i] += h[i];
+				h[i] = -h[i];
+			}
+			if ((st = op_gemm_nn(o, V, j + 1, h, 1, 1.0, w)))
+				goto out;
+		}
+		for (int i = 0; i <= j; i++)
+			H[i + j * m] = H[j + i * m] = hh[i];
+		if ((st = op_gemm_tn(o, w, 1, w, 1, h)))
+			goto out;
+		beta = sqrt(h[0]);
+		steps = j + 1;
+		if (j + 1 < m) {
+			if (!(beta > 1e-12 * (fabs(H[j + j * m]) + 1e-300)))
+				break;
+			H[j + 1 + j * m] = H[j + (j + 1) * m] = 0; /* filled by the next h */
+			if ((st = op_axpby(o, (size_t)o->n, 0, NULL, 0, NULL, 1.0 / beta, w)))
+				goto out;
+		}
+	}
+	{
+		int ms = steps;
+		double *G = malloc((size_t)ms * ms * sizeof(double));
+		if (!G) {
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		for (int c = 0; c < ms; c++)
+			for (int r = 0; r < ms; r++)
+				G[r + c * ms] = H[r + c * m];
+		st = small_syev(G, ms, th);
+		if (!st) {
+			/* residual of the extreme Ritz pairs: beta * |last component| */
+			double r0 = fabs(beta * G[ms - 1]);
+			double r1 = fabs(beta * G[ms - 1 + (size_t)(ms - 1) * ms]);
+			double spread = th[ms - 1] - th[0];
+			S->lo = th[0] - r0 - 1e-3 * spread;
+			S->hi = th[ms - 1] + r1 + 1e-2 * spread + 1e-300;
+			if (steps == o->n) {  /* exact */
+				S->lo = th[0];
+				S->hi = th[ms - 1];
+			}
+			S->normA = fmax(fabs(S->lo), fabs(S->hi));
+		}
+		free(G);
+	}
+out:
+	op_free(o, V);
+	free(H);
+	free(h);
+	free(th);
+	return st;
+}
+
+/* ================================================================ block methods */
+
+/* Chebyshev filter (Zhou & Saad, scaled): Y <- p_d(sA) Y, damping [a, b], with lambda0 the
+ * lowest end. W and Z are n x m scratch. */
+static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double b,
+			      double lam0, double *W, double *Z)
+{
+	size_t len = (size_t)o->n * m;
+	double e = (b - a) / 2, c = (b + a) / 2;
+	double sigma = e / (lam0 - c), sigma1 = sigma, tau = 2 / sigma1;
+	gwb_status st;
+	double *X = Y, *Yc = W, *Ynew = Z;
+
+	/* Yc = (A X - c X) * sigma1 / e */
+	if ((st = op_spmm(o, X, Yc, m)))
+		return st;
+	if ((st = op_axpby(o, len, -c * sigma1 / e, X, 0, NULL, sigma1 / e, Yc)))
+		return st;
+	for (int i = 2; i <= d; i++) {
+		double sigma2 = 1 / (tau - sigma);
+		/* Ynew = 2 sigma2/e (A Yc - c Yc) - sigma sigma2 X */
+		if ((st = op_spmm(o, Yc, Ynew, m)))
+			return st;
+		if ((st = op_axpby(o, len, -2 * sigma2 * c / e, Yc, -sigma * sigma2, X,
+				   2 * sigma2 / e, Ynew)))
+			return st;
+		double *t = X;
+		X = Yc;
+		Yc = Ynew;
+		Ynew = t;
+		sigma = sigma2;
+		if (i % 8 == 0 && (st = check_intr()))
+			return st;
+	}
+	if (Yc != Y)
+		return op_copy(o, Y, Yc, len);
+	return GWB_OK;
+}
+
+/* Subspace iteration with a polynomial filter: Chebyshev (cheb) or the shifted power
+ * (hi I - sA), the randomized subspace iteration. */
+static gwb_status subspace(solve *S, bool cheb, int max_outer)
+{
+	ops *o = S->o;
+	int k = S->k, m = S->opt->block;
+	size_t n = (size_t)o->n;
+	double *Y = NULL, *AY = NULL, *W = NULL, *Z = NULL, *theta = NULL, *res = NULL;
+	gwb_status st;
+	int deg = S->opt->degree > 0 ? S->opt->degree : 16;
+
+	if (m <= 0)
+		m = k + (k < 10 ? 10 : k);
+	if (m > o->n)
+		m = (int)o->n;
+	if (m < k)
+		m = k;
+	if ((st = op_alloc(o, n * m, &Y)) || (st = op_alloc(o, n * m, &AY)) ||
+	    (st = op_alloc(o, n * m, &W)) || (st = op_alloc(o, n * m, &Z)))
+		goto out;
+	theta = malloc((size_t)m * sizeof(double));
+	res = malloc((size_t)m * sizeof(double));
+	if (!theta || !res) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	if ((st = random_block(o, Y, m, S->opt->seed)))
+		goto out;
+	int r;
+	if ((st = orthonormalize(o, Y, m, W, &r)))
+		goto out;
+	double cut = S->lo + 0.5 * (S->hi - S->lo);  /* first filter: damp the upper half */
+	int outer;
+	for (outer = 0; outer < max_outer; outer++) {
+		if ((st = check_intr()))
+			goto out;
+		if (cheb) {
+			if ((st = cheb_filter(o, Y, r, deg, cut, S->hi, S->lo, W, Z)))
+				goto out;
+		} else {
+			/* Y <- (hi I - sA) Y, deg times, normalizing through the orthonormalization */
+			for (int t = 0; t < deg; t++) {
+				if ((st = op_spmm(o, Y, W, r)))
+					goto out;
+				if ((st = op_axpby(o, n * r, -1.0, W, 0, NULL, S->hi, Y)))
+					goto out;
+				if (t % 4 == 3 && t + 1 < deg &&
+				    (st = orthonormalize(o, Y, r, W, &r)))
+					goto out;
+			}
+		}
+		int r2;
+		if ((st = orthonormalize(o, Y, r, W, &r2)))
+			goto out;
+		if (r2 < r) {
+			/* refill the dropped directions with random vectors */
+			if ((st = random_block(o, Y + n * r2, r - r2, S->opt->seed + 7 + outer)))
+				goto out;
+			if ((st = orth_against(o, Y, r2, Y + n * r2, r - r2)))
+				goto out;
+			if ((st = orthonormalize(o, Y, r, W, &r2)))
+				goto out;
+		}
+		r = r2;
+		if (r < k) {
+			st = gwb_error(GWB_ENOCONV, "eig.solve: the subspace collapsed to rank %d < k = %d",
+				       r, k);
+			goto out;
+		}
+		if ((st = op_spmm(o, Y, AY, r)))
+			goto out;
+		if ((st = rayleigh_ritz(o, Y, AY, r, W, theta, res, k, NULL)))
+			goto out;
+		int conv = 0;
+		double mx = 0;
+		for (int i = 0; i < k; i++) {
+			if (res[i] <= S->opt->tol * S->normA && conv == i)
+				conv++;
+			if (res[i] > mx)
+				mx = res[i];
+		}
+		record(S, conv, mx);
+		if (conv == k) {
+			S->converged = true;
+			outer++;
+			break;
+		}
+		/* next damping interval starts at the largest Ritz value of the block */
+		cut = theta[r - 1];
+		if (!(cut > theta[k - 1]) || cut >= S->hi)
+			cut = theta[k - 1] + 0.5 * (S->hi - theta[k - 1]);
+		if (!cheb)
+			continue;
+		/* the filter degree grows while progress per iteration is poor */
+		if (deg < 200)
+			deg = deg + deg / 4;
+	}
+	memcpy(S->theta, theta, (size_t)k * sizeof(double));
+	memcpy(S->res, res, (size_t)k * sizeof(double));
+	if ((st = op_copy(o, S->X, Y, n * k)))
+		goto out;
+	snprintf(S->note, sizeof(S->note), "%s subspace iteration, block %d, %s %d, %d iterations",
+		 cheb ? "Chebyshev-filtered" : "randomized", m, cheb ? "final degree" : "power steps",
+		 deg, outer);
+out:
+	op_free(o, Y);
+	op_free(o, AY);
+	op_free(o, W);
+	op_free(o, Z);
+	free(theta);
+	free(res);
+	return st;
+}
+
+/* LOBPCG (Knyazev 2001) with a Jacobi preconditioner; the basis [X W P] is orthonormalized
+ * every iteration (SVQB), the robust form of Hetmaniuk & Lehoucq. */
+static gwb_status lobpcg(solve *S)
+{
+	ops *o = S->o;
+	int k = S->k, b = S->opt->block;
+	size_t n = (size_t)o->n;
+	double *Q = NULL, *AQ = NULL, *T = NULL, *dinv = NULL, *theta = NULL, *res = NULL, *C = NULL;
+	gwb_status st;
+
+	if (b <= 0)
+		b = k + (k / 4 > 3 ? k / 4 : 3);
+	if (3 * b > o->n)
+		b = (int)(o->n / 3);
+	if (b < k) {
+		return gwb_error(GWB_EINVAL, "eig.solve: lobpcg needs n >= 3k (n = %lld, k = %d); use "
+				 "method = \"dense\" or \"lanczos\"", (long long)o->n, k);
+	}
+	int mmax = 3 * b;
+	if ((st = op_alloc(o, n * mmax, &Q)) || (st = op_alloc(o, n * mmax, &AQ)) ||
+	    (st = op_alloc(o, n * mmax, &T)) || (st = op_alloc(o, n, &dinv)))
+		goto out;
+	theta = malloc((size_t)mmax * sizeof(double));
+	res = malloc((size_t)mmax * sizeof(double));
+	C = malloc((size_t)mmax * mmax * sizeof(double));
+	if (!theta || !res || !C) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	{
+		/* Jacobi: 1/|a_ii| (1 where the diagonal is zero) */
+		double *d = malloc(n * sizeof(double));
+		if (!d) {
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		gwb_csr_diag(o->A, d);
+		for (size_t i = 0; i < n; i++)
+			d[i] = d[i] != 0 ? 1.0 / fabs(d[i]) : 1.0;
+		st = op_put(o, dinv, d, n);
+		free(d);
+		if (st)
+			goto out;
+	}
+	/* X: random, orthonormal; Rayleigh-Ritz */
+	if ((st = random_block(o, Q, b, S->opt->seed)))
+		goto out;
+	int r, nb = b;   /* columns in the current X block */
+	if ((st = orthonormalize(o, Q, b, T, &r)))
+		goto out;
+	nb = r;
+	if ((st = op_spmm(o, Q, AQ, nb)) ||
+	    (st = rayleigh_ritz(o, Q, AQ, nb, T, theta, res, nb, NULL)))
+		goto out;
+	int np = 0;  /* columns of P, stored after W */
+	int outer;
+	for (outer = 0; outer < S->maxiter; outer++) {
+		if ((st = check_intr()))
+			goto out;
+		int conv = 0;
+		double mx = 0;
+		for (int i = 0; i < k; i++) {
+			if (res[i] <= S->opt->tol * S->normA && conv == i)
+				conv++;
+			if (res[i] > mx)
+				mx = res[i];
+		}
+		record(S, conv, mx);
+		if (conv == k) {
+			S->converged = true;
+			break;
+		}
+		/* W = D^-1 R, R = AX - X theta (into Q after X, P shifted after W) */
+		double *Wb = Q + n * nb;
+		if (np > 0 && (st = op_copy(o, Q + n * (2 * nb), Q + n * nb, n * np)))
+			goto out;  /* P was stored at [nb, nb+np); move it behind W */
+		if ((st = op_copy(o, T, AQ, n * nb)))
+			goto out;
+		{
+			double *D = calloc((size_t)nb * nb, sizeof(double));
+			if (!D) {
+				st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+				goto out;
+			}
+			for (int i = 0; i < nb; i++)
+				D[i + i * nb] = -theta[i];
+			st = op_gemm_nn(o, Q, nb, D, nb, 1.0, T);
+			free(D);
+			if (st)
+				goto out;
+		}
+		if ((st = op_rowscale(o, dinv, T, Wb, nb)))
+			goto out;
+		/* orthonormalize [X W P]: X is orthonormal; W, P orthogonal to X, then to each other */
+		if ((st = orth_against(o, Q, nb, Wb, nb + np)))
+			goto out;
+		int rw;
+		if ((st = orthonormalize(o, Wb, nb + np, T, &rw)))
+			goto out;
+		int m = nb + rw;
+		if ((st = op_spmm(o, Wb, AQ + n * nb, rw)))
+			goto out;
+		/* Rayleigh-Ritz on [X W P]; new X = Q C(:, 1:nb), new P = Q(:, nb:) C(nb:, 1:nb) */
+		if ((st = op_gemm_tn(o, Q, m, AQ, m, C)))
+			goto out;
+		symmetrize(C, m);
+		if ((st = small_syev(C, m, theta)))
+			goto out;
+		double *Cp = malloc((size_t)(m - nb) * nb * sizeof(double) + 8);
+		if (!Cp) {
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		for (int j = 0; j < nb; j++)
+			for (int i = nb; i < m; i++)
+				Cp[(i - nb) + (size_t)j * (m - nb)] = C[i + (size_t)j * m];
+		for (int pass = 0; pass < 2 && !st; pass++) {
+			double *B = pass ? AQ : Q;
+			st = op_gemm_nn(o, B, m, C, nb, 0.0, T);
+			if (!st && m > nb)
+				st = op_gemm_nn(o, B + n * nb, m - nb, Cp, nb, 0.0, T + n * nb);
+			if (!st)
+				st = op_copy(o, B, T, n * (m > nb ? 2 * nb : nb));
+		}
+		free(Cp);
+		if (st)
+			goto out;
+		np = m > nb ? nb : 0;
+		if ((st = residual_norms(o, Q, AQ, nb, theta, T, res, NULL)))
+			goto out;
+	}
+	memcpy(S->theta, theta, (size_t)k * sizeof(double));
+	memcpy(S->res, res, (size_t)k * sizeof(double));
+	if ((st = op_copy(o, S->X, Q, n * k)))
+		goto out;
+	snprintf(S->note, sizeof(S->note), "LOBPCG, Jacobi preconditioner, block %d, %d iterations",
+		 b, outer);
+out:
+	op_free(o, Q);
+	op_free(o, AQ);
+	op_free(o, T);
+	op_free(o, dinv);
+	free(theta);
+	free(res);
+	free(C);
+	return st;
+}
+
+/* ================================================================ thick-restart Lanczos */
+
+/* w <- w - V(:, 0:j) (V(:, 0:j)^T w), twice; the coefficients are added into h (j values). */
+static gwb_status cgs2(ops *o, const double *V, int j, double *w, double *h, double *tmp)
+{
+	gwb_status st;
+	for (int pass = 0; pass < 2; pass++) {
+		if ((st = op_gemm_tn(o, V, j, w, 1, tmp)))
+			return st;
+		for (int i = 0; i < j; i++) {
+			if (h)
+				h[i] += tmp[i];
+			tmp[i] = -tmp[i];
+		}
+		if ((st = op_gemm_nn(o, V, j, tmp, 1, 1.0, w)))
+			return st;
+	}
+	return GWB_OK;
+}
+
+static gwb_status vnorm(ops *o, const double *w, double *nrm)
+{
+	double g;
+	gwb_status st = op_gemm_tn(o, w, 1, w, 1, &g);
+	*nrm = sqrt(fabs(g));
+	return st;
+}
+
+/* Thick-restart Lanczos (Wu & Simon 2000) on s*A. Orthogonality is watched with the
+ * omega recurrence (Simon 1984) generalised to the restarted projected matrix H, and the
+ * new vector is reorthogonalized against the whole basis (and so is the next one) when the
+ * estimate exceeds reorth_tol; full_reorth does it every step. v0 (backend memory, may be
+ * NULL) is the start vector. */
+static gwb_status lanczos(solve *S, const double *v0)
+{
+	ops *o = S->o;
+	int k = S->k, m = S->opt->ncv;
+	size_t n = (size_t)o->n;
+	double eps = DBL_EPSILON;
+	double rtol = S->opt->reorth_tol > 0 ? S->opt->reorth_tol : sqrt(eps);
+	double *V = NULL, *Wk = NULL, *H = NULL, *Y = NULL, *th = NULL, *h = NULL, *tmp = NULL;
+	double *om0 = NULL, *om1 = NULL, *om2 = NULL;
+	gwb_status st;
+	long nreorth = 0;
+
+	if (m <= 0)
+		m = 2 * k + 20 > 40 ? 2 * k + 20 : 40;
+	if (m > o->n)
+		m = (int)o->n;
+	if (m <= k)
+		m = k + 1 <= o->n ? k + 1 : (int)o->n;
+	bool exact = m == o->n;
+	if ((st = op_alloc(o, n * (m + 1), &V)) || (st = op_alloc(o, n * (m + 1), &Wk)))
+		goto out;
+	H = calloc((size_t)m * m, sizeof(double));
+	Y = malloc((size_t)m * m * sizeof(double));
+	th = malloc((size_t)m * sizeof(double));
+	h = calloc((size_t)m + 1, sizeof(double));
+	tmp = calloc((size_t)m + 1, sizeof(double));
+	om0 = calloc((size_t)m + 2, sizeof(double));
+	om1 = calloc((size_t)m + 2, sizeof(double));
+	om2 = calloc((size_t)m + 2, sizeof(double));
+	if (!H || !Y || !th || !h || !tmp || !om0 || !om1 || !om2) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	if (v0)
+		st = op_copy(o, V, v0, n);
+	else
+		st = random_block(o, V, 1, S->opt->seed);
+	if (st)
+		goto out;
+	double nv;
+	if ((st = vnorm(o, V, &nv)))
+		goto out;
+	if ((st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / nv, V)))
+		goto out;
+
+	int l = 0;            /* kept Ritz vectors */
+	bool force = false;   /* reorthogonalize the next vector */
+	double beta = 0;
+	om1[0] = 1;           /* omega_{j,.}: om1; omega_{j-1,.}: om0 */
+	int outer;
+	for (outer = 0; outer < S->maxiter; outer++) {
+		if ((st = check_intr()))
+			goto out;
+		for (int j = l; j < m; j++) {
+			double *vj = V + n * j, *w = V + n * (j + 1);
+			if ((st = op_spmm(o, vj, w, 1)))
+				goto out;
+			bool full = S->opt->full_reorth || j == l || force || exact;
+			force = false;
+			if (full) {
+				memset(h, 0, (size_t)(j + 1) * sizeof(double));
+				if ((st = cgs2(o, V, j + 1, w, h, tmp)))
+					goto out;
+				for (int i = 0; i <= j; i++)
+					H[i + j * m] = H[j + i * m] = h[i];
+				nreorth++;
+			} else {
+				/* selective: against the kept Ritz vectors 0..l-1 (where orthogonality
+				 * is lost first), and local: against v_{j-1}, v_j; two passes, so a
+				 * small beta cannot amplify the local error */
+				double a_j = 0;
+				for (int pass = 0; pass < 2; pass++) {
+					if (l > 0) {
+						if ((st = op_gemm_tn(o, V, l, w, 1, tmp)))
+							goto out;
+						for (int i = 0; i < l; i++)
+							tmp[i] = -tmp[i];
+						if ((st = op_gemm_nn(o, V, l, tmp, 1, 1.0, w)))
+							goto out;
+					}
+					if ((st = op_gemm_tn(o, V + n * (j - 1), 2, w, 1, tmp)))
+						goto out;
+					a_j += tmp[1];
+					tmp[0] = -tmp[0];
+					tmp[1] = -tmp[1];
+					if ((st = op_gemm_nn(o, V + n * (j - 1), 2, tmp, 1, 1.0, w)))
+						goto out;
+				}
+				H[j + j * m] = a_j;
+			}
+			if ((st = vnorm(o, w, &beta)))
+				goto out;
+			/* omega recurrence for the new vector (om2 = omega_{j+1,.}) */
+			if (!full && beta > 0) {
+				double mx = 0;
+				for (int i = 0; i < l && i + 1 < j; i++)
+					om2[i] = eps;
+				for (int i = l; i + 1 < j; i++) {
+					double s = 0;
+					for (int q = 0; q <= j; q++)
+						s += H[q + i * m] * om1[q];
+					s -= H[j + j * m] * om1[i];
+					if (j >= 1)
+						s -= H[j - 1 + j * m] * om0[i];
+					s /= beta;
+					s += (s >= 0 ? 1 : -1) * eps * S->normA / beta;
+					om2[i] = s;
+					if (fabs(s) > mx)
+						mx = fabs(s);
+				}
+				if (mx > rtol) {
+					if ((st = cgs2(o, V, j + 1, w, NULL, tmp)))
+						goto out;
+					if ((st = vnorm(o, w, &beta)))
+						goto out;
+					for (int i = 0; i < j; i++)
+						om2[i] = eps;
+					force = true;
+					nreorth++;
+				}
+			} else
+				for (int i = 0; i < j; i++)
+					om2[i] = eps;
+			om2[j] = eps;
+			om2[j + 1] = 1;
+			if (j + 1 < m) {
+				if (!(beta > 100 * eps * S->normA)) {
+					/* invariant subspace: continue with a random vector orthogonal to V */
+					if ((st = random_block(o, w, 1, S->opt->seed + 1000 + j + 97 * outer)))
+						goto out;
+					if ((st = cgs2(o, V, j + 1, w, NULL, tmp)) || (st = vnorm(o, w, &nv)))
+						goto out;
+					if ((st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / nv, w)))
+						goto out;
+					H[j + 1 + j * m] = H[j + (j + 1) * m] = 0;
+					beta = 0;
+					force = true;
+				} else {
+					if ((st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / beta, w)))
+						goto out;
+					H[j + 1 + j * m] = H[j + (j + 1) * m] = beta;
+				}
+			} else if (beta > 0 && (st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / beta, w)))
+				goto out;
+			double *t = om0;
+			om0 = om1;
+			om1 = om2;
+			om2 = t;
+		}
+		/* Ritz pairs of H */
+		memcpy(Y, H, (size_t)m * m * sizeof(double));
+		symmetrize(Y, m);
+		if ((st = small_syev(Y, m, th)))
+			goto out;
+		int conv = 0;
+		double mx = 0;
+		for (int i = 0; i < k; i++) {
+			double r = fabs(beta * Y[m - 1 + (size_t)i * m]);
+			if (exact)
+				r = 0;
+			if (r <= S->opt->tol * S->normA && conv == i)
+				conv++;
+			if (r > mx)
+				mx = r;
+		}
+		record(S, conv, mx);
+		bool last = outer + 1 == S->maxiter;
+		if (conv == k || last) {
+			/* Ritz vectors and their true residuals */
+			if ((st = op_gemm_nn(o, V, m, Y, k, 0.0, S->X)))
+				goto out;
+			if ((st = op_spmm(o, S->X, Wk, k)))
+				goto out;
+			if ((st = residual_norms(o, S->X, Wk, k, th, Wk + n * k, S->res, NULL)))
+				goto out;
+			memcpy(S->theta, th, (size_t)k * sizeof(double));
+			bool ok = true;
+			for (int i = 0; i < k; i++)
+				if (!(S->res[i] <= S->opt->tol * S->normA))
+					ok = false;
+			if (ok) {
+				S->converged = true;
+				outer++;
+				break;
+			}
+			if (last || exact) {
+				outer++;
+				break;
+			}
+		}
+		/* thick restart: keep l Ritz vectors, the residual vector next */
+		l = k + (m - k) / 2;
+		if (l > m - 1)
+			l = m - 1;
+		if ((st = op_gemm_nn(o, V, m, Y, l, 0.0, Wk)) || (st = op_copy(o, V, Wk, n * l)) ||
+		    (st = op_copy(o, V + n * l, V + n * m, n)))
+			goto out;
+		memset(H, 0, (size_t)m * m * sizeof(double));
+		for (int i = 0; i < l; i++) {
+			H[i + i * m] = th[i];
+			H[i + l * m] = H[l + i * m] = beta * Y[m - 1 + (size_t)i * m];
+		}
+		for (int i = 0; i <= m; i++)
+			om0[i] = om1[i] = eps;
+		om1[l] = 1;
+		force = true;
+	}
+	snprintf(S->note, sizeof(S->note), "thick-restart Lanczos, basis %d, %d restarts, %s "
+		 "reorthogonalization (%ld full passes)", m, outer, S->opt->full_reorth ? "full" :
+		 "partial", nreorth);
+out:
+	op_free(o, V);
+	op_free(o, Wk);
+	free(H);
+	free(Y);
+	free(th);
+	free(h);
+	free(tmp);
+	free(om0);
+	free(om1);
+	free(om2);
+	return st;
+}
+
+/* ================================================================ dense (small n) */
+
+static gwb_status dense_solve(solve *S)
+{
+	ops *o = S->o;
+	int n = (int)o->n, k = S->k;
+	double *D = calloc((size_t)n * n, sizeof(double)), *w = malloc((size_t)n * sizeof(double));
+	gwb_status st;
+	if (!D || !w) {
+		free(D);
+		free(w);
+		return gwb_error(GWB_ENOMEM, "eig.solve: cannot allocate a dense %dx%d copy", n, n);
+	}
+	for (int i = 0; i < n; i++)
+		for (int64_t p = gwb_csr_rp(o->A, i); p < gwb_csr_rp(o->A, i + 1); p++)
+			D[i + gwb_csr_ci(o->A, p) * (size_t)n] = o->sign * o->A->val[p];
+	st = small_syev(D, n, w);
+	if (!st) {
+		memcpy(S->theta, w, (size_t)k * sizeof(double));
+		st = op_put(o, S->X, D, (size_t)n * k);
+		S->converged = true;
+		record(S, k, 0);
+		snprintf(S->note, sizeof(S->note), "dense LAPACK dsyev on the %dx%d matrix", n, n);
+	}
+	free(D);
+	free(w);
+	return st;
+}
+
+/* ================================================================ driver */
+
+/* One end: the k smallest of s*A into theta/res/X (backend memory). */
+static gwb_status solve_end(solve *S, gwb_sp_method method)
+{
+	gwb_status st;
+	int maxit = S->opt->maxiter;
+
+	switch (method) {
+	case GWB_SPM_DENSE:
+		return dense_solve(S);
+	case GWB_SPM_LANCZOS:
+		S->maxiter = maxit > 0 ? maxit : 2000;
+		return lanczos(S, NULL);
+	case GWB_SPM_LOBPCG:
+		S->maxiter = maxit > 0 ? maxit : 20000;
+		return lobpcg(S);
+	case GWB_SPM_RANDOMIZED:
+		S->maxiter = maxit > 0 ? maxit : 20000;
+		return subspace(S, false, S->maxiter);
+	case GWB_SPM_RAND_LANCZOS: {
+		/* a few randomized iterations, then Lanczos from the sum of their Ritz vectors */
+		st = subspace(S, false, 3);
+		if (st)
+			return st;
+		if (S->converged)
+			return GWB_OK;
+		double *v0 = NULL, *ones = malloc((size_t)S->k * sizeof(double));
+		if (!ones)
+			return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		for (int i = 0; i < S->k; i++)
+			ones[i] = 1.0;
+		st = op_alloc(S->o, (size_t)S->o->n, &v0);
+		if (!st)
+			st = op_gemm_nn(S->o, S->X, S->k, ones, 1, 0.0, v0);
+		free(ones);
+		S->maxiter = maxit > 0 ? maxit : 2000;
+		if (!st)
+			st = lanczos(S, v0);
+		op_free(S->o, v0);
+		if (!st) {
+			char t[160];
+			snprintf(t, sizeof(t), "3 randomized iterations, then %.120s", S->note);
+			memcpy(S->note, t, sizeof(t));
+		}
+		return st;
+	}
+	case GWB_SPM_CHEBYSHEV:
+	default:
+		S->maxiter = maxit > 0 ? maxit : 5000;
+		return subspace(S, true, S->maxiter);
+	}
+}
+
+gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
+{
+	gwb_eigen *e = NULL;
+	gwb_status st;
+	int64_t at[2];
+	int k = opt->k, ends = opt->which == GWB_BOTH ? 2 : 1;
+	double t0 = gwb_now();
+	ops o = {0};
+	gwb_backend be;
+	char why[160] = "";
+	gwb_sp_method method = opt->method;
+
+	*out = NULL;
+	if (A->rows != A->cols)
+		return gwb_error(GWB_EINVAL, "eig.solve: the matrix must be square (got %lldx%lld)",
+				 (long long)A->rows, (long long)A->cols);
+	if (k < 1 || (int64_t)k * ends >= A->rows)
+		return gwb_error(GWB_EINVAL, "eig.solve: k must be in [1, n%s) = [1, %lld) for this "
+				 "%lldx%lld matrix (got k = %d)", ends == 2 ? "/2" : "",
+				 (long long)((A->rows + ends - 1) / ends), (long long)A->rows,
+				 (long long)A->rows, k);
+	if (!(opt->tol > 0) || opt->tol >= 1)
+		return gwb_error(GWB_EINVAL, "eig.solve: tol must be in (0, 1) (got %g)", opt->tol);
+	if (gwb_csr_has_nonfinite(A, at))
+		return gwb_error(GWB_EINVAL, "eig.solve: the matrix has a NaN or Inf at (%lld, %lld) "
+				 "(1-based); clean the data first", (long long)at[0] + 1,
+				 (long long)at[1] + 1);
+	if (A->sym != 1 && !gwb_csr_is_symmetric(A, at))
+		return gwb_error(GWB_EINVAL, "eig.solve: the matrix is not symmetric: entry (%lld, %lld) "
+				 "= %.17g but (%lld, %lld) = %.17g (1-based); these methods need a "
+				 "symmetric matrix (use (A + A^T)/2)", (long long)at[0] + 1,
+				 (long long)at[1] + 1, gwb_csr_get(A, at[0], at[1]), (long long)at[1] + 1,
+				 (long long)at[0] + 1, gwb_csr_get(A, at[1], at[0]));
+	if (method == GWB_SPM_AUTO)
+		method = A->rows <= 400 ? GWB_SPM_DENSE : GWB_SPM_CHEBYSHEV;
+	if (method == GWB_SPM_DENSE && A->rows > 8192)
+		return gwb_error(GWB_EINVAL, "eig.solve: method \"dense\" is for n <= 8192 (got %lld)",
+				 (long long)A->rows);
+	/* bytes the GPU path moves: the matrix once, then many passes over blocks */
+	double bytes = (double)gwb_csr_bytes(A) * 50 + (double)A->rows * 8 * 4 * (2 * k + 10);
+	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+		return st;
+	if (method == GWB_SPM_DENSE)
+		be = GWB_BACKEND_CPU;
+	if ((st = gwb_eigen_new((size_t)A->rows, (size_t)A->rows, (size_t)k * ends, 1, true, false, &e)))
+		return st;
+	o.A = A;
+	o.n = A->rows;
+	o.spmv_kind = opt->spmv_kind;
+	double tx = 0;
+#ifdef GWB_HAVE_CUDA
+	if (be == GWB_BACKEND_GPU) {
+		double t1 = gwb_now();
+		if ((st = gwb_gpu_csr_upload(A, &o.g))) {
+			gwb_eigen_free(e);
+			return st;
+		}
+		o.gpu = true;
+		tx += gwb_now() - t1;
+	}
+#endif
+	gwb_progress_begin("eig.solve", 0);
+	double *X = NULL;
+	for (int end = 0; end < ends; end++) {
+		solve S = {0};
+		bool largest = opt->which == GWB_LARGEST || end == 1;
+		o.sign = largest ? -1.0 : 1.0;
+		S.o = &o;
+		S.opt = opt;
+		S.k = k;
+		S.e = e;
+		S.theta = malloc((size_t)k * sizeof(double));
+		S.res = calloc((size_t)k, sizeof(double));
+		if (!S.theta || !S.res) {
+			free(S.theta);
+			free(S.res);
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			break;
+		}
+		if (!(st = op_alloc(&o, (size_t)o.n * k * 2 + 1, &X))) {
+			S.X = X;
+			if (method == GWB_SPM_DENSE) {
+				S.normA = gwb_csr_norm_inf(A);
+				st = solve_end(&S, method);
+			} else if (!(st = bounds(&S)))
+				st = solve_end(&S, method);
+		}
+		if (!st) {
+			/* true residuals of the returned pairs on the backend, orthogonality */
+			double orth = 0;
+			if (method == GWB_SPM_DENSE) {
+				double *AX = X + (size_t)o.n * k, *R = malloc((size_t)o.n * k * sizeof(double));
+				if (!R)
+					st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+				if (!st && !(st = op_spmm(&o, X, AX, k)))
+					st = residual_norms(&o, X, AX, k, S.theta, R, S.res, &orth);
+				free(R);
+			} else {
+				double *AX = X + (size_t)o.n * k, *R = NULL;
+				if (!(st = op_alloc(&o, (size_t)o.n * k, &R)) && !(st = op_spmm(&o, X, AX, k)))
+					st = residual_norms(&o, X, AX, k, S.theta, R, S.res, &orth);
+				op_free(&o, R);
+			}
+			if (!st) {
+				double normA = S.normA > 0 ? S.normA : 1;
+				if (opt->vectors) {
+					double t1 = gwb_now();
+					st = op_get(&o, e->vectors + (size_t)end * k * o.n, X, (size_t)o.n * k);
+					tx += gwb_now() - t1;
+				}
+				for (int i = 0; i < k; i++) {
+					e->values[end * k + i] = o.sign * S.theta[i];
+					e->residuals[end * k + i] = S.res[i] / normA;
+				}
+				if (!(e->orthogonality >= orth))
+					e->orthogonality = orth;
+				e->iterations += S.iter;
+				e->converged = end == 0 ? S.converged : e->converged && S.converged;
+				snprintf(e->note, sizeof(e->note), "%.90s; ||A||_2 ~ %.6g%s%.30s", S.note, normA,
+					 *why ? "; " : "", why);
+			}
+		}
+		op_free(&o, X);
+		X = NULL;
+		free(S.theta);
+		free(S.res);
+		if (st)
+			break;
+	}
+	gwb_progress_end();
+#ifdef GWB_HAVE_CUDA
+	if (o.g)
+		gwb_gpu_csr_free(o.g);
+#endif
+	if (st) {
+		gwb_eigen_free(e);
+		return st;
+	}
+	gwb_eigen_sort(e, 0);
+	gwb_eigen_update_max(e);
+	if (!opt->vectors) {
+		free(e->vectors);
+		e->vectors = NULL;
+	}
+	snprintf(e->method, sizeof(e->method), "%s", gwb_sp_method_name(method));
+	snprintf(e->backend, sizeof(e->backend), "%s", o.gpu ? "gpu" : "cpu");
+	e->total_ms = (gwb_now() - t0) * 1e3;
+	e->transfer_ms = tx * 1e3;
+	e->kernel_ms = e->total_ms - e->transfer_ms;
+	*out = e;
+	return GWB_OK;
+}

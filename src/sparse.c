@@ -1,0 +1,739 @@
+/* sparse.c - CSR matrices: allocation, triplets -> CSR, SpMV on CPU threads, checks, norms,
+ * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
+#define _GNU_SOURCE
+#include "sparse.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define I32_LIMIT ((int64_t)INT32_MAX)
+
+/* ---------------------------------------------------------------- threads */
+
+int gwb_cpu_threads(void)
+{
+	static int n;
+	if (!n) {
+		const char *e = getenv("GWB_THREADS");
+		long v = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+		if (v < 1)
+			v = 1;
+		if (v > 64)
+			v = 64;
+		n = (int)v;
+	}
+	return n;
+}
+
+struct par_job {
+	gwb_par_fn fn;
+	void *ctx;
+	int64_t lo, hi;
+	int part;
+};
+
+static void *par_run(void *p)
+{
+	struct par_job *j = p;
+	j->fn(j->ctx, j->lo, j->hi, j->part);
+	return NULL;
+}
+
+void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx)
+{
+	int t = gwb_cpu_threads();
+	struct par_job jobs[64];
+	pthread_t th[64];
+	bool started[64];
+
+	if (grain < 1)
+		grain = 1;
+	if (n / grain < t)
+		t = (int)(n / grain);
+	if (t <= 1) {
+		if (n > 0)
+			fn(ctx, 0, n, 0);
+		return;
+	}
+	for (int i = 0; i < t; i++) {
+		jobs[i] = (struct par_job){fn, ctx, n * i / t, n * (i + 1) / t, i};
+		started[i] = i > 0 && pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
+	}
+	par_run(&jobs[0]);
+	for (int i = 1; i < t; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			par_run(&jobs[i]);  /* could not start a thread: do its part here */
+	}
+}
+
+/* ---------------------------------------------------------------- basics */
+
+gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wide,
+			 gwb_csr **out)
+{
+	gwb_csr *A;
+	size_t ib;
+
+	*out = NULL;
+	if (rows < 0 || cols < 0 || nnz < 0)
+		return gwb_error(GWB_EINVAL, "sparse matrix: negative size %lldx%lld with %lld entries",
+				 (long long)rows, (long long)cols, (long long)nnz);
+	A = calloc(1, sizeof(*A));
+	if (!A)
+		return gwb_error(GWB_ENOMEM, "sparse matrix: out of memory");
+	A->rows = rows;
+	A->cols = cols;
+	A->nnz = nnz;
+	A->sym = -1;
+	A->wide = force_wide || nnz > I32_LIMIT || rows >= I32_LIMIT || cols >= I32_LIMIT;
+	ib = A->wide ? 8 : 4;
+	if (A->wide) {
+		A->rp64 = calloc((size_t)rows + 1, ib);
+		A->ci64 = malloc(nnz ? (size_t)nnz * ib : 1);
+	} else {
+		A->rp32 = calloc((size_t)rows + 1, ib);
+		A->ci32 = malloc(nnz ? (size_t)nnz * ib : 1);
+	}
+	A->val = malloc(nnz ? (size_t)nnz * sizeof(double) : 1);
+	if (!A->val || !(A->wide ? (void *)A->rp64 : (void *)A->rp32) ||
+	    !(A->wide ? (void *)A->ci64 : (void *)A->ci32)) {
+		size_t need = ((size_t)rows + 1) * ib + (size_t)nnz * (ib + 8);
+		gwb_csr_free(A);
+		return gwb_error(GWB_ENOMEM, "sparse matrix %lldx%lld with %lld nonzeros: cannot "
+				 "allocate %zu bytes", (long long)rows, (long long)cols,
+				 (long long)nnz, need);
+	}
+	*out = A;
+	return GWB_OK;
+}
+
+void gwb_csr_free(gwb_csr *A)
+{
+	if (!A)
+		return;
+	free(A->rp32);
+	free(A->ci32);
+	free(A->rp64);
+	free(A->ci64);
+	free(A->val);
+	free(A);
+}
+
+size_t gwb_csr_bytes(const gwb_csr *A)
+{
+	size_t ib = A->wide ? 8 : 4;
+	return ((size_t)A->rows + 1) * ib + (size_t)A->nnz * (ib + sizeof(double));
+}
+
+static inline void set_rp(gwb_csr *A, int64_t i, int64_t v)
+{
+	if (A->wide)
+		A->rp64[i] = v;
+	else
+		A->rp32[i] = (int32_t)v;
+}
+static inline void set_ci(gwb_csr *A, int64_t p, int64_t v)
+{
+	if (A->wide)
+		A->ci64[p] = v;
+	else
+		A->ci32[p] = (int32_t)v;
+}
+
+struct cv {
+	int64_t c;
+	double v;
+};
+
+static int cv_cmp(const void *a, const void *b)
+{
+	int64_t x = ((const struct cv *)a)->c, y = ((const struct cv *)b)->c;
+	return (x > y) - (x < y);
+}
+
+gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t *I,
+			    const int64_t *J, const double *V, bool mirror, gwb_csr **out)
+{
+	int64_t *cnt = NULL, total = 0;
+	struct cv *tmp = NULL;
+	gwb_csr *A = NULL;
+	gwb_status st;
+
+	*out = NULL;
+	for (int64_t e = 0; e < n; e++)
+		if (I[e] < 0 || I[e] >= rows || J[e] < 0 || J[e] >= cols)
+			return gwb_error(GWB_EINVAL, "sparse matrix: entry %lld at (%lld, %lld) is "
+					 "outside %lldx%lld (indices are 1-based in files, 0-based "
+					 "here)", (long long)e + 1, (long long)I[e], (long long)J[e],
+					 (long long)rows, (long long)cols);
+	if (mirror && rows != cols)
+		return gwb_error(GWB_EINVAL, "sparse matrix: a symmetric matrix must be square "
+				 "(got %lldx%lld)", (long long)rows, (long long)cols);
+	cnt = calloc((size_t)rows + 1, sizeof(int64_t));
+	if (!cnt)
+		return gwb_error(GWB_ENOMEM, "sparse matrix: out of memory for %lld rows", (long long)rows);
+	for (int64_t e = 0; e < n; e++) {
+		cnt[I[e] + 1]++;
+		if (mirror && I[e] != J[e])
+			cnt[J[e] + 1]++;
+	}
+	for (int64_t i = 0; i < rows; i++)
+		cnt[i + 1] += cnt[i];
+	total = cnt[rows];
+	tmp = malloc((size_t)(total ? total : 1) * sizeof(*tmp));
+	if (!tmp) {
+		st = gwb_error(GWB_ENOMEM, "sparse matrix: cannot allocate %zu bytes for %lld entries",
+			       (size_t)total * sizeof(*tmp), (long long)total);
+		goto out_free_cnt;
+	}
+	{
+		int64_t *pos = malloc((size_t)(rows ? rows : 1) * sizeof(int64_t));
+		if (!pos) {
+			st = gwb_error(GWB_ENOMEM, "sparse matrix: out of memory");
+			goto out_free_tmp;
+		}
+		memcpy(pos, cnt, (size_t)rows * sizeof(int64_t));
+		for (int64_t e = 0; e < n; e++) {
+			tmp[pos[I[e]]++] = (struct cv){J[e], V ? V[e] : 1.0};
+			if (mirror && I[e] != J[e])
+				tmp[pos[J[e]]++] = (struct cv){I[e], V ? V[e] : 1.0};
+		}
+		free(pos);
+	}
+	/* sort each row and sum duplicates in place; a negative column marks the row's end */
+	int64_t kept = 0;
+	for (int64_t i = 0; i < rows; i++) {
+		struct cv *r = tmp + cnt[i];
+		int64_t len = cnt[i + 1] - cnt[i], w = 0;
+		if (len > 1)
+			qsort(r, (size_t)len, sizeof(*r), cv_cmp);
+		for (int64_t p = 0; p < len; p++) {
+			if (w > 0 && r[w - 1].c == r[p].c)
+				r[w - 1].v += r[p].v;
+			else
+				r[w++] = r[p];
+		}
+		kept += w;
+		if (w < len)
+			r[w].c = -1;
+	}
+	st = gwb_csr_alloc(rows, cols, kept, false, &A);
+	if (st)
+		goto out_free_tmp;
+	{
+		int64_t p = 0;
+		for (int64_t i = 0; i < rows; i++) {
+			struct cv *r = tmp + cnt[i];
+			int64_t len = cnt[i + 1] - cnt[i];
+			set_rp(A, i, p);
+			for (int64_t q = 0; q < len; q++) {
+				if (r[q].c < 0)
+					break;
+				set_ci(A, p, r[q].c);
+				A->val[p++] = r[q].v;
+			}
+		}
+		set_rp(A, rows, p);
+	}
+	*out = A;
+	st = GWB_OK;
+out_free_tmp:
+	free(tmp);
+out_free_cnt:
+	free(cnt);
+	return st;
+}
+
+/* ---------------------------------------------------------------- SpMV */
+
+struct spmv_ctx {
+	const gwb_csr *A;
+	const double *x;
+	double *y;
+	int b;
+};
+
+static void spmv_part(void *p, int64_t lo, int64_t hi, int part)
+{
+	struct spmv_ctx *c = p;
+	const gwb_csr *A = c->A;
+	const double *v = A->val;
+	(void)part;
+	for (int k = 0; k < c->b; k++) {
+		const double *x = c->x + (size_t)k * A->cols;
+		double *y = c->y + (size_t)k * A->rows;
+		if (A->wide) {
+			const int64_t *rp = A->rp64, *ci = A->ci64;
+			for (int64_t i = lo; i < hi; i++) {
+				double s = 0;
+				for (int64_t q = rp[i]; q < rp[i + 1]; q++)
+					s += v[q] * x[ci[q]];
+				y[i] = s;
+			}
+		} else {
+			const int32_t *rp = A->rp32, *ci = A->ci32;
+			for (int64_t i = lo; i < hi; i++) {
+				double s = 0;
+				for (int32_t q = rp[i]; q < rp[i + 1]; q++)
+					s += v[q] * x[ci[q]];
+				y[i] = s;
+			}
+		}
+	}
+}
+
+static int64_t spmv_grain(const gwb_csr *A, int b)
+{
+	/* about 200k multiply-adds per thread before splitting pays for a thread start */
+	double per_row = A->rows ? (double)A->nnz * b / A->rows + 1 : 1;
+	int64_t g = (int64_t)(2e5 / per_row);
+	return g < 64 ? 64 : g;
+}
+
+void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y)
+{
+	struct spmv_ctx c = {A, x, y, 1};
+	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
+}
+
+void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b)
+{
+	struct spmv_ctx c = {A, X, Y, b};
+	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
+}
+
+/* ---------------------------------------------------------------- checks and norms */
+
+double gwb_csr_get(const gwb_csr *A, int64_t i, int64_t j)
+{
+	int64_t lo = gwb_csr_rp(A, i), hi = gwb_csr_rp(A, i + 1) - 1;
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2, c = gwb_csr_ci(A, mid);
+		if (c == j)
+			return A->val[mid];
+		if (c < j)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return 0.0;
+}
+
+static bool has_entry(const gwb_csr *A, int64_t i, int64_t j, double *v)
+{
+	int64_t lo = gwb_csr_rp(A, i), hi = gwb_csr_rp(A, i + 1) - 1;
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2, c = gwb_csr_ci(A, mid);
+		if (c == j) {
+			*v = A->val[mid];
+			return true;
+		}
+		if (c < j)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+bool gwb_csr_is_symmetric(gwb_csr *A, int64_t at[2])
+{
+	if (A->rows != A->cols) {
+		A->sym = 0;
+		if (at)
+			at[0] = at[1] = -1;
+		return false;
+	}
+	for (int64_t i = 0; i < A->rows; i++)
+		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++) {
+			int64_t j = gwb_csr_ci(A, p);
+			double v = 0;
+			if (j <= i)
+				continue;
+			if (!has_entry(A, j, i, &v)) {
+				if (A->val[p] == 0)
+					continue;
+			} else if (v == A->val[p])
+				continue;
+			A->sym = 0;
+			if (at) {
+				at[0] = i;
+				at[1] = j;
+			}
+			return false;
+		}
+	/* entries below the diagonal without a partner above */
+	for (int64_t i = 0; i < A->rows; i++)
+		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++) {
+			int64_t j = gwb_csr_ci(A, p);
+			double v;
+			if (j >= i || A->val[p] == 0)
+				continue;
+			if (!has_entry(A, j, i, &v)) {
+				A->sym = 0;
+				if (at) {
+					at[0] = i;
+					at[1] = j;
+				}
+				return false;
+			}
+		}
+	A->sym = 1;
+	return true;
+}
+
+bool gwb_csr_has_nonfinite(const gwb_csr *A, int64_t at[2])
+{
+	for (int64_t i = 0; i < A->rows; i++)
+		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++)
+			if (!isfinite(A->val[p])) {
+				if (at) {
+					at[0] = i;
+					at[1] = gwb_csr_ci(A, p);
+				}
+				return true;
+			}
+	return false;
+}
+
+double gwb_csr_norm_inf(const gwb_csr *A)
+{
+	double m = 0;
+	for (int64_t i = 0; i < A->rows; i++) {
+		double s = 0;
+		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++)
+			s += fabs(A->val[p]);
+		if (s > m)
+			m = s;
+	}
+	return m;
+}
+
+double gwb_csr_norm_fro(const gwb_csr *A)
+{
+	double s = 0, c = 0;
+	for (int64_t p = 0; p < A->nnz; p++) {
+		double y = A->val[p] * A->val[p] - c, t = s + y;
+		c = (t - s) - y;
+		s = t;
+	}
+	return sqrt(s);
+}
+
+void gwb_csr_diag(const gwb_csr *A, double *d)
+{
+	for (int64_t i = 0; i < A->rows; i++)
+		d[i] = i < A->cols ? gwb_csr_get(A, i, i) : 0.0;
+}
+
+/* ---------------------------------------------------------------- generators */
+
+/* Stencil Laplacian on an nx x ny x nz grid (unused dimensions 1): 2*dims on the diagonal,
+ * -1 to each grid neighbour. Rows are built in order, so the CSR is written directly. */
+static gwb_status stencil(int dims, int64_t nx, int64_t ny, int64_t nz, gwb_csr **out)
+{
+	int64_t n, nnz;
+	gwb_csr *A;
+	gwb_status st;
+
+	*out = NULL;
+	if (nx < 1 || ny < 1 || nz < 1)
+		return gwb_error(GWB_EINVAL, "laplacian%dd: grid sizes must be >= 1 (got %lld x %lld "
+				 "x %lld)", dims, (long long)nx, (long long)ny, (long long)nz);
+	if ((double)nx * ny * nz > 4e9)
+		return gwb_error(GWB_EINVAL, "laplacian%dd: order %.3g is beyond what fits in memory "
+				 "here; use a smaller grid", dims, (double)nx * ny * nz);
+	n = nx * ny * nz;
+	nnz = n + 2 * ((nx - 1) * ny * nz + (dims > 1 ? nx * (ny - 1) * nz : 0) +
+		       (dims > 2 ? nx * ny * (nz - 1) : 0));
+	if ((st = gwb_csr_alloc(n, n, nnz, false, &A)))
+		return st;
+	int64_t p = 0;
+	double dg = 2.0 * dims;
+	for (int64_t z = 0; z < nz; z++)
+		for (int64_t y = 0; y < ny; y++)
+			for (int64_t x = 0; x < nx; x++) {
+				int64_t i = x + nx * (y + ny * z);
+				set_rp(A, i, p);
+#define PUT(col, v) (set_ci(A, p, (col)), A->val[p++] = (v))
+				if (z > 0)
+					PUT(i - nx * ny, -1.0);
+				if (y > 0)
+					PUT(i - nx, -1.0);
+				if (x > 0)
+					PUT(i - 1, -1.0);
+				PUT(i, dg);
+				if (x + 1 < nx)
+					PUT(i + 1, -1.0);
+				if (y + 1 < ny)
+					PUT(i + nx, -1.0);
+				if (z + 1 < nz)
+					PUT(i + nx * ny, -1.0);
+#undef PUT
+			}
+	set_rp(A, n, p);
+	A->sym = 1;
+	if (dims == 1)
+		snprintf(A->name, sizeof(A->name), "laplacian1d(%lld)", (long long)nx);
+	else if (dims == 2)
+		snprintf(A->name, sizeof(A->name), "laplacian2d(%lldx%lld)", (long long)nx, (long long)ny);
+	else
+		snprintf(A->name, sizeof(A->name), "laplacian3d(%lldx%lldx%lld)", (long long)nx,
+			 (long long)ny, (long long)nz);
+	*out = A;
+	return GWB_OK;
+}
+
+gwb_status gwb_csr_laplacian1d(int64_t n, gwb_csr **out) { return stencil(1, n, 1, 1, out); }
+gwb_status gwb_csr_laplacian2d(int64_t nx, int64_t ny, gwb_csr **out)
+{
+	return stencil(2, nx, ny, 1, out);
+}
+gwb_status gwb_csr_laplacian3d(int64_t nx, int64_t ny, int64_t nz, gwb_csr **out)
+{
+	return stencil(3, nx, ny, nz, out);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+gwb_status gwb_laplacian_eigenvalues(int dims, int64_t nx, int64_t ny, int64_t nz, int64_t m,
+				     double *out)
+{
+	int64_t s[3] = {nx, dims > 1 ? ny : 1, dims > 2 ? nz : 1};
+	int64_t lim[3], cnt;
+	double *all;
+
+	/* the m smallest sums use at most the m smallest 1-D values per axis */
+	for (int d = 0; d < 3; d++)
+		lim[d] = s[d] < m ? s[d] : m;
+	cnt = lim[0] * lim[1] * lim[2];
+	all = malloc((size_t)cnt * sizeof(double));
+	if (!all)
+		return gwb_error(GWB_ENOMEM, "laplacian eigenvalues: out of memory");
+	int64_t q = 0;
+	for (int64_t a = 1; a <= lim[0]; a++)
+		for (int64_t b = 1; b <= lim[1]; b++)
+			for (int64_t c = 1; c <= lim[2]; c++) {
+				double v = 0;
+				int64_t k[3] = {a, b, c};
+				for (int d = 0; d < dims; d++) {
+					double t = sin((double)k[d] * M_PI / (2.0 * (double)(s[d] + 1)));
+					v += 4.0 * t * t;
+				}
+				all[q++] = v;
+			}
+	qsort(all, (size_t)cnt, sizeof(double), dbl_cmp);
+	for (int64_t i = 0; i < m; i++)
+		out[i] = i < cnt ? all[i] : NAN;
+	free(all);
+	return GWB_OK;
+}
+
+static uint64_t sm64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, gwb_csr **out)
+{
+	int64_t m, e = 0;
+	int64_t *I, *J;
+	double *V;
+	uint64_t s = seed * 0x2545F4914F6CDD1DULL + 1;
+	gwb_status st;
+
+	*out = NULL;
+	if (n < 1)
+		return gwb_error(GWB_EINVAL, "randsym: n must be >= 1 (got %lld)", (long long)n);
+	if (!(density > 0 && density <= 1))
+		return gwb_error(GWB_EINVAL, "randsym: density must be in (0, 1] (got %g)", density);
+	m = (int64_t)llround(density * (double)n * (double)(n - 1) / 2.0);
+	if (n > 1 && m < 1)
+		m = 1;
+	if (n == 1)
+		m = 0;
+	I = malloc((size_t)(m + n) * sizeof(int64_t));
+	J = malloc((size_t)(m + n) * sizeof(int64_t));
+	V = malloc((size_t)(m + n) * sizeof(double));
+	if (!I || !J || !V) {
+		st = gwb_error(GWB_ENOMEM, "randsym: cannot allocate %zu bytes for %lld entries",
+			       (size_t)(m + n) * 24, (long long)(m + n));
+		goto out_free;
+	}
+	for (int64_t t = 0; t < m; t++) {
+		int64_t i, j;
+		do {
+			i = (int64_t)(sm64(&s) % (uint64_t)n);
+			j = (int64_t)(sm64(&s) % (uint64_t)n);
+		} while (i == j);
+		I[e] = i < j ? i : j;
+		J[e] = i < j ? j : i;
+		V[e++] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+	}
+	if (diag)
+		for (int64_t i = 0; i < n; i++) {
+			I[e] = J[e] = i;
+			V[e++] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+		}
+	st = gwb_csr_from_coo(n, n, e, I, J, V, true, out);
+	if (!st) {
+		(*out)->sym = 1;
+		snprintf((*out)->name, sizeof((*out)->name), "randsym(%lld, %g)", (long long)n, density);
+	}
+out_free:
+	free(I);
+	free(J);
+	free(V);
+	return st;
+}
+
+/* ---------------------------------------------------------------- kNN graph Laplacian */
+
+struct knn_ctx {
+	const float *Z;   /* standardised features, row-major rows x f */
+	int64_t rows;
+	int f, k;
+	int64_t *nb;      /* rows x k neighbour indices */
+	double *dist;     /* rows x k squared distances */
+};
+
+static void knn_part(void *p, int64_t lo, int64_t hi, int part)
+{
+	struct knn_ctx *c = p;
+	(void)part;
+	for (int64_t i = lo; i < hi; i++) {
+		int64_t *nb = c->nb + i * c->k;
+		double *dd = c->dist + i * c->k;
+		int have = 0;
+		const float *zi = c->Z + i * c->f;
+		for (int64_t j = 0; j < c->rows; j++) {
+			if (j == i)
+				continue;
+			const float *zj = c->Z + j * c->f;
+			double s = 0;
+			for (int t = 0; t < c->f; t++) {
+				double d = (double)zi[t] - zj[t];
+				s += d * d;
+			}
+			if (have == c->k && s >= dd[have - 1])
+				continue;
+			/* insertion into the sorted list (ties: smaller index first) */
+			int q = have < c->k ? have++ : have - 1;
+			while (q > 0 && dd[q - 1] > s) {
+				dd[q] = dd[q - 1];
+				nb[q] = nb[q - 1];
+				q--;
+			}
+			dd[q] = s;
+			nb[q] = j;
+		}
+	}
+}
+
+gwb_status gwb_csr_knn_laplacian(const gwb_dataset *d, int k, double sigma, bool normalized,
+				 gwb_csr **out)
+{
+	int64_t n = (int64_t)d->rows, e = 0;
+	int f = d->features;
+	float *Z = NULL;
+	int64_t *nb = NULL, *I = NULL, *J = NULL;
+	double *dist = NULL, *V = NULL, *deg = NULL;
+	gwb_csr *W = NULL;
+	gwb_status st;
+
+	*out = NULL;
+	if (k < 1 || (int64_t)k >= n)
+		return gwb_error(GWB_EINVAL, "knn_laplacian: k must be in [1, rows-1] = [1, %lld] "
+				 "(got %d)", (long long)n - 1, k);
+	Z = malloc((size_t)n * f * sizeof(float));
+	nb = malloc((size_t)n * k * sizeof(int64_t));
+	dist = malloc((size_t)n * k * sizeof(double));
+	I = malloc((size_t)n * k * sizeof(int64_t) + n * sizeof(int64_t));
+	J = malloc((size_t)n * k * sizeof(int64_t) + n * sizeof(int64_t));
+	V = malloc((size_t)n * k * sizeof(double) + n * sizeof(double));
+	deg = calloc((size_t)n, sizeof(double));
+	if (!Z || !nb || !dist || !I || !J || !V || !deg) {
+		st = gwb_error(GWB_ENOMEM, "knn_laplacian: out of memory for %lld rows", (long long)n);
+		goto out_free;
+	}
+	for (int t = 0; t < f; t++) {
+		const float *x = d->X + (size_t)t * n;
+		double mu = 0, var = 0;
+		for (int64_t i = 0; i < n; i++) {
+			if (isnan(x[i])) {
+				st = gwb_error(GWB_EINVAL, "knn_laplacian: row %lld has a missing value "
+					       "in feature %d; drop or impute missing values first",
+					       (long long)i + 1, t + 1);
+				goto out_free;
+			}
+			mu += x[i];
+		}
+		mu /= (double)n;
+		for (int64_t i = 0; i < n; i++)
+			var += (x[i] - mu) * (x[i] - mu);
+		double sd = sqrt(var / (double)n);
+		if (!(sd > 0))
+			sd = 1;
+		for (int64_t i = 0; i < n; i++)
+			Z[i * f + t] = (float)((x[i] - mu) / sd);
+	}
+	struct knn_ctx c = {Z, n, f, k, nb, dist};
+	gwb_parallel_for(n, 16, knn_part, &c);
+	/* union of directed edges: keep (i, j) once; if j lists i too, only the i < j copy */
+	for (int64_t i = 0; i < n; i++)
+		for (int q = 0; q < k; q++) {
+			int64_t j = nb[i * k + q];
+			bool mutual = false;
+			for (int r = 0; r < k; r++)
+				if (nb[j * k + r] == i)
+					mutual = true;
+			if (mutual && j < i)
+				continue;
+			double w = sigma > 0 ? exp(-dist[i * k + q] / (2 * sigma * sigma)) : 1.0;
+			I[e] = i;
+			J[e] = j;
+			V[e++] = -w;
+			deg[i] += w;
+			deg[j] += w;
+		}
+	if (normalized) {
+		for (int64_t t = 0; t < e; t++)
+			V[t] /= sqrt(deg[I[t]] * deg[J[t]]);
+		for (int64_t i = 0; i < n; i++) {
+			I[e] = J[e] = i;
+			V[e++] = 1.0;
+		}
+	} else
+		for (int64_t i = 0; i < n; i++) {
+			I[e] = J[e] = i;
+			V[e++] = deg[i];
+		}
+	st = gwb_csr_from_coo(n, n, e, I, J, V, true, &W);
+	if (!st) {
+		W->sym = 1;
+		snprintf(W->name, sizeof(W->name), "knn_laplacian(k=%d)", k);
+		*out = W;
+	}
+out_free:
+	free(Z);
+	free(nb);
+	free(dist);
+	free(I);
+	free(J);
+	free(V);
+	free(deg);
+	return st;
+}

@@ -1,0 +1,107 @@
+/* sparse.h - the sparse matrix: CSR, f64 values, 32-bit row offsets and column indices when
+ * they fit (nnz and order below 2^31), 64-bit beyond. Built by generators (Laplacians, random
+ * symmetric, k-nearest-neighbour graph Laplacians), from triplets, and by the Matrix Market
+ * reader (mm.c); read by the sparse eigensolvers (eig_sparse.c, kernels/eig_sparse.cu).
+ * The caller owns a matrix and frees it with gwb_csr_free(). */
+#ifndef GWB_SPARSE_H
+#define GWB_SPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gwb_csr {
+	int64_t rows, cols;
+	int64_t nnz;
+	bool wide;            /* 64-bit indices (rp64/ci64) instead of 32-bit (rp32/ci32) */
+	int32_t *rp32, *ci32; /* rows+1 offsets and nnz column indices (when !wide) */
+	int64_t *rp64, *ci64; /* the same, 64-bit (when wide) */
+	double *val;          /* nnz values; columns ascending within a row, no duplicates */
+	int sym;              /* symmetry: -1 unknown, 0 no, 1 yes (exactly) */
+	char name[96];        /* where it came from ("laplacian2d(317)", "bcsstk04.mtx") */
+} gwb_csr;
+
+/* Row offset and column index accessors (whatever the index width). */
+static inline int64_t gwb_csr_rp(const gwb_csr *A, int64_t i)
+{
+	return A->wide ? A->rp64[i] : (int64_t)A->rp32[i];
+}
+static inline int64_t gwb_csr_ci(const gwb_csr *A, int64_t p)
+{
+	return A->wide ? A->ci64[p] : (int64_t)A->ci32[p];
+}
+
+/* An empty (all-zero) rows x cols matrix with room for nnz entries; index width chosen by
+ * size (force_wide forces 64-bit). Offsets are zero; the caller fills them. GWB_ENOMEM. */
+gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wide,
+			 gwb_csr **out);
+void gwb_csr_free(gwb_csr *A);
+
+/* Bytes held by the matrix (indices + values). */
+size_t gwb_csr_bytes(const gwb_csr *A);
+
+/* Build from triplets (0-based; any order; duplicates summed; explicit zeros kept). With
+ * mirror, each off-diagonal (i, j) also adds (j, i) (symmetric storage of one triangle).
+ * Indices out of range are GWB_EINVAL naming the entry. */
+gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t *I,
+			    const int64_t *J, const double *V, bool mirror, gwb_csr **out);
+
+/* y = A x (multithreaded for large matrices). */
+void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y);
+/* Y = A X for b column-major vectors (ld = cols for X, rows for Y). */
+void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b);
+
+/* Exact structural and numerical symmetry; caches the answer in A->sym. When not symmetric,
+ * at (may be NULL) receives an offending (row, col), 0-based. */
+bool gwb_csr_is_symmetric(gwb_csr *A, int64_t at[2]);
+/* First NaN/Inf value's (row, col) in at; false when all finite. */
+bool gwb_csr_has_nonfinite(const gwb_csr *A, int64_t at[2]);
+/* max_i sum_j |a_ij| (an upper bound of ||A||_2 for symmetric A) and Frobenius norm. */
+double gwb_csr_norm_inf(const gwb_csr *A);
+double gwb_csr_norm_fro(const gwb_csr *A);
+/* The diagonal (rows entries, zeros where absent). */
+void gwb_csr_diag(const gwb_csr *A, double *d);
+/* Element (i, j) (binary search in row i; 0 when absent). */
+double gwb_csr_get(const gwb_csr *A, int64_t i, int64_t j);
+
+/* Generators (Dirichlet boundary: eigenvalues known in closed form).
+ * laplacian1d(n): tridiag(-1, 2, -1), order n; eigenvalues 2 - 2 cos(k pi / (n + 1)).
+ * laplacian2d(nx, ny): five-point stencil on an nx x ny grid, order nx*ny.
+ * laplacian3d(nx, ny, nz): seven-point stencil, order nx*ny*nz. */
+gwb_status gwb_csr_laplacian1d(int64_t n, gwb_csr **out);
+gwb_status gwb_csr_laplacian2d(int64_t nx, int64_t ny, gwb_csr **out);
+gwb_status gwb_csr_laplacian3d(int64_t nx, int64_t ny, int64_t nz, gwb_csr **out);
+/* The exact k-th smallest (k from 1) eigenvalues of those Laplacians, ascending, m values. */
+gwb_status gwb_laplacian_eigenvalues(int dims, int64_t nx, int64_t ny, int64_t nz, int64_t m,
+				     double *out);
+
+/* A random symmetric n x n matrix with about density * n^2 nonzeros: positions uniform over
+ * the upper triangle (mirrored), values uniform in [-1, 1), plus a full diagonal when diag.
+ * Deterministic for a seed. */
+gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, gwb_csr **out);
+
+/* Graph Laplacian of the k-nearest-neighbour graph of a dataset's rows (features
+ * standardised, Euclidean distance, exact search; the graph made symmetric by union).
+ * Weights: 1 (sigma <= 0) or exp(-d^2 / (2 sigma^2)). normalized: I - D^-1/2 W D^-1/2 instead
+ * of D - W. Rows with missing values are an error naming the row. */
+gwb_status gwb_csr_knn_laplacian(const gwb_dataset *d, int k, double sigma, bool normalized,
+				 gwb_csr **out);
+
+/* Run fn(ctx, lo, hi) over [0, n) split across the CPU threads (one call when n is small,
+ * below `grain` per thread). Returns after all parts finish. */
+typedef void (*gwb_par_fn)(void *ctx, int64_t lo, int64_t hi, int part);
+void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx);
+/* Threads gwb_parallel_for uses (online CPUs, at most 64; GWB_THREADS overrides). */
+int gwb_cpu_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,250 @@
+-- test_sparse.lua - sparse matrices and the sparse eigensolvers on the CPU: closed-form
+-- Laplacian spectra to 1e-10, multiplicities and clusters (no spurious copies, none missed),
+-- every returned pair with residual <= 1e-10 * ||A||, agreement with the dense solver, and
+-- the errors users meet.
+local test, ok, eq, near, raises = T.test, T.ok, T.eq, T.near, T.raises
+
+local function lap1(n, k) return 2 - 2 * math.cos(k * math.pi / (n + 1)) end
+
+-- The m smallest (or largest) exact eigenvalues of the Laplacian of a grid (dims sizes).
+local function lap_spectrum(sizes, m, largest)
+  local all = {}
+  local function rec(d, acc)
+    if d > #sizes then all[#all + 1] = acc return end
+    local n = sizes[d]
+    for k = 1, n do rec(d + 1, acc + lap1(n, k)) end
+  end
+  rec(1, 0)
+  table.sort(all)
+  local out = {}
+  for i = 1, m do out[i] = largest and all[#all - m + i] or all[i] end
+  return out
+end
+
+-- Every pair converged to tol: values match `want` (ascending) to vtol, residuals small,
+-- vectors orthonormal.
+local function check(e, want, vtol, what)
+  ok(e.converged, what .. ": not converged (" .. tostring(e.note) .. ")")
+  local v, r = e.values, e.residuals
+  eq(#v, #want, what .. ": number of values")
+  for i = 1, #want do
+    near(v[i], want[i], vtol, string.format("%s: value %d", what, i))
+    ok(r[i] <= 1e-10, string.format("%s: residual %d is %g", what, i, r[i]))
+  end
+  ok(e.orthogonality < 1e-9, what .. ": orthogonality " .. tostring(e.orthogonality))
+end
+
+test("laplacian1d: every method finds the analytic ends to 1e-10", function()
+  local n = 400
+  local A = mat.laplacian1d(n, { sparse = true })
+  eq(A.nnz, 3 * n - 2)
+  local small, large = {}, {}
+  for i = 1, 6 do small[i] = lap1(n, i); large[i] = lap1(n, n - 6 + i) end
+  for _, m in ipairs { "auto", "chebyshev", "lanczos", "lobpcg", "randomized", "rand+lanczos", "dense" } do
+    check(eig.solve(A, { k = 6, method = m, backend = "cpu" }), small, 1e-10, m .. " smallest")
+    check(eig.solve(A, { k = 6, method = m, which = "largest", backend = "cpu" }), large, 1e-10,
+      m .. " largest")
+  end
+  check(eig.solve(A, { k = 6, method = "lanczos", reorth = "full" }), small, 1e-10, "lanczos full")
+  check(eig.solve(A, { k = 6, method = "lanczos", ncv = 16 }), small, 1e-10, "lanczos ncv=16")
+end)
+
+test("laplacian2d: double eigenvalues come with their multiplicity", function()
+  local m = 36
+  local A = mat.laplacian2d(m, { sparse = true })
+  for _, which in ipairs { "smallest", "largest" } do
+    local want = lap_spectrum({ m, m }, 12, which == "largest")
+    -- the list has pairs of equal values: a solver that misses a copy or adds one fails
+    local doubles = 0
+    for i = 2, #want do if math.abs(want[i] - want[i - 1]) < 1e-12 then doubles = doubles + 1 end end
+    ok(doubles >= 4, "test spectrum should hold repeated values")
+    for _, meth in ipairs { "auto", "lobpcg" } do
+      local e = eig.solve(A, { k = 12, which = which, method = meth })
+      check(e, want, 1e-10, meth .. " " .. which)
+    end
+  end
+end)
+
+test("laplacian3d: triple eigenvalues and the analytic spectrum to 1e-10", function()
+  local A = mat.laplacian3d(12)
+  eq(A.rows, 1728)
+  eq(A:get(1, 1), 6)
+  local want = lap_spectrum({ 12, 12, 12 }, 10)
+  -- (1,1,2), (1,2,1), (2,1,1): a triple eigenvalue right after the smallest
+  near(want[2], want[4], 1e-13)
+  check(eig.solve(A, { k = 10 }), want, 1e-10, "3d auto")
+  check(eig.solve(A, { k = 10, method = "lobpcg" }), want, 1e-10, "3d lobpcg")
+  local big = lap_spectrum({ 12, 12, 12 }, 4, true)
+  check(eig.solve(A, { k = 4, which = "largest" }), big, 1e-10, "3d largest")
+  -- non-cubic grid
+  local B = mat.laplacian3d(9, 7, 5)
+  check(eig.solve(B, { k = 5 }), lap_spectrum({ 9, 7, 5 }, 5), 1e-10, "3d 9x7x5")
+end)
+
+-- Three copies of laplacian1d(n) on the diagonal, the second shifted by delta: eigenvalues
+-- lambda_i twice (exactly) and lambda_i + delta once (a cluster 1e-9 wide).
+local function copies_mtx(n, delta)
+  local lines = {}
+  local nnz = 0
+  for c = 0, 2 do
+    for i = 1, n do
+      local r = c * n + i
+      lines[#lines + 1] = string.format("%d %d %.17g", r, r, 2 + (c == 1 and delta or 0))
+      nnz = nnz + 1
+      if i > 1 then lines[#lines + 1] = string.format("%d %d -1", r, r - 1); nnz = nnz + 1 end
+    end
+  end
+  return string.format("%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n%s\n",
+    3 * n, 3 * n, nnz, table.concat(lines, "\n"))
+end
+
+test("repeated and clustered eigenvalues: no spurious copies, none missed", function()
+  local n, delta = 150, 1e-9
+  local path = T.tmpdir() .. "/copies.mtx"
+  T.writefile(path, copies_mtx(n, delta))
+  local A = mat.read(path)
+  eq(A.rows, 3 * n)
+  local want = {}
+  for i = 1, 3 do
+    local l = lap1(n, i)
+    want[#want + 1] = l; want[#want + 1] = l; want[#want + 1] = l + delta
+  end
+  table.sort(want)
+  for _, meth in ipairs { "auto", "chebyshev", "lobpcg", "randomized" } do
+    check(eig.solve(A, { k = 9, method = meth }), want, 1e-11, meth)
+  end
+end)
+
+test("which = both returns k at each end, ascending", function()
+  local n = 300
+  local A = mat.laplacian1d(n, { sparse = true })
+  local e = eig.solve(A, { k = 3, which = "both" })
+  local want = { lap1(n, 1), lap1(n, 2), lap1(n, 3), lap1(n, n - 2), lap1(n, n - 1), lap1(n, n) }
+  check(e, want, 1e-10, "both")
+  -- each vector satisfies its own pair
+  local v = e:vector(6)
+  local Av = A:spmv(v)
+  local r = 0
+  for i = 1, n do r = math.max(r, math.abs(Av[i] - e.values[6] * v[i])) end
+  ok(r < 1e-9, "A v = lambda v for the largest pair, got " .. r)
+end)
+
+test("agreement with the dense solver on small matrices", function()
+  local A = mat.randsym(300, { density = 0.05, diag = true, seed = 4 })
+  ok(A:symmetric())
+  local D = A:todense()
+  local ed = eig.solve(D, { vectors = false })
+  local all = ed.values
+  local scale = math.max(math.abs(all[1]), math.abs(all[#all]))
+  for _, meth in ipairs { "chebyshev", "lanczos", "lobpcg", "rand+lanczos" } do
+    local lo = eig.solve(A, { k = 5, method = meth })
+    local hi = eig.solve(A, { k = 5, method = meth, which = "largest" })
+    for i = 1, 5 do
+      near(lo.values[i], all[i], 1e-10 * scale, meth .. " smallest " .. i)
+      near(hi.values[i], all[#all - 5 + i], 1e-10 * scale, meth .. " largest " .. i)
+    end
+  end
+end)
+
+test("convergence history: one entry per iteration, ends converged", function()
+  local A = mat.laplacian2d(30, { sparse = true })
+  for _, meth in ipairs { "chebyshev", "lanczos", "lobpcg" } do
+    local e = eig.solve(A, { k = 4, method = meth })
+    local h = e.history
+    ok(#h >= 1, meth .. ": empty history")
+    eq(#h, e.iterations, meth .. ": history length")
+    for i = 2, #h do eq(h[i].iteration, h[i - 1].iteration + 1, meth .. ": iteration numbers") end
+    eq(h[#h].converged, 4, meth .. ": last entry")
+    ok(h[#h].max_residual <= 1e-10, meth .. ": last residual")
+    ok(h[1].max_residual > h[#h].max_residual, meth .. ": residual decreased")
+  end
+end)
+
+test("errors: non-square, non-symmetric, k >= n, NaN/Inf, bad options", function()
+  local dir = T.tmpdir()
+  T.writefile(dir .. "/rect.mtx", "%%MatrixMarket matrix coordinate real general\n3 4 2\n1 1 1\n2 4 1\n")
+  raises(function() eig.solve(mat.read(dir .. "/rect.mtx"), { k = 1 }) end, "must be square")
+  T.writefile(dir .. "/nonsym.mtx",
+    "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1\n2 2 1\n3 3 1\n1 2 0.5\n")
+  local err = raises(function() eig.solve(mat.read(dir .. "/nonsym.mtx"), { k = 1 }) end,
+    "not symmetric")
+  ok(err:find("(1, 2)", 1, true), "names the entry: " .. err)
+  T.writefile(dir .. "/nan.mtx",
+    "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 2 nan\n3 3 1\n")
+  raises(function() eig.solve(mat.read(dir .. "/nan.mtx"), { k = 1 }) end, "NaN or Inf at (2, 2)")
+  T.writefile(dir .. "/inf.mtx",
+    "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 2 1\n3 1 inf\n")
+  raises(function() eig.solve(mat.read(dir .. "/inf.mtx"), { k = 1 }) end, "NaN or Inf")
+  local A = mat.laplacian1d(50, { sparse = true })
+  raises(function() eig.solve(A, { k = 50 }) end, "k must be in [1, n)")
+  raises(function() eig.solve(A, { k = 0 }) end, "k must be")
+  raises(function() eig.solve(A, { k = 25, which = "both" }) end, "k must be in [1, n/2)")
+  raises(function() eig.solve(A, { which = "middle" }) end, "which must be")
+  raises(function() eig.solve(A, { method = "magic" }) end, "method must be")
+  raises(function() eig.solve(A, { reorth = "sometimes" }) end, "reorth must be")
+  raises(function() eig.solve(A, { tol = 0 }) end, "tol must be")
+  raises(function() eig.solve(A, { kk = 3 }) end, "kk")
+  raises(function() eig.solve(A, { k = 4, ncv = 3, method = "lanczos" }) end, "ncv must exceed k")
+  raises(function() mat.randsym(10, { density = 2 }) end, "density")
+  raises(function() mat.laplacian3d(0) end, ">= 1")
+  -- a method that cannot reach tol in maxiter says so in the result instead of lying
+  local e = eig.solve(mat.laplacian1d(2000, { sparse = true }), { k = 3, method = "lanczos", maxiter = 1 })
+  eq(e.converged, false)
+end)
+
+test("sparse generators and the laplacian rule", function()
+  local D = mat.laplacian2d(10)
+  eq(getmetatable(D).__name, "gwb.Matrix", "small grids stay dense")
+  local S = mat.laplacian2d(10, { sparse = true })
+  eq(S.sparse, true)
+  eq(S.rows, 100)
+  eq(S.nnz, 100 + 2 * 2 * 10 * 9)
+  local big = mat.laplacian2d(100)
+  eq(big.sparse, true, "order > 4096 is sparse by default")
+  eq(big.rows, 10000)
+  ok(tostring(big):find("SparseMatrix 10000x10000", 1, true), tostring(big))
+  ok(tostring(big):find("symmetric", 1, true))
+  eq(#big.shape, 2)
+  eq(big.index_bits, 32)
+  -- randsym: density, determinism, symmetry
+  local R1 = mat.randsym(2000, { density = 0.01, seed = 3 })
+  local R2 = mat.randsym(2000, { density = 0.01, seed = 3 })
+  local R3 = mat.randsym(2000, { density = 0.01, seed = 4 })
+  eq(R1.nnz, R2.nnz)
+  ok(math.abs(R1.nnz / 2000 ^ 2 - 0.01) < 0.001, "density " .. R1.nnz / 2000 ^ 2)
+  ok(R1:symmetric())
+  local x = {}
+  for i = 1, 2000 do x[i] = math.sin(i) end
+  local y1, y2, y3 = R1:spmv(x), R2:spmv(x), R3:spmv(x)
+  eq(y1[17], y2[17])
+  ok(y1[17] ~= y3[17], "another seed gives another matrix")
+  -- spmv against the dense product
+  local S2 = mat.randsym(60, { density = 0.1, diag = true, seed = 9 })
+  local Dn = S2:todense()
+  local xs = {}
+  for i = 1, 60 do xs[i] = i / 7 end
+  local ys = S2:spmv(xs)
+  for i = 1, 60 do
+    local s = 0
+    for j = 1, 60 do s = s + Dn:get(i, j) * xs[j] end
+    near(ys[i], s, 1e-12)
+  end
+  raises(function() S2:spmv { 1, 2 } end, "60 entries")
+end)
+
+test("knn_laplacian: graph Laplacian of a dataset (spectral clustering)", function()
+  if not data or not data.load then T.skip("the data module is not built in") end
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  local L = mat.knn_laplacian(d, { k = 8 })
+  eq(L.rows, d.rows)
+  ok(L:symmetric())
+  local ones = {}
+  for i = 1, L.rows do ones[i] = 1 end
+  local y = L:spmv(ones)
+  for i = 1, L.rows do near(y[i], 0, 1e-12, "row sums of a Laplacian are zero") end
+  local e = eig.solve(L, { k = 3 })
+  ok(e.converged)
+  near(e.values[1], 0, 1e-9, "a Laplacian is singular")
+  ok(e.values[2] >= -1e-9)
+  raises(function() mat.knn_laplacian(d, { k = 0 }) end, "k must be")
+end)
