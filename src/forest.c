@@ -415,30 +415,38 @@ gwb_status gwb_forest_validate(const gwb_forest *f)
 
 /* ---- prediction ----------------------------------------------------------------------------- */
 
-/* The global index of the leaf that row i of X (column-major, `rows` rows) reaches in tree t. */
-static inline int64_t leaf_of(const gwb_forest *f, int t, const float *X, size_t rows, size_t i)
-{
-	int64_t b = f->tree_offset[t];
-	int32_t n = 0;
+/* A node packed for traversal (one 16-byte load per step): feat < 0 for a leaf, else the
+ * feature with bit 30 set when NaN goes left. */
+typedef struct pnode {
+	int32_t feat;
+	float thr;
+	int32_t left, right;
+} pnode;
 
-	for (;;) {
-		int64_t g = b + n;
-		int32_t j = f->feature[g];
-		float x;
-		if (j < 0)
-			return g;
-		x = X[(size_t)j * rows + i];
-		if (x != x)
-			n = f->nan_left[g] ? f->left[g] : f->right[g];
-		else
-			n = x <= f->threshold[g] ? f->left[g] : f->right[g];
+#define PNODE_NANL 0x40000000
+
+static pnode *pack_nodes(const gwb_forest *f)
+{
+	pnode *P = malloc((f->nodes + 1) * sizeof(pnode));
+	size_t g;
+
+	if (!P)
+		return NULL;
+	for (g = 0; g < f->nodes; g++) {
+		P[g].feat = f->feature[g] < 0 ? -1 :
+			    (f->feature[g] | (f->nan_left[g] ? PNODE_NANL : 0));
+		P[g].thr = f->threshold[g];
+		P[g].left = f->left[g];
+		P[g].right = f->right[g];
 	}
+	return P;
 }
 
 #define PRED_BLOCK 256
 
 typedef struct pred_job {
 	const gwb_forest *f;
+	const pnode *P;
 	const float *X;
 	size_t rows;
 	double *acc;        /* rows x outputs sums over trees */
@@ -452,22 +460,49 @@ static void pred_block(void *ctx, size_t blk, int tid)
 	pred_job *j = ctx;
 	const gwb_forest *f = j->f;
 	size_t r0 = blk * PRED_BLOCK, r1 = r0 + PRED_BLOCK, i;
-	int t, k, K = f->outputs;
+	int32_t node[PRED_BLOCK];
+	uint16_t row[PRED_BLOCK], act[PRED_BLOCK];
+	int t, k, K = f->outputs, m, na, q;
 	(void)tid;
 
 	if (r1 > j->rows)
 		r1 = j->rows;
 	for (t = 0; t < f->trees; t++) {
-		for (i = r0; i < r1; i++) {
-			const float *v;
-			if (j->oob && gwb_rf_boot_count(f->params.seed, f->params.bootstrap,
-							(uint64_t)t, i))
-				continue;
-			v = f->value + (size_t)leaf_of(f, t, j->X, j->rows, i) * (size_t)K;
+		const pnode *P = j->P + f->tree_offset[t];
+		/* the rows of the block this tree predicts */
+		m = 0;
+		for (i = r0; i < r1; i++)
+			if (!j->oob || !gwb_rf_boot_count(f->params.seed, f->params.bootstrap,
+							  (uint64_t)t, i))
+				row[m++] = (uint16_t)(i - r0);
+		/* all rows step down together, so the loads of different rows overlap */
+		for (q = 0; q < m; q++) {
+			node[q] = 0;
+			act[q] = (uint16_t)q;
+		}
+		for (na = m; na > 0;) {
+			int nn = 0;
+			for (q = 0; q < na; q++) {
+				int a = act[q];
+				pnode nd = P[node[a]];
+				float x;
+				int right;
+				if (nd.feat < 0)
+					continue;
+				x = j->X[(size_t)(nd.feat & ~PNODE_NANL) * j->rows + r0 + row[a]];
+				right = !((x <= nd.thr) | ((x != x) & ((nd.feat & PNODE_NANL) != 0)));
+				node[a] = right ? nd.right : nd.left;
+				act[nn++] = (uint16_t)a;
+			}
+			na = nn;
+		}
+		for (q = 0; q < m; q++) {
+			size_t r = r0 + row[q];
+			const float *v = f->value + (size_t)(f->tree_offset[t] + node[q]) * (size_t)K;
 			for (k = 0; k < K; k++)
-				j->acc[i * (size_t)K + (size_t)k] += v[k];
+				j->acc[r * (size_t)K + (size_t)k] += v[k];
 			if (j->ntrees)
-				j->ntrees[i]++;
+				j->ntrees[r]++;
 		}
 	}
 }
@@ -483,12 +518,15 @@ static gwb_status predict_sums(const gwb_forest *f, const float *X, size_t rows,
 	j.acc = calloc(rows * (size_t)f->outputs + 1, sizeof(double));
 	if (ntrees_out)
 		j.ntrees = calloc(rows + 1, sizeof(int32_t));
-	if (!j.acc || (ntrees_out && !j.ntrees)) {
+	j.P = pack_nodes(f);
+	if (!j.acc || (ntrees_out && !j.ntrees) || !j.P) {
 		free(j.acc);
 		free(j.ntrees);
+		free((void *)j.P);
 		return gwb_error(GWB_ENOMEM, "rf: out of memory predicting %zu rows", rows);
 	}
 	gwb_par_for(threads, (rows + PRED_BLOCK - 1) / PRED_BLOCK, pred_block, &j);
+	free((void *)j.P);
 	*acc_out = j.acc;
 	if (ntrees_out)
 		*ntrees_out = j.ntrees;

@@ -83,6 +83,7 @@ typedef struct run {
 	const gwb_quant *q;
 	int F, K, C, Ct;         /* features, classes (0 = regression), hist channels, totals */
 	int T;                   /* codes of all features = q->offset[F] */
+	int maxcodes;            /* max over features of nbins + 1 */
 	size_t rows;
 	const int32_t *y;        /* classification labels */
 	float *yc;               /* regression: centred targets */
@@ -101,12 +102,16 @@ typedef struct fnode {
 	int mode;                /* HIST_* */
 	int32_t sib;             /* HIST_SUB: frontier index of the sibling built in full */
 	double *hist;            /* full histogram (T x C) or NULL; owned */
+	double *pre;             /* node-parallel mode: histograms of the first npre drawn
+				  * features (maxcodes x C each), built in parallel; owned */
+	int npre;
 	double *tot;             /* Ct totals */
 	double imp;
 	bool terminal;
 	/* the chosen split */
 	int feat, tbin, nanl;
 	double gain;
+	size_t nl;               /* rows going left (from the histogram's exact counts) */
 	bool split;
 	int32_t lid;             /* children ids lid, lid+1; fl: left child's next-frontier index */
 	size_t fl;
@@ -125,6 +130,7 @@ typedef struct tctx {
 	size_t nfr;
 	double *tot_next;
 	size_t *blist;           /* nodes whose full histogram is built this level */
+	size_t *plist;           /* nodes whose first draws are prebuilt (node-parallel mode) */
 } tctx;
 
 static void exec(int nworkers, size_t n, void (*fn)(void *, size_t, int), void *ctx)
@@ -247,7 +253,7 @@ static void build_feature(const run *R, const float *w, const uint32_t *rows, si
 /* ---- split search --------------------------------------------------------------------------- */
 
 typedef struct best {
-	double gain;
+	double gain, nl;
 	int feat, tbin, nanl;
 	bool found;
 } best;
@@ -312,10 +318,23 @@ static bool eval_feature(const run *R, const fnode *nd, int j, const double *h, 
 				bs->feat = j;
 				bs->tbin = t;
 				bs->nanl = has_nan ? side == 0 : WL >= WR;
+				bs->nl = left[0];
 			}
 		}
 	}
 	return true;
+}
+
+/* Step k of node n's lazy Fisher-Yates draw (forest.h): swaps perm[k] with a later entry and
+ * returns the k-th feature examined. */
+static int draw_feature(uint64_t seed, uint64_t key, int F, int *perm, int k)
+{
+	uint64_t h = gwb_rng_hash(seed, GWB_RNG_STREAM_FEAT, key, (uint64_t)k);
+	int jj = k + (int)(h % (uint64_t)(F - k)), j = perm[jj];
+
+	perm[jj] = perm[k];
+	perm[k] = j;
+	return j;
 }
 
 /* Phase C: node i's split, features in the draw order of forest.h, histograms from the node's
@@ -337,13 +356,12 @@ static void find_split(void *ctx, size_t i, int tid)
 	for (k = 0; k < F; k++)
 		s->perm[k] = k;
 	for (k = 0; k < F && examined < job->mtry; k++) {
-		uint64_t h = gwb_rng_hash(seed, GWB_RNG_STREAM_FEAT, key, (uint64_t)k);
-		int jj = k + (int)(h % (uint64_t)(F - k)), j = s->perm[jj];
+		int j = draw_feature(seed, key, F, s->perm, k);
 		const double *hist;
-		s->perm[jj] = s->perm[k];
-		s->perm[k] = j;
 		if (nd->hist) {
 			hist = nd->hist + (size_t)R->q->offset[j] * (size_t)R->C;
+		} else if (k < nd->npre) {
+			hist = nd->pre + (size_t)k * (size_t)R->maxcodes * (size_t)R->C;
 		} else {
 			build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j, s->fh);
 			hist = s->fh;
@@ -360,6 +378,26 @@ static void find_split(void *ctx, size_t i, int tid)
 	nd->tbin = bs.tbin;
 	nd->nanl = bs.nanl;
 	nd->gain = bs.gain;
+	nd->nl = (size_t)bs.nl;
+}
+
+/* Phase C0 (node-parallel mode, few nodes): the histograms of a node's first draws, one
+ * (node, draw) item at a time, so that a level of one or two nodes still uses every worker. */
+static void prebuild_item(void *ctx, size_t it, int tid)
+{
+	tctx *tc = ctx;
+	run *R = tc->R;
+	fnode *nd = &tc->fr[tc->plist[it / (size_t)R->job->mtry]];
+	int k = (int)(it % (size_t)R->job->mtry), F = R->F, i, j = 0;
+	scratch *s = ws_of(tc, tid);
+	uint64_t key = ((uint64_t)tc->tree << 32) | (uint64_t)(uint32_t)nd->id;
+
+	for (i = 0; i < F; i++)
+		s->perm[i] = i;
+	for (i = 0; i <= k; i++)
+		j = draw_feature(R->job->p->seed, key, F, s->perm, i);
+	build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j,
+		      nd->pre + (size_t)k * (size_t)R->maxcodes * (size_t)R->C);
 }
 
 /* Phase A: full histograms, one (node, feature) item at a time. */
@@ -394,6 +432,8 @@ static void subtract_item(void *ctx, size_t i, int tid)
 	}
 }
 
+static void fail_run(run *R, gwb_status st);
+
 /* ---- partition ------------------------------------------------------------------------------ */
 
 /* Phase D: rows of split node i into next[], left then right (stable), and the children's
@@ -407,7 +447,7 @@ static void partition_item(void *ctx, size_t i, int tid)
 	const uint32_t *cur = tc->cur;
 	uint32_t *next = tc->next;
 	const float *w = tc->w;
-	size_t k, lb, rb, nl = 0;
+	size_t k, lb, rb;
 	double *tl, *tr;
 	int K = R->K, Ct = R->Ct, nanc;
 	uint8_t t, nanl;
@@ -419,21 +459,20 @@ static void partition_item(void *ctx, size_t i, int tid)
 	nanc = R->q->nbins[nd->feat];
 	t = (uint8_t)nd->tbin;
 	nanl = (uint8_t)nd->nanl;
-	for (k = nd->b; k < nd->e; k++) {
-		uint8_t c = cj[cur[k]];
-		nl += c == nanc ? nanl : c <= t;
-	}
 	tl = tc->tot_next + nd->fl * (size_t)Ct;
 	tr = tl + Ct;
 	memset(tl, 0, 2 * (size_t)Ct * sizeof(double));
 	lb = nd->b;
-	rb = nd->b + nl;
+	rb = nd->b + nd->nl;
 	for (k = nd->b; k < nd->e; k++) {
 		uint32_t r = cur[k];
 		uint8_t c = cj[r];
 		bool go_left = c == nanc ? nanl : c <= t;
 		double wr = w[r], *tt = go_left ? tl : tr;
-		next[go_left ? lb++ : rb++] = r;
+		size_t at = go_left ? lb++ : rb++;
+		if (at >= nd->e)
+			break;   /* cannot happen: the histogram's counts are exact; caught below */
+		next[at] = r;
 		tt[0] += 1;
 		if (K) {
 			tt[1 + R->y[r]] += wr;
@@ -443,6 +482,13 @@ static void partition_item(void *ctx, size_t i, int tid)
 			tt[2] += wr * y;
 			tt[3] += wr * y * y;
 		}
+	}
+	if (lb != nd->b + nd->nl || rb != nd->e) {
+		gwb_error(GWB_EINVAL, "rf.train: internal error: tree %d node %d partition does not "
+			  "match its histogram (%zu left, expected %zu)", tc->tree + 1, nd->id,
+			  lb - nd->b, nd->nl);
+		fail_run(R, GWB_EINVAL);
+		nd->split = false;
 	}
 }
 
@@ -542,7 +588,7 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 		tc.w[i] = w;
 	}
 	if (!level_reserve(&lb, 16, Ct) || !tree_out_reserve(o, 1) ||
-	    !(tc.blist = malloc(16 * sizeof(size_t))))
+	    !(tc.blist = malloc(16 * sizeof(size_t))) || !(tc.plist = malloc(16 * sizeof(size_t))))
 		goto oom;
 	/* The root. */
 	memset(lb.tot, 0, (size_t)Ct * sizeof(double));
@@ -577,6 +623,10 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			st = GWB_EINTR;
 			goto out_free;
 		}
+		if (atomic_load(&R->failed)) {
+			st = (gwb_status)atomic_load(&R->failed);
+			goto out_free;
+		}
 		fr = lb.fr;
 		tc.fr = fr;
 		tc.nfr = nfr;
@@ -588,9 +638,33 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 				tc.blist[nb++] = i;
 			}
 		exec(nworkers, nb * (size_t)R->F, build_full_item, &tc);
+		/* C0: few sampled nodes and several workers: prebuild their first draws. */
+		if (nworkers > 1) {
+			size_t np = 0;
+			for (i = 0; i < nfr; i++)
+				np += fr[i].mode == HIST_SAMPLED && !fr[i].terminal;
+			if (np > 0 && np < 2 * (size_t)nworkers) {
+				size_t each = (size_t)job->mtry * (size_t)R->maxcodes * (size_t)R->C;
+				np = 0;
+				for (i = 0; i < nfr; i++) {
+					if (fr[i].mode != HIST_SAMPLED || fr[i].terminal)
+						continue;
+					if (!(fr[i].pre = malloc(each * sizeof(double))))
+						goto oom;
+					fr[i].npre = job->mtry;
+					tc.plist[np++] = i;
+				}
+				exec(nworkers, np * (size_t)job->mtry, prebuild_item, &tc);
+			}
+		}
 		/* B: subtraction; C: splits. */
 		exec(nworkers, nfr, subtract_item, &tc);
 		exec(nworkers, nfr, find_split, &tc);
+		for (i = 0; i < nfr; i++) {
+			free(fr[i].pre);
+			fr[i].pre = NULL;
+			fr[i].npre = 0;
+		}
 		/* Children ids in breadth-first order. */
 		for (i = 0; i < nfr; i++)
 			nsplit += fr[i].split;
@@ -616,6 +690,10 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 		}
 		/* D: partition rows and sum the children's totals. */
 		exec(nworkers, nfr, partition_item, &tc);
+		if (atomic_load(&R->failed)) {
+			st = (gwb_status)atomic_load(&R->failed);
+			goto out_free;
+		}
 		/* The next frontier, and how each pair gets its histograms. */
 		for (i = 0; i < nfr; i++) {
 			fnode *nd = &fr[i], *L, *Rn;
@@ -673,10 +751,13 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			tc.next = tu;
 			nfr = nnext;
 			if (nnext) {
-				size_t *bl = realloc(tc.blist, nnext * sizeof(size_t));
+				size_t *bl = realloc(tc.blist, nnext * sizeof(size_t)), *pl;
 				if (!bl)
 					goto oom;
 				tc.blist = bl;
+				if (!(pl = realloc(tc.plist, nnext * sizeof(size_t))))
+					goto oom;
+				tc.plist = pl;
 			}
 		}
 	}
@@ -687,12 +768,15 @@ out_free:
 	for (i = 0; i < lb.cap; i++) {
 		free(lb.fr[i].hist);
 		free(lb.nf[i].hist);
+		free(lb.fr[i].pre);
+		free(lb.nf[i].pre);
 	}
 	free(lb.fr);
 	free(lb.nf);
 	free(lb.tot);
 	free(lb.tot_next);
 	free(tc.blist);
+	free(tc.plist);
 	return st;
 }
 
@@ -764,6 +848,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	for (j = 0; j < R.F; j++)
 		if (q->nbins[j] + 1 > maxcodes)
 			maxcodes = q->nbins[j] + 1;
+	R.maxcodes = maxcodes;
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));
 	if (!R.out || !R.ws)
