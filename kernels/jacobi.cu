@@ -27,6 +27,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../src/intr.h"
@@ -393,18 +394,37 @@ __global__ void jacobi_add_shift(double *__restrict__ G, const double *__restric
 }
 
 // The kernel instance for a given n (L lanes per pair, R elements per lane, n <= L * R).
+// L defaults to the smallest group that keeps R <= 8; GWB_JACOBI_LANES (8, 16, 32) overrides
+// it for tuning (benchmarks), when n <= L * R still holds.
 template <typename T> struct kernel_pick {
 	void (*fn)(const T *, T *, double *, double *, int *, jparams);
 	int L;
 	const char *name;
 };
 
-template <typename T> static kernel_pick<T> pick_kernel(int n)
+static int lanes_for(int n)
 {
-	if (n <= 64)
+	const char *e = getenv("GWB_JACOBI_LANES");
+	int L = n <= 64 ? 8 : n <= 128 ? 16 : 32;
+	if (e) {
+		int want = atoi(e);
+		if ((want == 8 && n <= 64) || (want == 16 && n <= 128) || want == 32)
+			L = want;
+	}
+	return L;
+}
+
+template <typename T> static kernel_pick<T> pick_kernel(int n, int L)
+{
+	if (L == 8)
 		return {jacobi_os<T, 8, 8>, 8, "jacobi_os<L8,R8>"};
+	if (L == 16)
+		return n <= 64 ? kernel_pick<T>{jacobi_os<T, 16, 4>, 16, "jacobi_os<L16,R4>"}
+			       : kernel_pick<T>{jacobi_os<T, 16, 8>, 16, "jacobi_os<L16,R8>"};
+	if (n <= 64)
+		return {jacobi_os<T, 32, 2>, 32, "jacobi_os<L32,R2>"};
 	if (n <= 128)
-		return {jacobi_os<T, 16, 8>, 16, "jacobi_os<L16,R8>"};
+		return {jacobi_os<T, 32, 4>, 32, "jacobi_os<L32,R4>"};
 	if (n <= 256)
 		return {jacobi_os<T, 32, 8>, 32, "jacobi_os<L32,R8>"};
 	return {jacobi_os<T, 32, 16>, 32, "jacobi_os<L32,R16>"};
@@ -421,6 +441,7 @@ struct jplan {
 	jparams P;
 	size_t smem;
 	int threads;
+	int L;
 };
 
 // Choose smem-resident or blocked, the block width and the thread count from the device's
@@ -439,7 +460,16 @@ static gwb_status plan(int n, size_t es, jplan *out)
 	P.w = P.m / 2;
 	P.blocked = 0;
 	out->smem = smem_bytes(n, P.m, P.w, false, es);
-	if (out->smem > limit) {
+	const char *eb = getenv("GWB_JACOBI_BLOCK");  // force the blocked variant (tests)
+	int force_w = eb ? atoi(eb) : 0;
+	if (force_w >= 1 && 2 * force_w <= n) {
+		int nb = (n + force_w - 1) / force_w;
+		nb += nb & 1;
+		P.w = force_w;
+		P.m = nb * force_w;
+		P.blocked = 1;
+		out->smem = smem_bytes(n, P.m, force_w, true, es);
+	} else if (out->smem > limit) {
 		// Blocked: the widest power-of-two w whose 2w columns fit.
 		int w = 1, nb = 2;
 		while (w * 2 <= n / 2)
@@ -461,14 +491,18 @@ static gwb_status plan(int n, size_t es, jplan *out)
 					 "shared memory (%zu bytes available); use method = \"cusolver\"",
 					 n, limit);
 	}
-	int L = n <= 64 ? 8 : n <= 128 ? 16 : 32;
+	int L = lanes_for(n);
 	int pairs = P.blocked ? P.w : P.m / 2;
 	int warps = (pairs * L + 31) / 32;
+	const char *ew = getenv("GWB_JACOBI_WARPS");
 	if (warps > 16)
 		warps = 16;
 	if (warps < 4)
 		warps = 4;
+	if (ew && atoi(ew) >= 1 && atoi(ew) <= 16)
+		warps = atoi(ew);
 	out->threads = warps * 32;
+	out->L = L;
 	return GWB_OK;
 }
 
@@ -477,7 +511,7 @@ static gwb_status run_kernel(const jplan &pl, const T *dA, T *dG, double *dvals,
 			     int *dsweeps, size_t count, double tol, int max_sweeps, int given,
 			     char *variant, size_t vsize)
 {
-	kernel_pick<T> k = pick_kernel<T>(pl.P.n);
+	kernel_pick<T> k = pick_kernel<T>(pl.P.n, pl.L);
 	jparams P = pl.P;
 	P.tol = tol > 0 ? tol : 2.0 * num<T>::eps() * sqrt((double)P.n) * (sizeof(T) == 8 ? 4.0 : 1.0);
 	P.max_sweeps = max_sweeps > 0 ? max_sweeps : 30;
@@ -487,9 +521,9 @@ static gwb_status run_kernel(const jplan &pl, const T *dA, T *dG, double *dvals,
 						  (int)pl.smem))))
 		return rc;
 	if (variant)
-		snprintf(variant, vsize, "gwb-jacobi-%s %s n=%d w=%d threads=%d",
+		snprintf(variant, vsize, "gwb-jacobi-%s %s n=%d w=%d L=%d threads=%d",
 			 P.blocked ? "blocked" : "smem", sizeof(T) == 4 ? "f32" : "f64", P.n, P.w,
-			 pl.threads);
+			 pl.L, pl.threads);
 	double bytes = (double)count * P.n * P.n * sizeof(T) * 2;
 	return gwb_launch(k.name, k.fn, dim3((unsigned)count), dim3(pl.threads), pl.smem, 0, bytes,
 			  dA, dG, dvals, dshift, dsweeps, P);
