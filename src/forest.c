@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "intr.h"
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/rf.h"
+#endif
 
 /* ---- threads -------------------------------------------------------------------------------- */
 
@@ -566,6 +569,13 @@ gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, i
 				 "one is a regression forest (use predict)");
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
+#ifdef GWB_HAVE_CUDA
+	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+		bool done = false;
+		if ((st = gwb_rf_predict_auto(f, d, out, NULL, NULL, &done)) || done)
+			return st;
+	}
+#endif
 	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
 		return st;
 	n = d->rows * (size_t)f->outputs;
@@ -584,6 +594,13 @@ gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int thr
 
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
+#ifdef GWB_HAVE_CUDA
+	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+		bool done = false;
+		if ((st = gwb_rf_predict_auto(f, d, NULL, labels, values, &done)) || done)
+			return st;
+	}
+#endif
 	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
 		return st;
 	for (i = 0; i < d->rows; i++) {
@@ -915,15 +932,14 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	bytes = (double)d->rows * job.mtry * (p.depth < 16 ? p.depth : 16) * p.trees;
 	if ((st = gwb_backend_choose(p.backend, bytes, 0, &b, why, sizeof(why))))
 		goto out_free;
-#ifdef GWB_HAVE_CUDA
-	if (b == GWB_BACKEND_GPU) {
-		/* Until the GPU trainer (kernels/, issue 5) is called here, the CPU grows the trees. */
-		b = GWB_BACKEND_CPU;
-		snprintf(why, sizeof(why), "no GPU forest trainer in this build; CPU used");
-	}
-#endif
 	t1 = gwb_now();
-	if ((st = gwb_quant_build(d, p.bins, p.quantile_sample, p.seed, p.threads, &q)))
+#ifdef GWB_HAVE_CUDA
+	if (b == GWB_BACKEND_GPU)
+		st = GWB_OK;  /* job.q = NULL: the GPU trainer quantizes on the device (rf.h) */
+	else
+#endif
+		st = gwb_quant_build(d, p.bins, p.quantile_sample, p.seed, p.threads, &q);
+	if (st)
 		goto out_free;
 	job.q = q;
 	if ((st = gwb_forest_new(d, &p, job.mtry, cw, &f)))
@@ -934,8 +950,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	switch (b) {
 #ifdef GWB_HAVE_CUDA
 	case GWB_BACKEND_GPU:
-		/* The GPU trainer: st = gwb_rf_train_gpu(&job, f); */
-		st = gwb_error(GWB_ENODEV, "rf.train: no GPU forest trainer in this build");
+		st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
 		break;
 #endif
 	default:

@@ -1,0 +1,83 @@
+/* rf.h - random forests on the GPU: the trainer behind gwb_rf_train(backend = "gpu") and
+ * prediction over a forest copied to the device. Plain C (extern "C"); the implementations live
+ * in kernels/rf_train.cu and kernels/rf_predict.cu and exist only in CUDA builds, so host code
+ * calls them inside #ifdef GWB_HAVE_CUDA.
+ *
+ * Training follows forest.h's contract node for node (bootstrap counts, breadth-first order,
+ * the lazy Fisher-Yates feature draw, candidate order and ties), so a GPU forest can be compared
+ * with a CPU forest split by split. How it runs on the device:
+ *   - the codes (uint8, column-major) and the labels go to the device once;
+ *   - trees are grown in batches that fit in free device memory (cudaMemGetInfo first); in a
+ *     batch every tree advances one level per step, and each kernel covers the nodes of every
+ *     tree of the batch;
+ *   - a node's in-bag rows are a contiguous segment of a row-id array; each level splits the
+ *     segments by a stable prefix-sum partition into the next level's array (rows of leaves
+ *     are dropped), so memory follows the rows, not 2^depth;
+ *   - histograms (rows, per-class weights or w and w*y per code) are built in shared memory by
+ *     chunks of rows; a node of one chunk finds its split in the same block, larger nodes add
+ *     their chunks into a global histogram and the last block to finish searches it; the best
+ *     split comes from a block reduction with forest.h's order as the tie-break;
+ *   - a few counts (chunks, nodes and rows of the next level) are read back per level; node
+ *     records stay on the device until the batch ends and then come back in one copy per array.
+ * The caller owns everything it passes; nothing here keeps device memory after it returns. */
+#ifndef GWB_KERNELS_RF_H
+#define GWB_KERNELS_RF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../src/dataset.h"
+#include "../src/forest.h"
+#include "../src/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Grow job->p->trees trees into f (gwb_forest_alloc_nodes + tree_offset), like
+ * gwb_rf_train_cpu. When job->q is NULL the data is quantized here: edges placed on the host
+ * exactly as gwb_quant_build places them (same row sample), codes computed on the device.
+ * Sets f->timing.grow_ms, kernel_ms, transfer_ms (and quantize_ms when it quantized).
+ * GWB_ENOMEM with bytes needed and free when one tree cannot fit on the device. */
+gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f);
+
+/* How gwb_rf_predict_gpu reduces the trees' votes. */
+typedef enum gwb_rf_vote {
+	GWB_RF_VOTE_BLOCK = 0,   /* per-block reduction in shared memory, one atomic per class */
+	GWB_RF_VOTE_ATOMIC = 1,  /* every (row, tree) adds its leaf to global memory by atomics */
+} gwb_rf_vote;
+
+typedef struct gwb_rf_predict_stats {
+	double kernel_ms;     /* CUDA-event time of the prediction kernels (quantize + traverse) */
+	double transfer_ms;   /* host<->device copies */
+	double total_ms;      /* the whole call */
+} gwb_rf_predict_stats;
+
+/* Predict d with f on the GPU. Any of proba (rows x classes, row-major), labels and values
+ * (regression) may be NULL. block = threads per block (0 = default 256), vote = reduction.
+ * Results equal gwb_forest_predict_proba's up to float rounding of the sums. stats may be
+ * NULL. */
+gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
+			      gwb_rf_vote vote, float *proba, int32_t *labels, float *values,
+			      gwb_rf_predict_stats *stats);
+
+/* "auto" crossovers, measured on an H200 host (16 cores) end to end, transfers included
+ * (scripts/bench/rf_gpu.lua prints the table they come from; man/gwb.1 repeats them).
+ * Training: the dispatcher's estimate rows x mtry x min(depth, 16) x trees; predicting:
+ * rows x trees x 64. */
+#define GWB_RF_GPU_TRAIN_MIN_BYTES 32e6
+#define GWB_RF_GPU_PREDICT_MIN_BYTES 1e9
+
+/* Predict with the GPU when gwb_backend_choose("auto" or the --backend default) picks it for
+ * this much work; *done says whether it did (then the outputs are written). Called by
+ * gwb_forest_predict and gwb_forest_predict_proba. GWB_RF_PREDICT_VOTE=atomic and
+ * GWB_RF_PREDICT_BLOCK=n in the environment select the vote reduction and block size (for
+ * benchmarks). */
+gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
+			       int32_t *labels, float *values, bool *done);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,331 @@
+// rf_predict.cu - forest prediction on the GPU (see rf.h).
+// Layout: the rows to predict are coded against the forest's own thresholds (per feature, the
+// sorted distinct finite thresholds its nodes use: x <= thr_k exactly when code(x) <= k, NaN
+// gets code 255), written row-major so one row's codes are contiguous; a block stages its rows'
+// codes in shared memory with 16-byte loads and walks every tree from there. Nodes are int4
+// {feature | code threshold << 16 | nan_left << 24 | leaf << 25, left, right, value index}.
+// Votes: per-block sums in shared memory, then one store (or one atomic per row and class when
+// the trees are split over several blocks); GWB_RF_VOTE_ATOMIC adds every leaf straight to
+// global memory instead, for comparison.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common.cuh"
+#include "rf.h"
+#include "../src/intr.h"
+
+namespace {
+
+constexpr int LEAF = 1 << 25;
+constexpr int NANL = 1 << 24;
+
+// Code X (column-major, N x F) against per-feature threshold lists into row-major codes
+// (N x Fp). Block: 32 rows x all features through a shared tile.
+__global__ void k_pcode(const float *X, size_t N, int F, int Fp, const float *thr,
+			const int *toff, uint8_t *codes)
+{
+	__shared__ uint8_t tile[32][33 * 4];
+	size_t r0 = (size_t)blockIdx.x * 32;
+	for (int f0 = 0; f0 < F; f0 += 128) {
+		int nf = min(128, F - f0);
+		// threads: 32 rows (x) by 8 feature lanes (y)
+		for (int ff = threadIdx.y; ff < nf; ff += blockDim.y) {
+			int f = f0 + ff;
+			size_t r = r0 + threadIdx.x;
+			uint8_t code = 0;
+			if (r < N) {
+				float v = X[(size_t)f * N + r];
+				if (v != v) {
+					code = 255;
+				} else {
+					int lo = toff[f], hi = toff[f + 1];  // count of thresholds < v
+					int b = lo;
+					while (lo < hi) {
+						int mid = (lo + hi) >> 1;
+						if (thr[mid] < v)
+							lo = mid + 1;
+						else
+							hi = mid;
+					}
+					code = (uint8_t)(lo - b);
+				}
+			}
+			tile[threadIdx.x][ff] = code;
+		}
+		__syncthreads();
+		for (int i = threadIdx.y * 32 + threadIdx.x; i < 32 * nf; i += 32 * blockDim.y) {
+			int rr = i / nf, ff = i % nf;
+			size_t r = r0 + rr;
+			if (r < N)
+				codes[r * Fp + f0 + ff] = tile[rr][ff];
+		}
+		__syncthreads();
+	}
+}
+
+// Walk trees [t0, t1) (every P-th from the thread's lane) for S rows per block.
+template <bool SMEM, bool ATOMIC>
+__global__ void k_predict(const int4 *nodes, const int64_t *troot, int t0, int t1,
+			  const float *value, int O, const uint8_t *codes, size_t N, int Fp, int P,
+			  float *votes, bool split_trees)
+{
+	extern __shared__ __align__(16) unsigned char sm[];
+	int S = blockDim.x / P;
+	float *sv = (float *)sm;                       // S x O
+	uint8_t *sc = sm + ((size_t)S * O * 4 + 15) / 16 * 16;  // S x Fp
+	size_t r0 = (size_t)blockIdx.x * S;
+	int s = threadIdx.x / P, lane = threadIdx.x % P;
+	size_t r = r0 + s;
+	if (!ATOMIC)
+		for (int i = threadIdx.x; i < S * O; i += blockDim.x)
+			sv[i] = 0;
+	if (SMEM) {
+		size_t nrow = min((size_t)S, N - r0);
+		const uint4 *src = (const uint4 *)(codes + r0 * Fp);
+		uint4 *dst = (uint4 *)sc;
+		size_t n16 = nrow * Fp / 16;
+		for (size_t i = threadIdx.x; i < n16; i += blockDim.x)
+			dst[i] = src[i];
+	}
+	__syncthreads();
+	if (r < N) {
+		const uint8_t *row = SMEM ? sc + (size_t)s * Fp : codes + r * Fp;
+		for (int t = t0 + lane; t < t1; t += P) {
+			int64_t g = troot[t];
+			int4 nd = __ldg(&nodes[g]);
+			while (!(nd.x & LEAF)) {
+				int f = nd.x & 0xffff, thr = (nd.x >> 16) & 0xff;
+				int code = row[f];
+				bool left = code == 255 ? (nd.x & NANL) != 0 : code <= thr;
+				g = left ? nd.y : nd.z;
+				nd = __ldg(&nodes[g]);
+			}
+			const float *v = value + (size_t)nd.w * O;
+			for (int k = 0; k < O; k++) {
+				if (ATOMIC)
+					atomicAdd(&votes[r * O + k], __ldg(&v[k]));
+				else
+					atomicAdd(&sv[s * O + k], __ldg(&v[k]));
+			}
+		}
+	}
+	if (ATOMIC)
+		return;
+	__syncthreads();
+	for (int i = threadIdx.x; i < S * O; i += blockDim.x) {
+		size_t rr = r0 + i / O;
+		if (rr >= N)
+			continue;
+		if (split_trees)
+			atomicAdd(&votes[rr * O + i % O], sv[i]);
+		else
+			votes[rr * O + i % O] = sv[i];
+	}
+}
+
+struct DBuf {
+	void *p = nullptr;
+	~DBuf() { gwb_gpu_free(p); }
+};
+
+}  // namespace
+
+extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
+					 gwb_rf_vote vote, float *proba, int32_t *labels,
+					 float *values, gwb_rf_predict_stats *stats)
+{
+	double t0 = gwb_now(), k0, x0, k1, x1;
+	gwb_status rc;
+	gwb_gpu_info info;
+
+	if ((rc = gwb_forest_check_data(f, d)))
+		return rc;
+	if ((rc = gwb_gpu_get_info(&info)))
+		return rc;
+	if (block <= 0)
+		block = 256;
+	if (block < 32 || block > 1024 || block % 32)
+		return gwb_error(GWB_EINVAL, "rf predict: block must be a multiple of 32 between 32 "
+				 "and 1024 (got %d)", block);
+	if (f->features > 65535)
+		return gwb_error(GWB_EINVAL, "rf predict: the GPU path handles up to 65535 features");
+	gwb_prof_flush();
+	gwb_prof_totals(&k0, &x0);
+	int F = f->features, O = f->outputs, T = f->trees;
+	size_t N = d->rows, nodes = f->nodes;
+	int Fp = (F + 15) / 16 * 16;
+
+	// per-feature sorted distinct finite thresholds
+	std::vector<std::vector<float>> th((size_t)F);
+	for (size_t g = 0; g < nodes; g++)
+		if (f->feature[g] >= 0 && isfinite(f->threshold[g]))
+			th[(size_t)f->feature[g]].push_back(f->threshold[g]);
+	std::vector<int> toff((size_t)F + 1, 0);
+	std::vector<float> thr;
+	for (int j = 0; j < F; j++) {
+		auto &v = th[(size_t)j];
+		std::sort(v.begin(), v.end());
+		v.erase(std::unique(v.begin(), v.end()), v.end());
+		if (v.size() > 254)
+			return gwb_error(GWB_EINVAL, "rf predict: feature %d uses %zu distinct "
+					 "thresholds; the GPU path codes rows in 8 bits (at most 254): "
+					 "use the CPU", j + 1, v.size());
+		toff[(size_t)j] = (int)thr.size();
+		thr.insert(thr.end(), v.begin(), v.end());
+	}
+	toff[(size_t)F] = (int)thr.size();
+	std::vector<int4> nd(nodes);
+	std::vector<int64_t> troot((size_t)T);
+	for (int t = 0; t < T; t++) {
+		int64_t b = f->tree_offset[t], e = f->tree_offset[t + 1];
+		troot[(size_t)t] = b;
+		for (int64_t g = b; g < e; g++) {
+			int4 n;
+			int j = f->feature[g];
+			if (j < 0) {
+				n.x = LEAF;
+				n.y = n.z = 0;
+			} else {
+				auto &v = th[(size_t)j];
+				int k = isfinite(f->threshold[g])
+					? (int)(std::lower_bound(v.begin(), v.end(), f->threshold[g]) - v.begin())
+					: 254;
+				n.x = j | (k << 16) | (f->nan_left[g] ? NANL : 0);
+				n.y = (int)(b + f->left[g]);
+				n.z = (int)(b + f->right[g]);
+			}
+			n.w = (int)g;
+			nd[(size_t)g] = n;
+		}
+	}
+	if (nodes > (size_t)INT32_MAX)
+		return gwb_error(GWB_EINVAL, "rf predict: more than 2^31 nodes; use the CPU");
+
+	DBuf dX, dthr, dtoff, dcodes, dnodes, droot, dval, dvotes;
+	size_t xb = N * (size_t)F * 4, cb = N * (size_t)Fp + 16;
+	if ((rc = gwb_gpu_malloc(&dX.p, xb, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dthr.p, thr.size() * 4 + 4, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dtoff.p, toff.size() * 4, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dcodes.p, cb, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dnodes.p, nodes * sizeof(int4), "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&droot.p, (size_t)T * 8, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dval.p, nodes * (size_t)O * 4, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)O * 4, "rf.predict")))
+		return rc;
+	if ((rc = gwb_copy(dX.p, d->X, xb, GWB_H2D, false)) ||
+	    (thr.size() && (rc = gwb_copy(dthr.p, thr.data(), thr.size() * 4, GWB_H2D, false))) ||
+	    (rc = gwb_copy(dtoff.p, toff.data(), toff.size() * 4, GWB_H2D, false)) ||
+	    (rc = gwb_copy(dnodes.p, nd.data(), nodes * sizeof(int4), GWB_H2D, false)) ||
+	    (rc = gwb_copy(droot.p, troot.data(), (size_t)T * 8, GWB_H2D, false)) ||
+	    (rc = gwb_copy(dval.p, f->value, nodes * (size_t)O * 4, GWB_H2D, false)))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaMemset(dvotes.p, 0, N * (size_t)O * 4))) ||
+	    (rc = CUDA_CHECK(cudaMemset(dcodes.p, 0, cb))))
+		return rc;
+	if ((rc = gwb_launch("rf_pcode", k_pcode, dim3((unsigned)((N + 31) / 32)), dim3(32, 8), 0, 0,
+			     (double)N * F * 5, (const float *)dX.p, N, F, Fp,
+			     (const float *)dthr.p, (const int *)dtoff.p, (uint8_t *)dcodes.p)))
+		return rc;
+
+	// threads per row: enough rows per block to fill it, trees split among a row's threads
+	int P = T >= 64 ? 4 : (T >= 16 ? 2 : 1);
+	if (P > block / 32)
+		P = 1;
+	int S = block / P;
+	size_t smem_votes = ((size_t)S * O * 4 + 15) / 16 * 16;
+	size_t smem = smem_votes + (size_t)S * Fp;
+	size_t limit = info.smem_per_block_optin ? info.smem_per_block_optin : info.smem_per_block;
+	bool use_smem = smem <= limit / 2;
+	bool atomic = vote == GWB_RF_VOTE_ATOMIC;
+	if (!use_smem)
+		smem = smem_votes;
+	if (atomic)
+		smem = use_smem ? smem : 0;
+	// trees split over several blocks only when there are too few row blocks to fill the GPU
+	unsigned rb = (unsigned)((N + S - 1) / S);
+	int groups = 1;
+	while (groups < T && (size_t)rb * groups < (size_t)info.sms * 4)
+		groups *= 2;
+	if (groups > T)
+		groups = T;
+	bool split = groups > 1;
+	double bytes = (double)N * Fp + (double)N * T * 16.0 * log2((double)nodes / T + 2) +
+		       (double)N * O * 4;
+	void (*kern)(const int4 *, const int64_t *, int, int, const float *, int, const uint8_t *,
+		     size_t, int, int, float *, bool);
+	if (use_smem)
+		kern = atomic ? k_predict<true, true> : k_predict<true, false>;
+	else
+		kern = atomic ? k_predict<false, true> : k_predict<false, false>;
+	if (smem > 48 * 1024 &&
+	    (rc = CUDA_CHECK(cudaFuncSetAttribute((const void *)kern,
+						  cudaFuncAttributeMaxDynamicSharedMemorySize,
+						  (int)smem))))
+		return rc;
+	for (int gi = 0; gi < groups; gi++) {
+		int ta = (int)((int64_t)T * gi / groups), tb = (int)((int64_t)T * (gi + 1) / groups);
+		if ((rc = gwb_launch(atomic ? "rf_predict_atomic" : "rf_predict", kern, dim3(rb),
+				     dim3(block), smem, 0, bytes / groups, (const int4 *)dnodes.p,
+				     (const int64_t *)droot.p, ta, tb, (const float *)dval.p, O,
+				     (const uint8_t *)dcodes.p, N, Fp, P, (float *)dvotes.p,
+				     split)))
+			return rc;
+	}
+	std::vector<float> sums(N * (size_t)O);
+	if ((rc = gwb_copy(sums.data(), dvotes.p, N * (size_t)O * 4, GWB_D2H, false)))
+		return rc;
+	for (size_t i = 0; i < N; i++) {
+		const float *v = &sums[i * (size_t)O];
+		if (f->task == GWB_TASK_CLASSIFICATION) {
+			int best = 0;
+			for (int k = 0; k < O; k++) {
+				if (proba)
+					proba[i * (size_t)O + k] = v[k] / (float)T;
+				if (v[k] > v[best])
+					best = k;
+			}
+			if (labels)
+				labels[i] = best;
+		} else if (values) {
+			values[i] = v[0] / (float)T;
+		}
+	}
+	gwb_prof_flush();
+	gwb_prof_totals(&k1, &x1);
+	if (stats) {
+		stats->kernel_ms = k1 - k0;
+		stats->transfer_ms = x1 - x0;
+		stats->total_ms = (gwb_now() - t0) * 1e3;
+	}
+	return GWB_OK;
+}
+
+extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
+					  int32_t *labels, float *values, bool *done)
+{
+	gwb_backend b = GWB_BACKEND_CPU;
+	double bytes = (double)d->rows * f->trees * 64.0;
+	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	gwb_status rc;
+
+	*done = false;
+	if (bytes < GWB_RF_GPU_PREDICT_MIN_BYTES && gwb_backend_default != GWB_BACKEND_GPU)
+		return GWB_OK;  // small: the CPU, without touching the GPU
+	if (gwb_backend_choose(GWB_BACKEND_AUTO, bytes, GWB_RF_GPU_PREDICT_MIN_BYTES, &b, NULL, 0))
+		return GWB_OK;  // --backend gpu without a GPU: the CPU answers, as for small work
+	if (b != GWB_BACKEND_GPU)
+		return GWB_OK;
+	rc = gwb_rf_predict_gpu(f, d, eb ? atoi(eb) : 0,
+				ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+				proba, labels, values, NULL);
+	if (rc == GWB_EINVAL || rc == GWB_ENOMEM) {
+		gwb_error_clear();  // a forest or data the GPU path does not take: the CPU does
+		return GWB_OK;
+	}
+	*done = rc == GWB_OK;
+	return rc;
+}

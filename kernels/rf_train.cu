@@ -1,0 +1,1816 @@
+// rf_train.cu - the GPU random forest trainer (see rf.h for the shape, forest.h for the
+// contract it follows). One batch of trees advances one level per step; per level:
+//   k_nchunk + scan  chunks of R rows per node (all nodes)        -> readback: chunk count
+//   k_stats          per-node sums (weight, class weights or S, S2) by chunk
+//   k_decide + scan  node records (count, weight, impurity, value), leaf or open; chunks and
+//                    global-histogram slots of the open nodes     -> readback: chunks, slots
+//   k_hist           histogram + best split (block per chunk; last block of a node searches)
+//   k_pcount + scans left counts per chunk, rows kept per node    -> readback: next nodes/rows
+//   k_pscatter       stable partition of the rows into the children's segments
+//   k_emit, k_tadv   records of this level's splits; the next level's node list
+// At the end of a batch the records are reordered tree by tree on the device and copied back.
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "common.cuh"
+#include "rf.h"
+#include "../src/intr.h"
+
+namespace {
+
+constexpr int PERM_MAX = 16384;  // features the per-block draw keeps in shared memory (uint16)
+
+// ---- the counter RNG of forest.h, on the device (bit for bit) --------------------------------
+
+__constant__ uint32_t c_poisson[GWB_RF_POISSON_K];
+
+__device__ __forceinline__ uint64_t d_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+__device__ __forceinline__ uint64_t d_hash(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b)
+{
+	uint64_t h = d_mix(seed + 0x9e3779b97f4a7c15ULL * ((uint64_t)stream + 1));
+	h = d_mix(h ^ (a + 0x632be59bd9b4e019ULL));
+	h = d_mix(h ^ (b + 0x8cb92ba72f3d8dd7ULL));
+	return h;
+}
+
+__device__ __forceinline__ int d_boot(uint64_t seed, int bootstrap, uint64_t t, uint64_t r)
+{
+	if (!bootstrap)
+		return 1;
+	uint32_t u = (uint32_t)(d_hash(seed, GWB_RNG_STREAM_BOOT, t, r) >> 32);
+	int c = 0;
+#pragma unroll
+	for (int k = 0; k < GWB_RF_POISSON_K; k++)
+		c += u >= c_poisson[k];
+	return c;
+}
+
+// ---- what every kernel reads ------------------------------------------------------------------
+
+struct Data {
+	const uint8_t *codes;  // F x N column-major
+	size_t N;
+	int F;
+	const int *nb;         // value bins per feature; NaN code = nb[f]
+	const int32_t *y;      // classification labels, or NULL
+	const float *yr;       // regression targets, or NULL
+	const float *sw;       // sample weights, or NULL
+	const double *cw;      // class weights, or NULL (integer mode)
+	double ycenter;
+};
+
+struct Cfg {
+	int B;          // codes per feature histogram (bins)
+	int C;          // classes (0 = regression)
+	int CH;         // channels per histogram cell: 1 + C, or 3 (count, w, w*y)
+	int ACC;        // per-node sums: C class weights, or 3 (W, S, S2)
+	int mtry;
+	int R;          // rows per chunk
+	int G;          // features per shared-memory histogram group
+	int ngroups0;   // ceil(mtry / G)
+	int crit;       // GWB_CRIT_GINI / ENTROPY / MSE
+	int min_leaf, min_split, depth;
+	double min_dec;
+	uint64_t seed;
+	int tree0;      // global index of the batch's tree 0
+	int bootstrap;
+	int outputs;
+	size_t hist_smem;  // bytes of one group's histogram
+	size_t slot_elems; // elements of one global slot (mtry * B * CH)
+};
+
+// Per-level node arrays (struct of arrays), Q entries.
+struct Level {
+	int *tree, *id, *begin, *n;
+	double *acc;       // Q x ACC
+	double *imp, *W, *S;
+	int *feat;         // split feature or -1
+	uint8_t *thr, *nanl;
+	unsigned long long *pk;   // chunk | slot << 32, scanned in place (Q + 1)
+	int *nchk;                // chunks of all nodes, scanned in place (Q + 1)
+	int *split, *srows, *nl;  // Q + 1 each (scanned in place: split -> rank, srows -> base)
+};
+
+struct Rec {
+	int *tree, *id, *feat, *left, *right, *count;
+	uint8_t *thr, *nanl;
+	double *weight;
+	float *imp, *value;
+};
+
+// The training weight of a row, in float as rf_cpu.c computes it.
+__device__ __forceinline__ float row_weight(const Data &d, int row, int c, int y)
+{
+	float w = (float)c;
+	if (d.sw)
+		w *= d.sw[row];
+	if (d.cw && y >= 0)
+		w *= (float)d.cw[y];
+	return w;
+}
+
+// The centred regression target, in float as rf_cpu.c keeps it.
+__device__ __forceinline__ double row_y(const Data &d, int row)
+{
+	return (double)(float)((double)d.yr[row] - d.ycenter);
+}
+
+// Index of the node whose chunk range holds chunk c: the last q with start[q] <= c.
+__device__ __forceinline__ int find_node(const unsigned long long *pk, int Q, int c)
+{
+	int lo = 0, hi = Q - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if ((int)(pk[mid] & 0xffffffffULL) <= c)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+__device__ __forceinline__ int find_node_i(const int *start, int Q, int c)
+{
+	int lo = 0, hi = Q - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if (start[mid] <= c)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+// First node of tree t in a level's list (sorted by tree).
+__device__ __forceinline__ int first_of_tree(const int *tree, int Q, int t)
+{
+	int lo = 0, hi = Q;
+	while (lo < hi) {
+		int mid = (lo + hi) >> 1;
+		if (tree[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+// ---- bootstrap: the in-bag rows of every tree, compacted -----------------------------------
+
+__global__ void k_boot_count(Cfg cfg, size_t N, int tiles, int tile_rows, int *cnt)
+{
+	int t = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+	size_t r0 = (size_t)tile * tile_rows, r1 = min(N, r0 + tile_rows);
+	int n = 0;
+	for (size_t r = r0 + threadIdx.x; r < r1; r += blockDim.x)
+		n += d_boot(cfg.seed, cfg.bootstrap, (uint64_t)(cfg.tree0 + t), r) > 0;
+	typedef cub::BlockReduce<int, 256> BR;
+	__shared__ typename BR::TempStorage tmp;
+	int s = BR(tmp).Sum(n);
+	if (threadIdx.x == 0)
+		cnt[blockIdx.x] = s;
+}
+
+__global__ void k_boot_write(Cfg cfg, size_t N, int tiles, int tile_rows, const int *off,
+			     int *idx, uint8_t *cnt)
+{
+	int t = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+	size_t r0 = (size_t)tile * tile_rows, r1 = min(N, r0 + tile_rows);
+	int base = off[blockIdx.x];
+	typedef cub::BlockScan<int, 256> BS;
+	__shared__ typename BS::TempStorage tmp;
+	for (size_t s = r0; s < r1; s += blockDim.x) {
+		size_t r = s + threadIdx.x;
+		int c = r < r1 ? d_boot(cfg.seed, cfg.bootstrap, (uint64_t)(cfg.tree0 + t), r) : 0;
+		int f = c > 0, rank, total;
+		BS(tmp).ExclusiveSum(f, rank, total);
+		if (f) {
+			idx[base + rank] = (int)r;
+			cnt[base + rank] = (uint8_t)c;
+		}
+		base += total;
+		__syncthreads();
+	}
+}
+
+__global__ void k_roots(int T, int tiles, const int *off, Level L, int *tree_next)
+{
+	int t = blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= T)
+		return;
+	int b = off[t * tiles], e = off[(t + 1) * tiles];
+	L.tree[t] = t;
+	L.id[t] = 0;
+	L.begin[t] = b;
+	L.n[t] = e - b;
+	tree_next[t] = 1;
+}
+
+// ---- per-level node statistics ---------------------------------------------------------------
+
+__global__ void k_nchunk(int Q, int R, Level L)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q < Q)
+		L.nchk[q] = (L.n[q] + R - 1) / R;
+	if (q == Q)
+		L.nchk[q] = 0;
+}
+
+template <int BLOCK>
+__global__ void k_stats(Data d, Cfg cfg, int Q, Level L, const int *idx, const uint8_t *cnt)
+{
+	extern __shared__ __align__(16) unsigned char sm_raw[];
+	double *sacc = (double *)sm_raw;  // ACC entries (classification)
+	int c = blockIdx.x;
+	int q = find_node_i(L.nchk, Q, c);
+	int cc = c - L.nchk[q];
+	int begin = L.begin[q], n = L.n[q];
+	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
+	if (cfg.C) {
+		for (int k = threadIdx.x; k < cfg.C; k += blockDim.x)
+			sacc[k] = 0;
+		__syncthreads();
+		for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+			int row = idx[begin + i], y = d.y[row];
+			atomicAdd(&sacc[y], row_weight(d, row, cnt[begin + i], y));
+		}
+		__syncthreads();
+		for (int k = threadIdx.x; k < cfg.C; k += blockDim.x)
+			if (sacc[k] != 0)
+				atomicAdd(&L.acc[(size_t)q * cfg.ACC + k], sacc[k]);
+	} else {
+		double w = 0, s = 0, s2 = 0;
+		for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+			int row = idx[begin + i];
+			double wi = row_weight(d, row, cnt[begin + i], -1);
+			double yi = row_y(d, row);
+			w = __dadd_rn(w, wi);
+			s = __dadd_rn(s, __dmul_rn(wi, yi));
+			s2 = __dadd_rn(s2, __dmul_rn(__dmul_rn(wi, yi), yi));
+		}
+		typedef cub::BlockReduce<double, BLOCK> BR;
+		__shared__ typename BR::TempStorage tmp;
+		double a = BR(tmp).Sum(w);
+		__syncthreads();
+		double b = BR(tmp).Sum(s);
+		__syncthreads();
+		double e = BR(tmp).Sum(s2);
+		if (threadIdx.x == 0) {
+			atomicAdd(&L.acc[(size_t)q * 3 + 0], a);
+			atomicAdd(&L.acc[(size_t)q * 3 + 1], b);
+			atomicAdd(&L.acc[(size_t)q * 3 + 2], e);
+		}
+	}
+}
+
+// Arithmetic below mirrors rf_cpu.c operation by operation, with explicit rounding (no FMA
+// contraction), so integer-weight forests come out bit-identical to the CPU's.
+__device__ double cls_imp(const Cfg &cfg, const double *w, double W)
+{
+	double s = 0;
+	if (W <= 0)
+		return 0;
+	if (cfg.crit == GWB_CRIT_ENTROPY) {
+		for (int k = 0; k < cfg.C; k++) {
+			double p = __ddiv_rn(w[k], W);
+			if (p > 0)
+				s = __dsub_rn(s, __dmul_rn(p, log2(p)));
+		}
+		return s;
+	}
+	for (int k = 0; k < cfg.C; k++) {
+		double p = __ddiv_rn(w[k], W);
+		s = __dadd_rn(s, __dmul_rn(p, p));
+	}
+	return __dsub_rn(1.0, s);
+}
+
+__device__ double node_impurity(const Cfg &cfg, const double *a, double *Wout, double *Sout)
+{
+	if (!cfg.C) {
+		double W = a[0], S = a[1], S2 = a[2];
+		*Wout = W;
+		*Sout = S;
+		if (W <= 0)
+			return 0;
+		double m = __ddiv_rn(S, W), v = __dsub_rn(__ddiv_rn(S2, W), __dmul_rn(m, m));
+		return v > 0 ? v : 0;
+	}
+	double W = 0;
+	for (int k = 0; k < cfg.C; k++)
+		W = __dadd_rn(W, a[k]);
+	*Wout = W;
+	*Sout = 0;
+	return cls_imp(cfg, a, W);
+}
+
+__global__ void k_decide(Data d, Cfg cfg, int Q, int level, Level L, Rec rec, int rbase,
+			 double *root_w)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q == Q)
+		L.pk[q] = 0;
+	if (q >= Q)
+		return;
+	const double *a = L.acc + (size_t)q * cfg.ACC;
+	double W, S, imp = node_impurity(cfg, a, &W, &S);
+	int n = L.n[q], p = rbase + q, t = L.tree[q];
+	rec.tree[p] = t;
+	rec.id[p] = L.id[q];
+	rec.count[p] = n;
+	rec.weight[p] = W;
+	rec.imp[p] = (float)imp;
+	if (cfg.C) {
+		for (int k = 0; k < cfg.C; k++)
+			rec.value[(size_t)p * cfg.C + k] = W > 0 ? (float)(a[k] / W) : 0.0f;
+	} else {
+		rec.value[p] = (float)((W > 0 ? S / W : 0.0) + d.ycenter);
+	}
+	// leaf defaults; k_emit overwrites the split nodes
+	rec.feat[p] = -1;
+	rec.left[p] = rec.right[p] = -1;
+	rec.thr[p] = 0;
+	rec.nanl[p] = 0;
+	L.imp[q] = imp;
+	L.W[q] = W;
+	L.S[q] = S;
+	L.feat[q] = -1;
+	L.thr[q] = 0;
+	L.nanl[q] = 0;
+	if (level == 0)
+		root_w[t] = W;
+	bool pure = cfg.C ? imp <= GWB_RF_PURE_EPS
+			  : imp <= GWB_RF_PURE_EPS * (1 + (a[0] > 0 ? a[2] / a[0] : 0));
+	bool open = n > 0 && level < cfg.depth && n >= cfg.min_split && n >= 2 * cfg.min_leaf &&
+		    !pure && W > 0;
+	unsigned long long ch = open ? (unsigned long long)((n + cfg.R - 1) / cfg.R) : 0ULL;
+	unsigned long long slot = open && (ch > 1 || cfg.ngroups0 > 1) ? 1ULL : 0ULL;
+	L.pk[q] = ch | (slot << 32);
+}
+
+// ---- histograms and the split search ---------------------------------------------------------
+
+struct Best {
+	double gain;
+	int key;   // jpos << 9 | t << 1 | side, smaller = earlier in forest.h's order
+	int nanl;  // where NaN goes for the best split
+};
+
+__device__ __forceinline__ bool better(double g, int k, double bg, int bk)
+{
+	return g > bg || (g == bg && k < bk);
+}
+
+// Draw positions [from, to) of the node's lazy Fisher-Yates shuffle (thread 0 only).
+__device__ void draw(uint16_t *perm, int F, uint64_t seed, uint64_t tree, uint64_t node, int from,
+		     int to)
+{
+	for (int i = from; i < to; i++) {
+		uint64_t h = d_hash(seed, GWB_RNG_STREAM_FEAT, (tree << 32) | node, (uint64_t)i);
+		int j = i + (int)(h % (uint64_t)(F - i));
+		uint16_t a = perm[i];
+		perm[i] = perm[j];
+		perm[j] = a;
+	}
+}
+
+// Add rows [r0, r1) of a node segment to a shared histogram of nf features (draw positions
+// jpos0..jpos0+nf-1 of perm). The histogram must be zero.
+template <typename T>
+__device__ void add_rows(const Data &d, const Cfg &cfg, T *h, const uint16_t *perm, int jpos0,
+			 int nf, const int *idx, const uint8_t *cnt, int begin, int r0, int r1)
+{
+	for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+		int row = idx[begin + i];
+		int c = cnt[begin + i];
+		if (cfg.C) {
+			int y = d.y[row];
+			T w = (T)row_weight(d, row, c, y);
+			for (int j = 0; j < nf; j++) {
+				int f = perm[jpos0 + j];
+				int code = d.codes[(size_t)f * d.N + row];
+				T *cell = h + ((size_t)j * cfg.B + code) * cfg.CH;
+				atomicAdd(cell, (T)1);
+				atomicAdd(cell + 1 + y, w);
+			}
+		} else {
+			double wd = row_weight(d, row, c, -1);
+			T w = (T)wd, wy = (T)__dmul_rn(wd, row_y(d, row));
+			for (int j = 0; j < nf; j++) {
+				int f = perm[jpos0 + j];
+				int code = d.codes[(size_t)f * d.N + row];
+				T *cell = h + ((size_t)j * cfg.B + code) * cfg.CH;
+				atomicAdd(cell, (T)1);
+				atomicAdd(cell + 1, w);
+				atomicAdd(cell + 2, wy);
+			}
+		}
+	}
+}
+
+// Gain of one candidate from left sums L (CH channels) and right sums R, or -inf when invalid.
+template <typename T>
+__device__ __forceinline__ double cand_gain(const Cfg &cfg, const double *Lc, const double *Rc,
+					    double impP, double WP, double SP)
+{
+	if (Lc[0] < cfg.min_leaf || Rc[0] < cfg.min_leaf)
+		return -INFINITY;
+	if (!cfg.C) {
+		double WL = Lc[1], WR = Rc[1];
+		if (!(WL > 0) || !(WR > 0))
+			return -INFINITY;
+		return __ddiv_rn(__dsub_rn(__dadd_rn(__ddiv_rn(__dmul_rn(Lc[2], Lc[2]), WL),
+						     __ddiv_rn(__dmul_rn(Rc[2], Rc[2]), WR)),
+					   __ddiv_rn(__dmul_rn(SP, SP), WP)),
+				 WP);
+	}
+	double WL = 0, WR = 0;
+	for (int k = 0; k < cfg.C; k++) {
+		WL = __dadd_rn(WL, Lc[1 + k]);
+		WR = __dadd_rn(WR, Rc[1 + k]);
+	}
+	if (!(WL > 0) || !(WR > 0))
+		return -INFINITY;
+	double iL = cls_imp(cfg, Lc + 1, WL), iR = cls_imp(cfg, Rc + 1, WR);
+	return __dsub_rn(__dsub_rn(impP, __dmul_rn(__ddiv_rn(WL, WP), iL)),
+			 __dmul_rn(__ddiv_rn(WR, WP), iR));
+}
+
+// nan_left for a split of a feature without NaN in the node: the heavier side (left on ties);
+// with NaN: the side the candidate put it on.
+template <typename T>
+__device__ void finish_split(const Cfg &cfg, const T *hj_prefix, int nb, int t, int side,
+			     const double *Ptot, int *nanl)
+{
+	const T *P = hj_prefix + (size_t)t * cfg.CH, *Nn = hj_prefix + (size_t)nb * cfg.CH;
+	if (Nn[0] > (T)0) {
+		*nanl = side == 0;
+		return;
+	}
+	double WL = 0, WT = 0;
+	if (cfg.C) {
+		for (int k = 0; k < cfg.C; k++) {
+			WL += (double)P[1 + k];
+			WT += Ptot[1 + k];
+		}
+	} else {
+		WL = (double)P[1];
+		WT = Ptot[1];
+	}
+	*nanl = WL >= WT - WL;
+}
+
+struct SearchShared {
+	double gain[32];
+	int key[32];
+	int nonconst;
+};
+
+// Search features jpos0..jpos0+nf-1 whose histograms are in h (shared memory, modified: prefix
+// sums). Updates *best (thread 0's copy is authoritative) and adds the non-constant count to
+// ss->nonconst. All threads must call it.
+template <typename T>
+__device__ void search(const Data &d, const Cfg &cfg, T *h, const uint16_t *perm, int jpos0,
+		       int nf, const double *Ptot, double impP, double WP, double SP,
+		       SearchShared *ss, Best *best)
+{
+	const int B = cfg.B, CH = cfg.CH;
+	// non-constant features: rows in at least two codes
+	for (int j = threadIdx.x; j < nf; j += blockDim.x) {
+		int f = perm[jpos0 + j], nb = d.nb[f], used = 0;
+		const T *hj = h + (size_t)j * B * CH;
+		for (int k = 0; k <= nb; k++)
+			used += hj[(size_t)k * CH] > (T)0;
+		if (used >= 2)
+			atomicAdd(&ss->nonconst, 1);
+	}
+	__syncthreads();  // counted before the prefix sums below change the cells
+	// prefix sums over the value codes 0..nb-1, per channel (the NaN cell stays as it is)
+	for (int jc = threadIdx.x; jc < nf * CH; jc += blockDim.x) {
+		int j = jc / CH, ch = jc % CH, f = perm[jpos0 + j], nb = d.nb[f];
+		T *p = h + (size_t)j * B * CH + ch;
+		T acc = 0;
+		for (int k = 0; k < nb; k++) {
+			acc += p[(size_t)k * CH];
+			p[(size_t)k * CH] = acc;
+		}
+	}
+	__syncthreads();
+	double bg = -INFINITY;
+	int bk = 0x7fffffff;
+	double Lc[1 + 64], Rc[1 + 64];  // CH <= 65 (classes <= 64 in shared mode)
+	for (int i = threadIdx.x; i < nf * B * 2; i += blockDim.x) {
+		int j = i / (2 * B), t = (i / 2) % B, side = i & 1;
+		int f = perm[jpos0 + j], nb = d.nb[f];
+		if (t >= nb)
+			continue;
+		const T *hj = h + (size_t)j * B * CH;
+		const T *P = hj + (size_t)t * CH, *Nn = hj + (size_t)nb * CH;
+		bool hasnan = Nn[0] > (T)0;
+		if (!hasnan && side == 1)
+			continue;
+		if (hasnan && t == nb - 1 && side == 0)
+			continue;
+		if (!hasnan && t == nb - 1)
+			continue;
+		for (int ch = 0; ch < CH; ch++) {
+			double l = (double)P[ch] + (hasnan && side == 0 ? (double)Nn[ch] : 0.0);
+			Lc[ch] = l;
+			Rc[ch] = Ptot[ch] - l;
+		}
+		double g = cand_gain<T>(cfg, Lc, Rc, impP, WP, SP);
+		int key = ((jpos0 + j) << 9) | (t << 1) | side;
+		if (g > -INFINITY && better(g, key, bg, bk)) {
+			bg = g;
+			bk = key;
+		}
+	}
+	// block reduction: warps, then warp 0
+	for (int o = 16; o > 0; o >>= 1) {
+		double og = __shfl_down_sync(0xffffffffu, bg, o);
+		int ok = __shfl_down_sync(0xffffffffu, bk, o);
+		if (better(og, ok, bg, bk)) {
+			bg = og;
+			bk = ok;
+		}
+	}
+	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = (blockDim.x + 31) >> 5;
+	if (lane == 0) {
+		ss->gain[warp] = bg;
+		ss->key[warp] = bk;
+	}
+	__syncthreads();
+	if (warp == 0) {
+		bg = lane < nw ? ss->gain[lane] : -INFINITY;
+		bk = lane < nw ? ss->key[lane] : 0x7fffffff;
+		for (int o = 16; o > 0; o >>= 1) {
+			double og = __shfl_down_sync(0xffffffffu, bg, o);
+			int ok = __shfl_down_sync(0xffffffffu, bk, o);
+			if (better(og, ok, bg, bk)) {
+				bg = og;
+				bk = ok;
+			}
+		}
+		if (lane == 0 && bg > -INFINITY && better(bg, bk, best->gain, best->key)) {
+			int j = (bk >> 9) - jpos0, t = (bk >> 1) & 255, side = bk & 1;
+			int f = perm[jpos0 + j];
+			best->gain = bg;
+			best->key = bk;
+			finish_split<T>(cfg, h + (size_t)j * B * CH, d.nb[f], t, side, Ptot, &best->nanl);
+		}
+	}
+	__syncthreads();
+}
+
+template <typename T>
+__device__ void zero_smem(T *h, size_t n)
+{
+	for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+		h[i] = (T)0;
+}
+
+struct HistArgs {
+	Data d;
+	Cfg cfg;
+	int Q;
+	Level L;
+	const int *idx;
+	const uint8_t *cnt;
+	const double *root_w;
+	void *ghist;          // slots x slot_elems of T, zero between uses
+	unsigned *tickets;    // per slot, zero between uses
+};
+
+template <typename T>
+__global__ void k_hist(HistArgs a)
+{
+	extern __shared__ __align__(16) unsigned char sm_raw[];
+	const Data &d = a.d;
+	const Cfg &cfg = a.cfg;
+	T *h = (T *)sm_raw;
+	uint16_t *perm = (uint16_t *)(sm_raw + cfg.hist_smem);
+	__shared__ SearchShared ss;
+	__shared__ Best best;
+	__shared__ int s_last;
+	__shared__ double s_P[66];  // node totals as histogram channels: rows, then sums
+
+	int c = blockIdx.x, grp = blockIdx.y;
+	int q = find_node(a.L.pk, a.Q, c);
+	unsigned long long pk0 = a.L.pk[q], pk1 = a.L.pk[q + 1];
+	int cs = (int)(pk0 & 0xffffffffULL), nch = (int)(pk1 & 0xffffffffULL) - cs;
+	int slot = (int)(pk0 >> 32), has_slot = (int)(pk1 >> 32) - slot;
+	int begin = a.L.begin[q], n = a.L.n[q];
+	int cc = c - cs;
+	uint64_t tree = (uint64_t)(cfg.tree0 + a.L.tree[q]), node = (uint64_t)a.L.id[q];
+	int F = d.F;
+
+	for (int i = threadIdx.x; i < F; i += blockDim.x)
+		perm[i] = (uint16_t)i;
+	for (int ch = threadIdx.x; ch < cfg.CH; ch += blockDim.x)
+		s_P[ch] = ch == 0 ? (double)a.L.n[q] : a.L.acc[(size_t)q * cfg.ACC + ch - 1];
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		draw(perm, F, cfg.seed, tree, node, 0, cfg.mtry);
+		best.gain = -INFINITY;
+		best.key = 0x7fffffff;
+		best.nanl = 0;
+		ss.nonconst = 0;
+	}
+	int j0 = grp * cfg.G, nf = min(cfg.G, cfg.mtry - j0);
+	zero_smem(h, (size_t)nf * cfg.B * cfg.CH);
+	__syncthreads();
+	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
+	add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	__syncthreads();
+
+	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
+	if (has_slot) {
+		// add this block's part into the node's global histogram; the last block searches
+		T *g = (T *)a.ghist + (size_t)slot * cfg.slot_elems + (size_t)j0 * cfg.B * cfg.CH;
+		for (size_t i = threadIdx.x; i < (size_t)nf * cfg.B * cfg.CH; i += blockDim.x)
+			if (h[i] != (T)0)
+				atomicAdd(&g[i], h[i]);
+		__threadfence();
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			unsigned tk = atomicAdd(&a.tickets[slot], 1u);
+			s_last = tk == (unsigned)(nch * cfg.ngroups0) - 1;
+		}
+		__syncthreads();
+		if (!s_last)
+			return;
+		__threadfence();
+		T *gs = (T *)a.ghist + (size_t)slot * cfg.slot_elems;
+		for (int gi = 0; gi < cfg.ngroups0; gi++) {
+			int gj0 = gi * cfg.G, gnf = min(cfg.G, cfg.mtry - gj0);
+			size_t ne = (size_t)gnf * cfg.B * cfg.CH;
+			T *src = gs + (size_t)gj0 * cfg.B * cfg.CH;
+			for (size_t i = threadIdx.x; i < ne; i += blockDim.x) {
+				h[i] = __ldcg(src + i);
+				src[i] = (T)0;  // the slot is zero again for the next level
+			}
+			__syncthreads();
+			search<T>(d, cfg, h, perm, gj0, gnf, s_P, impP, WP, SP, &ss, &best);
+		}
+		if (threadIdx.x == 0)
+			a.tickets[slot] = 0;
+	} else {
+		search<T>(d, cfg, h, perm, 0, nf, s_P, impP, WP, SP, &ss, &best);
+	}
+
+	// forest.h: keep examining features in draw order until mtry non-constant ones were seen
+	int examined = cfg.mtry;
+	for (;;) {
+		__syncthreads();
+		int nc = ss.nonconst;
+		if (nc >= cfg.mtry || examined >= F)
+			break;
+		int m = min(min(cfg.mtry - nc, cfg.G), F - examined);
+		if (threadIdx.x == 0)
+			draw(perm, F, cfg.seed, tree, node, examined, examined + m);
+		zero_smem(h, (size_t)m * cfg.B * cfg.CH);
+		__syncthreads();
+		add_rows<T>(d, cfg, h, perm, examined, m, a.idx, a.cnt, begin, 0, n);
+		__syncthreads();
+		search<T>(d, cfg, h, perm, examined, m, s_P, impP, WP, SP, &ss, &best);
+		examined += m;
+	}
+	__syncthreads();
+	if (best.gain == -INFINITY)
+		return;
+	double Wroot = a.root_w[a.L.tree[q]];
+	if (__dmul_rn(__ddiv_rn(WP, Wroot), best.gain) < cfg.min_dec - 1e-12)
+		return;
+	if (threadIdx.x == 0) {
+		int jpos = best.key >> 9;
+		a.L.feat[q] = perm[jpos];
+		a.L.thr[q] = (uint8_t)((best.key >> 1) & 255);
+		a.L.nanl[q] = (uint8_t)best.nanl;
+	}
+}
+
+// ---- partition -------------------------------------------------------------------------------
+
+__device__ __forceinline__ int goes_left(const Data &d, int f, int thr, int nanl, int row)
+{
+	int code = d.codes[(size_t)f * d.N + row];
+	return code == d.nb[f] ? nanl : code <= thr;
+}
+
+template <int BLOCK>
+__global__ void k_pcount(Data d, Cfg cfg, int Q, Level L, const int *idx, int *chunk_left)
+{
+	int c = blockIdx.x;
+	int q = find_node(L.pk, Q, c);
+	int cs = (int)(L.pk[q] & 0xffffffffULL), cc = c - cs;
+	int f = L.feat[q], n = L.n[q], begin = L.begin[q];
+	int cntl = 0;
+	if (f >= 0) {
+		int thr = L.thr[q], nanl = L.nanl[q];
+		int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
+		for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x)
+			cntl += goes_left(d, f, thr, nanl, idx[begin + i]);
+	}
+	typedef cub::BlockReduce<int, BLOCK> BR;
+	__shared__ typename BR::TempStorage tmp;
+	int s = BR(tmp).Sum(cntl);
+	if (threadIdx.x == 0)
+		chunk_left[c] = s;
+}
+
+// split flag and rows kept per node, left counts from the scanned chunk counts
+__global__ void k_sizes(int Q, int total_chunks, Level L, const int *chunk_left_ex)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q == Q) {
+		L.split[q] = 0;
+		L.srows[q] = 0;
+	}
+	if (q >= Q)
+		return;
+	int s = L.feat[q] >= 0;
+	L.split[q] = s;
+	L.srows[q] = s ? L.n[q] : 0;
+	if (s) {
+		int c0 = (int)(L.pk[q] & 0xffffffffULL), c1 = (int)(L.pk[q + 1] & 0xffffffffULL);
+		(void)total_chunks;
+		L.nl[q] = chunk_left_ex[c1] - chunk_left_ex[c0];
+	} else {
+		L.nl[q] = 0;
+	}
+}
+
+template <int BLOCK>
+__global__ void k_pscatter(Data d, Cfg cfg, int Q, Level L, const int *idx, const uint8_t *cnt,
+			   const int *chunk_left_ex, int *idx2, uint8_t *cnt2)
+{
+	int c = blockIdx.x;
+	int q = find_node(L.pk, Q, c);
+	int f = L.feat[q];
+	if (f < 0)
+		return;
+	int cs = (int)(L.pk[q] & 0xffffffffULL), cc = c - cs;
+	int n = L.n[q], begin = L.begin[q], thr = L.thr[q], nanl = L.nanl[q];
+	int base = L.srows[q], nl = L.nl[q];
+	int lbefore = chunk_left_ex[c] - chunk_left_ex[cs];
+	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
+	typedef cub::BlockScan<int, BLOCK> BS;
+	__shared__ typename BS::TempStorage tmp;
+	for (int s = r0; s < r1; s += BLOCK) {
+		int i = s + threadIdx.x;
+		int row = 0, fl = 0;
+		if (i < r1) {
+			row = idx[begin + i];
+			fl = goes_left(d, f, thr, nanl, row);
+		}
+		int rank, tot;
+		BS(tmp).ExclusiveSum(fl, rank, tot);
+		if (i < r1) {
+			int Li = lbefore + rank;
+			int dst = fl ? base + Li : base + nl + (i - Li);
+			idx2[dst] = row;
+			cnt2[dst] = cnt[begin + i];
+		}
+		lbefore += tot;
+		__syncthreads();
+	}
+}
+
+// ---- records and the next level's nodes ------------------------------------------------------
+
+__global__ void k_emit(int Q, Level L, Level N, Rec rec, int rbase, const int *tree_next)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q >= Q)
+		return;
+	if (L.feat[q] < 0)
+		return;
+	int t = L.tree[q];
+	int qf = first_of_tree(L.tree, Q, t);
+	int rank = L.split[q] - L.split[qf];
+	int lid = tree_next[t] + 2 * rank;
+	int p = rbase + q;
+	rec.feat[p] = L.feat[q];
+	rec.thr[p] = L.thr[q];
+	rec.nanl[p] = L.nanl[q];
+	rec.left[p] = lid;
+	rec.right[p] = lid + 1;
+	int i = 2 * L.split[q], nl = L.nl[q], b = L.srows[q];
+	N.tree[i] = N.tree[i + 1] = t;
+	N.id[i] = lid;
+	N.id[i + 1] = lid + 1;
+	N.begin[i] = b;
+	N.n[i] = nl;
+	N.begin[i + 1] = b + nl;
+	N.n[i + 1] = L.n[q] - nl;
+}
+
+// After k_emit: each tree's node counter moves past this level's children. The flags were
+// scanned in place, so split[q + 1] - split[qf] counts the splits of tree t.
+__global__ void k_tadv(int Q, Level L, int *tree_next)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q >= Q)
+		return;
+	int t = L.tree[q];
+	if (q + 1 < Q && L.tree[q + 1] == t)
+		return;
+	int qf = first_of_tree(L.tree, Q, t);
+	tree_next[t] += 2 * (L.split[q + 1] - L.split[qf]);
+}
+
+// Records in level order -> tree-major order (tree offsets toff, node id within the tree).
+__global__ void k_reorder(int nrec, int outputs, Rec a, Rec b, const int *toff)
+{
+	int p = blockIdx.x * blockDim.x + threadIdx.x;
+	if (p >= nrec)
+		return;
+	int dst = toff[a.tree[p]] + a.id[p];
+	b.feat[dst] = a.feat[p];
+	b.thr[dst] = a.thr[p];
+	b.nanl[dst] = a.nanl[p];
+	b.left[dst] = a.left[p];
+	b.right[dst] = a.right[p];
+	b.count[dst] = a.count[p];
+	b.weight[dst] = a.weight[p];
+	b.imp[dst] = a.imp[p];
+	for (int k = 0; k < outputs; k++)
+		b.value[(size_t)dst * outputs + k] = a.value[(size_t)p * outputs + k];
+}
+
+// ---- quantization on the device --------------------------------------------------------------
+
+__global__ void k_quantize(const float *X, size_t N, int F, const float *edges, int stride,
+			   const int *nb, uint8_t *codes, int *has_nan)
+{
+	int f = blockIdx.y;
+	extern __shared__ float sE[];
+	int n = nb[f];
+	for (int i = threadIdx.x; i < n - 1; i += blockDim.x)
+		sE[i] = edges[(size_t)f * stride + i];
+	__syncthreads();
+	int nan = 0;
+	for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < N;
+	     r += (size_t)gridDim.x * blockDim.x) {
+		float v = X[(size_t)f * N + r];
+		int code;
+		if (v != v) {
+			code = n;
+			nan = 1;
+		} else {
+			int lo = 0, hi = n - 1;
+			while (lo < hi) {
+				int mid = (lo + hi) >> 1;
+				if (sE[mid] < v)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			code = lo;
+		}
+		codes[(size_t)f * N + r] = (uint8_t)code;
+	}
+	if (__syncthreads_or(nan) && threadIdx.x == 0)
+		has_nan[f] = 1;
+}
+
+// Edges as quantize.c places them: rows of the sample whose hash is below cut.
+__global__ void k_qflags(size_t N, uint64_t seed, uint64_t cut, uint8_t *flags)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < N;
+	     i += (size_t)gridDim.x * blockDim.x)
+		flags[i] = d_hash(seed, GWB_RNG_STREAM_QUANT, 0, i) < cut;
+}
+
+// Order-preserving keys of the sampled values of every feature (NaN last).
+__global__ void k_qkeys(const float *X, size_t N, const int *sidx, int n, uint32_t *keys)
+{
+	int f = blockIdx.y;
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		float v = X[(size_t)f * N + (sidx ? (size_t)sidx[i] : (size_t)i)];
+		uint32_t u = __float_as_uint(v);
+		keys[(size_t)f * n + i] = v != v ? 0xffffffffu
+						 : ((u & 0x80000000u) ? ~u : (u | 0x80000000u));
+	}
+}
+
+__device__ __forceinline__ float key_value(uint32_t k)
+{
+	return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+__device__ __forceinline__ float qmid(float a, float b)
+{
+	float m = (float)__dmul_rn(__dadd_rn((double)a, (double)b), 0.5);
+	if (!(m < b) || m < a)
+		m = a;
+	return m;
+}
+
+// One block per feature: quantize.c's quant_feature on sorted keys (n per feature).
+template <int BLOCK>
+__global__ void k_qedges(const uint32_t *keys, int n, int maxnb, float *edges, int *nbins)
+{
+	int f = blockIdx.x;
+	const uint32_t *k = keys + (size_t)f * n;
+	float *E = edges + (size_t)f * maxnb;
+	typedef cub::BlockReduce<int, BLOCK> BR;
+	typedef cub::BlockScan<int, BLOCK> BS;
+	__shared__ union {
+		typename BR::TempStorage r;
+		typename BS::TempStorage s;
+	} tmp;
+	__shared__ int s_n, s_distinct;
+	if (threadIdx.x == 0) {
+		int lo = 0, hi = n;  // first NaN key
+		while (lo < hi) {
+			int mid = (lo + hi) >> 1;
+			if (k[mid] < 0xffffffffu)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		s_n = lo;
+	}
+	__syncthreads();
+	int nv = s_n, cnt = 0;
+	for (int i = 1 + threadIdx.x; i < nv; i += BLOCK)
+		cnt += key_value(k[i]) != key_value(k[i - 1]);
+	int tot = BR(tmp.r).Sum(cnt);
+	if (threadIdx.x == 0)
+		s_distinct = nv ? 1 + tot : 0;
+	__syncthreads();
+	int distinct = s_distinct;
+	if (nv == 0) {
+		if (threadIdx.x == 0)
+			nbins[f] = 1;
+		return;
+	}
+	if (distinct <= maxnb) {
+		int base = 0;
+		for (int s0 = 1; s0 < nv; s0 += BLOCK) {
+			int i = s0 + threadIdx.x, fl = 0;
+			float a = 0, b = 0;
+			if (i < nv) {
+				a = key_value(k[i - 1]);
+				b = key_value(k[i]);
+				fl = a != b;
+			}
+			int rank, total;
+			__syncthreads();
+			BS(tmp.s).ExclusiveSum(fl, rank, total);
+			if (fl)
+				E[base + rank] = qmid(a, b);
+			base += total;
+		}
+		if (threadIdx.x == 0)
+			nbins[f] = base + 1;
+		return;
+	}
+	if (threadIdx.x == 0) {
+		int ne = 0;
+		float last = key_value(k[nv - 1]);
+		for (int q = 1; q < maxnb; q++) {
+			size_t at = (size_t)__ddiv_rn(__dmul_rn((double)q, (double)nv), (double)maxnb);
+			if (at == 0 || at >= (size_t)nv)
+				continue;
+			float a = key_value(k[at - 1]), b = key_value(k[at]);
+			float e = a < b ? qmid(a, b) : b;
+			if (e >= last)
+				continue;
+			if (ne == 0 || e > E[ne - 1])
+				E[ne++] = e;
+		}
+		nbins[f] = ne + 1;
+	}
+}
+
+// ---- host side -------------------------------------------------------------------------------
+
+struct Buf {
+	void *p = nullptr;
+	size_t cap = 0;
+	const char *tag = "rf";
+};
+
+gwb_status buf_need(Buf &b, size_t bytes)
+{
+	if (bytes <= b.cap && b.p)
+		return GWB_OK;
+	gwb_gpu_free(b.p);
+	b.p = nullptr;
+	b.cap = 0;
+	size_t want = bytes + bytes / 4 + 256;
+	gwb_status rc = gwb_gpu_malloc(&b.p, want, b.tag);
+	if (!rc)
+		b.cap = want;
+	return rc;
+}
+
+// Grow keeping the first `keep` bytes.
+gwb_status buf_grow(Buf &b, size_t bytes, size_t keep)
+{
+	if (bytes <= b.cap && b.p)
+		return GWB_OK;
+	void *np = nullptr;
+	size_t want = bytes * 2 + 256;
+	gwb_status rc = gwb_gpu_malloc(&np, want, b.tag);
+	if (rc)
+		return rc;
+	if (keep && b.p && (rc = CUDA_CHECK(cudaMemcpy(np, b.p, keep, cudaMemcpyDeviceToDevice)))) {
+		gwb_gpu_free(np);
+		return rc;
+	}
+	gwb_gpu_free(b.p);
+	b.p = np;
+	b.cap = want;
+	return GWB_OK;
+}
+
+void buf_free(Buf &b)
+{
+	gwb_gpu_free(b.p);
+	b.p = nullptr;
+	b.cap = 0;
+}
+
+template <typename T> T *P(Buf &b) { return (T *)b.p; }
+
+// Level buffers: one Buf per array.
+struct LevelBufs {
+	Buf tree, id, begin, n, acc, imp, W, S, feat, thr, nanl, pk, nchk, split, srows, nl;
+	LevelBufs()
+	{
+		Buf *all[] = {&tree, &id, &begin, &n, &acc, &imp, &W, &S, &feat, &thr, &nanl, &pk,
+			      &nchk, &split, &srows, &nl};
+		for (Buf *b : all)
+			b->tag = "rf.nodes";
+	}
+	gwb_status need(int Q, int ACC)
+	{
+		size_t q1 = (size_t)Q + 1;
+		gwb_status rc;
+		if ((rc = buf_need(tree, q1 * 4)) || (rc = buf_need(id, q1 * 4)) ||
+		    (rc = buf_need(begin, q1 * 4)) || (rc = buf_need(n, q1 * 4)) ||
+		    (rc = buf_need(acc, q1 * ACC * 8)) || (rc = buf_need(imp, q1 * 8)) ||
+		    (rc = buf_need(W, q1 * 8)) || (rc = buf_need(S, q1 * 8)) ||
+		    (rc = buf_need(feat, q1 * 4)) || (rc = buf_need(thr, q1)) ||
+		    (rc = buf_need(nanl, q1)) || (rc = buf_need(pk, q1 * 8)) ||
+		    (rc = buf_need(nchk, q1 * 4)) || (rc = buf_need(split, q1 * 4)) ||
+		    (rc = buf_need(srows, q1 * 4)) || (rc = buf_need(nl, q1 * 4)))
+			return rc;
+		return GWB_OK;
+	}
+	Level view()
+	{
+		Level L;
+		L.tree = P<int>(tree);
+		L.id = P<int>(id);
+		L.begin = P<int>(begin);
+		L.n = P<int>(n);
+		L.acc = P<double>(acc);
+		L.imp = P<double>(imp);
+		L.W = P<double>(W);
+		L.S = P<double>(S);
+		L.feat = P<int>(feat);
+		L.thr = P<uint8_t>(thr);
+		L.nanl = P<uint8_t>(nanl);
+		L.pk = P<unsigned long long>(pk);
+		L.nchk = P<int>(nchk);
+		L.split = P<int>(split);
+		L.srows = P<int>(srows);
+		L.nl = P<int>(nl);
+		return L;
+	}
+	void release()
+	{
+		Buf *all[] = {&tree, &id, &begin, &n, &acc, &imp, &W, &S, &feat, &thr, &nanl, &pk,
+			      &nchk, &split, &srows, &nl};
+		for (Buf *b : all)
+			buf_free(*b);
+	}
+};
+
+struct RecBufs {
+	Buf tree, id, feat, left, right, count, thr, nanl, weight, imp, value;
+	RecBufs()
+	{
+		Buf *all[] = {&tree, &id, &feat, &left, &right, &count, &thr, &nanl, &weight, &imp,
+			      &value};
+		for (Buf *b : all)
+			b->tag = "rf.records";
+	}
+	// grow to hold n records, keeping the first `keep`
+	gwb_status grow(size_t n, size_t keep, int O)
+	{
+		gwb_status rc;
+		if ((rc = buf_grow(tree, n * 4, keep * 4)) || (rc = buf_grow(id, n * 4, keep * 4)) ||
+		    (rc = buf_grow(feat, n * 4, keep * 4)) || (rc = buf_grow(left, n * 4, keep * 4)) ||
+		    (rc = buf_grow(right, n * 4, keep * 4)) ||
+		    (rc = buf_grow(count, n * 4, keep * 4)) || (rc = buf_grow(thr, n, keep)) ||
+		    (rc = buf_grow(nanl, n, keep)) || (rc = buf_grow(weight, n * 8, keep * 8)) ||
+		    (rc = buf_grow(imp, n * 4, keep * 4)) ||
+		    (rc = buf_grow(value, n * 4 * O, keep * 4 * O)))
+			return rc;
+		return GWB_OK;
+	}
+	Rec view()
+	{
+		Rec r;
+		r.tree = P<int>(tree);
+		r.id = P<int>(id);
+		r.feat = P<int>(feat);
+		r.left = P<int>(left);
+		r.right = P<int>(right);
+		r.count = P<int>(count);
+		r.thr = P<uint8_t>(thr);
+		r.nanl = P<uint8_t>(nanl);
+		r.weight = P<double>(weight);
+		r.imp = P<float>(imp);
+		r.value = P<float>(value);
+		return r;
+	}
+	void release()
+	{
+		Buf *all[] = {&tree, &id, &feat, &left, &right, &count, &thr, &nanl, &weight, &imp,
+			      &value};
+		for (Buf *b : all)
+			buf_free(*b);
+	}
+};
+
+// One batch's trees on the host, tree-major, before they go into the forest.
+struct HostBatch {
+	int trees = 0;
+	size_t nodes = 0;
+	int64_t *toff = nullptr;  // trees + 1
+	int32_t *feat = nullptr, *left = nullptr, *right = nullptr, *count = nullptr;
+	uint8_t *thr = nullptr, *nanl = nullptr;
+	double *weight = nullptr;
+	float *imp = nullptr, *value = nullptr;
+	void release()
+	{
+		free(toff);
+		free(feat);
+		free(left);
+		free(right);
+		free(count);
+		free(thr);
+		free(nanl);
+		free(weight);
+		free(imp);
+		free(value);
+		*this = HostBatch();
+	}
+};
+
+struct Trainer {
+	const gwb_rf_job *job;
+	gwb_forest *f;
+	Data d{};
+	Cfg cfg{};
+	int block = 256;
+	bool intmode = false;
+	size_t smem_limit = 48 * 1024;
+	// resident data
+	Buf codes, y, yr, sw, cw, nb;
+	// per batch
+	Buf idx[2], cnt[2], tiles, tree_next, root_w, ghist, tickets, chunk_left, scan_tmp, toff;
+	LevelBufs lv[2];
+	RecBufs rec, rec2;
+	HostBatch *batches = nullptr;
+	int nbatches = 0;
+	void *ghist_zeroed = nullptr, *tickets_zeroed = nullptr;
+
+	Trainer()
+	{
+		codes.tag = "rf.codes";
+		y.tag = yr.tag = sw.tag = cw.tag = nb.tag = "rf.data";
+		idx[0].tag = idx[1].tag = cnt[0].tag = cnt[1].tag = "rf.rows";
+		tiles.tag = tree_next.tag = root_w.tag = toff.tag = "rf.trees";
+		ghist.tag = tickets.tag = "rf.hist";
+		chunk_left.tag = "rf.chunks";
+		scan_tmp.tag = "rf.scan";
+	}
+
+	void release_batch()
+	{
+		ghist_zeroed = tickets_zeroed = nullptr;
+		Buf *all[] = {&idx[0], &idx[1], &cnt[0], &cnt[1], &tiles, &tree_next, &root_w,
+			      &ghist, &tickets, &chunk_left, &scan_tmp, &toff};
+		for (Buf *b : all)
+			buf_free(*b);
+		lv[0].release();
+		lv[1].release();
+		rec.release();
+		rec2.release();
+	}
+	void release()
+	{
+		release_batch();
+		gwb_quant_free(own_q);
+		own_q = nullptr;
+		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb};
+		for (Buf *b : all)
+			buf_free(*b);
+		for (int i = 0; i < nbatches; i++)
+			batches[i].release();
+		free(batches);
+		batches = nullptr;
+		nbatches = 0;
+	}
+
+	template <typename TT>
+	gwb_status scan(TT *data, int n)
+	{
+		size_t bytes = 0;
+		gwb_status rc;
+		if ((rc = CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, data, data, n))))
+			return rc;
+		if ((rc = buf_need(scan_tmp, bytes)))
+			return rc;
+		return CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_tmp.p, bytes, data, data, n));
+	}
+
+	template <typename TT>
+	gwb_status readback(TT *host, const TT *dev, size_t n)
+	{
+		return gwb_copy(host, dev, n * sizeof(TT), GWB_D2H, false);
+	}
+
+	template <typename T> gwb_status run_batch(int tree0, int T_, HostBatch &hb);
+	gwb_status quantize(gwb_quant **out);
+	gwb_status train();
+	gwb_quant *own_q = nullptr;
+};
+
+static unsigned grid1(size_t n, int b) { return (unsigned)((n + b - 1) / b); }
+
+template <typename T>
+gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
+{
+	gwb_status rc;
+	size_t N = d.N;
+	cfg.tree0 = tree0;
+	int tile_rows = 4096, tiles_n = (int)((N + tile_rows - 1) / tile_rows);
+	size_t ntiles = (size_t)T_ * tiles_n;
+
+	// bootstrap -> rows of every tree
+	if ((rc = buf_need(tiles, (ntiles + 1) * 4)) || (rc = buf_need(tree_next, (size_t)T_ * 4)) ||
+	    (rc = buf_need(root_w, (size_t)T_ * 8)))
+		return rc;
+	if ((rc = gwb_launch("rf_boot_count", k_boot_count, dim3((unsigned)ntiles), dim3(256), 0, 0,
+			     0.0, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaMemset(P<int>(tiles) + ntiles, 0, 4))) ||
+	    (rc = scan(P<int>(tiles), (int)ntiles + 1)))
+		return rc;
+	int M = 0;
+	if ((rc = readback(&M, P<int>(tiles) + ntiles, 1)))
+		return rc;
+	if ((rc = buf_need(idx[0], (size_t)M * 4 + 4)) || (rc = buf_need(cnt[0], (size_t)M + 4)) ||
+	    (rc = buf_need(idx[1], (size_t)M * 4 + 4)) || (rc = buf_need(cnt[1], (size_t)M + 4)))
+		return rc;
+	if ((rc = gwb_launch("rf_boot_write", k_boot_write, dim3((unsigned)ntiles), dim3(256), 0, 0,
+			     (double)M * 5, cfg, N, tiles_n, tile_rows, (const int *)P<int>(tiles),
+			     P<int>(idx[0]), P<uint8_t>(cnt[0]))))
+		return rc;
+	int cur = 0;
+	int Q = T_;
+	if ((rc = lv[cur].need(Q, cfg.ACC)))
+		return rc;
+	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0, 0.0, T_,
+			     tiles_n, (const int *)P<int>(tiles), lv[cur].view(), P<int>(tree_next))))
+		return rc;
+
+	size_t nrec = 0;
+	HistArgs ha;
+	ha.d = d;
+	ha.cfg = cfg;
+	for (int level = 0; level <= cfg.depth && Q > 0; level++) {
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "rf.train: interrupted");
+		Level L = lv[cur].view();
+		if ((rc = rec.grow(nrec + Q, nrec, cfg.outputs)))
+			return rc;
+		Rec R = rec.view();
+		// node statistics
+		if ((rc = gwb_launch("rf_nchunk", k_nchunk, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
+				     0.0, Q, cfg.R, L)) ||
+		    (rc = scan(L.nchk, Q + 1)))
+			return rc;
+		int call = 0;
+		if ((rc = readback(&call, L.nchk + Q, 1)))
+			return rc;
+		if ((rc = CUDA_CHECK(cudaMemsetAsync(L.acc, 0, (size_t)Q * cfg.ACC * 8))))
+			return rc;
+		if (call > 0 &&
+		    (rc = gwb_launch("rf_stats", k_stats<256>, dim3(call), dim3(256),
+				     (size_t)(cfg.C ? cfg.C : 1) * 8, 0, (double)M * 9, d, cfg, Q, L,
+				     (const int *)P<int>(idx[cur]), (const uint8_t *)P<uint8_t>(cnt[cur]))))
+			return rc;
+		if ((rc = gwb_launch("rf_decide", k_decide, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
+				     0.0, d, cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
+			return rc;
+		if ((rc = scan(L.pk, Q + 1)))
+			return rc;
+		unsigned long long tot = 0;
+		if ((rc = readback(&tot, L.pk + Q, 1)))
+			return rc;
+		int chunks = (int)(tot & 0xffffffffULL), slots = (int)(tot >> 32);
+		int Qn = 0, Mn = 0;
+		if (chunks > 0) {
+			if ((rc = buf_need(ghist, (size_t)(slots ? slots : 1) * cfg.slot_elems * sizeof(T))) ||
+			    (rc = buf_need(tickets, (size_t)(slots ? slots : 1) * 4)) ||
+			    (rc = buf_need(chunk_left, ((size_t)chunks + 1) * 4)))
+				return rc;
+			if (ghist.p != ghist_zeroed) {
+				// a fresh slot buffer is zeroed once; the last block of each node leaves
+				// its slot and ticket zero again
+				if ((rc = CUDA_CHECK(cudaMemsetAsync(ghist.p, 0, ghist.cap))))
+					return rc;
+				ghist_zeroed = ghist.p;
+			}
+			if (tickets.p != tickets_zeroed) {
+				if ((rc = CUDA_CHECK(cudaMemsetAsync(tickets.p, 0, tickets.cap))))
+					return rc;
+				tickets_zeroed = tickets.p;
+			}
+			ha.Q = Q;
+			ha.L = L;
+			ha.idx = P<int>(idx[cur]);
+			ha.cnt = P<uint8_t>(cnt[cur]);
+			ha.root_w = P<double>(root_w);
+			ha.ghist = ghist.p;
+			ha.tickets = P<unsigned>(tickets);
+			size_t smem = cfg.hist_smem + (size_t)d.F * 2;
+			if ((rc = gwb_launch("rf_hist", k_hist<T>, dim3(chunks, cfg.ngroups0), dim3(block),
+					     smem, 0, (double)M * (5.0 + 4 + cfg.mtry), ha)))
+				return rc;
+			if ((rc = gwb_launch("rf_pcount", k_pcount<256>, dim3(chunks), dim3(256), 0, 0,
+					     (double)M * 6, d, cfg, Q, L, (const int *)P<int>(idx[cur]),
+					     P<int>(chunk_left))))
+				return rc;
+			if ((rc = CUDA_CHECK(cudaMemsetAsync(P<int>(chunk_left) + chunks, 0, 4))) ||
+			    (rc = scan(P<int>(chunk_left), chunks + 1)))
+				return rc;
+			if ((rc = gwb_launch("rf_sizes", k_sizes, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
+					     0.0, Q, chunks, L, (const int *)P<int>(chunk_left))) ||
+			    (rc = scan(L.split, Q + 1)) || (rc = scan(L.srows, Q + 1)))
+				return rc;
+			int sp = 0;
+			if ((rc = readback(&sp, L.split + Q, 1)) || (rc = readback(&Mn, L.srows + Q, 1)))
+				return rc;
+			Qn = 2 * sp;
+		}
+		if (Qn > 0) {
+			int nx = cur ^ 1;
+			if ((rc = lv[nx].need(Qn, cfg.ACC)))
+				return rc;
+			L = lv[cur].view();  // the other level's buffers may not alias ours
+			if ((rc = gwb_launch("rf_pscatter", k_pscatter<256>, dim3(chunks), dim3(256), 0, 0,
+					     (double)M * 10, d, cfg, Q, L, (const int *)P<int>(idx[cur]),
+					     (const uint8_t *)P<uint8_t>(cnt[cur]),
+					     (const int *)P<int>(chunk_left), P<int>(idx[nx]),
+					     P<uint8_t>(cnt[nx]))))
+				return rc;
+			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
+					     Q, L, lv[nx].view(), R, (int)nrec,
+					     (const int *)P<int>(tree_next))) ||
+			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
+					     Q, L, P<int>(tree_next))))
+				return rc;
+			cur = nx;
+		}
+		nrec += Q;
+		Q = Qn;
+		M = Mn;
+		if (job->p->progress)
+			gwb_progress_update((double)tree0 + (double)T_ * (level + 1) / (cfg.depth + 1),
+					    NULL, 0);
+	}
+
+	// tree-major records, one copy back per array
+	if ((rc = rec2.grow(nrec, 0, cfg.outputs)) || (rc = buf_need(toff, ((size_t)T_ + 1) * 4)))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaMemcpy(P<int>(toff), P<int>(tree_next), (size_t)T_ * 4,
+					cudaMemcpyDeviceToDevice))) ||
+	    (rc = CUDA_CHECK(cudaMemset(P<int>(toff) + T_, 0, 4))) || (rc = scan(P<int>(toff), T_ + 1)))
+		return rc;
+	if (nrec > 0 &&
+	    (rc = gwb_launch("rf_reorder", k_reorder, dim3(grid1(nrec, 256)), dim3(256), 0, 0,
+			     (double)nrec * 2 * (38 + 4.0 * cfg.outputs), (int)nrec, cfg.outputs,
+			     rec.view(), rec2.view(), (const int *)P<int>(toff))))
+		return rc;
+	hb.trees = T_;
+	hb.nodes = nrec;
+	int *toff_h = (int *)malloc(((size_t)T_ + 1) * sizeof(int));
+	hb.toff = (int64_t *)malloc(((size_t)T_ + 1) * sizeof(int64_t));
+	hb.feat = (int32_t *)malloc(nrec * 4 + 4);
+	hb.left = (int32_t *)malloc(nrec * 4 + 4);
+	hb.right = (int32_t *)malloc(nrec * 4 + 4);
+	hb.count = (int32_t *)malloc(nrec * 4 + 4);
+	hb.thr = (uint8_t *)malloc(nrec + 1);
+	hb.nanl = (uint8_t *)malloc(nrec + 1);
+	hb.weight = (double *)malloc(nrec * 8 + 8);
+	hb.imp = (float *)malloc(nrec * 4 + 4);
+	hb.value = (float *)malloc(nrec * 4 * (size_t)cfg.outputs + 4);
+	if (!toff_h || !hb.toff || !hb.feat || !hb.left || !hb.right || !hb.count || !hb.thr ||
+	    !hb.nanl || !hb.weight || !hb.imp || !hb.value) {
+		free(toff_h);
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory for %zu nodes", nrec);
+	}
+	Rec b = rec2.view();
+	if ((rc = readback(toff_h, P<int>(toff), (size_t)T_ + 1)) ||
+	    (rc = readback(hb.feat, b.feat, nrec)) || (rc = readback(hb.left, b.left, nrec)) ||
+	    (rc = readback(hb.right, b.right, nrec)) || (rc = readback(hb.count, b.count, nrec)) ||
+	    (rc = readback(hb.thr, b.thr, nrec)) || (rc = readback(hb.nanl, b.nanl, nrec)) ||
+	    (rc = readback(hb.weight, b.weight, nrec)) || (rc = readback(hb.imp, b.imp, nrec)) ||
+	    (rc = readback(hb.value, b.value, nrec * (size_t)cfg.outputs))) {
+		free(toff_h);
+		return rc;
+	}
+	for (int t = 0; t <= T_; t++)
+		hb.toff[t] = toff_h[t];
+	free(toff_h);
+	return GWB_OK;
+}
+
+// Quantize job->d on the device: the row sample of quantize.c (same hash, same cap), keys
+// sorted per feature by a segmented radix sort, edges by quantize.c's rule, then the codes.
+// The host gets the edges (for thresholds); the codes stay in `codes`.
+gwb_status Trainer::quantize(gwb_quant **out)
+{
+	const gwb_dataset *ds = job->d;
+	const gwb_rf_params *p = job->p;
+	size_t N = ds->rows, sample = p->quantile_sample ? p->quantile_sample
+							: (size_t)GWB_QUANT_DEFAULT_SAMPLE;
+	int F = ds->features, bins = p->bins, maxnb = bins - 1;
+	gwb_status rc;
+	gwb_quant *q = (gwb_quant *)calloc(1, sizeof(gwb_quant));
+	Buf X, flags, sidx, nsel, keys, keys2, edges, nbd, hn, tmp, offs;
+	X.tag = flags.tag = sidx.tag = nsel.tag = keys.tag = keys2.tag = edges.tag = nbd.tag =
+		hn.tag = tmp.tag = offs.tag = "rf.quantize";
+	int n = (int)N;
+
+	*out = nullptr;
+	if (!q)
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
+	q->rows = N;
+	q->features = F;
+	q->bins = bins;
+	q->nbins = (int *)calloc((size_t)F, sizeof(int));
+	q->has_nan = (uint8_t *)calloc((size_t)F, 1);
+	q->edges = (float *)calloc((size_t)F * maxnb + 1, sizeof(float));
+	q->offset = (int *)calloc((size_t)F + 1, sizeof(int));
+	std::vector<int> hn_h((size_t)F), offs_h((size_t)F + 1);
+	if (!q->nbins || !q->has_nan || !q->edges || !q->offset) {
+		rc = gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
+		goto out;
+	}
+	if ((rc = buf_need(X, N * (size_t)F * 4)) ||
+	    (rc = gwb_copy(X.p, ds->X, N * (size_t)F * 4, GWB_H2D, false)))
+		goto out;
+	if (N > sample) {
+		uint64_t cut = (uint64_t)((double)sample / (double)N * 18446744073709551615.0);
+		size_t bytes = 0;
+		if ((rc = buf_need(flags, N)) || (rc = buf_need(sidx, N * 4)) ||
+		    (rc = buf_need(nsel, 8)))
+			goto out;
+		if ((rc = gwb_launch("rf_qsample", k_qflags, dim3(1024), dim3(256), 0, 0, (double)N,
+				     N, p->seed, cut, P<uint8_t>(flags))))
+			goto out;
+		thrust::counting_iterator<int> it(0);
+		if ((rc = CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, it, P<uint8_t>(flags),
+							       P<int>(sidx), P<int>(nsel), (int)N))) ||
+		    (rc = buf_need(tmp, bytes)) ||
+		    (rc = CUDA_CHECK(cub::DeviceSelect::Flagged(tmp.p, bytes, it, P<uint8_t>(flags),
+							       P<int>(sidx), P<int>(nsel), (int)N))))
+			goto out;
+		int got = 0;
+		if ((rc = gwb_copy(&got, nsel.p, 4, GWB_D2H, false)))
+			goto out;
+		size_t capn = sample + sample / 8 + 64;  // quantize.c stops there
+		n = (int)std::min<size_t>((size_t)got, capn);
+	}
+	if ((rc = buf_need(keys, (size_t)F * n * 4 + 4)) || (rc = buf_need(keys2, (size_t)F * n * 4 + 4)) ||
+	    (rc = buf_need(edges, (size_t)F * maxnb * 4 + 4)) || (rc = buf_need(nbd, (size_t)F * 4)) ||
+	    (rc = buf_need(hn, (size_t)F * 4)) || (rc = buf_need(offs, ((size_t)F + 1) * 4)))
+		goto out;
+	if (n > 0) {
+		if ((rc = gwb_launch("rf_qkeys", k_qkeys,
+				     dim3((unsigned)std::min(((size_t)n + 255) / 256, (size_t)64), F),
+				     dim3(256), 0, 0, (double)F * n * 8, (const float *)X.p, N,
+				     N > sample ? (const int *)P<int>(sidx) : (const int *)nullptr, n,
+				     P<uint32_t>(keys))))
+			goto out;
+		for (int j = 0; j <= F; j++)
+			offs_h[(size_t)j] = j * n;
+		if ((rc = gwb_copy(offs.p, offs_h.data(), ((size_t)F + 1) * 4, GWB_H2D, false)))
+			goto out;
+		size_t bytes = 0;
+		const int *o = P<int>(offs);
+		cudaEvent_t e0 = nullptr, e1 = nullptr;
+		if ((rc = CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(
+			     nullptr, bytes, P<uint32_t>(keys), P<uint32_t>(keys2), F * n, F, o, o + 1))) ||
+		    (rc = buf_need(tmp, bytes)) || (rc = CUDA_CHECK(cudaEventCreate(&e0))) ||
+		    (rc = CUDA_CHECK(cudaEventCreate(&e1))))
+			goto out;
+		cudaEventRecord(e0, 0);
+		rc = CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(
+			tmp.p, bytes, P<uint32_t>(keys), P<uint32_t>(keys2), F * n, F, o, o + 1));
+		cudaEventRecord(e1, 0);
+		{
+			// the sort's time, recorded like a gwb_launch (the record owns the events)
+			const int g[3] = {F, 1, 1}, bl[3] = {0, 0, 0};
+			gwb_prof_kernel("rf_qsort (cub)", g, bl, 0, 0, 0, 0, (double)F * n * 4 * 8, -1.0,
+					(void *)e0, (void *)e1);
+		}
+		if (rc)
+			goto out;
+	}
+	if ((rc = gwb_launch("rf_qedges", k_qedges<256>, dim3(F), dim3(256), 0, 0,
+			     (double)F * n * 4, (const uint32_t *)P<uint32_t>(keys2), n, maxnb,
+			     P<float>(edges), P<int>(nbd))) ||
+	    (rc = CUDA_CHECK(cudaMemset(hn.p, 0, (size_t)F * 4))) || (rc = buf_need(codes, N * (size_t)F)))
+		goto out;
+	if ((rc = gwb_launch("rf_quantize", k_quantize,
+			     dim3((unsigned)std::min<size_t>((N + 255) / 256, 256), F), dim3(256),
+			     (size_t)maxnb * 4, 0, (double)N * F * 5, (const float *)X.p, N, F,
+			     (const float *)P<float>(edges), maxnb, (const int *)P<int>(nbd),
+			     P<uint8_t>(codes), P<int>(hn))))
+		goto out;
+	if ((rc = gwb_copy(q->nbins, nbd.p, (size_t)F * 4, GWB_D2H, false)) ||
+	    (rc = gwb_copy(q->edges, edges.p, (size_t)F * maxnb * 4, GWB_D2H, false)) ||
+	    (rc = gwb_copy(hn_h.data(), hn.p, (size_t)F * 4, GWB_D2H, false)))
+		goto out;
+	for (int j = 0; j < F; j++) {
+		q->has_nan[j] = (uint8_t)(hn_h[(size_t)j] != 0);
+		q->offset[j + 1] = q->offset[j] + q->nbins[j] + 1;
+	}
+	*out = q;
+	q = nullptr;
+out:
+	gwb_quant_free(q);
+	Buf *all[] = {&X, &flags, &sidx, &nsel, &keys, &keys2, &edges, &nbd, &hn, &tmp, &offs};
+	for (Buf *b : all)
+		buf_free(*b);
+	return rc;
+}
+
+gwb_status Trainer::train()
+{
+	const gwb_rf_params *p = job->p;
+	const gwb_dataset *ds = job->d;
+	const gwb_quant *qz = job->q;
+	gwb_status rc;
+	gwb_gpu_info info;
+
+	if ((rc = gwb_gpu_get_info(&info)))
+		return rc;
+	smem_limit = info.smem_per_block_optin ? info.smem_per_block_optin : info.smem_per_block;
+	size_t N = ds->rows;
+	int F = ds->features;
+	if (F > PERM_MAX)
+		return gwb_error(GWB_EINVAL, "rf.train: the GPU trainer handles up to %d features "
+				 "(got %d); use backend=\"cpu\"", PERM_MAX, F);
+	if (N > (size_t)INT32_MAX / 2)
+		return gwb_error(GWB_EINVAL, "rf.train: the GPU trainer handles up to %d rows (got "
+				 "%zu); use backend=\"cpu\"", INT32_MAX / 2, N);
+	bool reg = ds->task == GWB_TASK_REGRESSION;
+	cfg.B = p->bins;
+	cfg.C = reg ? 0 : ds->classes;
+	cfg.CH = reg ? 3 : 1 + ds->classes;
+	cfg.ACC = reg ? 3 : ds->classes;
+	cfg.mtry = job->mtry;
+	cfg.crit = job->criterion;
+	cfg.min_leaf = p->min_leaf;
+	cfg.min_split = p->min_split;
+	cfg.depth = p->depth;
+	cfg.min_dec = p->min_impurity_decrease;
+	cfg.seed = p->seed;
+	cfg.bootstrap = p->bootstrap;
+	cfg.outputs = f->outputs;
+	cfg.R = 4096;
+	if (!reg && cfg.C > 64)
+		return gwb_error(GWB_EINVAL, "rf.train: the GPU trainer handles up to 64 classes (got "
+				 "%d); use backend=\"cpu\"", cfg.C);
+	block = p->block > 0 ? p->block : 256;
+	if (block < 64 || block > 1024 || block % 32)
+		return gwb_error(GWB_EINVAL, "rf.train: block must be a multiple of 32 between 64 "
+				 "and 1024 (got %d)", block);
+	intmode = !reg && !p->sample_weight;
+	if (intmode && job->class_weight)
+		for (int k = 0; k < ds->classes; k++)
+			if (job->class_weight[k] != 1.0)
+				intmode = false;
+	size_t esize = reg ? sizeof(double) : (intmode ? sizeof(unsigned) : sizeof(float));
+	size_t per_feat = (size_t)cfg.B * cfg.CH * esize;
+	size_t budget = smem_limit - (size_t)F * 2 - 1024;
+	if (per_feat > budget)
+		return gwb_error(GWB_EINVAL, "rf.train: one feature's histogram (%d bins x %d "
+				 "channels = %zu bytes) does not fit in the GPU's %zu bytes of shared "
+				 "memory; use fewer bins or backend=\"cpu\"", cfg.B, cfg.CH, per_feat,
+				 smem_limit);
+	// Prefer a small histogram (more blocks per SM) when the whole draw fits in 48 KB.
+	size_t want = (size_t)cfg.mtry * per_feat;
+	cfg.G = (int)(want <= budget ? cfg.mtry : budget / per_feat);
+	if (cfg.G < 1)
+		cfg.G = 1;
+	cfg.ngroups0 = (cfg.mtry + cfg.G - 1) / cfg.G;
+	cfg.hist_smem = ((size_t)cfg.G * per_feat + 15) / 16 * 16;
+	cfg.slot_elems = (size_t)cfg.mtry * cfg.B * cfg.CH;
+	size_t smem = cfg.hist_smem + (size_t)F * 2;
+	void (*kh)(HistArgs) = reg ? (void (*)(HistArgs))k_hist<double>
+				   : (intmode ? (void (*)(HistArgs))k_hist<unsigned>
+					      : (void (*)(HistArgs))k_hist<float>);
+	if ((rc = CUDA_CHECK(cudaFuncSetAttribute((const void *)kh,
+						  cudaFuncAttributeMaxDynamicSharedMemorySize,
+						  (int)smem))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaMemcpyToSymbol(c_poisson, gwb_rf_poisson_u32,
+						sizeof(gwb_rf_poisson_u32)))))
+		return rc;
+
+	// resident data: codes (quantized here when the dispatcher did not), labels, weights
+	double tq = gwb_now();
+	if (!qz) {
+		if ((rc = quantize(&own_q)))
+			return rc;
+		qz = own_q;
+		f->timing.quantize_ms = (gwb_now() - tq) * 1e3;
+	}
+	{
+		std::vector<int> nb_h(qz->nbins, qz->nbins + F);
+		if ((rc = buf_need(nb, (size_t)F * 4)) ||
+		    (rc = gwb_copy(nb.p, nb_h.data(), (size_t)F * 4, GWB_H2D, false)))
+			return rc;
+	}
+	if (qz->codes &&
+	    ((rc = buf_need(codes, N * (size_t)F)) ||
+	     (rc = gwb_copy(codes.p, qz->codes, N * (size_t)F, GWB_H2D, false))))
+		return rc;
+	if (reg) {
+		if ((rc = buf_need(yr, N * 4)) || (rc = gwb_copy(yr.p, ds->yr, N * 4, GWB_H2D, false)))
+			return rc;
+	} else {
+		if ((rc = buf_need(y, N * 4)) || (rc = gwb_copy(y.p, ds->y, N * 4, GWB_H2D, false)))
+			return rc;
+		if (!intmode && job->class_weight &&
+		    ((rc = buf_need(cw, (size_t)ds->classes * 8)) ||
+		     (rc = gwb_copy(cw.p, job->class_weight, (size_t)ds->classes * 8, GWB_H2D, false))))
+			return rc;
+	}
+	if (p->sample_weight &&
+	    ((rc = buf_need(sw, N * 4)) || (rc = gwb_copy(sw.p, p->sample_weight, N * 4, GWB_H2D, false))))
+		return rc;
+	d.codes = P<uint8_t>(codes);
+	d.N = N;
+	d.F = F;
+	d.nb = P<int>(nb);
+	d.y = reg ? nullptr : P<int32_t>(y);
+	d.yr = reg ? P<float>(yr) : nullptr;
+	d.sw = p->sample_weight ? P<float>(sw) : nullptr;
+	d.cw = (!reg && !intmode && job->class_weight) ? P<double>(cw) : nullptr;
+	d.ycenter = reg ? job->y_center : 0;
+
+	// batches that fit: rows (ids + counts, two levels), records (two copies), histogram slots
+	size_t free_b = 0, total_b = 0;
+	if ((rc = gwb_gpu_mem(&free_b, &total_b)))
+		return rc;
+	double nin = p->bootstrap ? 0.64 * (double)N + 64 : (double)N;
+	double maxnodes = std::min(std::ldexp(1.0, std::min(p->depth + 1, 40)),
+				   2.0 * nin / std::max(1, p->min_leaf) + 1);
+	double per_tree = 10.0 * N + maxnodes * 2 * (48.0 + 4.0 * cfg.outputs) +
+			  maxnodes * 0.5 * (100.0 + 8.0 * cfg.ACC) +
+			  (nin / cfg.R + 1) * (double)cfg.slot_elems * esize + 64;
+	double usable = 0.85 * (double)free_b;
+	int Tb = (int)std::min<double>((double)p->trees, usable / per_tree);
+	int tcap = (int)std::max<double>(1.0, std::floor((double)(1 << 30) / (double)N));
+	if (Tb > tcap)
+		Tb = tcap;
+	const char *cap_env = getenv("GWB_RF_GPU_BATCH");  // tests: force several batches
+	if (cap_env && atoi(cap_env) > 0 && Tb > atoi(cap_env))
+		Tb = atoi(cap_env);
+	if (Tb < 1) {
+		char need[32], have[32];
+		snprintf(need, sizeof(need), "%.1f MiB", per_tree / 1048576.0);
+		snprintf(have, sizeof(have), "%.1f MiB", free_b / 1048576.0);
+		return gwb_error(GWB_ENOMEM, "rf.train: one tree needs about %s (%.0f bytes) of GPU "
+				 "memory but only %s (%zu bytes) is free; use fewer rows, a smaller "
+				 "depth, or backend=\"cpu\"", need, per_tree, have, free_b);
+	}
+	batches = (HostBatch *)calloc((size_t)p->trees, sizeof(HostBatch));
+	if (!batches)
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
+	int done = 0;
+	while (done < p->trees) {
+		int T_ = std::min(Tb, p->trees - done);
+		HostBatch hb;
+		if (reg)
+			rc = run_batch<double>(done, T_, hb);
+		else if (intmode)
+			rc = run_batch<unsigned>(done, T_, hb);
+		else
+			rc = run_batch<float>(done, T_, hb);
+		release_batch();
+		if (rc == GWB_ENOMEM && T_ > 1) {
+			// a level grew past the estimate: this batch again with half the trees
+			hb.release();
+			Tb = std::max(1, T_ / 2);
+			gwb_error_clear();
+			continue;
+		}
+		if (rc) {
+			hb.release();
+			return rc;
+		}
+		batches[nbatches++] = hb;
+		done += T_;
+	}
+	return GWB_OK;
+}
+
+}  // namespace
+
+extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
+{
+	double t0 = gwb_now(), k0, x0, k1, x1;
+	gwb_status rc;
+	Trainer *tr;
+
+	if ((rc = gwb_gpu_init()))
+		return rc;
+	gwb_prof_flush();
+	gwb_prof_totals(&k0, &x0);
+	tr = new (std::nothrow) Trainer();
+	if (!tr)
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
+	tr->job = job;
+	tr->f = f;
+	if (job->p->progress)
+		gwb_progress_begin("rf.train gpu", job->p->trees);
+	rc = tr->train();
+	if (job->p->progress)
+		gwb_progress_end();
+	if (!rc) {
+		size_t total = 0;
+		for (int i = 0; i < tr->nbatches; i++)
+			total += tr->batches[i].nodes;
+		rc = gwb_forest_alloc_nodes(f, total);
+		if (!rc) {
+			size_t at = 0;
+			int t0i = 0;
+			const gwb_quant *q = tr->own_q ? tr->own_q : job->q;
+			int O = f->outputs;
+			f->tree_offset[0] = 0;
+			for (int i = 0; i < tr->nbatches; i++) {
+				HostBatch &b = tr->batches[i];
+				for (int t = 1; t <= b.trees; t++)
+					f->tree_offset[t0i + t] = (int64_t)at + b.toff[t];
+				memcpy(f->feature + at, b.feat, b.nodes * 4);
+				memcpy(f->left + at, b.left, b.nodes * 4);
+				memcpy(f->right + at, b.right, b.nodes * 4);
+				memcpy(f->count + at, b.count, b.nodes * 4);
+				memcpy(f->threshold_bin + at, b.thr, b.nodes);
+				memcpy(f->nan_left + at, b.nanl, b.nodes);
+				memcpy(f->weight + at, b.weight, b.nodes * 8);
+				memcpy(f->impurity + at, b.imp, b.nodes * 4);
+				memcpy(f->value + at * O, b.value, b.nodes * 4 * (size_t)O);
+				for (size_t g = at; g < at + b.nodes; g++)
+					f->threshold[g] = f->feature[g] >= 0
+						? gwb_quant_threshold(q, f->feature[g], f->threshold_bin[g])
+						: 0.0f;
+				at += b.nodes;
+				t0i += b.trees;
+				b.release();
+			}
+		}
+	}
+	tr->release();
+	delete tr;
+	gwb_prof_flush();
+	gwb_prof_totals(&k1, &x1);
+	f->timing.kernel_ms = k1 - k0;
+	f->timing.transfer_ms = x1 - x0;
+	f->timing.grow_ms = (gwb_now() - t0) * 1e3;
+	return rc;
+}

@@ -1,0 +1,207 @@
+-- scripts/bench/rf_gpu.lua - the GPU random forest beside scikit-learn in the same run.
+--   fit 800,000 x 256 (of a 1,000,000-row synthetic set, 80/20 split), 100 trees, depth 10,
+--     64 bins, sqrt features: end to end (quantization and transfers included), per block size;
+--   predict the 200,000 test rows with that forest: kernel time (block votes and plain atomics);
+--   kernel time per phase beside the memory floor of the bytes each phase must move;
+--   1,000 trees of depth 20 on 1,000,000 x 64 (must not run out of memory);
+--   the CPU/GPU crossover that backend = "auto" uses.
+-- GWB_BENCH_QUICK=1: smaller sizes (a first look). Without a GPU it says so and stops.
+local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+local tmp = os.getenv("TMPDIR") or "/tmp"
+local gwb_bin = os.getenv("GWB") or "build/gwb"
+
+print("== rf_gpu: random forests on the GPU" .. (quick and " (quick sizes)" or ""))
+local ok, why = gpu.available()
+if not ok then
+  print("rf_gpu: skipped, no GPU: " .. tostring(why))
+  return
+end
+local info = gpu.info()
+print(string.format("device: %s, %d SMs, %.0f GiB", info.name, info.sms,
+  info.memory_bytes / 2 ^ 30))
+
+local function wall(fn)
+  local r = gwb.bench(fn, {runs = 1, warmup = 0, log = false})
+  return r.median_ms
+end
+
+-- kernel totals by name since the last gpu.reset()
+local function kernels()
+  local k = {}
+  for _, r in ipairs(gpu.kernels()) do
+    k[r.name] = {ms = r.total_ms, bytes = r.gbps * r.total_ms * 1e6, n = r.launches}
+  end
+  return k
+end
+
+local function sum(k, names)
+  local ms, bytes = 0, 0
+  for _, n in ipairs(names) do
+    if k[n] then ms = ms + k[n].ms; bytes = bytes + k[n].bytes end
+  end
+  return ms, bytes
+end
+
+-- the device-to-device copy rate: the ceiling of every memory-bound phase
+local bw = gpu.bandwidth{bytes = 512 * 2 ^ 20, reps = 3, log = false}
+local peak = bw.d2d_gbps * 1e9
+print(string.format("memory ceiling (device-to-device copy, read + written): %.0f GB/s; " ..
+  "host to device %.1f GB/s pageable, %.1f pinned", bw.d2d_gbps, bw.h2d_pageable_gbps,
+  bw.h2d_pinned_gbps))
+
+-- ---- the headline fit -------------------------------------------------------------------
+local N, F = quick and 250000 or 1000000, quick and 64 or 256
+local d = data.synth{kind = "classification", rows = N, features = F, informative = 24,
+                     redundant = 8, classes = 2, seed = 1}
+local train, test = d:split(0.8, {seed = 1})
+d = nil
+collectgarbage()
+local opts = {trees = 100, depth = 10, bins = 64, max_features = "sqrt", seed = 1,
+              backend = "gpu"}
+-- warm-up: context, module load, first allocations (not timed)
+rf.train(test, {trees = 2, depth = 4, backend = "gpu"})
+
+print(string.format("\nfit %d x %d, %d trees, depth %d, %d bins, sqrt features (end to end: " ..
+  "quantize + transfers + grow; OOB reported apart)", train.rows, train.features, opts.trees,
+  opts.depth, opts.bins))
+print(string.format("  %-6s %10s %10s %10s %10s %10s %8s", "block", "fit ms", "quant ms",
+  "grow ms", "kernel ms", "xfer ms", "acc"))
+local best, bestf, best_block, phases
+for _, block in ipairs({128, 256, 512}) do
+  opts.block = block
+  gpu.reset()
+  local f = rf.train(train, opts)
+  local k = kernels()
+  local t = f.timing
+  local fit = t.total_ms - t.oob_ms
+  local acc = f:score(test)
+  print(string.format("  %-6d %10.1f %10.1f %10.1f %10.1f %10.1f %8.4f", block, fit,
+    t.quantize_ms, t.grow_ms, t.kernel_ms, t.transfer_ms, acc))
+  if not best or fit < best then best, bestf, best_block, phases = fit, f, block, k end
+end
+local f = bestf
+print(string.format("  fastest block %d: fit %.1f ms (target <= 500 ms); oob %.1f ms on the " ..
+  "CPU (oob %.4f)", best_block, best, f.timing.oob_ms, f.oob))
+
+-- ---- predict ----------------------------------------------------------------------------
+local function predict_kernel_ms()
+  local runs = {}
+  for i = 1, 5 do
+    gpu.reset()
+    f:predict(test)
+    local k = kernels()
+    runs[i] = sum(k, {"rf_pcode", "rf_predict", "rf_predict_atomic"})
+  end
+  table.sort(runs)
+  return runs[3], kernels()
+end
+local pk, kp = predict_kernel_ms()
+local pwall = wall(function() f:predict(test) end)
+-- plain atomics, in a child process (the vote mode is an environment knob)
+local mpath, tpath = tmp .. "/rf_gpu_bench.gwbf", tmp .. "/rf_gpu_test.gwbd"
+f:save(mpath)
+test:save(tpath)
+local child = string.format([[GWB_RF_PREDICT_VOTE=atomic %s -e 'local f = rf.load("%s"); ]] ..
+  [[local t = data.load("%s"); f:predict(t); local r = {} for i = 1, 5 do gpu.reset(); ]] ..
+  [[f:predict(t); local s = 0 for _, k in ipairs(gpu.kernels()) do if k.name:find("^rf_p") ]] ..
+  [[then s = s + k.total_ms end end r[i] = s end table.sort(r) print("ATOMIC", r[3])' 2>&1]],
+  gwb_bin, mpath, tpath)
+local h = io.popen(child)
+local out = h:read("a")
+h:close()
+local atomic_ms = tonumber(out:match("ATOMIC%s+([%d%.e%-]+)"))
+print(string.format("\npredict %d x %d with that forest: kernel %.3f ms (quantize rows %.3f + " ..
+  "traverse %.3f; target <= 1 ms), wall %.1f ms; plain per-row atomics: %s ms", test.rows, F,
+  pk, (kp.rf_pcode or {ms = 0}).ms, (kp.rf_predict or {ms = 0}).ms, pwall,
+  atomic_ms and string.format("%.3f", atomic_ms) or ("? " .. out:sub(1, 200))))
+
+-- ---- phases against the memory floor ----------------------------------------------------
+print("\nkernel time per phase (fit above, predict above) beside the floor: the bytes the " ..
+  "phase must move / ceiling")
+print(string.format("  %-26s %10s %10s %10s %8s", "phase", "ms", "GB moved", "floor ms",
+  "x floor"))
+local groups = {
+  {"quantize", {"rf_qsample", "rf_qkeys", "rf_qsort (cub)", "rf_qedges", "rf_quantize"}},
+  {"bootstrap", {"rf_boot_count", "rf_boot_write", "rf_roots"}},
+  {"node sums + decide", {"rf_nchunk", "rf_stats", "rf_decide"}},
+  {"histogram + split search", {"rf_hist"}},
+  {"partition", {"rf_pcount", "rf_sizes", "rf_pscatter", "rf_emit", "rf_tadv"}},
+  {"records", {"rf_reorder"}},
+}
+for _, g in ipairs(groups) do
+  local ms, bytes = sum(phases, g[2])
+  local floor = bytes / peak * 1e3
+  print(string.format("  %-26s %10.3f %10.3f %10.3f %8.1f", g[1], ms, bytes / 1e9, floor,
+    floor > 0 and ms / floor or 0))
+end
+do
+  local ms, bytes = sum(kp, {"rf_pcode", "rf_predict"})
+  local floor = bytes / peak * 1e3
+  print(string.format("  %-26s %10.3f %10.3f %10.3f %8.1f", "predict", ms, bytes / 1e9, floor,
+    floor > 0 and ms / floor or 0))
+end
+
+-- ---- scikit-learn, same files, same run --------------------------------------------------
+local trpath = tmp .. "/rf_gpu_train.gwbd"
+train:save(trpath)
+local budget = quick and 20 or 75
+local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
+  trpath, tpath, opts.trees, opts.depth, budget))
+local pout = ph:read("a")
+ph:close()
+local peer = {}
+for k, v in pout:gmatch("(%S+)=(%S+)") do peer[k] = v end
+print("\nside by side (same train/test rows):")
+if peer.accuracy then
+  local sk_fit = tonumber(peer["fit_s_for_" .. opts.trees])
+  print(string.format("  %-34s %12s %12s %10s", "", "fit s", "predict s", "accuracy"))
+  print(string.format("  %-34s %12.3f %12.4f %10.4f", "gwb gpu (block " .. best_block .. ")",
+    best / 1e3, pwall / 1e3, f:score(test)))
+  print(string.format("  %-34s %12.3f %12.4f %10.4f", string.format("scikit-learn %s, %s cores%s",
+    peer.sklearn, peer.cores, peer.extrapolated == "1" and ("*") or ""), sk_fit,
+    tonumber(peer.predict_s), tonumber(peer.accuracy)))
+  print(string.format("  fit speed-up x%.0f, accuracy difference %.4f (target <= 0.005)",
+    sk_fit / (best / 1e3), f:score(test) - tonumber(peer.accuracy)))
+  if peer.extrapolated == "1" then
+    print(string.format("  * scikit-learn grew %s of %d trees in %s s (a %d s budget); its fit " ..
+      "time is scaled to %d trees and its accuracy is that of %s trees", peer.trees_fitted,
+      opts.trees, peer.fit_s, budget, opts.trees, peer.trees_fitted))
+  end
+else
+  print("  scikit-learn: peer not available (" .. pout:gsub("\n", " "):sub(1, 200) .. ")")
+end
+os.remove(trpath)
+os.remove(tpath)
+os.remove(mpath)
+train, test, f, bestf = nil, nil, nil, nil
+collectgarbage()
+
+-- ---- depth 20, 1,000 trees ---------------------------------------------------------------
+do
+  local n, trees = quick and 200000 or 1000000, quick and 100 or 1000
+  local dd = data.synth{kind = "classification", rows = n, features = 64, informative = 16,
+                        classes = 2, seed = 2}
+  gpu.reset()
+  local g = rf.train(dd, {trees = trees, depth = 20, backend = "gpu", seed = 1})
+  local t = g.timing
+  print(string.format("\n%d trees, depth 20 on %d x 64: %.1f s (grow %.1f s, kernels %.1f s, " ..
+    "oob on the CPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
+    t.total_ms / 1e3, t.grow_ms / 1e3, t.kernel_ms / 1e3, t.oob_ms / 1e3, g.nodes,
+    g.depth))
+end
+collectgarbage()
+
+-- ---- the auto crossover ------------------------------------------------------------------
+print("\ncrossover (end to end fit, 100 trees, depth 10, 32 features; auto estimate = rows x " ..
+  "mtry x depth x trees)")
+print(string.format("  %-10s %12s %12s %12s %8s", "rows", "cpu ms", "gpu ms", "estimate MB",
+  "winner"))
+for _, n in ipairs(quick and {2000, 20000} or {1000, 5000, 20000, 100000}) do
+  local s = data.synth{kind = "classification", rows = n, features = 32, informative = 12,
+                       classes = 2, seed = 3}
+  local c = rf.train(s, {trees = 100, depth = 10, backend = "cpu"})
+  local g = rf.train(s, {trees = 100, depth = 10, backend = "gpu"})
+  local cm, gm = c.timing.total_ms - c.timing.oob_ms, g.timing.total_ms - g.timing.oob_ms
+  print(string.format("  %-10d %12.1f %12.1f %12.1f %8s", n, cm, gm,
+    n * 5 * 10 * 100 / 1e6, gm < cm and "gpu" or "cpu"))
+end

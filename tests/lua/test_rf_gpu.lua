@@ -1,0 +1,73 @@
+-- test_rf_gpu.lua - rf.train(backend = "gpu") against the CPU backend through the Lua API:
+-- the same trees node for node on small forests, accuracy and R^2 within 0.01 on iris, digits,
+-- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, bad options.
+-- (tests/unit/test_rf_gpu.c checks the same at the C level, plus NaN, batches and votes.)
+
+local function both(d, opts)
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.backend = "cpu"
+  local a = rf.train(d, o)
+  o.backend = "gpu"
+  local b = rf.train(d, o)
+  return a, b
+end
+
+local function same_trees(a, b)
+  T.eq(b.backend, "gpu")
+  for t = 1, a.trees do
+    local ta, tb = a:tree(t), b:tree(t)
+    T.eq(#tb, #ta, "tree " .. t .. " node count")
+    for i = 1, #ta do
+      local x, y = ta[i], tb[i]
+      local where = string.format("tree %d node %d", t, i)
+      T.eq(y.feature, x.feature, where .. " feature")
+      T.eq(y.bin, x.bin, where .. " threshold bin")
+      T.eq(y.threshold, x.threshold, where .. " threshold")
+      T.eq(y.nan_left, x.nan_left, where .. " nan_left")
+      T.eq(y.left, x.left, where .. " left")
+      T.eq(y.count, x.count, where .. " count")
+      T.eq(y.weight, x.weight, where .. " weight")
+    end
+  end
+end
+
+T.test("gpu forest equals the CPU forest node for node (iris, digits)", function()
+  T.need_gpu()
+  local iris = data.load("datasets/iris.csv")
+  same_trees(both(iris, {trees = 5, seed = 3}))
+  same_trees(both(iris, {trees = 3, criterion = "entropy", max_features = "all", bins = 16}))
+  local digits = data.load("datasets/digits.csv")
+  same_trees(both(digits, {trees = 3, depth = 10, seed = 2}))
+end)
+
+local function parity(d, opts, tol, what)
+  local train, test = d:split(0.8, {seed = 1})
+  local a, b = both(train, opts)
+  local sa, sb = a:score(test), b:score(test)
+  T.ok(math.abs(sa - sb) <= tol,
+    string.format("%s: cpu %.4f gpu %.4f differ by more than %g", what, sa, sb, tol))
+  T.ok(b.timing.kernel_ms > 0, what .. ": kernel time recorded")
+  return a, b
+end
+
+T.test("gpu accuracy within 0.01 of the CPU: iris, digits, synthetic 100k x 32", function()
+  T.need_gpu()
+  parity(data.load("datasets/iris.csv"), {trees = 100}, 0.01, "iris")
+  parity(data.load("datasets/digits.csv"), {trees = 100}, 0.01, "digits")
+  local s = data.synth{kind = "classification", rows = 100000, features = 32, informative = 16,
+                       classes = 2, seed = 1}
+  parity(s, {trees = 50, depth = 10}, 0.01, "synthetic 100k x 32")
+end)
+
+T.test("gpu regression R2 within 0.01 of the CPU (diabetes)", function()
+  T.need_gpu()
+  local a, b = parity(data.load("datasets/diabetes.csv"), {trees = 100}, 0.01, "diabetes R2")
+  T.ok(math.abs(a.oob - b.oob) <= 0.01, "oob R2 close")
+end)
+
+T.test("gpu forest: bad block size is refused with the parameter named", function()
+  T.need_gpu()
+  local d = data.load("datasets/iris.csv")
+  T.raises(function() rf.train(d, {backend = "gpu", block = 100}) end, "block")
+end)
