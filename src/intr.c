@@ -37,13 +37,15 @@ double gwb_now(void)
 static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
 static gwb_progress_sink sink_fn;
 static void *sink_ctx;
-static struct {
+#define MAXDEPTH 4
+static struct level {
 	char label[64];
 	double total, t0, last;
-	int active;
 	double done, metric;      /* latest update, for gwb_progress_get */
 	char metric_name[32];
-} prog;
+} lv[MAXDEPTH];
+static int depth;     /* active levels */
+static int overflow;  /* begins past MAXDEPTH (ignored; their ends are matched) */
 
 void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx)
 {
@@ -53,51 +55,66 @@ void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx)
 	pthread_mutex_unlock(&prog_lock);
 }
 
-void gwb_progress_begin(const char *label, double total)
-{
-	pthread_mutex_lock(&prog_lock);
-	snprintf(prog.label, sizeof(prog.label), "%s", label ? label : "");
-	prog.total = total;
-	prog.t0 = gwb_now();
-	prog.last = 0;
-	prog.active = 1;
-	prog.done = 0;
-	prog.metric = 0;
-	prog.metric_name[0] = '\0';
-	if (sink_fn) {
-		gwb_progress p = {.label = prog.label, .total = total, .event = GWB_PROGRESS_BEGIN};
-		sink_fn(&p, sink_ctx);
-	}
-	pthread_mutex_unlock(&prog_lock);
-}
-
 static void emit(double done, const char *mname, double metric, bool finished, int event)
 {
+	struct level *t = &lv[depth - 1];
 	gwb_progress p = {
-		.label = prog.label, .done = done, .total = prog.total,
+		.label = t->label, .done = done, .total = t->total,
 		.metric_name = mname, .metric = metric,
-		.elapsed_s = gwb_now() - prog.t0, .finished = finished, .event = event,
+		.elapsed_s = gwb_now() - t->t0, .finished = finished, .event = event,
+		.depth = depth - 1,
 	};
+	if (depth > 1) {
+		p.parent_label = lv[depth - 2].label;
+		p.parent_done = lv[depth - 2].done;
+		p.parent_total = lv[depth - 2].total;
+	}
 	if (sink_fn)
 		sink_fn(&p, sink_ctx);
 }
 
+void gwb_progress_begin(const char *label, double total)
+{
+	struct level *t;
+
+	pthread_mutex_lock(&prog_lock);
+	if (depth == MAXDEPTH) {
+		overflow++;
+		pthread_mutex_unlock(&prog_lock);
+		return;
+	}
+	t = &lv[depth++];
+	snprintf(t->label, sizeof(t->label), "%s", label ? label : "");
+	t->total = total;
+	t->t0 = gwb_now();
+	t->last = 0;
+	t->done = 0;
+	t->metric = 0;
+	t->metric_name[0] = '\0';
+	emit(0, NULL, 0, false, GWB_PROGRESS_BEGIN);
+	pthread_mutex_unlock(&prog_lock);
+}
+
 void gwb_progress_update(double done, const char *metric_name, double metric)
 {
+	struct level *t;
 	double now;
 
 	pthread_mutex_lock(&prog_lock);
-	now = gwb_now();
-	if (prog.active) {
-		prog.done = done;
-		prog.metric = metric;
-		if (metric_name)
-			snprintf(prog.metric_name, sizeof(prog.metric_name), "%s", metric_name);
-		else
-			prog.metric_name[0] = '\0';
+	if (!depth || overflow) {
+		pthread_mutex_unlock(&prog_lock);
+		return;
 	}
-	if (prog.active && now - prog.last >= 0.1) {
-		prog.last = now;
+	t = &lv[depth - 1];
+	now = gwb_now();
+	t->done = done;
+	t->metric = metric;
+	if (metric_name)
+		snprintf(t->metric_name, sizeof(t->metric_name), "%s", metric_name);
+	else
+		t->metric_name[0] = '\0';
+	if (now - t->last >= 0.1) {
+		t->last = now;
 		emit(done, metric_name, metric, false, GWB_PROGRESS_UPDATE);
 	}
 	pthread_mutex_unlock(&prog_lock);
@@ -108,34 +125,41 @@ void gwb_progress_end(void)
 	pthread_mutex_lock(&prog_lock);
 	/* Only runs that were shown (lasted past the first update interval) are `finished`;
 	 * every run gets its END event. Each run is also recorded as a phase. */
-	if (prog.active) {
-		double el = gwb_now() - prog.t0;
-		if (prog.label[0])
-			gwb_prof_phase(prog.label, el * 1e3);
-		emit(prog.total, NULL, 0, prog.last > 0, GWB_PROGRESS_END);
+	if (overflow) {
+		overflow--;
+	} else if (depth) {
+		struct level *t = &lv[depth - 1];
+		double el = gwb_now() - t->t0;
+		if (t->label[0])
+			gwb_prof_phase(t->label, el * 1e3);
+		emit(t->total, NULL, 0, t->last > 0, GWB_PROGRESS_END);
+		depth--;
 	}
-	prog.active = 0;
 	pthread_mutex_unlock(&prog_lock);
 }
 
 bool gwb_progress_get(gwb_progress *out, char *label, size_t n)
 {
 	static _Thread_local char mname[32];
+	struct level *t;
 	bool active;
 
 	pthread_mutex_lock(&prog_lock);
-	active = prog.active != 0;
+	active = depth > 0;
+	t = &lv[depth > 0 ? depth - 1 : 0];
+	memset(out, 0, sizeof(*out));
 	if (label && n)
-		snprintf(label, n, "%s", prog.label);
-	memcpy(mname, prog.metric_name, sizeof(mname));
+		snprintf(label, n, "%s", active ? t->label : "");
+	memcpy(mname, t->metric_name, sizeof(mname));
 	out->label = label;
-	out->done = prog.done;
-	out->total = prog.total;
-	out->metric_name = mname[0] ? mname : NULL;
-	out->metric = prog.metric;
-	out->elapsed_s = active ? gwb_now() - prog.t0 : 0;
+	out->done = t->done;
+	out->total = t->total;
+	out->metric_name = active && mname[0] ? mname : NULL;
+	out->metric = t->metric;
+	out->elapsed_s = active ? gwb_now() - t->t0 : 0;
 	out->finished = !active;
 	out->event = GWB_PROGRESS_UPDATE;
+	out->depth = active ? depth - 1 : 0;
 	pthread_mutex_unlock(&prog_lock);
 	return active;
 }

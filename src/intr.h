@@ -32,6 +32,9 @@ typedef struct gwb_progress {
 			      first update interval) */
 	int event;         /* GWB_PROGRESS_UPDATE, _BEGIN (sent once, done 0) or _END (sent
 			      once, whether or not the run was shown) */
+	int depth;         /* 0 for a run, 1.. for a run begun inside another (rf.cv's folds) */
+	const char *parent_label;  /* the enclosing run when depth > 0, else NULL */
+	double parent_done, parent_total;
 } gwb_progress;
 
 enum { GWB_PROGRESS_UPDATE = 0, GWB_PROGRESS_BEGIN = 1, GWB_PROGRESS_END = 2 };
@@ -42,7 +45,8 @@ typedef void (*gwb_progress_sink)(const gwb_progress *p, void *ctx);
 void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx);
 
 /* Begin, update and end a progress run. Updates are rate limited (about 10 Hz) and thread
- * safe; they are cheap enough to call once per tree, level or iteration. */
+ * safe; they are cheap enough to call once per tree, level or iteration. Runs nest (up to 4
+ * deep): a begin inside a run starts an inner run, its end returns to the outer one. */
 void gwb_progress_begin(const char *label, double total);
 void gwb_progress_update(double done, const char *metric_name, double metric);
 void gwb_progress_end(void);

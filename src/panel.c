@@ -51,8 +51,8 @@ struct krow {
 struct snap {
 	/* progress (copied by the sink) */
 	bool active;
-	char label[64];
-	double done, total, metric, elapsed;
+	char label[64], parent[64];
+	double done, total, metric, elapsed, parent_done, parent_total;
 	char metric_name[32];
 	char last_label[64];
 	double last_elapsed;
@@ -94,7 +94,8 @@ static struct {
 	/* progress as the sink last saw it */
 	bool p_active, p_interrupted;
 	gwb_panel_stats last;        /* GPU part of the latest snapshot */
-	char p_label[64], p_metric_name[32], p_last_label[64];
+	char p_label[64], p_metric_name[32], p_last_label[64], p_parent[64];
+	double p_parent_done, p_parent_total, p_t0s[4], p_tcur;
 	double p_done, p_total, p_metric, p_t0, p_last_elapsed;
 	/* the prompt (persistent mode), from readline on the main thread */
 	char prompt[128];
@@ -231,16 +232,27 @@ static void panel_sink(const gwb_progress *p, void *ctx)
 
 	pthread_mutex_lock(&pl.mu);
 	fallback = !pl.allowed;
+	if (p->depth > 0) {
+		snprintf(pl.p_parent, sizeof(pl.p_parent), "%s", p->parent_label ? p->parent_label : "");
+		pl.p_parent_done = p->parent_done;
+		pl.p_parent_total = p->parent_total;
+	}
 	switch (p->event) {
 	case GWB_PROGRESS_BEGIN:
 		snprintf(pl.p_label, sizeof(pl.p_label), "%s", p->label ? p->label : "");
 		pl.p_total = p->total;
 		pl.p_done = 0;
 		pl.p_metric_name[0] = '\0';
-		pl.p_t0 = gwb_now();
-		pl.p_active = true;
-		if (pl.allowed && !pl.thread_live)
-			start_thread_locked(ST_PENDING);
+		if (p->depth < 4)
+			pl.p_t0s[p->depth] = gwb_now();
+		pl.p_tcur = gwb_now();
+		if (p->depth == 0) {
+			pl.p_parent[0] = '\0';
+			pl.p_t0 = pl.p_tcur;
+			pl.p_active = true;
+			if (pl.allowed && !pl.thread_live)
+				start_thread_locked(ST_PENDING);
+		}
 		break;
 	case GWB_PROGRESS_UPDATE:
 		pl.p_done = p->done;
@@ -249,8 +261,20 @@ static void panel_sink(const gwb_progress *p, void *ctx)
 			 p->metric_name ? p->metric_name : "");
 		break;
 	case GWB_PROGRESS_END:
+		if (p->depth > 0) {
+			/* back to the enclosing run */
+			snprintf(pl.p_label, sizeof(pl.p_label), "%s", pl.p_parent);
+			pl.p_total = p->parent_total;
+			pl.p_done = p->parent_done;
+			pl.p_metric_name[0] = '\0';
+			pl.p_tcur = pl.p_t0s[p->depth - 1 < 4 ? p->depth - 1 : 3];
+			if (p->depth == 1)
+				pl.p_parent[0] = '\0';
+			break;
+		}
 		pl.p_done = p->total > 0 ? p->total : pl.p_done;
 		pl.p_active = false;
+		pl.p_parent[0] = '\0';
 		snprintf(pl.p_last_label, sizeof(pl.p_last_label), "%s", pl.p_label);
 		pl.p_last_elapsed = p->elapsed_s;
 		pl.p_interrupted = gwb_intr_pending();
@@ -546,7 +570,10 @@ static void collect(struct snap *s, bool sample)
 	s->done = pl.p_done;
 	s->total = pl.p_total;
 	s->metric = pl.p_metric;
-	s->elapsed = pl.p_active ? now - pl.p_t0 : 0;
+	s->elapsed = pl.p_active ? now - pl.p_tcur : 0;
+	memcpy(s->parent, pl.p_parent, sizeof(s->parent));
+	s->parent_done = pl.p_parent_done;
+	s->parent_total = pl.p_parent_total;
 	s->last_elapsed = pl.p_last_elapsed;
 	s->interrupted = pl.p_interrupted;
 	pthread_mutex_unlock(&pl.mu);
@@ -1199,7 +1226,7 @@ static void draw(const struct snap *s, bool persistent)
 		char right[128];
 		human_secs(a, sizeof(a), s->elapsed);
 		human_secs(b, sizeof(b), eta);
-		int dec = s->total != floor(s->total) || s->total < 20 ? 1 : 0;
+		int dec = s->total != floor(s->total) || s->done != floor(s->done) ? 1 : 0;
 		if (s->total > 0)
 			snprintf(right, sizeof(right), " %.*f/%.*f %3.0f%% %s eta %s", dec, s->done, dec,
 				 s->total, frac * 100, a, b);
@@ -1209,8 +1236,19 @@ static void draw(const struct snap *s, bool persistent)
 			size_t l = strlen(right);
 			snprintf(right + l, sizeof(right) - l, " %s %.3g", s->metric_name, s->metric);
 		}
+		char lab[160];
+		if (s->parent[0])
+			snprintf(lab, sizeof(lab), "%s %.0f/%.0f %s %s", s->parent, s->parent_done + 1,
+				 s->parent_total, pl.utf8 ? "\xe2\x80\xba" : ">", s->label);
+		else
+			snprintf(lab, sizeof(lab), "%s", s->label);
+		lw = (int)strlen(lab) + 2;
+		if (lw < 12)
+			lw = 12;
+		if (lw > W / 3)
+			lw = W / 3;
 		style_on(0, A_BOLD);
-		putf(y, 0, lw, "%-*.*s", lw - 1, lw - 1, s->label);
+		put(y, 0, lw - 1, lab);
 		style_off(0, A_BOLD);
 		bw = W - lw - (int)strlen(right);
 		if (bw > 40)
