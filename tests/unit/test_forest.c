@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -585,6 +586,53 @@ static void test_interrupt_leaves_nothing(void **state)
 	gwb_dataset_free(d);
 }
 
+static void *interrupter(void *arg)
+{
+	usleep((useconds_t)(intptr_t)arg);
+	gwb_intr_raise();
+	return NULL;
+}
+
+/* Ctrl-C while trees grow (tree-parallel, and node-parallel on one deep tree): GWB_EINTR soon
+ * after, and no forest. */
+static void test_interrupt_while_training(void **state)
+{
+	gwb_dataset *d = read_csv("datasets/digits.csv", GWB_TASK_CLASSIFICATION), *big;
+	size_t i, n = 1000000;
+	int mode;
+	(void)state;
+
+	assert_non_null(d);
+	/* random labels on 1e6 rows: one tree grows ~25 levels before its leaves are pure */
+	assert_int_equal(gwb_dataset_new(n, 4, GWB_TASK_CLASSIFICATION, 2, &big), GWB_OK);
+	for (i = 0; i < n * 4; i++)
+		big->X[i] = (float)(gwb_rng_hash(5, 9, 1, i) >> 40);
+	for (i = 0; i < n; i++)
+		big->y[i] = (int32_t)(gwb_rng_hash(5, 9, 2, i) & 1);
+	for (mode = 0; mode < 2; mode++) {
+		gwb_rf_params p = params(mode ? 1 : 5000, mode ? 4 : 2);
+		gwb_forest *f = NULL;
+		pthread_t th;
+		double t0;
+		if (mode) {
+			p.depth = 64;
+			p.bootstrap = false;
+		}
+		gwb_intr_clear();
+		t0 = gwb_now();
+		assert_int_equal(pthread_create(&th, NULL, interrupter,
+						(void *)(intptr_t)(mode ? 150000 : 30000)), 0);
+		assert_int_equal(gwb_rf_train(mode ? big : d, &p, &f), GWB_EINTR);
+		pthread_join(th, NULL);
+		gwb_intr_clear();
+		assert_null(f);
+		assert_non_null(strstr(gwb_errmsg(), "no forest was made"));
+		assert_true(gwb_now() - t0 < 10.0);
+	}
+	gwb_dataset_free(big);
+	gwb_dataset_free(d);
+}
+
 static void test_permutation_importance(void **state)
 {
 	gwb_dataset *d = iris();
@@ -616,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_nan_bin),
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_interrupt_leaves_nothing),
+		cmocka_unit_test(test_interrupt_while_training),
 		cmocka_unit_test(test_permutation_importance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
