@@ -165,6 +165,12 @@ static int m_write(lua_State *L)
 	return 0;
 }
 
+static int m_save(lua_State *L)
+{
+	gwb_lua_check(L, gwb_csr_save(sp_check(L, 1), luaL_checkstring(L, 2)));
+	return 0;
+}
+
 static int m_spmv_bench(lua_State *L)
 {
 	gwb_csr *A = sp_check(L, 1);
@@ -258,6 +264,10 @@ static int l_read(lua_State *L)
 	gwb_csr *A = NULL;
 	gwb_matrix *D = NULL;
 	lsparse *u = sp_new(L);
+	if (gwb_csr_is_gwbs(path)) {
+		gwb_lua_check(L, gwb_csr_load(path, &u->A));
+		return 1;
+	}
 	gwb_lua_check(L, gwb_mm_read(path, &A, &D));
 	if (D) {
 		lua_pop(L, 1);
@@ -522,6 +532,9 @@ static const gwb_reg methods[] = {
 	 "Example: D = mat.laplacian3d(3):todense()"},
 	{"write", m_write, "A:write(path [, comment])\nWrite a Matrix Market file (see mat.write).\n"
 	 "Example: A:write(\"a.mtx\")"},
+	{"save", m_save, "A:save(path)\nWrite the CSR arrays in gwb's binary format (header, "
+	 "row offsets, column indices, values, FNV-1a checksum); mat.read loads it back exactly "
+	 "and fast.\nExample: A:save(\"a.gwbs\"); B = mat.read(\"a.gwbs\")"},
 	{"spmv_bench", m_spmv_bench, "A:spmv_bench([opts]) -> table\nGPU SpMV, ours and cuSPARSE, "
 	 "timed (median of reps, default 50) and checked against the CPU: ours_ms, cusparse_ms,\n"
 	 "ours_gbps, cusparse_gbps, bytes, ours_err, cusparse_err, lanes.\n"
@@ -540,7 +553,8 @@ static const luaL_Reg meta[] = {
 };
 
 static const gwb_reg funcs[] = {
-	{"read", l_read, "mat.read(path) -> SparseMatrix | Matrix\nRead a Matrix Market file: "
+	{"read", l_read, "mat.read(path) -> SparseMatrix | Matrix\nRead a file written by A:save "
+	 "(binary, checksummed) or a Matrix Market file: "
 	 "coordinate (real, integer, pattern; general, symmetric, skew-symmetric; duplicates "
 	 "summed) gives a SparseMatrix, array gives a dense Matrix. Malformed lines are reported "
 	 "as file:line.\nExample: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
 
 #define I32_LIMIT ((int64_t)INT32_MAX)
 
@@ -736,4 +737,155 @@ out_free:
 	free(V);
 	free(deg);
 	return st;
+}
+
+/* ---------------------------------------------------------------- binary save/load */
+
+#define GWBS_MAGIC "GWBS"
+#define GWBS_VERSION 1u
+
+struct gwbs_header {
+	char magic[4];
+	uint32_t version;
+	int64_t rows, cols, nnz;
+	uint32_t index_bits;
+	int32_t sym;
+	char name[96];
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static bool put(FILE *f, const void *p, size_t n, uint64_t *h)
+{
+	*h = fnv1a(*h, p, n);
+	return fwrite(p, 1, n, f) == n;
+}
+
+gwb_status gwb_csr_save(const gwb_csr *A, const char *path)
+{
+	struct gwbs_header hd;
+	size_t ib = A->wide ? 8 : 4;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f)
+		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
+	memset(&hd, 0, sizeof(hd));
+	memcpy(hd.magic, GWBS_MAGIC, 4);
+	hd.version = GWBS_VERSION;
+	hd.rows = A->rows;
+	hd.cols = A->cols;
+	hd.nnz = A->nnz;
+	hd.index_bits = (uint32_t)ib * 8;
+	hd.sym = A->sym;
+	memcpy(hd.name, A->name, sizeof(hd.name));
+	ok = put(f, &hd, sizeof(hd), &h) &&
+	     put(f, A->wide ? (void *)A->rp64 : (void *)A->rp32, ((size_t)A->rows + 1) * ib, &h) &&
+	     put(f, A->wide ? (void *)A->ci64 : (void *)A->ci32, (size_t)A->nnz * ib, &h) &&
+	     put(f, A->val, (size_t)A->nnz * sizeof(double), &h);
+	ok = ok && fwrite(&h, sizeof(h), 1, f) == 1;
+	if (fclose(f) || !ok)
+		return gwb_error(GWB_EIO, "%s: write failed (disk full?)", path);
+	return GWB_OK;
+}
+
+bool gwb_csr_is_gwbs(const char *path)
+{
+	char m[4];
+	FILE *f = fopen(path, "rb");
+	bool yes = f && fread(m, 1, 4, f) == 4 && !memcmp(m, GWBS_MAGIC, 4);
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+gwb_status gwb_csr_load(const char *path, gwb_csr **out)
+{
+	struct gwbs_header hd;
+	uint64_t h = 0xcbf29ce484222325ULL, want;
+	gwb_csr *A = NULL;
+	gwb_status st;
+	long len;
+	FILE *f = fopen(path, "rb");
+
+	*out = NULL;
+	if (!f)
+		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return gwb_error(GWB_EIO, "%s: cannot read", path);
+	}
+	if (fread(&hd, sizeof(hd), 1, f) != 1 || memcmp(hd.magic, GWBS_MAGIC, 4)) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: not a gwb sparse matrix file (no GWBS header)", path);
+	}
+	if (hd.version != GWBS_VERSION || (hd.index_bits != 32 && hd.index_bits != 64) ||
+	    hd.rows < 0 || hd.cols < 0 || hd.nnz < 0) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: unsupported version %u or a damaged header", path,
+				 hd.version);
+	}
+	size_t ib = hd.index_bits / 8;
+	double need = sizeof(hd) + ((double)hd.rows + 1) * ib + (double)hd.nnz * (ib + 8) + 8;
+	if (need != (double)len) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: the file has %ld bytes, its header implies %.0f "
+				 "(truncated?)", path, len, need);
+	}
+	if ((st = gwb_csr_alloc(hd.rows, hd.cols, hd.nnz, ib == 8, &A))) {
+		fclose(f);
+		return st;
+	}
+	if (A->wide != (ib == 8)) {
+		gwb_csr_free(A);
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: index width does not match the sizes", path);
+	}
+	h = fnv1a(h, &hd, sizeof(hd));
+	void *rp = A->wide ? (void *)A->rp64 : (void *)A->rp32;
+	void *ci = A->wide ? (void *)A->ci64 : (void *)A->ci32;
+	bool ok = fread(rp, ib, (size_t)hd.rows + 1, f) == (size_t)hd.rows + 1 &&
+		  fread(ci, ib, (size_t)hd.nnz, f) == (size_t)hd.nnz &&
+		  fread(A->val, 8, (size_t)hd.nnz, f) == (size_t)hd.nnz &&
+		  fread(&want, 8, 1, f) == 1;
+	fclose(f);
+	if (ok) {
+		h = fnv1a(h, rp, ((size_t)hd.rows + 1) * ib);
+		h = fnv1a(h, ci, (size_t)hd.nnz * ib);
+		h = fnv1a(h, A->val, (size_t)hd.nnz * 8);
+	}
+	if (!ok || h != want) {
+		gwb_csr_free(A);
+		return gwb_error(GWB_ECORRUPT, "%s: checksum mismatch: the file is damaged", path);
+	}
+	/* structure checks, so a crafted file cannot send SpMV out of bounds */
+	int64_t prev = 0;
+	for (int64_t i = 0; i <= A->rows; i++) {
+		int64_t r = gwb_csr_rp(A, i);
+		if ((i == 0 && r != 0) || r < prev || r > A->nnz || (i == A->rows && r != A->nnz)) {
+			gwb_csr_free(A);
+			return gwb_error(GWB_ECORRUPT, "%s: bad row offsets at row %lld", path, (long long)i);
+		}
+		prev = r;
+	}
+	for (int64_t p = 0; p < A->nnz; p++)
+		if (gwb_csr_ci(A, p) < 0 || gwb_csr_ci(A, p) >= A->cols) {
+			gwb_csr_free(A);
+			return gwb_error(GWB_ECORRUPT, "%s: column index out of range at entry %lld", path,
+					 (long long)p);
+		}
+	memcpy(A->name, hd.name, sizeof(A->name));
+	A->name[sizeof(A->name) - 1] = 0;
+	A->sym = hd.sym >= -1 && hd.sym <= 1 ? hd.sym : -1;
+	*out = A;
+	return GWB_OK;
 }

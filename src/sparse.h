@@ -94,6 +94,15 @@ gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, 
 gwb_status gwb_csr_knn_laplacian(const gwb_dataset *d, int k, double sigma, bool normalized,
 				 gwb_csr **out);
 
+/* Binary save/load (".gwbs"): magic "GWBS", version, rows, cols, nnz, index bits, symmetry,
+ * name, then row offsets, column indices and values little-endian, and a 64-bit FNV-1a
+ * checksum of everything before it. Load checks magic, version, sizes against the file
+ * length and the checksum (GWB_ECORRUPT naming the file). gwb_csr_is_gwbs: the file starts
+ * with the magic. */
+gwb_status gwb_csr_save(const gwb_csr *A, const char *path);
+gwb_status gwb_csr_load(const char *path, gwb_csr **out);
+bool gwb_csr_is_gwbs(const char *path);
+
 /* Run fn(ctx, lo, hi) over [0, n) split across the CPU threads (one call when n is small,
  * below `grain` per thread). Returns after all parts finish. */
 typedef void (*gwb_par_fn)(void *ctx, int64_t lo, int64_t hi, int part);

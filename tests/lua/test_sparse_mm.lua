@@ -51,6 +51,28 @@ test("Matrix Market round trips: sparse and dense", function()
   for _, ij in ipairs { { 1, 1 }, { 494, 494 }, { 2, 1 } } do eq(K2:get(ij[1], ij[2]), K:get(ij[1], ij[2])) end
 end)
 
+test("binary save/load: exact round trip, damage detected", function()
+  local dir = T.tmpdir()
+  local A = mat.randsym(400, { density = 0.03, seed = 5 })
+  A:save(dir .. "/a.gwbs")
+  local B = mat.read(dir .. "/a.gwbs")
+  eq(B.nnz, A.nnz)
+  eq(B.name, A.name)
+  ok(B:symmetric())
+  local x = {}
+  for i = 1, 400 do x[i] = 1 / i end
+  local ya, yb = A:spmv(x), B:spmv(x)
+  for i = 1, 400 do eq(ya[i], yb[i]) end
+  -- flip one byte in the values: the checksum catches it
+  local bytes = T.readfile(dir .. "/a.gwbs")
+  local pos = #bytes - 20
+  local flipped = bytes:sub(1, pos - 1) .. string.char((bytes:byte(pos) + 1) % 256) .. bytes:sub(pos + 1)
+  T.writefile(dir .. "/bad.gwbs", flipped)
+  raises(function() mat.read(dir .. "/bad.gwbs") end, "checksum")
+  T.writefile(dir .. "/short.gwbs", bytes:sub(1, 200))
+  raises(function() mat.read(dir .. "/short.gwbs") end, "truncated")
+end)
+
 test("Matrix Market errors name the file and line", function()
   local dir = T.tmpdir()
   local function bad(text, want)
