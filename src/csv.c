@@ -23,6 +23,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "intr.h"
 #include "transpose.h"
@@ -49,6 +52,11 @@ void gwb_csv_opts_init(gwb_csv_opts *o)
 static const double pow10_tab[23] = {
 	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static const double negpow10_tab[23] = {
+	1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11,
+	1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
 };
 
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
@@ -101,30 +109,25 @@ bool gwb_csv_parse_float(const char *s, size_t n, float *out, bool *overflow)
 	e = s + n;
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
-	for (; p < e && (unsigned)(*p - '0') < 10; p++) {
-		unsigned dg = (unsigned)(*p - '0');
-		any = true;
-		if (!w && !dg)
-			continue;
-		if (nd == 19)
-			goto slow;
-		w = w * 10 + dg;
-		nd++;
-	}
-	if (p < e && *p == '.') {
-		for (p++; p < e && (unsigned)(*p - '0') < 10; p++) {
-			unsigned dg = (unsigned)(*p - '0');
-			any = true;
-			if (!w && !dg) {
-				exp10--;
-				continue;
-			}
-			if (nd == 19)
-				goto slow;
-			w = w * 10 + dg;
-			nd++;
-			exp10--;
+	/* digits accumulate into w without branches; more than 19 (w may have wrapped) go to
+	 * strtof, as do leading zeros that push the count over (rare in data) */
+	{
+		const char *q = p;
+		int nfrac = 0;
+		for (; p < e && (unsigned)(*p - '0') < 10; p++)
+			w = w * 10 + (unsigned)(*p - '0');
+		nd = (int)(p - q);
+		if (p < e && *p == '.') {
+			const char *f = ++p;
+			for (; p < e && (unsigned)(*p - '0') < 10; p++)
+				w = w * 10 + (unsigned)(*p - '0');
+			nfrac = (int)(p - f);
 		}
+		nd += nfrac;
+		any = nd > 0;
+		exp10 = -nfrac;
+		if (nd > 19)
+			goto slow;
 	}
 	if (!any) {
 		/* inf, infinity, nan in any case go to strtof; anything else is text. */
@@ -160,7 +163,24 @@ bool gwb_csv_parse_float(const char *s, size_t n, float *out, bool *overflow)
 	if (w <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
 		double d = (double)w;
 		uint64_t bits;
-		d = exp10 < 0 ? d / pow10_tab[-exp10] : d * pow10_tab[exp10];
+		if (exp10 < 0) {
+			/* Multiplying by the rounded 10^-k is off by at most 2 units in the last
+			 * place of the double; unless that lands within 4 units of a float midpoint,
+			 * rounding to float gives the same result as the exact quotient, for the
+			 * price of a multiply instead of a divide. */
+			double m = d * negpow10_tab[-exp10];
+			uint64_t mb;
+			memcpy(&mb, &m, sizeof(mb));
+			if (m >= FLT_MIN && m <= FLT_MAX &&
+			    (uint32_t)((mb & 0x1fffffffu) - 0x10000000u + 4u) > 8u) {
+				float f = (float)m;
+				*out = neg ? -f : f;
+				return true;
+			}
+			d = d / pow10_tab[-exp10];
+		} else {
+			d = d * pow10_tab[exp10];
+		}
 		memcpy(&bits, &d, sizeof(bits));
 		if (d >= FLT_MIN && d <= FLT_MAX && (bits & 0x1fffffffu) != 0x10000000u) {
 			float f = (float)d;
@@ -366,6 +386,28 @@ static const char *show(const char *p, size_t n, char *out, size_t outsz)
 	return out;
 }
 
+/* The first separator, '\n' or '\r' at or after p (end when none): 16 bytes at a time where
+ * SSE2 is there (every x86-64). */
+static inline const char *scan_field(const char *p, const char *end, char sep)
+{
+#ifdef __SSE2__
+	const __m128i vs = _mm_set1_epi8(sep), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r');
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, vs),
+								    _mm_cmpeq_epi8(x, vn)),
+						       _mm_cmpeq_epi8(x, vr)));
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != sep && *p != '\n' && *p != '\r')
+		p++;
+	return p;
+}
+
 /* Split the record starting at buf[cur] into r->f. TOK_REC sets *next to the first byte after
  * it (its line end consumed); TOK_MORE asks for more bytes; TOK_EOF when no bytes are left. */
 static int tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_status *err)
@@ -446,8 +488,7 @@ static int tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_sta
 			return TOK_ERR;
 		} else {
 			const char *s = p;
-			while (p < end && *p != sep && *p != '\n' && *p != '\r')
-				p++;
+			p = scan_field(p, end, sep);
 			f->p = s;
 			f->n = (size_t)(p - s);
 			f->q = 0;
@@ -1038,23 +1079,44 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		task = GWB_TASK_CLASSIFICATION;
 		classes = tc->dict.n;
 	} else {
-		vals = malloc((r->rows + 1) * sizeof(float));
-		if (!vals)
-			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		memcpy(vals, r->tv, r->rows * sizeof(float));
-		qsort(vals, r->rows, sizeof(float), cmp_float);
-		for (i = 0; i < r->rows; i++) {
-			if (i == 0 || vals[i] != vals[nd - 1])
-				vals[nd++] = vals[i];
-			if (vals[i] != floorf(vals[i]) || fabsf(vals[i]) > 16777216.0f)
+		/* Inference needs only: integral values, at most 32 distinct. A small set finds
+		 * that without sorting the column; the sort is for the classes themselves. */
+		float few[33];
+		size_t nfew = 0;
+		for (i = 0; i < r->rows && (o->task < 0 || o->task == GWB_TASK_CLASSIFICATION); i++) {
+			float v = r->tv[i];
+			size_t k;
+			if (v != floorf(v) || fabsf(v) > 16777216.0f)
 				integral = false;
+			if (!integral && o->task < 0)
+				break;
+			for (k = 0; k < nfew && few[k] != v; k++)
+				;
+			if (k == nfew) {
+				if (nfew == 33) {
+					if (o->task < 0)
+						break;
+					continue;
+				}
+				few[nfew++] = v;
+			}
 		}
 		if (o->task >= 0)
 			task = (gwb_task)o->task;
-		else if (integral && nd <= 32 && (nd <= 2 || nd * 2 <= r->rows))
+		else if (integral && nfew <= 32 && (nfew <= 2 || nfew * 2 <= r->rows))
 			task = GWB_TASK_CLASSIFICATION;
 		else
 			task = GWB_TASK_REGRESSION;
+		if (task == GWB_TASK_CLASSIFICATION) {
+			vals = malloc((r->rows + 1) * sizeof(float));
+			if (!vals)
+				return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			memcpy(vals, r->tv, r->rows * sizeof(float));
+			qsort(vals, r->rows, sizeof(float), cmp_float);
+			for (i = 0; i < r->rows; i++)
+				if (i == 0 || vals[i] != vals[nd - 1])
+					vals[nd++] = vals[i];
+		}
 		if (task == GWB_TASK_CLASSIFICATION && nd > MAX_CLASSES) {
 			free(vals);
 			return gwb_error(GWB_EINVAL, "%s: target \"%s\" has %zu distinct values, too many "
@@ -1332,5 +1394,234 @@ out:
 	if (info)
 		*info = r.info;
 	rd_free(&r);
+	return st;
+}
+
+/* --- writing -------------------------------------------------------------------------------- */
+
+#define WBLOCK_ROWS 2048
+
+struct wjob {
+	const gwb_dataset *d;
+	char sep;
+	int decimals;
+	size_t r0, r1;
+	char *buf;
+	size_t len, cap;
+	int oom;
+};
+
+static int wreserve(struct wjob *w, size_t more)
+{
+	if (w->len + more <= w->cap)
+		return 0;
+	size_t cap = (w->cap ? w->cap * 2 : 1 << 16);
+	while (cap < w->len + more)
+		cap *= 2;
+	char *nb = realloc(w->buf, cap);
+	if (!nb) {
+		w->oom = 1;
+		return -1;
+	}
+	w->buf = nb;
+	w->cap = cap;
+	return 0;
+}
+
+static void wtext(struct wjob *w, const char *s)
+{
+	size_t n = strlen(s), i;
+	bool q = n && (s[0] == ' ' || s[n - 1] == ' ' || s[0] == '\t' || s[n - 1] == '\t');
+
+	for (i = 0; i < n && !q; i++)
+		q = s[i] == w->sep || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+	if (!n) {
+		/* an empty string would read back as missing: write it quoted */
+		q = true;
+	}
+	if (wreserve(w, 2 * n + 3))
+		return;
+	if (!q) {
+		memcpy(w->buf + w->len, s, n);
+		w->len += n;
+		return;
+	}
+	w->buf[w->len++] = '"';
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"')
+			w->buf[w->len++] = '"';
+		w->buf[w->len++] = s[i];
+	}
+	w->buf[w->len++] = '"';
+}
+
+static const double wpow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+static void wnum(struct wjob *w, float v)
+{
+	char *o;
+	double a;
+
+	if (isnan(v) || wreserve(w, 48))
+		return;
+	o = w->buf + w->len;
+	a = fabs((double)v);
+	if (w->decimals >= 0 && w->decimals <= 9 && a * wpow10[w->decimals] < 9e15) {
+		uint64_t x = (uint64_t)llround(a * wpow10[w->decimals]);
+		uint64_t ip = x / (uint64_t)wpow10[w->decimals], fp = x % (uint64_t)wpow10[w->decimals];
+		char t[24];
+		int k = 0, i;
+		if (v < 0 && x)
+			*o++ = '-';
+		do {
+			t[k++] = (char)('0' + ip % 10);
+			ip /= 10;
+		} while (ip);
+		while (k)
+			*o++ = t[--k];
+		if (w->decimals) {
+			*o++ = '.';
+			for (i = w->decimals - 1; i >= 0; i--) {
+				o[i] = (char)('0' + fp % 10);
+				fp /= 10;
+			}
+			o += w->decimals;
+		}
+		w->len = (size_t)(o - w->buf);
+		return;
+	}
+	/* the shortest of %.6g .. %.9g that reads back as the same float (9 always does) */
+	{
+		int prec, k = 0;
+		for (prec = 6; prec <= 9; prec++) {
+			float b;
+			bool ovf;
+			k = snprintf(o, 48, "%.*g", prec, (double)v);
+			if (prec == 9 || (gwb_csv_parse_float(o, (size_t)k, &b, &ovf) && b == v))
+				break;
+		}
+		w->len += (size_t)k;
+	}
+}
+
+static void *wformat(void *arg)
+{
+	struct wjob *w = arg;
+	const gwb_dataset *d = w->d;
+	size_t i;
+	int j;
+
+	w->len = 0;
+	for (i = w->r0; i < w->r1 && !w->oom; i++) {
+		for (j = 0; j < d->features; j++) {
+			float v = d->X[(size_t)j * d->rows + i];
+			if (d->cat_levels[j] && !isnan(v) && v >= 0 && (int)v < d->cat_count[j])
+				wtext(w, d->cat_levels[j][(int)v]);
+			else
+				wnum(w, v);
+			if (!wreserve(w, 1))
+				w->buf[w->len++] = w->sep;
+		}
+		if (d->task == GWB_TASK_CLASSIFICATION)
+			wtext(w, d->class_names[d->y[i]] ? d->class_names[d->y[i]] : "");
+		else
+			wnum(w, d->yr[i]);
+		if (!wreserve(w, 1))
+			w->buf[w->len++] = '\n';
+	}
+	return NULL;
+}
+
+static gwb_status wflush(int fd, const char *path, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return gwb_error(GWB_EIO, "%s: write failed: %s", path,
+					 k < 0 ? strerror(errno) : "no progress");
+		p += k;
+		n -= (size_t)k;
+	}
+	return GWB_OK;
+}
+
+gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,
+			 int threads)
+{
+	struct wjob jobs[64];
+	pthread_t tid[64];
+	gwb_status st = GWB_OK;
+	size_t r0;
+	int fd, k, j, nt;
+
+	if (!sep)
+		sep = ',';
+	if (sep == '"' || sep == '\n' || sep == '\r')
+		return gwb_error(GWB_EINVAL, "write_csv: the separator cannot be a quote or a newline");
+	if (decimals > 9)
+		return gwb_error(GWB_EINVAL, "write_csv: decimals must be <= 9 (got %d)", decimals);
+	nt = threads > 0 ? threads : gwb_transpose_cpus();
+	if (nt > 64)
+		nt = 64;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
+	memset(jobs, 0, sizeof(jobs));
+	for (k = 0; k < nt; k++) {
+		jobs[k].d = d;
+		jobs[k].sep = sep;
+		jobs[k].decimals = decimals;
+	}
+	/* the header */
+	for (j = 0; j <= d->features; j++) {
+		wtext(&jobs[0], j < d->features ? (d->names[j] ? d->names[j] : "") :
+			       (d->target ? d->target : "target"));
+		if (!wreserve(&jobs[0], 1))
+			jobs[0].buf[jobs[0].len++] = j < d->features ? sep : '\n';
+	}
+	if (jobs[0].oom || (st = wflush(fd, path, jobs[0].buf, jobs[0].len)))
+		goto out;
+	gwb_progress_begin("write", (double)d->rows);
+	for (r0 = 0; r0 < d->rows;) {
+		int started, n = 0;
+		for (k = 0; k < nt && r0 < d->rows; k++, n++) {
+			jobs[k].r0 = r0;
+			jobs[k].r1 = r0 + WBLOCK_ROWS < d->rows ? r0 + WBLOCK_ROWS : d->rows;
+			r0 = jobs[k].r1;
+		}
+		for (k = 1; k < n; k++)
+			if (pthread_create(&tid[k], NULL, wformat, &jobs[k]))
+				break;
+		started = k;
+		wformat(&jobs[0]);
+		for (k = started; k < n; k++)
+			wformat(&jobs[k]);
+		for (k = 1; k < started; k++)
+			pthread_join(tid[k], NULL);
+		for (k = 0; k < n; k++) {
+			if (jobs[k].oom) {
+				st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
+				goto out_end;
+			}
+			if ((st = wflush(fd, path, jobs[k].buf, jobs[k].len)))
+				goto out_end;
+		}
+		gwb_progress_update((double)r0, NULL, 0);
+		if (gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "write_csv: interrupted after %zu rows", r0);
+			goto out_end;
+		}
+	}
+out_end:
+	gwb_progress_end();
+out:
+	if (!st && jobs[0].oom)
+		st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
+	for (k = 0; k < nt; k++)
+		free(jobs[k].buf);
+	if (close(fd) && !st)
+		st = gwb_error(GWB_EIO, "%s: close failed: %s", path, strerror(errno));
 	return st;
 }

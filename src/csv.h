@@ -50,6 +50,14 @@ void gwb_csv_opts_init(gwb_csv_opts *o);
 gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *o, gwb_dataset **out,
 			gwb_csv_info *info);
 
+/* Write d as CSV (header line, features, target last) to path. decimals < 0 writes every
+ * value exactly (%.9g: reading it back gives the same float32); decimals >= 0 writes fixed
+ * point with that many decimals (faster, lossy). Missing values are empty fields; text is
+ * quoted when it holds the separator, a quote, a newline or edge blanks. Rows are formatted
+ * by `threads` pthreads (0 = one per CPU) and written in order. */
+gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,
+			 int threads);
+
 /* Parse the whole of s[0..n) as a number with the reader's rules (leading/trailing blanks
  * ignored) into the correctly rounded float32. False when it is not a number; *overflow is set
  * when it is a number outside the float32 range. Exposed for tests. */

@@ -14,7 +14,7 @@ extern "C" {
 
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols. lds >= cols and ldd >= rows are
  * the row stride of src and the column stride of dst (in elements). The copy goes in square
- * blocks of `block` elements (0 = 32) so that both sides stay in cache; threads > 1 splits the
+ * blocks of `block` elements (0 = 64) so that both sides stay in cache; threads > 1 splits the
  * blocks over that many pthreads (0 = one per online CPU for large tables, 1 = serial).
  * src and dst must not overlap. GWB_EINVAL for bad strides. */
 gwb_status gwb_transpose_f32(const float *src, size_t rows, size_t cols, size_t lds, float *dst,

@@ -532,3 +532,20 @@ T.test("gpu transpose: naive, tiled, padded on odd shapes match the CPU", functi
   for _, k in ipairs(gpu.kernels()) do names[k.name] = true end
   T.ok(names.transpose_naive and names.transpose_tiled and names.transpose_padded)
 end)
+
+T.test("write_csv round trip: exact floats, quoted text, missing values", function()
+  local p = write("wc.csv", 'name,x,label\n"a, b",0.1,"q""1"\nplain,NA,z\n" sp ",1e-30,z\n')
+  local d = data.load(p)
+  local out = tmp .. "/wc_out.csv"
+  T.eq(d:write_csv(out), d)
+  same(d, data.load(out))
+  local s = data.synth { rows = 300, features = 5, seed = 4 }
+  s:write_csv(out, { sep = "\t" })
+  same(s, data.load(out))
+  s:write_csv(out, { decimals = 2 })
+  local r = data.load(out)
+  T.near(r:column(1)[7], s:column(1)[7], 0.0051)
+  T.ok(T.readfile(out):find("\n"), "text")
+  T.raises(function() s:write_csv(out, { decimals = 12 }) end, "decimals must be <= 9")
+  T.raises(function() s:write_csv(tmp .. "/no/such/dir/x.csv") end, "cannot create")
+end)

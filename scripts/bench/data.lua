@@ -1,0 +1,217 @@
+-- data.lua - datasets: CSV parse speed per core, the memory of a 1,000,000 x 256 load against
+-- its float32 columns, and the row-major -> column-major transpose (CPU blocked; GPU naive,
+-- tiled and padded against a device-to-device copy). Peers in the same run when python3 has
+-- them: pandas.read_csv / numpy.loadtxt for parsing, torch or cupy for the GPU transpose.
+-- Goals: parse >= 250 MB/s per core; load peak <= 1.3 x float32 columns + one read buffer;
+-- padded transpose >= 70% of a device copy.
+-- Environment: GWB_BENCH_QUICK=1 (small sizes, for a smoke run), GWB_PYTHON (python3),
+-- GWB_BENCH_TMP (/tmp; needs ~3 GB free for the 1M x 256 CSV).
+local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+local python = os.getenv("GWB_PYTHON") or "python3"
+local tmp = os.getenv("GWB_BENCH_TMP") or "/tmp"
+local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- the gwb binary that runs this script, for the fresh processes of the memory test
+local exe = os.getenv("GWB")
+if not exe then
+  local lo = 0
+  while arg and arg[lo - 1] do lo = lo - 1 end
+  exe = arg and arg[lo] or "build/gwb"
+end
+
+local function now()
+  local p = io.popen("date +%s.%N")
+  local t = tonumber(p:read("a"))
+  p:close()
+  return t
+end
+
+local function filesize(path)
+  local f = io.open(path, "rb")
+  if not f then return 0 end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+local function has_py(mods)
+  return os.execute(python .. " -c 'import " .. mods .. "' >/dev/null 2>&1")
+end
+
+local function py(code)
+  local p = io.popen(python .. " -c " .. sh_quote(code) .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  local r = {}
+  for k, v in out:gmatch("([%w_]+)=(%S+)") do r[k] = tonumber(v) or v end
+  return r, out
+end
+
+local rows_out = {}
+local function row(what, ours, peer, note)
+  rows_out[#rows_out + 1] = { what, ours, peer or "", note or "" }
+end
+
+local function print_table(title)
+  print(title)
+  local w = { 1, 1, 1 }
+  for _, r in ipairs(rows_out) do
+    for i = 1, 3 do w[i] = math.max(w[i], #r[i]) end
+  end
+  for _, r in ipairs(rows_out) do
+    print(string.format("  %-" .. w[1] .. "s  %" .. w[2] .. "s  %-" .. w[3] .. "s  %s", r[1], r[2], r[3], r[4]))
+  end
+  rows_out = {}
+end
+
+local cores = tonumber(io.popen("nproc"):read("l")) or 1
+print(string.format("data benchmarks (%s, %d cores)", quick and "quick" or "full", cores))
+
+-- ---------------------------------------------------------------- 1. parse speed per core
+do
+  local rows, cols = quick and 50000 or 400000, 64
+  local path = tmp .. "/gwb-bench-parse.csv"
+  data.synth { kind = "regression", rows = rows, features = cols, seed = 1 }:write_csv(path, { decimals = 6 })
+  local mb = filesize(path) / 1e6
+  local best, best_cpu = math.huge, math.huge
+  for _ = 1, 3 do
+    collectgarbage()
+    local t0, c0 = now(), os.clock()
+    local d = data.load(path, { progress = false })
+    local t, c = now() - t0, os.clock() - c0
+    assert(d.rows == rows and d.features == cols)
+    best, best_cpu = math.min(best, t), math.min(best_cpu, c)
+  end
+  -- the reader is one thread: MB per CPU-second is MB/s per core (and robust to a busy box)
+  local ours = mb / best_cpu
+  row("numeric CSV " .. rows .. " x " .. (cols + 1) .. string.format(" (%.0f MB)", mb),
+    string.format("%.0f MB/s/core", ours), "", string.format("wall %.0f MB/s; ", mb / best) ..
+    (ours >= 250 and "goal >= 250: met" or "goal >= 250: NOT met"))
+  if has_py("pandas") then
+    local r = py("import pandas, time\nt=time.process_time(); d=pandas.read_csv('" .. path ..
+      "', engine='c', dtype='float32'); t=time.process_time()-t\nprint('s=%.4f' % t)")
+    row("  pandas.read_csv(engine='c', float32), 1 thread", "",
+      r.s and string.format("%.0f MB/s/core", mb / r.s) or "failed")
+  else
+    row("  pandas.read_csv", "", "peer not available")
+  end
+  if has_py("numpy") then
+    local r = py("import numpy, time\nt=time.process_time(); d=numpy.loadtxt('" .. path ..
+      "', delimiter=',', skiprows=1, dtype=numpy.float32); t=time.process_time()-t\nprint('s=%.4f' % t)")
+    row("  numpy.loadtxt(float32)", "", r.s and string.format("%.0f MB/s/core", mb / r.s) or "failed")
+  else
+    row("  numpy.loadtxt", "", "peer not available")
+  end
+  os.remove(path)
+  print_table("1. parse speed: MB per CPU-second (best of 3, in-process, includes the transpose into columns)")
+end
+
+-- ---------------------------------------------------------------- 2. memory of a big load
+do
+  local rows, cols = quick and 100000 or 1000000, 256
+  local path = tmp .. "/gwb-bench-mem.csv"
+  local t0 = now()
+  do
+    local d = data.synth { kind = "classification", rows = rows, features = cols, informative = 16,
+      redundant = 0, classes = 2, seed = 1 }
+    d:write_csv(path, { decimals = 4 })
+  end
+  collectgarbage()
+  local gen = now() - t0
+  local mb = filesize(path) / 1e6
+  -- a fresh process: its peak resident set (VmHWM) is the load and nothing else
+  local code = [[
+local function st(k) for l in io.lines("/proc/self/status") do local v = l:match("^" .. k .. ":%s*(%d+)") if v then return tonumber(v) * 1024 end end end
+local base = st("VmRSS")
+local t = os.clock()
+local p = io.popen("date +%s.%N"); local t0 = tonumber(p:read("a")); p:close()
+local d = data.load(]] .. string.format("%q", path) .. [[, {progress = false})
+p = io.popen("date +%s.%N"); local t1 = tonumber(p:read("a")); p:close()
+print(string.format("rows=%d features=%d hwm=%d base=%d s=%.3f", d.rows, d.features, st("VmHWM"), base, t1 - t0))
+]]
+  local p = io.popen(sh_quote(exe) .. " -e " .. sh_quote(code) .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  local r = {}
+  for k, v in out:gmatch("([%w_]+)=(%S+)") do r[k] = tonumber(v) end
+  if r.hwm then
+    local cols_bytes = r.rows * r.features * 4
+    local buffer = 1048576
+    local ratio = r.hwm / (cols_bytes + buffer)
+    row(string.format("load %d x %d CSV (%.0f MB, written in %.1f s)", rows, cols + 1, mb, gen),
+      string.format("peak %.0f MB", r.hwm / 1e6), "",
+      string.format("float32 columns %.0f MB; peak / (columns + 1 MiB buffer) = %.3f, goal <= 1.3: %s",
+        cols_bytes / 1e6, ratio, ratio <= 1.3 and "met" or "NOT met"))
+    row("  process before the load", string.format("%.0f MB", r.base / 1e6), "", "")
+    row("  load time", string.format("%.1f s, %.0f MB/s", r.s, mb / r.s), "", "")
+  else
+    row("load " .. rows .. " x " .. cols, "failed", "", out:sub(1, 200))
+  end
+  if has_py("pandas") and not quick then
+    local res = py("import pandas, resource, time\nt=time.time(); d=pandas.read_csv('" .. path ..
+      "', engine='c', dtype='float32'); t=time.time()-t\nprint('s=%.3f hwm=%d' % (t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))")
+    row("  pandas.read_csv(float32)", "", res.hwm and string.format("peak %.0f MB, %.1f s", res.hwm / 1e6, res.s) or "failed")
+  else
+    row("  pandas.read_csv", "", quick and "skipped (quick)" or "peer not available")
+  end
+  os.remove(path)
+  print_table("2. memory: peak resident set (VmHWM) of a fresh gwb that loads the file")
+end
+
+-- ---------------------------------------------------------------- 3. transpose
+do
+  local rows, cols = quick and 100000 or 1000000, 256
+  local d = data.synth { kind = "regression", rows = rows, features = cols, informative = 8, seed = 3 }
+  local mb = rows * cols * 4 / 1e6
+  local c = d:transpose { backend = "cpu", reps = 3 }
+  row(string.format("CPU blocked, %d threads", cores), string.format("%.1f GB/s", c.gbps), "",
+    string.format("%.1f ms, verified %s", c.kernel_ms, tostring(c.verified)))
+  local n = d:transpose { backend = "cpu", kernel = "naive", reps = 1 }
+  row("CPU naive double loop, 1 thread", string.format("%.1f GB/s", n.gbps), "",
+    string.format("%.1f ms, verified %s", n.kernel_ms, tostring(n.verified)))
+  if gpu.available() then
+    local copy
+    for _, o in ipairs { { name = "naive", tile = false }, { name = "tiled 32x32", tile = 32, pad = false },
+      { name = "padded 32x33", tile = 32, pad = true }, { name = "padded 64x65", tile = 64, pad = true },
+      { name = "padded 16x17", tile = 16, pad = true } } do
+      local t = d:transpose { backend = "gpu", tile = o.tile, pad = o.pad, reps = 10 }
+      copy = t.copy_gbps
+      row("GPU " .. o.name, string.format("%.0f GB/s", t.gbps), "",
+        string.format("%.3f ms, %.0f%% of copy, verified %s", t.kernel_ms, 100 * t.copy_fraction,
+          tostring(t.verified)) .. (o.name == "padded 32x33" and
+          (t.copy_fraction >= 0.7 and "; goal >= 70%: met" or "; goal >= 70%: NOT met") or ""))
+      if o.name == "padded 32x33" then
+        row("  transfers (pageable)", string.format("%.1f + %.1f ms", t.h2d_ms, t.d2h_ms), "",
+          string.format("H2D %.1f GB/s, D2H %.1f GB/s", mb / t.h2d_ms, mb / t.d2h_ms))
+      end
+    end
+    row("GPU cudaMemcpy device to device", string.format("%.0f GB/s", copy), "", "read + write, same bytes")
+    if has_py("torch") then
+      local r = py(string.format([[
+import torch
+a = torch.randn(%d, %d, device='cuda'); b = a.t().contiguous(); torch.cuda.synchronize()
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+ts = []
+for i in range(10):
+    s.record(); b = a.t().contiguous(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+ts.sort(); print('ms=%%.4f' %% ts[5])
+]], rows, cols))
+      row("  torch a.t().contiguous()", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms / 1e3) or "failed")
+    elseif has_py("cupy") then
+      local r = py(string.format([[
+import cupy
+a = cupy.random.randn(%d, %d, dtype=cupy.float32); b = cupy.ascontiguousarray(a.T); cupy.cuda.Device().synchronize()
+s, e = cupy.cuda.Event(), cupy.cuda.Event(); ts = []
+for i in range(10):
+    s.record(); b = cupy.ascontiguousarray(a.T); e.record(); e.synchronize(); ts.append(cupy.cuda.get_elapsed_time(s, e))
+ts.sort(); print('ms=%%.4f' %% ts[5])
+]], rows, cols))
+      row("  cupy ascontiguousarray(a.T)", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms / 1e3) or "failed")
+    else
+      row("  torch / cupy transpose", "", "peer not available")
+    end
+  else
+    row("GPU kernels", "skipped", "", "no GPU: " .. tostring(select(2, gpu.available())))
+  end
+  print_table(string.format("3. transpose %d x %d float32 (%.0f MB) row-major -> column-major", rows, cols, mb))
+end
