@@ -16,7 +16,8 @@
  * Node order in a tree is breadth first: node 0 is the root; the children of the nodes split
  *   at depth k are appended in the order of their parents, left child then right child.
  * A node is a leaf when: its depth = params.depth, or count < min_split, or count < 2*min_leaf,
- *   or impurity <= GWB_RF_PURE_EPS, or it has no valid split (below).
+ *   or its weight is 0, or it is pure (gini/entropy: impurity <= GWB_RF_PURE_EPS; mse: variance
+ *   <= GWB_RF_PURE_EPS * (1 + weighted mean of the centred y^2)), or it has no valid split.
  * Feature draw for node n (tree-local index) of tree t: a lazy Fisher-Yates shuffle of 0..F-1,
  *       for i = 0, 1, ...: h = gwb_rng_hash(seed, GWB_RNG_STREAM_FEAT, ((uint64_t)t << 32) | n, i)
  *                          j = i + (int)(h % (uint64_t)(F - i));  swap(perm[i], perm[j])
