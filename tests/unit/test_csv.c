@@ -1,0 +1,382 @@
+/* test_csv.c - unit tests for the data layer: number parsing against glibc's strtof, the CSV
+ * reader on small files, the CPU transpose, XXH64, .gwbd corruption, synth determinism. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "csv.h"
+#include "dataset.h"
+#include "dsio.h"
+#include "synth.h"
+#include "transpose.h"
+
+static char tmpdir[256];
+
+static const char *tmpfile_with(const char *name, const char *text, size_t n)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, n, f), n);
+	fclose(f);
+	return path;
+}
+
+static uint32_t bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+/* Our parser must agree with strtof (correctly rounded in glibc) bit for bit. */
+static void check_against_strtof(const char *s)
+{
+	float ours, ref;
+	bool ovf;
+	char *end;
+
+	errno = 0;
+	ref = strtof(s, &end);
+	assert_true(*end == 0);
+	if (!gwb_csv_parse_float(s, strlen(s), &ours, &ovf))
+		fail_msg("not parsed: %s", s);
+	if (bits(ours) != bits(ref))
+		fail_msg("%s: ours %a, strtof %a", s, (double)ours, (double)ref);
+}
+
+static void test_parse_random_decimals(void **state)
+{
+	gwb_rand r;
+	char s[128];
+	int i, k;
+
+	(void)state;
+	gwb_rand_seed(&r, 12345, 0);
+	for (i = 0; i < 300000; i++) {
+		int nd = 1 + (int)gwb_rand_below(&r, 20), dot = (int)gwb_rand_below(&r, (uint64_t)nd + 1);
+		size_t n = 0;
+		if (gwb_rand_below(&r, 2))
+			s[n++] = '-';
+		for (k = 0; k < nd; k++) {
+			if (k == dot && k)
+				s[n++] = '.';
+			s[n++] = (char)('0' + gwb_rand_below(&r, 10));
+		}
+		if (gwb_rand_below(&r, 3) == 0)
+			n += (size_t)snprintf(s + n, sizeof(s) - n, "e%d", (int)gwb_rand_below(&r, 90) - 50);
+		s[n] = 0;
+		check_against_strtof(s);
+	}
+	/* short decimals as CSV files hold them: the multiply fast path */
+	for (i = 0; i < 300000; i++) {
+		snprintf(s, sizeof(s), "%.*f", (int)gwb_rand_below(&r, 10),
+			 (gwb_rand_uniform(&r) - 0.5) * pow(10, (double)gwb_rand_below(&r, 8)));
+		check_against_strtof(s);
+	}
+}
+
+static void test_parse_midpoints(void **state)
+{
+	gwb_rand r;
+	char s[128];
+	int i;
+
+	(void)state;
+	gwb_rand_seed(&r, 7, 0);
+	/* exact midpoints between neighbouring floats, and a hair either side */
+	for (i = 0; i < 20000; i++) {
+		float f = (float)ldexp(1.0 + gwb_rand_uniform(&r), (int)gwb_rand_below(&r, 200) - 100);
+		double m = ((double)f + (double)nextafterf(f, INFINITY)) / 2;
+		snprintf(s, sizeof(s), "%.60g", m);
+		check_against_strtof(s);
+		snprintf(s, sizeof(s), "%.60g1", m);   /* just above (a digit beyond the exact value) */
+		if (strchr(s, '.'))
+			check_against_strtof(s);
+		snprintf(s, sizeof(s), "%.17g", m);
+		check_against_strtof(s);
+	}
+	/* integer midpoints above 2^24 have few digits and take the fast path's guard */
+	for (i = 0; i < 20000; i++) {
+		int e = 24 + (int)gwb_rand_below(&r, 36);
+		double base = ldexp(1.0, e) + ldexp((double)gwb_rand_below(&r, 1u << 23), e - 23);
+		double mid = base + ldexp(1.0, e - 24);
+		snprintf(s, sizeof(s), "%.0f", mid);
+		check_against_strtof(s);
+	}
+	check_against_strtof("16777217");
+	check_against_strtof("7.038531e-26");   /* the double-rounding trap */
+	check_against_strtof("1.00000005960464477539062500000001");
+	check_against_strtof("0.000000000000000000000000000000000000000000001");
+	check_against_strtof("3.4028235e38");
+}
+
+static void test_parse_forms(void **state)
+{
+	float v;
+	bool ovf;
+
+	(void)state;
+	assert_true(gwb_csv_parse_float(" 1.5 ", 5, &v, &ovf) && v == 1.5f);
+	assert_true(gwb_csv_parse_float("+.5", 3, &v, &ovf) && v == 0.5f);
+	assert_true(gwb_csv_parse_float("5.", 2, &v, &ovf) && v == 5.0f);
+	assert_true(gwb_csv_parse_float("-0", 2, &v, &ovf) && v == 0 && signbit(v));
+	assert_true(gwb_csv_parse_float("1E+3", 4, &v, &ovf) && v == 1000.0f);
+	assert_true(gwb_csv_parse_float("inf", 3, &v, &ovf) && isinf(v));
+	assert_true(gwb_csv_parse_float("1e39", 4, &v, &ovf) && ovf);
+	assert_false(gwb_csv_parse_float("1e", 2, &v, &ovf));
+	assert_false(gwb_csv_parse_float("-", 1, &v, &ovf));
+	assert_false(gwb_csv_parse_float(".", 1, &v, &ovf));
+	assert_false(gwb_csv_parse_float("1.2.3", 5, &v, &ovf));
+	assert_false(gwb_csv_parse_float("0x10", 4, &v, &ovf));
+	assert_false(gwb_csv_parse_float("12abc", 5, &v, &ovf));
+	assert_false(gwb_csv_parse_float("", 0, &v, &ovf));
+	assert_false(gwb_csv_parse_float("1,5", 3, &v, &ovf));
+}
+
+static void test_csv_small(void **state)
+{
+	const char *text = "\xef\xbb\xbf" "a;\"b;c\";y\r\n1,5;NA;x\r\n2;\"3\";\"y \"\"z\"\"\"\r\n";
+	gwb_csv_opts o;
+	gwb_csv_info info;
+	gwb_dataset *d;
+	const char *p = tmpfile_with("s.csv", text, strlen(text));
+
+	(void)state;
+	gwb_csv_opts_init(&o);
+	o.categorical = (const char *const[]){"a"};
+	o.n_categorical = 1;
+	assert_int_equal(gwb_csv_load(p, &o, &d, &info), GWB_OK);
+	assert_int_equal(info.sep, ';');
+	assert_true(info.bom && info.crlf && info.header);
+	assert_int_equal(d->rows, 2);
+	assert_int_equal(d->features, 2);
+	assert_string_equal(d->names[1], "b;c");
+	assert_int_equal(d->cat_count[0], 2);
+	assert_string_equal(d->cat_levels[0][0], "1,5");
+	assert_true(isnan(d->X[2]));
+	assert_true(d->X[3] == 3.0f);
+	assert_int_equal(d->classes, 2);
+	assert_string_equal(d->class_names[1], "y \"z\"");
+	gwb_dataset_free(d);
+}
+
+static void test_csv_errors(void **state)
+{
+	gwb_dataset *d = (gwb_dataset *)1;
+	const char *p;
+
+	(void)state;
+	p = tmpfile_with("r.csv", "a,b,c\n1,2,3\n4,5,6\n7,8\n", 22);
+	assert_int_equal(gwb_csv_load(p, NULL, &d, NULL), GWB_EPARSE);
+	assert_null(d);
+	assert_non_null(strstr(gwb_errmsg(), "r.csv:4:4: ragged row"));
+	p = tmpfile_with("e.csv", "", 0);
+	assert_int_equal(gwb_csv_load(p, NULL, &d, NULL), GWB_EPARSE);
+	assert_non_null(strstr(gwb_errmsg(), "empty file"));
+	assert_int_equal(gwb_csv_load("/nonexistent/x.csv", NULL, &d, NULL), GWB_EIO);
+	assert_non_null(strstr(gwb_errmsg(), "/nonexistent/x.csv: cannot open"));
+}
+
+static void test_transpose_shapes(void **state)
+{
+	size_t shapes[][2] = {{1, 1}, {1, 77}, {77, 1}, {33, 31}, {64, 64}, {65, 129}, {1000, 3},
+			      {3, 1000}, {517, 259}};
+	gwb_rand r;
+	size_t s, i;
+
+	(void)state;
+	gwb_rand_seed(&r, 3, 0);
+	for (s = 0; s < sizeof(shapes) / sizeof(*shapes); s++) {
+		size_t rows = shapes[s][0], cols = shapes[s][1], lds = cols + (s % 3), ldd = rows + (s % 2);
+		float *src = malloc(rows * lds * sizeof(float)), *a = calloc(cols * ldd, sizeof(float)),
+		      *b = calloc(rows * cols, sizeof(float));
+		int blocks[] = {0, 4, 16, 32, 64}, k;
+		for (i = 0; i < rows * lds; i++)
+			src[i] = (float)gwb_rand_normal(&r);
+		for (k = 0; k < 5; k++) {
+			size_t ii, jj;
+			memset(a, 0, cols * ldd * sizeof(float));
+			assert_int_equal(gwb_transpose_f32(src, rows, cols, lds, a, ldd, blocks[k],
+							   1 + k % 3), GWB_OK);
+			for (ii = 0; ii < rows; ii++)
+				for (jj = 0; jj < cols; jj++)
+					if (a[jj * ldd + ii] != src[ii * lds + jj])
+						fail_msg("%zux%zu block %d: (%zu,%zu)", rows, cols, blocks[k], ii,
+							 jj);
+		}
+		if (lds == cols) {
+			gwb_transpose_f32_naive(src, rows, cols, b);
+			for (i = 0; i < rows * cols; i++)
+				assert_true(b[i] == src[(i % rows) * cols + i / rows]);
+		}
+		free(src);
+		free(a);
+		free(b);
+	}
+	assert_int_equal(gwb_transpose_f32(NULL, 5, 5, 4, NULL, 5, 0, 1), GWB_EINVAL);
+}
+
+static void test_xxh64(void **state)
+{
+	static const char abc[] = "abc";
+	char big[1000];
+	gwb_xxh64_state h;
+	size_t i, cut;
+
+	(void)state;
+	/* reference values of XXH64 (seed 0) */
+	assert_true(gwb_xxh64("", 0, 0) == 0xEF46DB3751D8E999ull);
+	assert_true(gwb_xxh64(abc, 3, 0) == 0x44BC2CF5AD770999ull);
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7 + 3);
+	for (cut = 0; cut < sizeof(big); cut += 37) {
+		gwb_xxh64_init(&h, 0);
+		gwb_xxh64_update(&h, big, cut);
+		gwb_xxh64_update(&h, big + cut, sizeof(big) - cut);
+		assert_true(gwb_xxh64_final(&h) == gwb_xxh64(big, sizeof(big), 0));
+	}
+}
+
+/* Every single-byte change of a saved file is refused. */
+static void test_gwbd_every_byte(void **state)
+{
+	const char *text = "c,x,t\nred,1.5,a\nblue,NA,b\nred,-2,a\n";
+	const char *csv = tmpfile_with("g.csv", text, strlen(text));
+	char path[512], *raw;
+	gwb_dataset *d, *e;
+	long n, i;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(gwb_csv_load(csv, NULL, &d, NULL), GWB_OK);
+	snprintf(path, sizeof(path), "%s/g.gwbd", tmpdir);
+	assert_int_equal(gwb_dsio_save(d, path), GWB_OK);
+	assert_int_equal(gwb_dsio_load(path, &e), GWB_OK);
+	assert_int_equal(e->rows, 3);
+	assert_memory_equal(e->X, d->X, 6 * sizeof(float));
+	assert_string_equal(e->cat_levels[0][1], "red");
+	gwb_dataset_free(e);
+	f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	raw = malloc((size_t)n);
+	assert_int_equal(fread(raw, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		raw[i] ^= 0x20;
+		if (gwb_dsio_load(tmpfile_with("flip.gwbd", raw, (size_t)n), &e) == GWB_OK)
+			fail_msg("a flip at byte %ld of %ld was accepted", i, n);
+		raw[i] ^= 0x20;
+	}
+	for (i = 0; i < n; i++)
+		if (gwb_dsio_load(tmpfile_with("cut.gwbd", raw, (size_t)i), &e) == GWB_OK)
+			fail_msg("a file cut to %ld bytes was accepted", i);
+	free(raw);
+	gwb_dataset_free(d);
+}
+
+static void test_synth_threads(void **state)
+{
+	gwb_synth_opts o;
+	gwb_dataset *a, *b;
+	int t;
+
+	(void)state;
+	gwb_synth_opts_init(&o, GWB_SYNTH_CLASSIFICATION);
+	o.rows = 10007;
+	o.features = 9;
+	o.informative = 4;
+	o.redundant = 2;
+	o.repeated = 1;
+	o.classes = 3;
+	o.seed = 99;
+	o.threads = 1;
+	assert_int_equal(gwb_synth(&o, &a), GWB_OK);
+	for (t = 2; t <= 5; t++) {
+		o.threads = t;
+		assert_int_equal(gwb_synth(&o, &b), GWB_OK);
+		assert_memory_equal(a->X, b->X, a->rows * (size_t)a->features * sizeof(float));
+		assert_memory_equal(a->y, b->y, a->rows * sizeof(int32_t));
+		gwb_dataset_free(b);
+	}
+	gwb_dataset_free(a);
+	o.informative = 1;
+	o.classes = 3;
+	assert_int_equal(gwb_synth(&o, &a), GWB_EINVAL);
+	assert_non_null(strstr(gwb_errmsg(), "2^informative"));
+}
+
+static void test_dataset_take_select(void **state)
+{
+	gwb_dataset *d, *t, *s, *u = NULL;
+	size_t idx[] = {2, 0, 2};
+	int cols[] = {1};
+	int j;
+
+	(void)state;
+	assert_int_equal(gwb_dataset_new(3, 2, GWB_TASK_REGRESSION, 0, &d), GWB_OK);
+	for (j = 0; j < 6; j++)
+		d->X[j] = (float)j;
+	d->yr[0] = 10, d->yr[1] = 11, d->yr[2] = 12;
+	d->names[0] = strdup("p");
+	d->names[1] = strdup("q");
+	assert_int_equal(gwb_dataset_take(d, idx, 3, &t), GWB_OK);
+	assert_true(t->X[0] == 2 && t->X[1] == 0 && t->X[3] == 5 && t->yr[0] == 12);
+	assert_string_equal(t->names[1], "q");
+	assert_int_equal(gwb_dataset_select(d, cols, 1, &s), GWB_OK);
+	assert_true(s->features == 1 && s->X[0] == 3 && s->yr[2] == 12);
+	assert_int_equal(gwb_dataset_find(d, "q"), 1);
+	idx[0] = 3;
+	assert_int_equal(gwb_dataset_take(d, idx, 1, &u), GWB_EINVAL);
+	assert_null(u);
+	gwb_dataset_free(t);
+	gwb_dataset_free(s);
+	gwb_dataset_free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_random_decimals),
+		cmocka_unit_test(test_parse_midpoints),
+		cmocka_unit_test(test_parse_forms),
+		cmocka_unit_test(test_csv_small),
+		cmocka_unit_test(test_csv_errors),
+		cmocka_unit_test(test_transpose_shapes),
+		cmocka_unit_test(test_xxh64),
+		cmocka_unit_test(test_gwbd_every_byte),
+		cmocka_unit_test(test_synth_threads),
+		cmocka_unit_test(test_dataset_take_select),
+	};
+	int rc;
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/gwb-test-csv.XXXXXX",
+		 getenv("GWB_TEST_TMP") ? getenv("GWB_TEST_TMP") : "/tmp");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
+					    "flip.gwbd", "cut.gwbd", NULL};
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	for (int i = 0; files[i]; i++) {
+		char p[600];
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, files[i]);
+		unlink(p);
+	}
+	rmdir(tmpdir);
+	return rc;
+}
