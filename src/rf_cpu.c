@@ -290,7 +290,7 @@ static bool eval_feature(const run *R, const fnode *nd, int j, const double *h, 
 				continue;
 			for (c = 0; c < C; c++) {
 				left[c] = cum[c] + (side == 0 ? hn[c] : 0);
-				right[c] = (K ? P[c] : P[c]) - left[c];
+				right[c] = P[c] - left[c];
 			}
 			if (left[0] < min_leaf || right[0] < min_leaf)
 				continue;
