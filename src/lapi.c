@@ -15,6 +15,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_data,
 	gwb_open_rf,
 	gwb_open_panel,
+	gwb_open_teach,
 	gwb_open_mat,
 	gwb_open_eig,
 	gwb_open_sparse,

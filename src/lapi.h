@@ -72,6 +72,7 @@ int gwb_open_data(lua_State *L);
 int gwb_open_rf(lua_State *L);
 int gwb_open_core(lua_State *L);
 int gwb_open_panel(lua_State *L);
+int gwb_open_teach(lua_State *L);
 int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
 int gwb_open_sparse(lua_State *L);  /* after mat and eig: extends both */

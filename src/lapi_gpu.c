@@ -356,6 +356,12 @@ static int l_occupancy(lua_State *L)
 				  "the %I the device allows", (lua_Integer)(static_smem + dyn),
 				  (lua_Integer)d.smem_per_block_max);
 	occ_compute(&d, threads, regs, static_smem + dyn, &r);
+	if (r.active_blocks == 0 && runtime_blocks <= 0)
+		return luaL_error(L, "gpu.occupancy: %s cannot run %d threads per block: its %s do not "
+				  "fit one block on an SM (%d registers/thread x %d threads, %I bytes of "
+				  "shared memory)", name, threads,
+				  r.lim_regs == 0 ? "registers" : r.lim_smem == 0 ? "shared memory" :
+				  "resources", regs, threads, (lua_Integer)(static_smem + dyn));
 
 	lua_createtable(L, 0, 16);
 	SETS("kernel", name);

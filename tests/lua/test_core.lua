@@ -2,7 +2,7 @@
 
 T.test("help has a text for everything exported by C modules", function()
   local missing = {}
-  for _, modname in ipairs { "gpu", "gwb", "panel", "data", "rf", "mat", "eig" } do
+  for _, modname in ipairs { "gpu", "gwb", "panel", "data", "rf", "mat", "eig", "teach", "plot" } do
     for k, v in pairs(_G[modname]) do
       if type(v) == "function" and not gwb.helpentry(v) then
         missing[#missing + 1] = modname .. "." .. k
