@@ -402,15 +402,34 @@ template <typename T> struct kernel_pick {
 	const char *name;
 };
 
-static int lanes_for(int n)
+// Per-shape settings from GWB_JACOBI_TUNE="64f32=8x8;128f64=16x16" (bucket n <= 64, 128,
+// 256, 512; lanes x warps), as the benchmark's tuning pass found them.
+static void tuned(int n, size_t es, int *lanes, int *warps)
+{
+	const char *e = getenv("GWB_JACOBI_TUNE");
+	int bucket = n <= 64 ? 64 : n <= 128 ? 128 : n <= 256 ? 256 : 512;
+	char key[16];
+	const char *hit;
+
+	*lanes = *warps = 0;
+	if (!e)
+		return;
+	snprintf(key, sizeof(key), "%d%s=", bucket, es == 4 ? "f32" : "f64");
+	hit = strstr(e, key);
+	if (hit && sscanf(hit + strlen(key), "%dx%d", lanes, warps) != 2)
+		*lanes = *warps = 0;
+}
+
+static int lanes_for(int n, size_t es)
 {
 	const char *e = getenv("GWB_JACOBI_LANES");
-	int L = n <= 64 ? 8 : n <= 128 ? 16 : 32;
-	if (e) {
-		int want = atoi(e);
-		if ((want == 8 && n <= 64) || (want == 16 && n <= 128) || want == 32)
-			L = want;
-	}
+	int L = n <= 64 ? 8 : n <= 128 ? 16 : 32, tl, tw, want = e ? atoi(e) : 0;
+
+	tuned(n, es, &tl, &tw);
+	if (tl)
+		want = tl;
+	if ((want == 8 && n <= 64) || (want == 16 && n <= 128) || want == 32)
+		L = want;
 	return L;
 }
 
@@ -491,7 +510,7 @@ static gwb_status plan(int n, size_t es, jplan *out)
 					 "shared memory (%zu bytes available); use method = \"cusolver\"",
 					 n, limit);
 	}
-	int L = lanes_for(n);
+	int L = lanes_for(n, es), tl, tw;
 	int pairs = P.blocked ? P.w : P.m / 2;
 	int warps = (pairs * L + 31) / 32;
 	const char *ew = getenv("GWB_JACOBI_WARPS");
@@ -501,6 +520,9 @@ static gwb_status plan(int n, size_t es, jplan *out)
 		warps = 4;
 	if (ew && atoi(ew) >= 1 && atoi(ew) <= 16)
 		warps = atoi(ew);
+	tuned(n, es, &tl, &tw);
+	if (tw >= 1 && tw <= 16)
+		warps = tw;
 	out->threads = warps * 32;
 	out->L = L;
 	return GWB_OK;
