@@ -90,6 +90,7 @@ typedef struct run {
 	tree_out *out;           /* per tree */
 	scratch *ws;             /* per worker */
 	int workers;
+	bool subtract;           /* sibling subtraction allowed (GWB_RF_SUBTRACT=0: never, tests) */
 	atomic_int done, failed; /* trees finished; a worker failed (status) */
 	char errmsg[256];
 	atomic_flag errlock;
@@ -565,7 +566,7 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 	size_t i, n = 0, nfr, histsz = (size_t)R->T * (size_t)R->C;
 	int Ct = R->Ct, depth;
 	level_bufs lb = {0};
-	bool full_mode = 2.5 * job->mtry >= R->F;
+	bool full_mode = R->subtract && 2.5 * job->mtry >= R->F;
 	gwb_status st = GWB_OK;
 	tctx tc = {.R = R, .tree = tree, .ws = ws, .nworkers = nworkers};
 
@@ -849,6 +850,10 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 		if (q->nbins[j] + 1 > maxcodes)
 			maxcodes = q->nbins[j] + 1;
 	R.maxcodes = maxcodes;
+	{
+		const char *e = getenv("GWB_RF_SUBTRACT");
+		R.subtract = !(e && !strcmp(e, "0"));
+	}
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));
 	if (!R.out || !R.ws)

@@ -633,6 +633,48 @@ static void test_interrupt_while_training(void **state)
 	gwb_dataset_free(d);
 }
 
+/* Sibling subtraction is a performance choice only: with it (GWB_RF_SUBTRACT unset) and without
+ * (=0), the same forest comes out, byte for byte. */
+static void test_subtraction_changes_nothing(void **state)
+{
+	const char *files[2] = {"datasets/iris.csv", "datasets/digits.csv"};
+	int k;
+	(void)state;
+
+	for (k = 0; k < 2; k++) {
+		gwb_dataset *d = read_csv(files[k], GWB_TASK_CLASSIFICATION);
+		gwb_rf_params p = params(6, 2);
+		char path[2][64];
+		int m;
+		p.max_features = GWB_MF_ALL;
+		for (m = 0; m < 2; m++) {
+			gwb_forest *f;
+			if (m)
+				setenv("GWB_RF_SUBTRACT", "0", 1);
+			f = train(d, &p);
+			unsetenv("GWB_RF_SUBTRACT");
+			snprintf(path[m], sizeof(path[m]), "/tmp/gwb-test-sub-%d-%d.gwbf", (int)getpid(),
+				 m);
+			assert_int_equal(gwb_forest_save(f, path[m]), GWB_OK);
+			gwb_forest_free(f);
+		}
+		{
+			FILE *a = fopen(path[0], "rb"), *b = fopen(path[1], "rb");
+			int ca, cb;
+			do {
+				ca = fgetc(a);
+				cb = fgetc(b);
+				assert_int_equal(ca, cb);
+			} while (ca != EOF);
+			fclose(a);
+			fclose(b);
+		}
+		remove(path[0]);
+		remove(path[1]);
+		gwb_dataset_free(d);
+	}
+}
+
 static void test_permutation_importance(void **state)
 {
 	gwb_dataset *d = iris();
@@ -665,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_interrupt_leaves_nothing),
 		cmocka_unit_test(test_interrupt_while_training),
+		cmocka_unit_test(test_subtraction_changes_nothing),
 		cmocka_unit_test(test_permutation_importance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
