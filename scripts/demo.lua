@@ -19,6 +19,25 @@ else
   print("every operation also has a CPU backend, so the rest of the tour runs on the CPU.")
 end
 
+section("Datasets")
+do
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  print(d)
+  print(d:head(3))
+  print(d:describe())
+  local train, test = d:split(0.8, { seed = 1, stratify = true })
+  print(("split 0.8 (stratified): %d training rows, %d test rows; the test part:"):format(
+    train.rows, test.rows))
+  print(test:class_counts())
+  local s = data.synth { rows = 100000, features = 32, informative = 8, classes = 3, seed = 1 }
+  print(s)
+  local t = s:transpose { reps = 3 }
+  print(("row-major -> column-major, %d x %d on the %s (%s): %.2f ms, %.1f GB/s%s, verified: %s")
+    :format(t.rows, t.cols, t.backend, t.kernel, t.kernel_ms, t.gbps,
+      t.copy_gbps and (" (%.0f%% of a device copy)"):format(100 * t.copy_fraction) or "",
+      tostring(t.verified)))
+end
+
 section("Random forests")
 do
   local d = data.load("datasets/iris.csv", { target = "species" })

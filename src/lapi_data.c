@@ -340,7 +340,8 @@ static int table_tostring(lua_State *L)
 		lua_rawgeti(L, cols, c + 1);
 		const char *h = lua_tostring(L, -1);
 		char t[256];
-		snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "", w[c], h);
+		snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "",
+			 c == fit - 1 && !w[ncol + 1 + c] ? 0 : w[c], h);
 		lua_pop(L, 1);
 		luaL_addstring(&B, t);
 	}
@@ -367,7 +368,7 @@ static int table_tostring(lua_State *L)
 			cell_text(L, lua_gettop(L), cell, sizeof(cell), &right);
 			lua_pop(L, 1);
 			snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "",
-				 w[c], cell);
+				 c == fit - 1 && !w[ncol + 1 + c] ? 0 : w[c], cell);
 			luaL_addstring(&B, t);
 		}
 		lua_pop(L, 1);

@@ -58,7 +58,9 @@ T.test("summary, head, describe and class_counts print aligned tables", function
   for l in tostring(h):gmatch("[^\n]+") do lines[#lines + 1] = l end
   T.eq(#lines, 5)    -- header, rule, 3 rows
   T.ok(lines[1]:find("^sepal_length  sepal_width"), lines[1])
-  T.eq(#lines[3], #lines[1], "rows as wide as the header")
+  T.eq(lines[3]:find("setosa", 1, true), lines[1]:find("species", 1, true), "columns aligned")
+  T.eq(lines[3]:find("3.5", 1, true) + 2, lines[1]:find("sepal_width", 1, true) + 10, "numbers right-aligned")
+  T.ok(not lines[3]:find(" $"), "no trailing blanks")
   local ds = d:describe()
   T.eq(#ds, 5)
   T.near(ds.sepal_length.mean, 5.8433333, 1e-5)
