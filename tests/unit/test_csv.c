@@ -16,6 +16,7 @@
 #include "csv.h"
 #include "dataset.h"
 #include "dsio.h"
+#include "intr.h"
 #include "synth.h"
 #include "transpose.h"
 
@@ -349,6 +350,48 @@ static void test_dataset_take_select(void **state)
 	gwb_dataset_free(d);
 }
 
+static int reports, finished;
+
+static void count_sink(const gwb_progress *p, void *ctx)
+{
+	(void)ctx;
+	reports++;
+	finished += p->finished;
+}
+
+/* A file over the progress threshold reports progress; a pending interrupt stops the load
+ * with GWB_EINTR and frees what it held (the sanitizer builds check the second part). */
+static void test_csv_progress_and_interrupt(void **state)
+{
+	size_t n = 0, cap = 20u << 20;
+	char *text = malloc(cap);
+	const char *p;
+	gwb_dataset *d;
+	int i = 0;
+
+	(void)state;
+	n += (size_t)snprintf(text, cap, "a,b,c,y\n");
+	while (n < cap - 64) {
+		n += (size_t)snprintf(text + n, cap - n, "%d.25,%d,-%d.5e-3,%d\n", i, i * 3, i, i % 2);
+		i++;
+	}
+	p = tmpfile_with("big.csv", text, n);
+	free(text);
+	gwb_progress_set_sink(count_sink, NULL);
+	assert_int_equal(gwb_csv_load(p, NULL, &d, NULL), GWB_OK);
+	assert_int_equal(d->rows, (size_t)i);
+	assert_true(d->X[(size_t)2 * d->rows + 7] == -7.5e-3f);
+	gwb_dataset_free(d);
+	assert_true(reports >= 2);
+	assert_int_equal(finished, 1);
+	gwb_intr_raise();
+	assert_int_equal(gwb_csv_load(p, NULL, &d, NULL), GWB_EINTR);
+	assert_null(d);
+	assert_non_null(strstr(gwb_errmsg(), "interrupted"));
+	gwb_intr_clear();
+	gwb_progress_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_gwbd_every_byte),
 		cmocka_unit_test(test_synth_threads),
 		cmocka_unit_test(test_dataset_take_select),
+		cmocka_unit_test(test_csv_progress_and_interrupt),
 	};
 	int rc;
 
@@ -370,7 +414,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
