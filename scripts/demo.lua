@@ -67,6 +67,22 @@ do
   print("a non-symmetric matrix: " .. tostring(why):gsub("^.-: ", "", 1))
 end
 
+section("Sparse eigenvalues")
+do
+  local A = mat.laplacian2d(100)   -- order 10000: sparse (CSR) by default
+  print(A)
+  local e = eig.solve(A, { k = 6, which = "smallest" })
+  print(("the 6 smallest of the 2-D Laplacian (100^2): %s"):format(table.concat((function()
+    local t = {} for i = 1, 6 do t[i] = ("%.8f"):format(e.values[i]) end return t end)(), " ")))
+  print(("  %s on the %s, %d iterations, largest residual %.1e, %.0f ms (eigenvalues 2 and 3, 5 and 6"
+    .. " are double: a block method keeps both copies)"):format(e.method, e.backend, e.iterations,
+    e.max_residual, e.timing.total_ms))
+  local K = mat.read("datasets/matrices/bcsstk04.mtx")
+  local k = eig.solve(K, { k = 2, which = "largest" })
+  print(("bcsstk04 (SuiteSparse, %d nonzeros): largest eigenvalues %.6g, %.6g"):format(K.nnz,
+    k.values[1], k.values[2]))
+end
+
 section("The REPL")
 print("At the gwb> prompt: bare expressions print their values, tables are pretty-printed,")
 print("a trailing ';' keeps a result quiet, Tab completes names, Ctrl-C stops long work.")

@@ -21,11 +21,11 @@ print(("eig_sparse: commit %s, card %s"):format(gwb.commit, has_gpu and (info.na
 
 local CASES = has_gpu and {
   { name = "rs100k", make = function() return mat.randsym(100000, { density = 1e-3, seed = 1 }) end,
-    target = { smallest = 0.25, largest = 0.4 }, limit = { cupy = 15, scipy = 8 } },
+    target = { smallest = 0.25, largest = 0.4 }, limit = { cupy = 12, scipy = 5 } },
   { name = "lap317", make = function() return mat.laplacian2d(317) end,
-    target = { smallest = 0.5, largest = 1 }, limit = { cupy = 15, scipy = 8 } },
+    target = { smallest = 0.5, largest = 1 }, limit = { cupy = 12, scipy = 5 } },
   { name = "lap1000", make = function() return mat.laplacian2d(1000) end,
-    target = { smallest = 5, largest = 10 }, limit = { cupy = 15, scipy = 0 } },
+    target = { smallest = 5, largest = 10 }, limit = { cupy = 10, scipy = 0 } },
 } or {
   { name = "lap100", make = function() return mat.laplacian2d(100) end,
     target = {}, limit = { cupy = 0, scipy = 10 } },
