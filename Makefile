@@ -53,15 +53,21 @@ CU := $(wildcard kernels/*.cu)
 
 ifeq ($(CUDA),1)
 OBJDIR := $(BUILD)/obj
-ALL_CFLAGS += -DGWB_HAVE_CUDA -I$(CUDA_HOME)/include
+# GPU code goes into a plugin loaded on first GPU use (scripts/gen-trampolines says why);
+# gwb itself links only the small CUDA runtime and reaches the plugin through trampolines.
+PLUGIN := $(BUILD)/libgwbcuda.so
+ALL_CFLAGS += -DGWB_HAVE_CUDA -I$(CUDA_HOME)/include -DGWB_PLUGIN_PATH='"$(abspath $(PLUGIN))"'
 NVFLAGS := -std=c++17 -O3 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -DGWB_HAVE_CUDA \
            $(NVDEBUG) -Xptxas -warn-spills --expt-relaxed-constexpr
 CUOBJ := $(patsubst kernels/%.cu,$(OBJDIR)/kernels/%.o,$(CU))
-LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcusolver -lcublas -lcusparse \
-          -lcurand -lcudart_static -lrt -lstdc++
+TRAMPOBJ := $(OBJDIR)/gpu_tramp.o
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+LDLIBS += $(CUDA_LIBS) -l:libcudart.so.13 -rdynamic
 else
 OBJDIR := $(BUILD)/obj-cpu
 CUOBJ :=
+PLUGIN :=
+TRAMPOBJ :=
 endif
 
 LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o
@@ -77,8 +83,19 @@ all: $(GWB)
 
 # The binary depends on the objects of the mode it was built in; a CUDA=0 build and a CUDA
 # build keep separate object folders and the last one linked wins build/gwb.
-$(GWB): $(MAINOBJ) $(LIBOBJ) $(CUOBJ) $(BUILD)/.mode-$(CUDA)
-	$(CC) $(ALL_CFLAGS) -o $@ $(MAINOBJ) $(LIBOBJ) $(CUOBJ) $(LDFLAGS) $(LDLIBS)
+$(GWB): $(MAINOBJ) $(LIBOBJ) $(TRAMPOBJ) $(PLUGIN) $(BUILD)/.mode-$(CUDA)
+	$(CC) $(ALL_CFLAGS) -o $@ $(MAINOBJ) $(LIBOBJ) $(TRAMPOBJ) $(LDFLAGS) $(LDLIBS)
+
+$(PLUGIN): $(CUOBJ)
+	$(NVCC) -shared -cudart shared -o $@ $(CUOBJ) -Xlinker -Bsymbolic -L$(CUDA_HOME)/lib64 \
+		-Xlinker -rpath,$(CUDA_HOME)/lib64 -lcusolver -lcublas -lcusparse -lcurand
+
+$(OBJDIR)/gpu_tramp.S: $(PLUGIN) scripts/gen-trampolines
+	@mkdir -p $(dir $@)
+	scripts/gen-trampolines $(PLUGIN) > $@
+
+$(OBJDIR)/gpu_tramp.o: $(OBJDIR)/gpu_tramp.S
+	$(CC) -c -o $@ $<
 
 $(BUILD)/.mode-$(CUDA):
 	@mkdir -p $(BUILD)
@@ -104,9 +121,9 @@ $(OBJDIR)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJDIR)/tests/test_%: tests/unit/test_%.c $(LIBOBJ) $(CUOBJ)
+$(OBJDIR)/tests/test_%: tests/unit/test_%.c $(LIBOBJ) $(TRAMPOBJ) $(PLUGIN)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(LIBOBJ) $(CUOBJ) $(LDFLAGS) $(DEPS_LIB) -l:libcmocka.so.0 $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc -o $@ $< $(LIBOBJ) $(TRAMPOBJ) $(LDFLAGS) $(DEPS_LIB) -l:libcmocka.so.0 $(LDLIBS)
 
 unit-tests: $(UNIT_BIN)
 
@@ -139,6 +156,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gwb/lua/gwb \
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(GWB) $(DESTDIR)$(PREFIX)/bin/gwb
+	$(if $(PLUGIN),install -d $(DESTDIR)$(PREFIX)/lib/gwb && \
+		install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/gwb/libgwbcuda.so)
 	install -m 644 lua/gwb/*.lua $(DESTDIR)$(PREFIX)/share/gwb/lua/gwb/
 	install -m 644 man/gwb.1 $(DESTDIR)$(PREFIX)/share/man/man1/gwb.1
 

@@ -1,8 +1,11 @@
 /* gpu.c - lazy CUDA initialisation, device properties and the allocation ledger. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "gpu.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +84,80 @@ gwb_status gwb_cuda_check(cudaError_t err, const char *expr, const char *file, i
 	return err == cudaErrorMemoryAllocation ? GWB_ENOMEM : GWB_ECUDA;
 }
 
+/* --- the GPU plugin ----------------------------------------------------------------------
+ * The kernels and the CUDA libraries live in libgwbcuda.so, loaded here on first GPU use
+ * (see scripts/gen-trampolines for why and how calls reach it). */
+extern void *gwb_tramp_table[];
+extern const char *gwb_tramp_names[];
+static void *plugin;
+static char plugin_err[512];
+
+static int try_plugin(const char *path)
+{
+	if (access(path, R_OK) != 0)
+		return 0;
+	plugin = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!plugin)
+		snprintf(plugin_err, sizeof(plugin_err), "%s", dlerror());
+	return plugin != NULL;
+}
+
+static gwb_status load_plugin(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
+	const char *env = getenv("GWB_CUDA_PLUGIN");
+	ssize_t r;
+	int i;
+
+	if (plugin)
+		return GWB_OK;
+	plugin_err[0] = '\0';
+	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[r > 0 ? r : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	if (!(env && try_plugin(env))) {
+		snprintf(path, sizeof(path), "%s/libgwbcuda.so", exe);
+		if (!try_plugin(path)) {
+			snprintf(path, sizeof(path), "%s/../lib/gwb/libgwbcuda.so", exe);
+			if (!try_plugin(path))
+				try_plugin(GWB_PLUGIN_PATH);
+		}
+	}
+	if (!plugin)
+		return gwb_error(GWB_ENODEV, "the GPU part of gwb (libgwbcuda.so) could not be loaded: %s",
+				 plugin_err[0] ? plugin_err : "not found beside the binary, in ../lib/gwb "
+				 "or at " GWB_PLUGIN_PATH "; set GWB_CUDA_PLUGIN or reinstall");
+	for (i = 0; gwb_tramp_names[i]; i++) {
+		void *f = dlsym(plugin, gwb_tramp_names[i]);
+		if (!f)
+			return gwb_error(GWB_ENODEV, "libgwbcuda.so lacks %s: rebuild gwb (make)",
+					 gwb_tramp_names[i]);
+		gwb_tramp_table[i] = f;
+	}
+	return GWB_OK;
+}
+
+/* Called by a trampoline when GPU code is reached before gwb_gpu_init() (a caller that did
+ * not check for a GPU): load now; if that is impossible there is no function to return. */
+void *gwb_tramp_resolve(int i);
+void *gwb_tramp_resolve(int i)
+{
+	static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
+	gwb_status rc;
+
+	pthread_mutex_lock(&lk);
+	rc = load_plugin();
+	pthread_mutex_unlock(&lk);
+	if (rc) {
+		fprintf(stderr, "gwb: internal error: GPU function %s called without a GPU: %s\n",
+			gwb_tramp_names[i], gwb_errmsg());
+		abort();
+	}
+	return gwb_tramp_table[i];
+}
+
 static void do_init(void)
 {
 	int n = 0;
@@ -113,6 +190,11 @@ static void do_init(void)
 		snprintf(init_reason, sizeof(init_reason), "could not create a CUDA context: %s",
 			 cudaGetErrorString(err));
 		cudaGetLastError();
+		init_status = GWB_ENODEV;
+		return;
+	}
+	if (load_plugin()) {
+		snprintf(init_reason, sizeof(init_reason), "%s", gwb_errmsg());
 		init_status = GWB_ENODEV;
 		return;
 	}
