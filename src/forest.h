@@ -43,8 +43,9 @@
  *   in draw order, then t, then NaN left before right). It is taken when
  *   W_P/W_root * gain >= min_impurity_decrease - 1e-12 (scikit-learn's rule); else the node is
  *   a leaf.
- * Node values: classification value[k] = w_k / W (a distribution, also for inner nodes);
- *   regression value[0] = weighted mean of y (not centred). Forest: proba = mean over trees
+ * Node values: classification value[k] = w_k / W (a distribution, also for inner nodes; 1/K
+ *   when W = 0, a root that drew no row); regression value[0] = weighted mean of y (not
+ *   centred; y_center when W = 0). Forest: proba = mean over trees
  *   of the leaf distributions, label = first argmax; regression = mean of the leaf values.
  * Prediction from floats: x is NaN ? go nan_left : (x <= threshold ? left : right). threshold is
  *   the bin's upper edge (gwb_quant_threshold), so codes and floats agree exactly.

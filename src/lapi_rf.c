@@ -615,6 +615,16 @@ static int l_cv(lua_State *L)
 
 /* ---- Forest methods ------------------------------------------------------------------------- */
 
+/* Predictions are float sums; show them to float precision (7 digits), so 0.65 prints as 0.65
+ * and not 0.64999997615814. */
+static lua_Number tidy(float x)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%.7g", (double)x);
+	return strtod(b, NULL);
+}
+
 static int threads_opt(lua_State *L, int idx, const char *fn)
 {
 	if (lua_type(L, idx) != LUA_TTABLE)
@@ -649,7 +659,7 @@ static int m_predict(lua_State *L)
 		gwb_lua_check(L, gwb_forest_predict(f, d, threads_opt(L, 3, "predict"), NULL, v));
 		lua_createtable(L, (int)d->rows, 0);
 		for (i = 0; i < d->rows; i++) {
-			lua_pushnumber(L, v[i]);
+			lua_pushnumber(L, tidy(v[i]));
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
@@ -675,7 +685,9 @@ static int m_predict_proba(lua_State *L)
 	for (i = 0; i < d->rows; i++) {
 		lua_createtable(L, f->classes, 0);
 		for (k = 0; k < f->classes; k++) {
-			lua_pushnumber(L, pr[i * (size_t)f->classes + (size_t)k]);
+			/* probabilities: to 1e-7, float's resolution near 1 */
+			lua_pushnumber(L, nearbyint((double)pr[i * (size_t)f->classes + (size_t)k] *
+						    1e7) / 1e7);
 			lua_rawseti(L, -2, k + 1);
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);

@@ -510,8 +510,9 @@ static void set_node(run *R, tree_out *o, int32_t id, const double *t, double im
 	o->weight[id] = node_weight(R, t);
 	if (R->K) {
 		double W = o->weight[id];
+		/* W = 0 only for the root of a tree that drew no row: it knows nothing */
 		for (k = 0; k < R->K; k++)
-			v[k] = W > 0 ? (float)(t[1 + k] / W) : 0;
+			v[k] = W > 0 ? (float)(t[1 + k] / W) : 1.0f / (float)R->K;
 	} else {
 		v[0] = (float)((t[1] > 0 ? t[2] / t[1] : 0) + R->job->y_center);
 	}
@@ -624,6 +625,8 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			st = GWB_EINTR;
 			goto out_free;
 		}
+		if (nworkers > 1 && p->progress)   /* one tree at a time: report its levels */
+			gwb_progress_update(tree + (double)depth / (p->depth + 1), NULL, 0);
 		if (atomic_load(&R->failed)) {
 			st = (gwb_status)atomic_load(&R->failed);
 			goto out_free;
