@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "panel.h"
 
+#define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <sys/select.h>
 #include <termios.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <readline/readline.h>
 
@@ -1501,6 +1503,39 @@ static void check_size(void)
 	H = LINES;
 }
 
+/* GWB_PANEL_SNAPSHOT=path: write the frame on screen as text to path (every fifth frame),
+ * for captures where no terminal multiplexer can read the screen back. */
+static void snapshot_frame(const char *path, long frame)
+{
+	char tmp[4096];
+	FILE *f;
+	int y;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "frame %ld, %dx%d\n", frame, W, H);
+	for (y = 0; y < H; y++) {
+		wchar_t row[512];
+		char mb[2048];
+		int n = mvinnwstr(y, 0, row, W < 511 ? W : 511);
+		size_t k;
+		if (n < 0)
+			n = 0;
+		row[n] = L'\0';
+		k = wcstombs(mb, row, sizeof(mb) - 1);
+		if (k == (size_t)-1)
+			k = 0;
+		mb[k] = '\0';
+		while (k && mb[k - 1] == ' ')
+			mb[--k] = '\0';
+		fprintf(f, "%s\n", mb);
+	}
+	fclose(f);
+	rename(tmp, path);
+}
+
 static void drain_wake(void)
 {
 	char buf[64];
@@ -1578,6 +1613,8 @@ static void *panel_main(void *arg)
 		check_size();
 		draw(s, persistent);
 		refresh();
+		if (getenv("GWB_PANEL_SNAPSHOT") && pl.frames % 5 == 0)
+			snapshot_frame(getenv("GWB_PANEL_SNAPSHOT"), pl.frames);
 		pthread_mutex_lock(&pl.mu);
 		pl.frames++;
 		pl.rows = H;
