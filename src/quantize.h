@@ -50,21 +50,23 @@ typedef struct gwb_quant {
 gwb_status gwb_quant_build(const gwb_dataset *d, int bins, size_t sample, uint64_t seed,
 			   int threads, gwb_quant **out);
 
-/* Code a feature value with edges E of nb value bins (binary search; NaN -> nb). */
+/* Code a feature value with edges E of nb value bins (NaN -> nb): the number of edges below v,
+ * by a branchless binary search (the loop runs log2(nb) times whatever v is). */
 static inline uint8_t gwb_quant_code(const float *E, int nb, float v)
 {
-	int lo = 0, hi = nb - 1;  /* answer in [lo, hi]: count of edges < v */
+	const float *b = E;
+	int n = nb - 1;
 
 	if (v != v)
 		return (uint8_t)nb;
-	while (lo < hi) {
-		int mid = (lo + hi) >> 1;
-		if (E[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (n <= 0)
+		return 0;
+	while (n > 1) {
+		int half = n >> 1;
+		b = b[half] < v ? b + half : b;
+		n -= half;
 	}
-	return (uint8_t)lo;
+	return (uint8_t)((b - E) + (*b < v));
 }
 
 /* The float threshold that matches "code <= t goes left" for feature j: E[t], or +infinity

@@ -830,7 +830,11 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	double t0 = gwb_now();
 	size_t i, total = 0;
 	int t, j, maxcodes = 0, threads = job->threads > 0 ? job->threads : gwb_cpu_count();
-	bool tree_parallel = job->p->trees >= threads;
+	bool tree_parallel;
+
+	if (threads > 256)   /* gwb_par_for's limit; each worker holds rows x 12 bytes */
+		threads = 256;
+	tree_parallel = job->p->trees >= threads;
 	gwb_status st = GWB_OK;
 
 	memset(&R, 0, sizeof(R));
