@@ -5,8 +5,11 @@
 --   kernel time per phase beside the memory floor of the bytes each phase must move;
 --   1,000 trees of depth 20 on 1,000,000 x 64 (must not run out of memory);
 --   the CPU/GPU crossover that backend = "auto" uses.
--- GWB_BENCH_QUICK=1: smaller sizes (a first look). Without a GPU it says so and stops.
+-- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|deep|cross runs one
+-- part (default: all). Without a GPU it says so and stops.
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+local part = os.getenv("GWB_BENCH_PART") or "all"
+local function want(p) return part == "all" or part == p end
 local tmp = os.getenv("TMPDIR") or "/tmp"
 local gwb_bin = os.getenv("GWB") or "build/gwb"
 
@@ -42,6 +45,7 @@ local function sum(k, names)
   return ms, bytes
 end
 
+if want("fit") then
 -- the device-to-device copy rate: the ceiling of every memory-bound phase
 local bw = gpu.bandwidth{bytes = 512 * 2 ^ 20, reps = 3, log = false}
 local peak = bw.d2d_gbps * 1e9
@@ -144,7 +148,7 @@ end
 -- ---- scikit-learn, same files, same run --------------------------------------------------
 local trpath = tmp .. "/rf_gpu_train.gwbd"
 train:save(trpath)
-local budget = quick and 20 or 75
+local budget = tonumber(os.getenv("GWB_BENCH_PEER_BUDGET") or "") or (quick and 20 or 75)
 local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
   trpath, tpath, opts.trees, opts.depth, budget))
 local pout = ph:read("a")
@@ -175,16 +179,19 @@ os.remove(tpath)
 os.remove(mpath)
 train, test, f, bestf = nil, nil, nil, nil
 collectgarbage()
+end
 
 -- ---- depth 20, 1,000 trees ---------------------------------------------------------------
-do
+if want("deep") then
   local n, trees = quick and 200000 or 1000000, quick and 100 or 1000
   local dd = data.synth{kind = "classification", rows = n, features = 64, informative = 16,
                         classes = 2, seed = 2}
   gpu.reset()
+  print(string.format("\n%d trees, depth 20 on %d x 64: training ...", trees, n))
+  io.stdout:flush()
   local g = rf.train(dd, {trees = trees, depth = 20, backend = "gpu", seed = 1})
   local t = g.timing
-  print(string.format("\n%d trees, depth 20 on %d x 64: %.1f s (grow %.1f s, kernels %.1f s, " ..
+  print(string.format("%d trees, depth 20 on %d x 64: %.1f s (grow %.1f s, kernels %.1f s, " ..
     "oob on the CPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
     t.total_ms / 1e3, t.grow_ms / 1e3, t.kernel_ms / 1e3, t.oob_ms / 1e3, g.nodes,
     g.depth))
@@ -192,6 +199,7 @@ end
 collectgarbage()
 
 -- ---- the auto crossover ------------------------------------------------------------------
+if want("cross") then
 print("\ncrossover (end to end fit, 100 trees, depth 10, 32 features; auto estimate = rows x " ..
   "mtry x depth x trees)")
 print(string.format("  %-10s %12s %12s %12s %8s", "rows", "cpu ms", "gpu ms", "estimate MB",
@@ -204,4 +212,5 @@ for _, n in ipairs(quick and {2000, 20000} or {1000, 5000, 20000, 100000}) do
   local cm, gm = c.timing.total_ms - c.timing.oob_ms, g.timing.total_ms - g.timing.oob_ms
   print(string.format("  %-10d %12.1f %12.1f %12.1f %8s", n, cm, gm,
     n * 5 * 10 * 100 / 1e6, gm < cm and "gpu" or "cpu"))
+end
 end
