@@ -8,9 +8,9 @@ local function say(...) out:write(string.format(...), "\n"); out:flush() end
 local ok, why = gpu.available()
 if not ok then say("panel-check: no GPU: %s", why); out:close(); return end
 gpu.reset()
-local d = data.synth { kind = "classification", rows = 1000000, features = 64, informative = 32, classes = 2, seed = 1 }
+local d = data.synth { kind = "classification", rows = 500000, features = 64, informative = 32, classes = 2, seed = 1 }
 local t0 = os.time()
-local f = rf.train(d, { trees = 300, depth = 12, backend = "gpu", seed = 1 })
+local f = rf.train(d, { trees = 200, depth = 12, backend = "gpu", seed = 1 })
 say("panel-check: rf.train gpu %d trees in %s s, oob %s", f.trees, os.time() - t0, tostring(f.oob))
 local B = mat.batch(20000, 64, { seed = 1, dtype = "f32" })
 local e = eig.batched(B, { backend = "gpu" })
