@@ -510,14 +510,14 @@ static gwb_status plan(int n, size_t es, jplan *out)
 					 "shared memory (%zu bytes available); use method = \"cusolver\"",
 					 n, limit);
 	}
+	// Measured on an H200 (bench/results/eig-dense-2026-11-30.txt): n <= 64 runs best with
+	// 4 warps and 8 lanes per pair (6.2 ms for 4000 f32 matrices against 7.4 ms with 8 warps
+	// and 11.7 ms with 16: more blocks per SM beat more warps per block); larger orders with
+	// 16 warps (12.4 vs 12.9 ms at n = 128 f32, 24.0 vs 33.1 ms at n = 128 f64, 35.2 vs
+	// 55.0 ms blocked at n = 256 f32).
 	int L = lanes_for(n, es), tl, tw;
-	int pairs = P.blocked ? P.w : P.m / 2;
-	int warps = (pairs * L + 31) / 32;
+	int warps = n <= 64 ? 4 : 16;
 	const char *ew = getenv("GWB_JACOBI_WARPS");
-	if (warps > 16)
-		warps = 16;
-	if (warps < 4)
-		warps = 4;
 	if (ew && atoi(ew) >= 1 && atoi(ew) <= 16)
 		warps = atoi(ew);
 	tuned(n, es, &tl, &tw);
