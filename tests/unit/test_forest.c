@@ -418,6 +418,83 @@ static void test_save_load_and_corruption(void **state)
 	gwb_dataset_free(d);
 }
 
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Damaged payloads with a recomputed (valid) checksum: rf.load must refuse them or return a
+ * forest that validates and predicts, never read out of bounds (run under ASan/valgrind). */
+static void test_load_mutated_payloads(void **state)
+{
+	gwb_dataset *d = iris();
+	gwb_rf_params p = params(3, 1);
+	gwb_forest *f, *g;
+	char path[64], bad[64];
+	unsigned char *buf, *m;
+	long size;
+	FILE *fp;
+	int it, ok = 0, refused = 0;
+	float *pr = malloc(150 * 3 * sizeof(float));
+	(void)state;
+
+	p.depth = 3;
+	snprintf(path, sizeof(path), "/tmp/gwb-test-mut-%d.gwbf", (int)getpid());
+	snprintf(bad, sizeof(bad), "/tmp/gwb-test-mutb-%d.gwbf", (int)getpid());
+	f = train(d, &p);
+	assert_int_equal(gwb_forest_save(f, path), GWB_OK);
+	gwb_forest_free(f);
+	fp = fopen(path, "rb");
+	fseek(fp, 0, SEEK_END);
+	size = ftell(fp);
+	fseek(fp, 0, SEEK_SET);
+	buf = malloc((size_t)size);
+	m = malloc((size_t)size);
+	assert_int_equal(fread(buf, 1, (size_t)size, fp), (size_t)size);
+	fclose(fp);
+	for (it = 0; it < 600; it++) {
+		size_t payload = (size_t)size - 30, k, nmut = 1 + (size_t)(gwb_rng_hash(it, 7, 0, 0) % 4);
+		uint64_t sum;
+		gwb_status st;
+		memcpy(m, buf, (size_t)size);
+		for (k = 0; k < nmut; k++) {
+			uint64_t h = gwb_rng_hash(it, 7, 1, k);
+			m[22 + (h % payload)] = (unsigned char)(h >> 32);
+		}
+		sum = fnv1a(m + 22, payload);
+		memcpy(m + (size_t)size - 8, &sum, 8);
+		fp = fopen(bad, "wb");
+		fwrite(m, 1, (size_t)size, fp);
+		fclose(fp);
+		st = gwb_forest_load(bad, &g);
+		if (st) {
+			assert_true(st == GWB_ECORRUPT || st == GWB_EPARSE || st == GWB_ENOMEM);
+			assert_null(g);
+			refused++;
+			continue;
+		}
+		ok++;
+		assert_int_equal(gwb_forest_validate(g), GWB_OK);
+		if (g->features == 4 && g->task == GWB_TASK_CLASSIFICATION && g->classes == 3)
+			assert_int_equal(gwb_forest_predict_proba(g, d, 1, pr), GWB_OK);
+		gwb_forest_free(g);
+	}
+	assert_true(refused > 0 && ok > 0);
+	remove(path);
+	remove(bad);
+	free(buf);
+	free(m);
+	free(pr);
+	gwb_dataset_free(d);
+}
+
 static void test_bad_parameters(void **state)
 {
 	gwb_dataset *d = iris(), *r, *e;
@@ -701,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_determinism_threads),
 		cmocka_unit_test(test_oob_uses_only_out_of_bag_rows),
 		cmocka_unit_test(test_save_load_and_corruption),
+		cmocka_unit_test(test_load_mutated_payloads),
 		cmocka_unit_test(test_bad_parameters),
 		cmocka_unit_test(test_regression_diabetes),
 		cmocka_unit_test(test_nan_bin),
