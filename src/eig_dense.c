@@ -955,6 +955,12 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 #ifdef GWB_HAVE_CUDA
 		gwb_gpu_eig_stats st;
 		memset(&st, 0, sizeof(st));
+		/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
+		 * 6.3 ms for 4000 f32 matrices against 8.4 ms for cusolverDnXsyevBatched), the
+		 * library above (7.0 vs 12.4 ms at n = 128 f32, 21.7 vs 65 ms at n = 256 f64; see
+		 * bench/results/eig-dense-2026-11-30.txt). method = "jacobi" forces ours. */
+		if (m == GWB_DM_AUTO)
+			m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
 		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)
 			rc = gwb_gpu_cusolver_batched(B->data, B->dtype, count, (int)n, e->values,
 						      e->vectors, &st);

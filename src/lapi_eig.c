@@ -670,11 +670,12 @@ static const gwb_reg funcs[] = {
 	 "Example: e = eig.solve(mat.laplacian1d(100), {k = 5, which = \"smallest\"})"},
 	{"batched", l_batched,
 	 "eig.batched(B [, opts]) -> Eigen (batch)\n"
-	 "All eigenpairs of every matrix of a batch (mat.batch). GPU: our one-sided Jacobi kernel\n"
-	 "(matrix in shared memory; blocked over column pairs where it does not fit), or\n"
-	 "method = \"cusolver\" (cusolverDnXsyevBatched) for comparison; method = \"mixed\" runs\n"
-	 "f32 sweeps and refines in f64 (f64 batches). CPU: LAPACK per matrix over threads\n"
-	 "(threads option), or method = \"jacobi\".\n"
+	 "All eigenpairs of every matrix of a batch (mat.batch). GPU: method = \"jacobi\", our\n"
+	 "one-sided Jacobi kernel (matrix in shared memory; blocked over column pairs where it\n"
+	 "does not fit); \"cusolver\" (cusolverDnXsyevBatched); \"mixed\": f32 sweeps refined\n"
+	 "in f64 (f64 batches); \"auto\" takes whichever measured faster on an H200 (ours for\n"
+	 "n <= 64, cuSOLVER above). CPU: LAPACK per matrix over threads (threads option), or\n"
+	 "method = \"jacobi\" (cyclic Jacobi reference).\n"
 	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals.\n"
 	 "The result: eb:values(b), eb:vector(b, i), eb.max_residual, eb.orthogonality,\n"
 	 "eb.sweeps, eb.timing.\n"

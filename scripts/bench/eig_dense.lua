@@ -91,8 +91,8 @@ for _, c in ipairs(CASES) do
     A:close()
   else
     local B = mat.batch(c.count, c.n, { dtype = c.dtype, seed = 1 })
-    local tj = best(function() return eig.batched(B, { backend = "gpu", residuals = false }) end)
-    local ej = eig.batched(B, { backend = "gpu", vectors = true })
+    local tj = best(function() return eig.batched(B, { backend = "gpu", method = "jacobi", residuals = false }) end)
+    local ej = eig.batched(B, { backend = "gpu", method = "jacobi", vectors = true })
     local tm, em = nil, nil
     if c.dtype == "f64" then
       tm = best(function() return eig.batched(B, { backend = "gpu", method = "mixed", residuals = false }) end)
