@@ -24,12 +24,6 @@ if eig and mat and mat.batch then
     eig.batched(B, { backend = "gpu" })
   end }
 end
-if teach and teach.measure_transpose then
-  work[#work + 1] = { "transpose kernels 4096x4096 x3", function()
-    teach.measure_transpose(4096, 4096, { reps = 3 })
-  end }
-end
-
 print(string.format("%-40s %9s %9s %8s %9s", "workload", "on ms", "off ms", "cost", "launches"))
 local worst = 0
 for _, w in ipairs(work) do
