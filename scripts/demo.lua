@@ -83,6 +83,24 @@ do
     k.values[1], k.values[2]))
 end
 
+section("Seeing the machine: panel, plots, lessons, run log")
+do
+  print("On a terminal, an operation longer than ~0.3 s brings up the live panel (panel.on() keeps")
+  print("it up). What it would leave in the scrollback now: " .. panel.status().summary:gsub("\n", "\n  "))
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  local f = rf.train(d, { trees = 30, seed = 1, backend = "cpu" })
+  print(f:plot_importance { width = 64 })
+  local r = gwb.bench(function() f:predict(d) end, { seconds = 0.2, label = "predict iris", log = false })
+  print(("gwb.bench: predicting 150 rows takes %.3f ms (median of %d calls)"):format(r.median_ms, r.calls))
+  local o = gpu.occupancy({ regs = 64, smem = 48 * 1024 }, 256)
+  print(("a kernel with 64 registers and 48 KB shared memory at 256 threads: %.0f%% occupancy, limited by %s")
+    :format(o.occupancy * 100, o.limited_by))
+  for _, line in ipairs(teach.layout({ 2, 2 }, { 32, 2 }).text) do
+    if line:match("^Element") then print("teach.layout({2, 2}, {32, 2}): " .. line) end
+  end
+  print(("the run log (%s) holds %d records; runs{last = 3} shows the newest"):format(gwb.runs_path(), #runs()))
+end
+
 section("The REPL")
 print("At the gwb> prompt: bare expressions print their values, tables are pretty-printed,")
 print("a trailing ';' keeps a result quiet, Tab completes names, Ctrl-C stops long work.")
