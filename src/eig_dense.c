@@ -219,8 +219,19 @@ static double off_norm(size_t n, const double *a)
 	return sqrt(s + c);
 }
 
+/* The cyclic Jacobi sweeps; hist (may be NULL) receives one entry per sweep: the sweep,
+ * whether it rotated nothing, and the off-diagonal norm relative to ||A||_F. */
+static gwb_status jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
+			     int max_sweeps, int *sweeps, gwb_eigen *hist);
+
 gwb_status gwb_eig_jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
 			      int max_sweeps, int *sweeps)
+{
+	return jacobi_ref(n, a, w, V, tol, max_sweeps, sweeps, NULL);
+}
+
+static gwb_status jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
+			     int max_sweeps, int *sweeps, gwb_eigen *hist)
 {
 	size_t p, q, r, i;
 	double nrm = 0.0, tiny;
@@ -276,6 +287,14 @@ gwb_status gwb_eig_jacobi_ref(size_t n, double *a, double *w, double *V, double 
 						V[q * n + r] = s * x + c * y;
 					}
 			}
+		if (hist) {
+			double off = off_norm(n, a) / (nrm > 0 ? nrm : 1.0);
+			gwb_status hrc = gwb_eigen_history_push(hist, sweep + 1, rotations ? 0 : (int)n,
+								off);
+			if (hrc)
+				return hrc;
+			gwb_progress_update((double)(sweep + 1), "off-diagonal", off);
+		}
 	}
 	if (sweeps)
 		*sweeps = sweep;
@@ -356,14 +375,14 @@ out:
 /* All pairs of one matrix, f64 column-major a (destroyed), on the CPU. */
 static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_matrix *A,
 				size_t b, double tol, int max_sweeps, double *w, double *V,
-				int *iters)
+				int *iters, gwb_eigen *hist)
 {
 	gwb_status rc;
 
 	*iters = 0;
 	switch (m) {
 	case GWB_DM_JACOBI:
-		return gwb_eig_jacobi_ref((size_t)n, a, w, V, tol, max_sweeps, iters);
+		return jacobi_ref((size_t)n, a, w, V, tol, max_sweeps, iters, hist);
 	case GWB_DM_MIXED: {
 		size_t nn = (size_t)n * n, i;
 		float *s = malloc(nn * sizeof(float)), *ws = malloc((size_t)n * sizeof(float));
@@ -804,8 +823,12 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 				goto out_free;
 			}
 		}
+		if (m == GWB_DM_JACOBI)
+			gwb_progress_begin("eig.solve jacobi", 0);
 		rc = cpu_all_pairs(m, (int)n, a, A, 0, o->tol, o->max_sweeps, w, want_v ? V : NULL,
-				   &iters);
+				   &iters, e);
+		if (m == GWB_DM_JACOBI)
+			gwb_progress_end();
 		if (rc)
 			goto out_free;
 		e->iterations = iters;
@@ -891,7 +914,7 @@ static gwb_status batch_solve_one(void *arg, size_t b)
 		if (rc)
 			return rc;
 		rc = cpu_all_pairs(c->m, (int)n, a, c->B, b, c->tol, c->max_sweeps,
-				   e->values + b * n, V, &iters);
+				   e->values + b * n, V, &iters, NULL);
 		free(a);
 	}
 	if (rc)

@@ -4,11 +4,6 @@
 
 local spectra = { "randn", "graded", "clustered", "repeated" }
 
-local function known(kind, n)
-  -- mat.spectral's eigenvalues for kind (ascending), through a one-matrix batch's generator.
-  return nil
-end
-
 local function max_abs_diff(a, b)
   local m = 0
   for i = 1, #a do m = math.max(m, math.abs(a[i] - b[i])) end
@@ -59,6 +54,11 @@ T.test("cyclic Jacobi and mixed precision agree with LAPACK (f64 residuals)", fu
   local j = eig.solve(mat.randn(30, 30, { sym = true }), { method = "jacobi" })
   T.ok(j.iterations >= 3 and j.iterations <= 20, "sweeps " .. j.iterations)
   T.ok(j.method:find("jacobi", 1, true))
+  local h = j.history
+  T.eq(#h, j.iterations)
+  T.eq(h[1].iteration, 1)
+  T.ok(h[1].max_residual > 1e-3 and h[#h].max_residual < 1e-13, "off-diagonal norm falls")
+  T.eq(h[#h].converged, 30)
 end)
 
 T.test("subsets: k smallest, largest and both match the full solve (dsyevr)", function()
