@@ -427,9 +427,20 @@ static void subtract_item(void *ctx, size_t i, int tid)
 		return;
 	sh = tc->fr[nd->sib].hist;
 	n = (size_t)tc->R->T * (size_t)tc->R->C;
-	for (k = 0; k < n; k++) {
-		double v = nd->hist[k] - sh[k];
-		nd->hist[k] = v > 0 ? v : 0;  /* weights may carry rounding; counts are exact */
+	if (tc->R->K) {
+		/* rows and class weights: never negative (weights may carry rounding) */
+		for (k = 0; k < n; k++) {
+			double v = nd->hist[k] - sh[k];
+			nd->hist[k] = v > 0 ? v : 0;
+		}
+	} else {
+		/* rows and weights clamped at 0; sums of w*y keep their sign */
+		for (k = 0; k < n; k += 3) {
+			double c = nd->hist[k] - sh[k], w = nd->hist[k + 1] - sh[k + 1];
+			nd->hist[k] = c > 0 ? c : 0;
+			nd->hist[k + 1] = w > 0 ? w : 0;
+			nd->hist[k + 2] -= sh[k + 2];
+		}
 	}
 }
 

@@ -711,15 +711,17 @@ static void test_interrupt_while_training(void **state)
 }
 
 /* Sibling subtraction is a performance choice only: with it (GWB_RF_SUBTRACT unset) and without
- * (=0), the same forest comes out, byte for byte. */
+ * (=0), the same forest comes out, byte for byte (classification and regression, whose sums of
+ * w*y are signed). */
 static void test_subtraction_changes_nothing(void **state)
 {
-	const char *files[2] = {"datasets/iris.csv", "datasets/digits.csv"};
+	const char *files[3] = {"datasets/iris.csv", "datasets/digits.csv", "datasets/diabetes.csv"};
 	int k;
 	(void)state;
 
-	for (k = 0; k < 2; k++) {
-		gwb_dataset *d = read_csv(files[k], GWB_TASK_CLASSIFICATION);
+	for (k = 0; k < 3; k++) {
+		gwb_dataset *d = read_csv(files[k], k == 2 ? GWB_TASK_REGRESSION :
+					  GWB_TASK_CLASSIFICATION);
 		gwb_rf_params p = params(6, 2);
 		char path[2][64];
 		int m;
