@@ -7,6 +7,7 @@
 -- Residuals: max ||Av - lv|| / (max|l| ||v||), computed in f64.
 -- Targets (issue 6): f32 <= 5 / 10 / 40 ms with residual <= 1e-5; f64 <= 8 / 60 / 70 ms with
 -- residual <= 1e-13; dense 8192 f64 within 1.1x of cupy.linalg.eigh.
+-- A CPU section runs first on every machine (LAPACK over threads vs numpy.linalg.eigh).
 -- Environment: GWB_PYTHON (python3), GWB_EIG_BENCH_CASES (space-separated case names).
 local python = os.getenv("GWB_PYTHON") or "python3"
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "scripts/bench"
@@ -31,8 +32,49 @@ local ok_gpu, why = gpu.available()
 local info = ok_gpu and gpu.info() or {}
 print(("eig_dense: commit %s, card %s"):format(gwb.commit, ok_gpu and (info.name .. ", " .. info.sms
   .. " SMs, driver " .. info.driver .. ", runtime " .. info.runtime) or "none"))
+
+-- The CPU backend first (every machine): LAPACK per matrix over threads, and dsyevd on one
+-- matrix, beside numpy.linalg.eigh when numpy is importable. Wall time, best of 3.
+do
+  local cpu = {
+    { name = "cpu_b64f64", count = 500, n = 64, dtype = "f64" },
+    { name = "cpu_b128f32", count = 200, n = 128, dtype = "f32" },
+    { name = "cpu_d1000f64", dense = true, n = 1000, dtype = "f64" },
+  }
+  local np = {}
+  local names = {}
+  for _, c in ipairs(cpu) do names[#names + 1] = c.name end
+  local p = io.popen(python .. " " .. here .. "/eig_dense_peers.py " .. table.concat(names, " ") .. " 2>&1")
+  local out = p and p:read("a") or ""
+  if p then p:close() end
+  for line in out:gmatch("[^\n]+") do
+    local rec = {}
+    for k, v in line:gmatch("([%w_]+)=(%S+)") do rec[k] = tonumber(v) or v end
+    if rec.case then np[rec.case] = rec end
+  end
+  print(("%-13s %-28s %-24s"):format("cpu case", "gwb ms (residual)", "numpy.linalg.eigh"))
+  for _, c in ipairs(cpu) do
+    local M = c.dense and mat.randn(c.n, c.n, { sym = true, seed = 1 })
+      or mat.batch(c.count, c.n, { dtype = c.dtype, seed = 1 })
+    local run = function()
+      if c.dense then return eig.solve(M, { backend = "cpu" }) end
+      return eig.batched(M, { backend = "cpu", vectors = true })
+    end
+    local best, e
+    for _ = 1, 3 do
+      e = run()
+      if not best or e.timing.kernel_ms < best then best = e.timing.kernel_ms end
+    end
+    local r = np[c.name]
+    local peer = r and r.ms and ("%.2f (%.1e)"):format(r.ms, tonumber(r.residual))
+      or ("peer not available" .. (r and r.reason and (": " .. r.reason) or ""))
+    print(("%-13s %-28s %-24s"):format(c.name, ("%.2f (%.1e) %s"):format(best, e.max_residual, e.method), peer))
+    M:close()
+  end
+end
+
 if not ok_gpu then
-  print("no GPU: " .. tostring(why) .. "; this benchmark measures GPU paths only, skipped")
+  print("no GPU: " .. tostring(why) .. "; the GPU cases are skipped")
   return
 end
 

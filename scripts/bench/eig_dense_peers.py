@@ -124,9 +124,41 @@ def run_case(name):
     cp.get_default_memory_pool().free_all_blocks()
 
 
+CPU_CASES = {
+    "cpu_b64f64": ("batch", 500, 64, "float64"),
+    "cpu_b128f32": ("batch", 200, 128, "float32"),
+    "cpu_d1000f64": ("dense", 1, 1000, "float64"),
+}
+
+
+def run_cpu_case(name):
+    """numpy.linalg.eigh (LAPACK syevd through numpy's own BLAS) on the same shapes."""
+    try:
+        import numpy as np
+    except Exception as e:  # noqa: BLE001
+        say(case=name, peer="numpy_eigh", status="unavailable", reason=f"numpy_not_importable_({type(e).__name__})")
+        return
+    kind, count, n, dt = CPU_CASES[name]
+    rs = np.random.default_rng(1)
+    g = rs.standard_normal((count, n, n))
+    a = ((g + g.transpose(0, 2, 1)) / 2 ** 0.5).astype(dt)
+    if kind == "dense":
+        a = a[0]
+    ms, (w, v) = timed(lambda: np.linalg.eigh(a), lambda: None)
+    a64, w64, v64 = a.astype(np.float64), w.astype(np.float64), v.astype(np.float64)
+    if a64.ndim == 2:
+        a64, w64, v64 = a64[None], w64[None], v64[None]
+    r = a64 @ v64 - v64 * w64[:, None, :]
+    res = (np.linalg.norm(r, axis=1) / (np.abs(w64).max(axis=1, keepdims=True) * np.linalg.norm(v64, axis=1))).max()
+    say(case=name, peer="numpy_eigh", ms=f"{ms:.3f}", residual=f"{res:.3g}")
+
+
 def main():
     names = sys.argv[1:] or list(CASES)
     for name in names:
+        if name in CPU_CASES:
+            run_cpu_case(name)
+            continue
         if name not in CASES:
             say(case=name, status="unknown_case")
             continue
