@@ -38,8 +38,16 @@ static void tree_out_free(tree_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
-#define GROW(p, n) do { void *q_ = realloc((p), (n) * sizeof(*(p))); if (!q_) return false; \
-			(p) = q_; } while (0)
+/* Resize *p to n elements of size sz; false (and *p untouched) when memory runs out. */
+static bool resize(void *pp, size_t n, size_t sz)
+{
+	void **p = pp, *q = realloc(*p, n * sz);
+
+	if (!q)
+		return false;
+	*p = q;
+	return true;
+}
 
 static bool tree_out_reserve(tree_out *o, size_t need)
 {
@@ -50,16 +58,13 @@ static bool tree_out_reserve(tree_out *o, size_t need)
 	c = o->cap ? o->cap : 64;
 	while (c < need)
 		c *= 2;
-	GROW(o->feature, c);
-	GROW(o->left, c);
-	GROW(o->right, c);
-	GROW(o->count, c);
-	GROW(o->tbin, c);
-	GROW(o->nanl, c);
-	GROW(o->thr, c);
-	GROW(o->imp, c);
-	GROW(o->weight, c);
-	GROW(o->value, c * (size_t)o->outputs);
+	if (!resize(&o->feature, c, sizeof(int32_t)) || !resize(&o->left, c, sizeof(int32_t)) ||
+	    !resize(&o->right, c, sizeof(int32_t)) || !resize(&o->count, c, sizeof(int32_t)) ||
+	    !resize(&o->tbin, c, 1) || !resize(&o->nanl, c, 1) ||
+	    !resize(&o->thr, c, sizeof(float)) || !resize(&o->imp, c, sizeof(float)) ||
+	    !resize(&o->weight, c, sizeof(double)) ||
+	    !resize(&o->value, c * (size_t)o->outputs, sizeof(float)))
+		return false;
 	o->cap = c;
 	return true;
 }
