@@ -307,9 +307,9 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path);
 /* CPU cores online (>= 1). */
 int gwb_cpu_count(void);
 
-/* Run fn(ctx, i, tid) for i in 0..n-1 on up to `threads` threads (tid 0..threads-1; the caller
- * is tid 0), items handed out dynamically. Returns GWB_ENOMEM if threads cannot be started
- * (then everything ran on the calling thread). */
+/* Run fn(ctx, i, tid) for i in 0..n-1 on up to `threads` threads (at most 256; tid
+ * 0..threads-1, the caller is tid 0), items handed out dynamically. Threads that cannot be
+ * started are done without: the remaining ones (at least the caller) run every item. */
 gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, int tid), void *ctx);
 
 #ifdef __cplusplus
