@@ -196,7 +196,7 @@ for i in range(10):
     s.record(); b = a.t().contiguous(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
 ts.sort(); print('ms=%%.4f' %% ts[5])
 ]], rows, cols))
-      row("  torch a.t().contiguous()", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms / 1e3) or "failed")
+      row("  torch a.t().contiguous()", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms) or "failed")
     elseif has_py("cupy") then
       local r = py(string.format([[
 import cupy
@@ -206,7 +206,7 @@ for i in range(10):
     s.record(); b = cupy.ascontiguousarray(a.T); e.record(); e.synchronize(); ts.append(cupy.cuda.get_elapsed_time(s, e))
 ts.sort(); print('ms=%%.4f' %% ts[5])
 ]], rows, cols))
-      row("  cupy ascontiguousarray(a.T)", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms / 1e3) or "failed")
+      row("  cupy ascontiguousarray(a.T)", "", r.ms and string.format("%.0f GB/s", 2 * mb / r.ms) or "failed")
     else
       row("  torch / cupy transpose", "", "peer not available")
     end
