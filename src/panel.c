@@ -1392,8 +1392,13 @@ static void draw(const struct snap *s, bool persistent)
 			nw = W - 57 - 24;
 		if (nw < 8)
 			nw = 8;
+		char head[64];
+		if (s->pending)
+			snprintf(head, sizeof(head), "kernel (by time; %d pending)", s->pending);
+		else
+			snprintf(head, sizeof(head), "kernel (by total time)");
 		style_on(0, A_BOLD | A_UNDERLINE);
-		putf(y, 0, W, "%-*.*s %8s %9s %8s %4s %7s %5s %7s%s", nw, nw, "kernel (by total time)",
+		putf(y, 0, W, "%-*.*s %8s %9s %8s %4s %7s %5s %7s%s", nw, nw, head,
 		     "launches", "mean us", "block", "regs", "smem", "occ%", "GB/s",
 		     wide ? "     grid     total ms" : "");
 		style_off(0, A_BOLD | A_UNDERLINE);
@@ -1420,9 +1425,6 @@ static void draw(const struct snap *s, bool persistent)
 				putf(y, nw + 57, W - nw - 57, " %9s %12.2f", grd, k->total_ms);
 			y++;
 		}
-		if (s->pending && y < bottom)
-			putf(y - 1 < 0 ? 0 : y - 1, W - 22 > 0 ? W - 22 : 0, 22, " (%d timing%s pending)",
-			     s->pending, s->pending == 1 ? "" : "s");
 	}
 	/* the output captured while the panel is up: newest lines */
 	if (log_rows > 0) {
