@@ -541,6 +541,8 @@ typedef struct solve {
 	double *res;          /* k residual norms ||s A x - theta x|| (host) */
 	bool converged;
 	char note[160];
+	const double *defl;   /* Lanczos: keep every vector orthogonal to these (backend memory) */
+	int ndefl;
 } solve;
 
 static gwb_status check_intr(void)
@@ -1069,7 +1071,7 @@ static gwb_status vnorm(ops *o, const double *w, double *nrm)
  * new vector is reorthogonalized against the whole basis (and so is the next one) when the
  * estimate exceeds reorth_tol; full_reorth does it every step. v0 (backend memory, may be
  * NULL) is the start vector. */
-static gwb_status lanczos(solve *S, const double *v0)
+static gwb_status lanczos_run(solve *S, const double *v0)
 {
 	ops *o = S->o;
 	int k = S->k, m = S->opt->ncv;
@@ -1081,13 +1083,14 @@ static gwb_status lanczos(solve *S, const double *v0)
 	gwb_status st;
 	long nreorth = 0;
 
+	int64_t room = o->n - S->ndefl;  /* dimension of the space Lanczos works in */
 	if (m <= 0)
 		m = 2 * k + 20 > 40 ? 2 * k + 20 : 40;
-	if (m > o->n)
-		m = (int)o->n;
+	if (m > room)
+		m = (int)room;
 	if (m <= k)
-		m = k + 1 <= o->n ? k + 1 : (int)o->n;
-	bool exact = m == o->n;
+		m = k + 1 <= room ? k + 1 : (int)room;
+	bool exact = m == room;
 	if ((st = op_alloc(o, n * (m + 1), &V)) || (st = op_alloc(o, n * (m + 1), &Wk)))
 		goto out;
 	H = calloc((size_t)m * m, sizeof(double));
@@ -1105,7 +1108,9 @@ static gwb_status lanczos(solve *S, const double *v0)
 	if (v0)
 		st = op_copy(o, V, v0, n);
 	else
-		st = random_block(o, V, 1, S->opt->seed);
+		st = random_block(o, V, 1, S->opt->seed + 7919 * (uint64_t)S->ndefl);
+	if (!st && S->ndefl)
+		st = orth_against(o, S->defl, S->ndefl, V, 1);
 	if (st)
 		goto out;
 	double nv;
@@ -1125,6 +1130,8 @@ static gwb_status lanczos(solve *S, const double *v0)
 		for (int j = l; j < m; j++) {
 			double *vj = V + n * j, *w = V + n * (j + 1);
 			if ((st = op_spmm(o, vj, w, 1)))
+				goto out;
+			if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
 				goto out;
 			bool full = S->opt->full_reorth || j == l || force || exact;
 			force = false;
@@ -1159,6 +1166,10 @@ static gwb_status lanczos(solve *S, const double *v0)
 				}
 				H[j + j * m] = a_j;
 			}
+			/* deflation again: reorthogonalization against V must not bring back the
+			 * locked directions, where the projected operator is 0 */
+			if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
+				goto out;
 			if ((st = vnorm(o, w, &beta)))
 				goto out;
 			/* omega recurrence for the new vector (om2 = omega_{j+1,.}) */
@@ -1182,6 +1193,8 @@ static gwb_status lanczos(solve *S, const double *v0)
 				if (mx > rtol) {
 					if ((st = cgs2(o, V, j + 1, w, NULL, tmp)))
 						goto out;
+					if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
+						goto out;
 					if ((st = vnorm(o, w, &beta)))
 						goto out;
 					for (int i = 0; i < j; i++)
@@ -1198,6 +1211,8 @@ static gwb_status lanczos(solve *S, const double *v0)
 				if (!(beta > 100 * eps * S->normA)) {
 					/* invariant subspace: continue with a random vector orthogonal to V */
 					if ((st = random_block(o, w, 1, S->opt->seed + 1000 + j + 97 * outer)))
+						goto out;
+					if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
 						goto out;
 					if ((st = cgs2(o, V, j + 1, w, NULL, tmp)) || (st = vnorm(o, w, &nv)))
 						goto out;
@@ -1290,6 +1305,99 @@ out:
 	free(om0);
 	free(om1);
 	free(om2);
+	return st;
+}
+
+/* Lanczos from one start vector sees one vector of each eigenspace, so a copy of a repeated
+ * eigenvalue can be missed. After it converges, Lanczos runs again with a random start and
+ * every vector kept orthogonal to the pairs found (deflation); any value it finds below the
+ * k-th joins them, and the check repeats until none does. */
+static gwb_status lanczos(solve *S, const double *v0)
+{
+	ops *o = S->o;
+	int k = S->k, rounds = 0;
+	size_t n = (size_t)o->n;
+	double *X2 = NULL, *M = NULL, *th2 = NULL, *res2 = NULL;
+	gwb_status st;
+	char note[160];
+
+	if ((st = lanczos_run(S, v0)) || !S->converged)
+		return st;
+	memcpy(note, S->note, sizeof(note));
+	if (o->n < 2 * (int64_t)k + 2)
+		return GWB_OK;   /* no room for a deflated run */
+	if ((st = op_alloc(o, n * k, &X2)) || (st = op_alloc(o, n * 2 * k, &M)))
+		goto out;
+	th2 = malloc((size_t)k * sizeof(double));
+	res2 = malloc((size_t)k * sizeof(double));
+	if (!th2 || !res2) {
+		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		goto out;
+	}
+	for (rounds = 1; rounds <= 8; rounds++) {
+		solve D = *S;
+		D.X = X2;
+		D.theta = th2;
+		D.res = res2;
+		D.defl = S->X;
+		D.ndefl = k;
+		D.converged = false;
+		D.iter = S->iter;
+		st = lanczos_run(&D, NULL);
+		S->iter = D.iter;
+		if (st)
+			goto out;
+		if (!D.converged) {
+			snprintf(S->note, sizeof(S->note), "%.100s; multiplicity check incomplete", note);
+			S->converged = false;
+			goto out;
+		}
+		/* merge: the k smallest of theta and th2 (X2 is orthogonal to X) */
+		double tol = S->opt->tol * S->normA;
+		if (!(th2[0] < S->theta[k - 1] - tol))
+			break;
+		int a = 0, b = 0;
+		double *C = calloc((size_t)2 * k * k, sizeof(double));
+		double *nt = malloc((size_t)k * sizeof(double)), *nr = malloc((size_t)k * sizeof(double));
+		if (!C || !nt || !nr) {
+			free(C);
+			free(nt);
+			free(nr);
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		for (int i = 0; i < k; i++) {
+			bool from_x = b >= k || (a < k && S->theta[a] <= th2[b]);
+			int src = from_x ? a : k + b;
+			nt[i] = from_x ? S->theta[a] : th2[b];
+			nr[i] = from_x ? S->res[a] : res2[b];
+			C[src + (size_t)i * 2 * k] = 1.0;
+			if (from_x)
+				a++;
+			else
+				b++;
+		}
+		/* [X X2] C -> selected columns */
+		st = op_copy(o, M, S->X, n * k);
+		if (!st)
+			st = op_copy(o, M + n * k, X2, n * k);
+		if (!st)
+			st = op_gemm_nn(o, M, 2 * k, C, k, 0.0, S->X);
+		memcpy(S->theta, nt, (size_t)k * sizeof(double));
+		memcpy(S->res, nr, (size_t)k * sizeof(double));
+		free(C);
+		free(nt);
+		free(nr);
+		if (st)
+			goto out;
+	}
+	snprintf(S->note, sizeof(S->note), "%.110s; %d deflated check%s", note, rounds > 8 ? 8 : rounds,
+		 rounds == 1 ? "" : "s");
+out:
+	op_free(o, X2);
+	op_free(o, M);
+	free(th2);
+	free(res2);
 	return st;
 }
 
