@@ -17,11 +17,13 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
              -gencode arch=compute_90,code=compute_90
 
-COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The device machine gets a copy without .git: pass COMMIT=... there.
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # DEPS_ROOT: a folder with Debian -dev packages unpacked into it (scripts/fetch-device-deps),
 # for building on a machine that lacks the headers (the lent GPU machine).
 ifneq ($(DEPS_ROOT),)
-DEPS_INC := -I$(DEPS_ROOT)/usr/include -I$(DEPS_ROOT)/usr/include/lua5.4
+DEPS_INC := -I$(DEPS_ROOT)/usr/include -I$(DEPS_ROOT)/usr/include/lua5.4 \
+            -I$(DEPS_ROOT)/usr/include/x86_64-linux-gnu
 DEPS_LIB := -L$(DEPS_ROOT)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(abspath $(DEPS_ROOT))/usr/lib/x86_64-linux-gnu
 LUA_CFLAGS := $(DEPS_INC)
 else
