@@ -73,6 +73,12 @@ static bool tree_out_reserve(tree_out *o, size_t need)
 
 enum { HIST_SAMPLED = 0, HIST_BUILD, HIST_SUB };
 
+/* A row's target in the packed arrays: class code or centred regression value. */
+typedef union ylab {
+	int32_t l;
+	float v;
+} ylab;
+
 /* Per worker buffers. The rows of the tree a worker grows (tree-parallel mode), or of the tree
  * all workers grow together (worker 0's, node-parallel mode), live here too. */
 typedef struct scratch {
@@ -81,6 +87,11 @@ typedef struct scratch {
 	double *fh;              /* one feature's histogram: maxcodes x C */
 	int *perm;               /* features: the lazy shuffle */
 	double *cum;             /* 3 x C: running left sums, left and right sides */
+	/* row-major mode: the in-bag rows' codes (F bytes each), weights and targets, partitioned
+	 * with the rows (two buffers each, ping-pong) */
+	uint8_t *ca, *cb;
+	float *pwa, *pwb;
+	ylab *pya, *pyb;
 } scratch;
 
 typedef struct run {
@@ -96,6 +107,9 @@ typedef struct run {
 	scratch *ws;             /* per worker */
 	int workers;
 	bool subtract;           /* sibling subtraction allowed (GWB_RF_SUBTRACT=0: never, tests) */
+	bool rm;                 /* row-major mode: each tree keeps its rows' codes, weights and
+				  * targets packed in node order, so histograms read memory in
+				  * sequence instead of gathering (GWB_RF_ROWMAJOR=0: off, tests) */
 	atomic_int done, failed; /* trees finished; a worker failed (status) */
 	char errmsg[256];
 	atomic_flag errlock;
@@ -131,6 +145,9 @@ typedef struct tctx {
 	int nworkers;            /* 1 in tree-parallel mode */
 	uint32_t *cur, *next;
 	float *w;
+	uint8_t *rc, *rcn;       /* row-major mode: packed codes, weights, targets (cur order) */
+	float *pw, *pwn;
+	ylab *py, *pyn;
 	double root_w;
 	fnode *fr;
 	size_t nfr;
@@ -226,32 +243,58 @@ static bool node_terminal(const run *R, int depth, const double *t, double imp)
 
 /* ---- histograms ----------------------------------------------------------------------------- */
 
-/* One feature's histogram of the rows rows[0..n) into h ((nbins+1) x C, zeroed here). */
-static void build_feature(const run *R, const float *w, const uint32_t *rows, size_t n, int j,
-			  double *h)
+/* One feature's histogram of the rows cur[b..e) into h ((nbins+1) x C, zeroed here). Both
+ * layouts visit the rows in the same order with the same values, so they give the same sums. */
+static void build_feature(const run *R, const tctx *tc, size_t b, size_t e, int j, double *h)
 {
-	const uint8_t *cj = R->q->codes + (size_t)j * R->rows;
 	int C = R->C, nc = R->q->nbins[j] + 1;
 	size_t i;
 
 	memset(h, 0, (size_t)nc * (size_t)C * sizeof(double));
-	if (R->K) {
-		const int32_t *y = R->y;
-		for (i = 0; i < n; i++) {
-			uint32_t r = rows[i];
-			double *hb = h + (size_t)cj[r] * (size_t)C;
-			hb[0] += 1;
-			hb[1 + y[r]] += w[r];
+	if (R->rm) {
+		const uint8_t *rc = tc->rc + j;
+		const float *pw = tc->pw;
+		const ylab *py = tc->py;
+		size_t F = (size_t)R->F;
+		if (R->K) {
+			for (i = b; i < e; i++) {
+				double *hb = h + (size_t)rc[i * F] * (size_t)C;
+				hb[0] += 1;
+				hb[1 + py[i].l] += pw[i];
+			}
+		} else {
+			for (i = b; i < e; i++) {
+				double *hb = h + (size_t)rc[i * F] * 3;
+				double wr = pw[i];
+				hb[0] += 1;
+				hb[1] += wr;
+				hb[2] += wr * py[i].v;
+			}
 		}
-	} else {
-		const float *yc = R->yc;
-		for (i = 0; i < n; i++) {
-			uint32_t r = rows[i];
-			double *hb = h + (size_t)cj[r] * 3;
-			double wr = w[r];
-			hb[0] += 1;
-			hb[1] += wr;
-			hb[2] += wr * yc[r];
+		return;
+	}
+	{
+		const uint8_t *cj = R->q->codes + (size_t)j * R->rows;
+		const uint32_t *rows = tc->cur;
+		const float *w = tc->w;
+		if (R->K) {
+			const int32_t *y = R->y;
+			for (i = b; i < e; i++) {
+				uint32_t r = rows[i];
+				double *hb = h + (size_t)cj[r] * (size_t)C;
+				hb[0] += 1;
+				hb[1 + y[r]] += w[r];
+			}
+		} else {
+			const float *yc = R->yc;
+			for (i = b; i < e; i++) {
+				uint32_t r = rows[i];
+				double *hb = h + (size_t)cj[r] * 3;
+				double wr = w[r];
+				hb[0] += 1;
+				hb[1] += wr;
+				hb[2] += wr * yc[r];
+			}
 		}
 	}
 }
@@ -369,7 +412,7 @@ static void find_split(void *ctx, size_t i, int tid)
 		} else if (k < nd->npre) {
 			hist = nd->pre + (size_t)k * (size_t)R->maxcodes * (size_t)R->C;
 		} else {
-			build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j, s->fh);
+			build_feature(R, tc, nd->b, nd->e, j, s->fh);
 			hist = s->fh;
 		}
 		if (eval_feature(R, nd, j, hist, s->cum, &bs))
@@ -402,7 +445,7 @@ static void prebuild_item(void *ctx, size_t it, int tid)
 		s->perm[i] = i;
 	for (i = 0; i <= k; i++)
 		j = draw_feature(R->job->p->seed, key, F, s->perm, i);
-	build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j,
+	build_feature(R, tc, nd->b, nd->e, j,
 		      nd->pre + (size_t)k * (size_t)R->maxcodes * (size_t)R->C);
 }
 
@@ -415,7 +458,7 @@ static void build_full_item(void *ctx, size_t it, int tid)
 	int j = (int)(it % (size_t)R->F);
 	(void)tid;
 
-	build_feature(R, tc->w, tc->cur + nd->b, nd->e - nd->b, j,
+	build_feature(R, tc, nd->b, nd->e, j,
 		      nd->hist + (size_t)R->q->offset[j] * (size_t)R->C);
 }
 
@@ -481,6 +524,32 @@ static void partition_item(void *ctx, size_t i, int tid)
 	memset(tl, 0, 2 * (size_t)Ct * sizeof(double));
 	lb = nd->b;
 	rb = nd->b + nd->nl;
+	if (R->rm) {
+		size_t F = (size_t)R->F;
+		const uint8_t *rc = tc->rc;
+		for (k = nd->b; k < nd->e; k++) {
+			uint8_t c = rc[k * F + (size_t)nd->feat];
+			bool go_left = c == nanc ? nanl : c <= t;
+			double wr = tc->pw[k], *tt = go_left ? tl : tr;
+			size_t at = go_left ? lb++ : rb++;
+			if (at >= nd->e)
+				break;   /* cannot happen: the histogram's counts are exact */
+			next[at] = cur[k];
+			memcpy(tc->rcn + at * F, rc + k * F, F);
+			tc->pwn[at] = tc->pw[k];
+			tc->pyn[at] = tc->py[k];
+			tt[0] += 1;
+			if (K) {
+				tt[1 + tc->py[k].l] += wr;
+			} else {
+				double y = tc->py[k].v;
+				tt[1] += wr;
+				tt[2] += wr * y;
+				tt[3] += wr * y * y;
+			}
+		}
+		goto check;
+	}
 	for (k = nd->b; k < nd->e; k++) {
 		uint32_t r = cur[k];
 		uint8_t c = cj[r];
@@ -500,6 +569,7 @@ static void partition_item(void *ctx, size_t i, int tid)
 			tt[3] += wr * y * y;
 		}
 	}
+check:
 	if (lb != nd->b + nd->nl || rb != nd->e) {
 		gwb_error(GWB_EINVAL, "rf.train: internal error: tree %d node %d partition does not "
 			  "match its histogram (%zu left, expected %zu)", tc->tree + 1, nd->id,
@@ -590,6 +660,12 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 	tc.cur = ws[0].ra;
 	tc.next = ws[0].rb;
 	tc.w = ws[0].w;
+	tc.rc = ws[0].ca;
+	tc.rcn = ws[0].cb;
+	tc.pw = ws[0].pwa;
+	tc.pwn = ws[0].pwb;
+	tc.py = ws[0].pya;
+	tc.pyn = ws[0].pyb;
 	o->outputs = R->K ? R->K : 1;
 	/* Bootstrap weights and the in-bag rows, ascending. */
 	for (i = 0; i < R->rows; i++) {
@@ -623,6 +699,24 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 		}
 	}
 	tc.root_w = node_weight(R, lb.tot);
+	if (R->rm) {
+		/* pack the in-bag rows: codes row-major, weights, targets */
+		size_t F = (size_t)R->F;
+		int j;
+		for (j = 0; j < R->F; j++) {
+			const uint8_t *cj = R->q->codes + (size_t)j * R->rows;
+			for (i = 0; i < n; i++)
+				tc.rc[i * F + (size_t)j] = cj[tc.cur[i]];
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t r = tc.cur[i];
+			tc.pw[i] = tc.w[r];
+			if (R->K)
+				tc.py[i].l = R->y[r];
+			else
+				tc.py[i].v = R->yc[r];
+		}
+	}
 	o->n = 1;
 	nfr = 1;
 	lb.fr[0].id = 0;
@@ -763,6 +857,15 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			fnode *tf = lb.fr;
 			double *tt = lb.tot;
 			uint32_t *tu = tc.cur;
+			uint8_t *tcb = tc.rc;
+			float *tpw = tc.pw;
+			ylab *tpy = tc.py;
+			tc.rc = tc.rcn;
+			tc.rcn = tcb;
+			tc.pw = tc.pwn;
+			tc.pwn = tpw;
+			tc.py = tc.pyn;
+			tc.pyn = tpy;
 			lb.fr = lb.nf;
 			lb.nf = tf;
 			lb.tot = lb.tot_next;
@@ -833,6 +936,12 @@ static void scratch_free(scratch *s)
 	free(s->ra);
 	free(s->rb);
 	free(s->w);
+	free(s->ca);
+	free(s->cb);
+	free(s->pwa);
+	free(s->pwb);
+	free(s->pya);
+	free(s->pyb);
 	free(s->fh);
 	free(s->perm);
 	free(s->cum);
@@ -875,7 +984,12 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	R.maxcodes = maxcodes;
 	{
 		const char *e = getenv("GWB_RF_SUBTRACT");
+		double bytes = (double)d->rows * (R.F + 8) * 2 * (tree_parallel ? R.workers : 1);
 		R.subtract = !(e && !strcmp(e, "0"));
+		/* Row-major copies cost F bytes per row and level to move; they pay while F is small
+		 * next to the gathers they save, and while they fit in memory. */
+		e = getenv("GWB_RF_ROWMAJOR");
+		R.rm = !(e && !strcmp(e, "0")) && R.F <= 256 && bytes <= 2e9;
 	}
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));
@@ -900,6 +1014,16 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 		}
 		if (!s->fh || !s->perm || !s->cum || (rows && (!s->ra || !s->rb || !s->w)))
 			goto oom;
+		if (rows && R.rm) {
+			s->ca = malloc((d->rows + 1) * (size_t)R.F);
+			s->cb = malloc((d->rows + 1) * (size_t)R.F);
+			s->pwa = malloc((d->rows + 1) * sizeof(float));
+			s->pwb = malloc((d->rows + 1) * sizeof(float));
+			s->pya = malloc((d->rows + 1) * sizeof(ylab));
+			s->pyb = malloc((d->rows + 1) * sizeof(ylab));
+			if (!s->ca || !s->cb || !s->pwa || !s->pwb || !s->pya || !s->pyb)
+				goto oom;
+		}
 	}
 	if (job->p->progress)
 		gwb_progress_begin("rf.train", job->p->trees);

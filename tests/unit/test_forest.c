@@ -710,46 +710,53 @@ static void test_interrupt_while_training(void **state)
 	gwb_dataset_free(d);
 }
 
-/* Sibling subtraction is a performance choice only: with it (GWB_RF_SUBTRACT unset) and without
- * (=0), the same forest comes out, byte for byte (classification and regression, whose sums of
- * w*y are signed). */
-static void test_subtraction_changes_nothing(void **state)
+/* Sibling subtraction and the row-major row copies are performance choices only: with them
+ * (default) and without (GWB_RF_SUBTRACT=0, GWB_RF_ROWMAJOR=0), the same forest comes out, byte
+ * for byte (classification and regression, whose sums of w*y are signed; sampled and all
+ * features; tree- and node-parallel). */
+static void test_performance_modes_change_nothing(void **state)
 {
 	const char *files[3] = {"datasets/iris.csv", "datasets/digits.csv", "datasets/diabetes.csv"};
-	int k;
+	const char *envs[3] = {NULL, "GWB_RF_SUBTRACT", "GWB_RF_ROWMAJOR"};
+	int k, mf;
 	(void)state;
 
 	for (k = 0; k < 3; k++) {
 		gwb_dataset *d = read_csv(files[k], k == 2 ? GWB_TASK_REGRESSION :
 					  GWB_TASK_CLASSIFICATION);
-		gwb_rf_params p = params(6, 2);
-		char path[2][64];
-		int m;
-		p.max_features = GWB_MF_ALL;
-		for (m = 0; m < 2; m++) {
-			gwb_forest *f;
-			if (m)
-				setenv("GWB_RF_SUBTRACT", "0", 1);
-			f = train(d, &p);
-			unsetenv("GWB_RF_SUBTRACT");
-			snprintf(path[m], sizeof(path[m]), "/tmp/gwb-test-sub-%d-%d.gwbf", (int)getpid(),
-				 m);
-			assert_int_equal(gwb_forest_save(f, path[m]), GWB_OK);
-			gwb_forest_free(f);
+		for (mf = 0; mf < 2; mf++) {
+			gwb_rf_params p = params(6, mf ? 8 : 2);
+			char path[3][64];
+			int m;
+			p.max_features = mf ? GWB_MF_SQRT : GWB_MF_ALL;
+			for (m = 0; m < 3; m++) {
+				gwb_forest *f;
+				if (envs[m])
+					setenv(envs[m], "0", 1);
+				f = train(d, &p);
+				if (envs[m])
+					unsetenv(envs[m]);
+				snprintf(path[m], sizeof(path[m]), "/tmp/gwb-test-mode-%d-%d.gwbf",
+					 (int)getpid(), m);
+				assert_int_equal(gwb_forest_save(f, path[m]), GWB_OK);
+				gwb_forest_free(f);
+			}
+			for (m = 1; m < 3; m++) {
+				FILE *a = fopen(path[0], "rb"), *b = fopen(path[m], "rb");
+				int ca, cb;
+				do {
+					ca = fgetc(a);
+					cb = fgetc(b);
+					if (ca != cb)
+						fail_msg("%s, %s: %s=0 changes the forest", files[k],
+							 mf ? "sqrt" : "all", envs[m]);
+				} while (ca != EOF);
+				fclose(a);
+				fclose(b);
+			}
+			for (m = 0; m < 3; m++)
+				remove(path[m]);
 		}
-		{
-			FILE *a = fopen(path[0], "rb"), *b = fopen(path[1], "rb");
-			int ca, cb;
-			do {
-				ca = fgetc(a);
-				cb = fgetc(b);
-				assert_int_equal(ca, cb);
-			} while (ca != EOF);
-			fclose(a);
-			fclose(b);
-		}
-		remove(path[0]);
-		remove(path[1]);
 		gwb_dataset_free(d);
 	}
 }
@@ -787,7 +794,7 @@ int main(void)
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_interrupt_leaves_nothing),
 		cmocka_unit_test(test_interrupt_while_training),
-		cmocka_unit_test(test_subtraction_changes_nothing),
+		cmocka_unit_test(test_performance_modes_change_nothing),
 		cmocka_unit_test(test_permutation_importance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
