@@ -523,7 +523,12 @@ void gwb_repl_run(lua_State *L)
 	for (;;) {
 		char *line = NULL;
 		const char *prompt = chunk ? PROMPT2 : PROMPT1;
-		int r = tty ? read_tty_line(prompt, &line) : read_plain_line(prompt, &line);
+		int r;
+
+		/* A Ctrl-C that stopped the last command is spent: without this, the next signal
+		 * that interrupts the prompt (SIGWINCH from a resize) would read as a new Ctrl-C. */
+		gwb_intr_clear();
+		r = tty ? read_tty_line(prompt, &line) : read_plain_line(prompt, &line);
 		int st, top;
 
 		if (r == READ_EOF) {

@@ -13,6 +13,10 @@ printf '%s\n' "$out" | grep -q 'Ctrl-C stops' && die "the panel is still on scre
 printf '%s\n' "$out" | grep -q '^said-1' || die "output printed while the panel was up is lost: $out"
 printf '%s\n' "$out" | grep -q '^gwb: long stopped by Ctrl-C after' || die "no summary saying it stopped: $out"
 printf '%s\n' "$out" | grep -q '^gwb: long stopped by Ctrl-C after' || die "no summary saying it stopped: $out"
+# a resize at the prompt after C-c is not a second C-c
+tm resize-window -t "$SESSION" -x 90 -y 28
+sleep 0.3
+screen | grep -q '^\^C' && die "a resize after C-c read as another C-c: $(screen)"
 # line editing and echo: type, move left, insert, run
 send -l 'print("ab" .. "d")'
 send Left Left Left Left Left Left Left Left Left
