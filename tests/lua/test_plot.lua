@@ -109,3 +109,17 @@ T.test("result classes that exist get plot methods", function()
     end
   end
 end)
+
+T.test("a trained forest and an eigen result plot themselves", function()
+  if not (rf and rf.train and eig and mat) then T.skip("rf or eig is not in this gwb") end
+  local d = data.load("datasets/iris.csv", { target = "species" })
+  local f = rf.train(d, { trees = 10, seed = 1, backend = "cpu" })
+  local p = f:plot_importance { width = 60 }
+  local s = tostring(p)
+  for _, name in ipairs(d.names) do T.ok(s:find(name, 1, true), "feature " .. name .. " in the plot") end
+  T.ok(gwb.helpentry(f.plot_importance), "help for f:plot_importance")
+  local e = eig.solve(mat.laplacian1d(50), { k = 3 })
+  local q = tostring(e:plot_convergence { width = 60 })
+  T.ok(q:find("log scale", 1, true))
+  T.ok(gwb.helpentry(e.plot_convergence), "help for e:plot_convergence")
+end)
