@@ -90,6 +90,56 @@ static void test_parse_random_decimals(void **state)
 	}
 }
 
+/* The same strings through the CSV reader (its one-pass fast path for all-numeric rows, and
+ * the general path for rows it declines) give strtof's values too. */
+static void test_csv_numbers_match_strtof(void **state)
+{
+	enum { ROWS = 20000, COLS = 3 };
+	size_t cap = (size_t)ROWS * COLS * 40 + 64, n = 0, i;
+	char *text = malloc(cap), (*strs)[40] = malloc(sizeof(*strs) * ROWS * COLS);
+	gwb_dataset *d;
+	gwb_rand r;
+	int j, k;
+
+	(void)state;
+	gwb_rand_seed(&r, 77, 0);
+	n += (size_t)snprintf(text, cap, "a,b,c,t\r\n");
+	for (i = 0; i < ROWS; i++) {
+		for (j = 0; j < COLS; j++) {
+			char *s = strs[i * COLS + (size_t)j];
+			int nd = 1 + (int)gwb_rand_below(&r, j == 2 ? 22 : 9), m = 0;
+			int dot = (int)gwb_rand_below(&r, (uint64_t)nd + 1);
+			if (gwb_rand_below(&r, 2))
+				s[m++] = '-';
+			for (k = 0; k < nd; k++) {
+				if (k == dot && k)
+					s[m++] = '.';
+				s[m++] = (char)('0' + gwb_rand_below(&r, 10));
+			}
+			if (j == 1 && gwb_rand_below(&r, 2))
+				m += snprintf(s + m, 12, "E%+d", (int)gwb_rand_below(&r, 60) - 30);
+			s[m] = 0;
+			n += (size_t)snprintf(text + n, cap - n, "%s,", s);
+		}
+		n += (size_t)snprintf(text + n, cap - n, "%d%s", (int)(i % 2), i % 3 ? "\n" : "\r\n");
+	}
+	assert_int_equal(gwb_csv_load(tmpfile_with("nums.csv", text, n), NULL, &d, NULL), GWB_OK);
+	assert_int_equal(d->rows, ROWS);
+	for (i = 0; i < ROWS; i++)
+		for (j = 0; j < COLS; j++) {
+			float want = strtof(strs[i * COLS + (size_t)j], NULL);
+			float got = d->X[(size_t)j * ROWS + i];
+			if (bits(got) != bits(want))
+				fail_msg("row %zu col %d: %s read as %a, strtof %a", i + 1, j + 1,
+					 strs[i * COLS + (size_t)j], (double)got, (double)want);
+		}
+	for (i = 0; i < ROWS; i++)
+		assert_int_equal(d->y[i], (int)(i % 2));
+	gwb_dataset_free(d);
+	free(text);
+	free(strs);
+}
+
 static void test_parse_midpoints(void **state)
 {
 	gwb_rand r;
@@ -397,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_random_decimals),
 		cmocka_unit_test(test_parse_midpoints),
+		cmocka_unit_test(test_csv_numbers_match_strtof),
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_csv_small),
 		cmocka_unit_test(test_csv_errors),
@@ -414,7 +465,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
