@@ -67,6 +67,9 @@ struct snap {
 	char phase_name[MAX_PHASES][48];
 	double phase_ms[MAX_PHASES];
 	int nphases;
+	char op_phase_name[MAX_PHASES][48];   /* this operation's share of each phase */
+	double op_phase_ms[MAX_PHASES];
+	int op_nphases;
 	/* GPU (only when gwb has used it: the panel never creates a CUDA context) */
 	bool gpu;
 	gwb_gpu_info info;
@@ -79,6 +82,11 @@ struct snap {
 	struct krow k[MAX_KROWS];
 	int nk, pending;
 	double kernel_ms;
+	/* this operation only (since its progress run began) */
+	int op_nk;
+	double op_kernel_ms;
+	struct krow op_top;   /* launches and total_ms are this operation's */
+	gwb_xfer_stat op_x;
 };
 
 /* --- shared state -------------------------------------------------------------------------- */
@@ -96,6 +104,13 @@ static struct {
 	/* progress as the sink last saw it */
 	bool p_active, p_interrupted;
 	gwb_panel_stats last;        /* GPU part of the latest snapshot */
+	/* telemetry totals when the current operation began, so that the summary and the
+	 * phases line speak of this operation only */
+	struct base_phase { char name[48]; double ms; } base_phase[MAX_PHASES];
+	int nbase_phase;
+	struct base_kernel { char name[64]; double ms; long launches; } base_k[MAX_KROWS];
+	int nbase_k;
+	gwb_xfer_stat base_x;
 	char p_label[64], p_metric_name[32], p_last_label[64], p_parent[64];
 	double p_parent_done, p_parent_total, p_t0s[4], p_tcur;
 	double p_done, p_total, p_metric, p_t0, p_last_elapsed;
@@ -228,10 +243,60 @@ static bool start_thread_locked(int initial_state)
 
 static void fallback_sink(const gwb_progress *p, void *ctx);
 
+struct base_collect {
+	struct base_phase ph[MAX_PHASES];
+	int nph;
+	struct base_kernel k[MAX_KROWS];
+	int nk;
+};
+
+static void base_phase_cb(const char *name, double ms, long count, void *ctx)
+{
+	struct base_collect *b = ctx;
+	(void)count;
+
+	if (b->nph < MAX_PHASES) {
+		snprintf(b->ph[b->nph].name, sizeof(b->ph[0].name), "%s", name);
+		b->ph[b->nph++].ms = ms;
+	}
+}
+
+static void base_kernel_cb(const gwb_kernel_stat *k, void *ctx)
+{
+	struct base_collect *b = ctx;
+
+	if (b->nk < MAX_KROWS) {
+		snprintf(b->k[b->nk].name, sizeof(b->k[0].name), "%s", k->name);
+		b->k[b->nk].ms = k->total_ms;
+		b->k[b->nk++].launches = k->launches;
+	}
+}
+
+/* Remember the telemetry totals as an operation begins (called without pl.mu held). */
+static void take_baseline(void)
+{
+	static struct base_collect b;  /* the outermost begin runs on one thread at a time */
+	gwb_xfer_stat x;
+
+	b.nph = b.nk = 0;
+	gwb_prof_each_phase(base_phase_cb, &b);
+	gwb_prof_each_kernel_nowait(base_kernel_cb, &b, NULL);
+	gwb_prof_transfers(&x);
+	pthread_mutex_lock(&pl.mu);
+	memcpy(pl.base_phase, b.ph, sizeof(b.ph[0]) * (size_t)b.nph);
+	pl.nbase_phase = b.nph;
+	memcpy(pl.base_k, b.k, sizeof(b.k[0]) * (size_t)b.nk);
+	pl.nbase_k = b.nk;
+	pl.base_x = x;
+	pthread_mutex_unlock(&pl.mu);
+}
+
 static void panel_sink(const gwb_progress *p, void *ctx)
 {
 	bool close_now = false, fallback;
 
+	if (p->event == GWB_PROGRESS_BEGIN && p->depth == 0)
+		take_baseline();
 	pthread_mutex_lock(&pl.mu);
 	fallback = !pl.allowed;
 	if (p->depth > 0) {
@@ -583,6 +648,22 @@ static void collect(struct snap *s, bool sample)
 	gwb_prof_proc(&s->proc);
 	s->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	gwb_prof_each_phase(phase_cb, s);
+	/* the phases of this operation (the panel's line shows the session's) */
+	pthread_mutex_lock(&pl.mu);
+	{
+		int i, j;
+		for (i = 0; i < s->nphases; i++) {
+			double ms = s->phase_ms[i];
+			for (j = 0; j < pl.nbase_phase; j++)
+				if (!strcmp(pl.base_phase[j].name, s->phase_name[i]))
+					ms -= pl.base_phase[j].ms;
+			if (ms <= 1e-9)
+				continue;
+			memcpy(s->op_phase_name[s->op_nphases], s->phase_name[i], sizeof(s->phase_name[0]));
+			s->op_phase_ms[s->op_nphases++] = ms;
+		}
+	}
+	pthread_mutex_unlock(&pl.mu);
 
 	if (gpu_in_use()) {
 		if (!have_info && gwb_gpu_get_info(&info_cache) == GWB_OK)
@@ -596,6 +677,28 @@ static void collect(struct snap *s, bool sample)
 			gwb_gpu_ledger_each(purpose_cb, s);
 			gwb_prof_transfers(&s->x);
 			gwb_prof_each_kernel_nowait(kernel_cb, s, &s->pending);
+			pthread_mutex_lock(&pl.mu);
+			for (int i = 0; i < s->nk; i++) {
+				struct krow d = s->k[i];
+				for (int j = 0; j < pl.nbase_k; j++)
+					if (!strcmp(pl.base_k[j].name, d.name)) {
+						d.launches -= pl.base_k[j].launches;
+						d.total_ms -= pl.base_k[j].ms;
+					}
+				if (d.launches <= 0)
+					continue;
+				s->op_nk++;
+				s->op_kernel_ms += d.total_ms;
+				if (s->op_nk == 1 || d.total_ms > s->op_top.total_ms)
+					s->op_top = d;
+			}
+			for (int i = 0; i < 3; i++) {
+				s->op_x.count[i] = s->x.count[i] - pl.base_x.count[i];
+				s->op_x.bytes[i] = s->x.bytes[i] - pl.base_x.bytes[i];
+				s->op_x.ms[i] = s->x.ms[i] - pl.base_x.ms[i];
+				s->op_x.pinned_bytes[i] = s->x.pinned_bytes[i] - pl.base_x.pinned_bytes[i];
+			}
+			pthread_mutex_unlock(&pl.mu);
 		}
 	}
 
@@ -660,7 +763,7 @@ static size_t appendf(char *buf, size_t n, size_t at, const char *fmt, ...)
 static void summary_of(const struct snap *s, char *buf, size_t n, bool utf8)
 {
 	const char *dot = utf8 ? " \xc2\xb7 " : " | ";
-	char a[32], b[32], c[32];
+	char a[32], b[32];
 	size_t at = 0;
 	int i;
 
@@ -681,41 +784,41 @@ static void summary_of(const struct snap *s, char *buf, size_t n, bool utf8)
 	} else {
 		at = appendf(buf, n, at, "gwb: idle");
 	}
-	if (s->nphases) {
-		at = appendf(buf, n, at, "%sphases", dot);
-		for (i = 0; i < s->nphases && i < 6; i++) {
-			human_secs(a, sizeof(a), s->phase_ms[i] / 1e3);
-			at = appendf(buf, n, at, "%s %s %s", i ? "," : "", s->phase_name[i], a);
+	/* the phases, unless the only one is the operation itself */
+	if (s->op_nphases > 1 || (s->op_nphases == 1 && strcmp(s->op_phase_name[0],
+							    s->active ? s->label : s->last_label)))
+		for (i = 0; i < s->op_nphases && i < 6; i++) {
+			human_secs(a, sizeof(a), s->op_phase_ms[i] / 1e3);
+			at = appendf(buf, n, at, "%s%s %s", i ? ", " : dot, s->op_phase_name[i], a);
 		}
-	}
 	human_bytes(a, sizeof(a), (double)s->proc.rss_bytes);
 	human_bytes(b, sizeof(b), (double)s->proc.rss_peak_bytes);
-	at = appendf(buf, n, at, "%scpu %.1f cores, %d threads, RSS %s", dot,
+	at = appendf(buf, n, at, "%s%.1f cores, %d threads, RSS %s", dot,
 		     s->cpu_cores_avg > 0 ? s->cpu_cores_avg : s->cpu_cores, s->proc.threads, a);
 	if (strcmp(a, b))
 		at = appendf(buf, n, at, " (peak %s)", b);
-	if (s->gpu) {
-		double bw = 0;
+	if (s->gpu && (s->op_nk || s->op_x.count[0] + s->op_x.count[1] + s->op_x.count[2] ||
+		       s->ours)) {
+		const char *name = s->info.name;
+		if (!strncmp(name, "NVIDIA ", 7))
+			name += 7;
 		human_bytes(a, sizeof(a), (double)s->ours);
 		human_bytes(b, sizeof(b), (double)(s->mem_total - s->mem_free));
-		human_bytes(c, sizeof(c), (double)s->mem_total);
-		at = appendf(buf, n, at, "\ngwb: %s%sours %s, used %s of %s", s->info.name, dot, a,
-			     b, c);
-		if (s->nk) {
-			const struct krow *k = &s->k[0];
-			human_secs(a, sizeof(a), s->kernel_ms / 1e3);
-			at = appendf(buf, n, at, "%s%d kernels %s (top %s: %ld launches, %.1f us mean, "
-				     "occupancy %.0f%%)", dot, s->nk, a, k->name, k->launches,
-				     k->launches ? k->total_ms * 1e3 / k->launches : 0,
-				     k->occupancy * 100);
+		at = appendf(buf, n, at, "\ngwb: %s%sours %s of %s used", name, dot, a, b);
+		if (s->op_nk) {
+			human_secs(a, sizeof(a), s->op_kernel_ms / 1e3);
+			human_secs(b, sizeof(b), s->op_top.total_ms / 1e3);
+			at = appendf(buf, n, at, "%s%d kernel%s %s, top %s %s at %.0f%% occupancy", dot,
+				     s->op_nk, s->op_nk == 1 ? "" : "s", a, s->op_top.name, b,
+				     s->op_top.occupancy * 100);
 		}
 		for (i = 0; i < 3; i++) {
 			static const char *dn[3] = {"H2D", "D2H", "D2D"};
-			if (!s->x.count[i])
+			if (s->op_x.count[i] <= 0)
 				continue;
-			bw = s->x.ms[i] > 0 ? s->x.bytes[i] / (s->x.ms[i] * 1e6) : 0;
-			human_bytes(a, sizeof(a), s->x.bytes[i]);
-			at = appendf(buf, n, at, "%s%s %s %.1f GB/s", dot, dn[i], a, bw);
+			human_bytes(a, sizeof(a), s->op_x.bytes[i]);
+			at = appendf(buf, n, at, "%s%s %s %.1f GB/s", dot, dn[i], a,
+				     s->op_x.ms[i] > 0 ? s->op_x.bytes[i] / (s->op_x.ms[i] * 1e6) : 0.0);
 		}
 	}
 	(void)at;

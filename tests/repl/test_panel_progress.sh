@@ -25,7 +25,7 @@ case "$order" in
 'before-run|printed-while-up 2000|gwb: train done|after-run|') ;;
 *) die "output lost or out of order ($order): $out" ;;
 esac
-printf '%s\n' "$out" | grep -qE '^gwb: train done in [0-9.]+ s .*phases +warmup' || die "no summary with phases: $out"
+printf '%s\n' "$out" | grep -qE '^gwb: train done in [0-9.]+ s .*cores.*threads.*RSS' || die "no summary: $out"
 type_line 'print("alive" .. 6 * 7)'
 wait_for 'alive42' || die "prompt not usable after the panel: $(screen)"
 exit 0
