@@ -106,6 +106,35 @@ do
   print_table("1. parse speed: MB per CPU-second (best of 3, in-process, includes the transpose into columns)")
 end
 
+-- ---------------------------------------------------------------- synth speed
+do
+  local rows, cols = quick and 100000 or 1000000, 256
+  collectgarbage()
+  local t0 = now()
+  local d = data.synth { kind = "classification", rows = rows, features = cols, informative = 16,
+    redundant = 8, classes = 2, seed = 1 }
+  local t = now() - t0
+  assert(d.rows == rows)
+  d = nil
+  collectgarbage()
+  row(string.format("data.synth classification %d x %d (16 informative, 8 redundant)", rows, cols),
+    string.format("%.2f s", t), "", string.format("%d threads", cores))
+  if has_py("sklearn") then
+    local r = py(string.format("import time\nfrom sklearn.datasets import make_classification\n" ..
+      "t=time.time(); X,y=make_classification(n_samples=%d, n_features=%d, n_informative=16, " ..
+      "n_redundant=8, random_state=1); t=time.time()-t\nprint('s=%%.3f' %% t)", rows, cols))
+    row("  sklearn make_classification (float64, 1 thread)", "", r.s and string.format("%.2f s", r.s) or "failed")
+  else
+    row("  sklearn make_classification", "", "peer not available")
+  end
+  local f0 = now()
+  local f = data.synth { kind = "friedman1", rows = rows, features = cols, noise = 1, seed = 1 }
+  row(string.format("data.synth friedman1 %d x %d", rows, cols), string.format("%.2f s", now() - f0), "", "")
+  f = nil
+  collectgarbage()
+  print_table("synthetic data")
+end
+
 -- ---------------------------------------------------------------- 2. memory of a big load
 do
   local rows, cols = quick and 100000 or 1000000, 256
