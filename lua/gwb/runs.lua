@@ -271,7 +271,14 @@ local function first_metric(m)
   if type(m) ~= "table" then return "" end
   local keys = {}
   for k, v in pairs(m) do if type(v) == "number" then keys[#keys + 1] = k end end
-  table.sort(keys)
+  -- the figures people compare first, then the rest by name
+  local rank = { oob = 1, score = 2, accuracy = 3, r2 = 4, mean = 5, max_residual = 6,
+    residual = 7, gbps = 8, calls = 9 }
+  table.sort(keys, function(a, b)
+    local ra, rb = rank[a] or 99, rank[b] or 99
+    if ra ~= rb then return ra < rb end
+    return a < b
+  end)
   local parts = {}
   for i = 1, math.min(2, #keys) do
     parts[#parts + 1] = string.format("%s=%.4g", keys[i], m[keys[i]])
