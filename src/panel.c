@@ -145,6 +145,8 @@ static struct {
 	FILE *out_fp, *in_fp;
 	int tty_fd;                 /* dup of the original stdout (the terminal) */
 	int saved_err;              /* dup of the original stderr */
+	bool cap_err;               /* stderr is the terminal too: capture it (else leave it be,
+				       so that 2>file still goes to the file) */
 	int cap_r;                  /* capture pipe, read end (non-blocking) */
 	struct termios tio;
 	bool have_tio;
@@ -1057,7 +1059,8 @@ static bool ui_open(void)
 	if (pipe2(p, O_CLOEXEC) != 0)
 		goto fail_screen;
 	fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-	if (dup2(p[1], STDOUT_FILENO) < 0 || dup2(p[1], STDERR_FILENO) < 0) {
+	ui.cap_err = isatty(STDERR_FILENO);
+	if (dup2(p[1], STDOUT_FILENO) < 0 || (ui.cap_err && dup2(p[1], STDERR_FILENO) < 0)) {
 		dup2(ui.tty_fd, STDOUT_FILENO);
 		dup2(ui.saved_err, STDERR_FILENO);
 		close(p[0]);
@@ -1108,7 +1111,8 @@ static void ui_close(const char *summary)
 	drain_capture();
 	/* stdout and stderr back to the terminal before anything else */
 	dup2(ui.tty_fd, STDOUT_FILENO);
-	dup2(ui.saved_err, STDERR_FILENO);
+	if (ui.cap_err)
+		dup2(ui.saved_err, STDERR_FILENO);
 	drain_capture();
 	close(ui.cap_r);
 	ui.cap_r = -1;
