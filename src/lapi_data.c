@@ -462,10 +462,13 @@ static int l_load(lua_State *L)
 	gwb_csv_opts_init(&o);
 	if (!lua_isnoneornil(L, 2)) {
 		t = lua_getfield(L, 2, "target");
+		int isint = 0;
+		if (t == LUA_TNUMBER)
+			o.target_index = (int)lua_tointegerx(L, -1, &isint);
 		if (t == LUA_TSTRING)
 			o.target = lua_tostring(L, -1);
-		else if (t == LUA_TNUMBER && lua_isinteger(L, -1))
-			o.target_index = (int)lua_tointeger(L, -1);
+		else if (t == LUA_TNUMBER && isint)
+			;
 		else if (t != LUA_TNIL)
 			return luaL_error(L, "data.load: option 'target' must be a column name or a "
 					  "1-based index (got %s)", luaL_typename(L, -1));

@@ -121,6 +121,8 @@ T.test("header sniffing and header = false", function()
   T.eq(e:column("col2")[1], 2, "codes are 1-based in column(): levels 2 < b")
   local h = data.load(write("hdr.csv", "x,y\n1,2\n3,4\n5,6\n7,8\n"))
   T.eq(h.names[1], "x"); T.eq(h.rows, 4)
+  local dup = data.load(write("dup.csv", "a,a,,a,t\n1,2,3,4,0\n5,6,7,8,1\n"), { target = 5.0 })
+  T.eq(table.concat(dup.names, ","), "a,a.2,col3,a.3")
 end)
 
 T.test("missing values become NaN: defaults and the missing option", function()
