@@ -17,6 +17,13 @@
 #include "intr.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
+/* "auto" trains on the GPU from this estimate up (rows x mtry x min(depth, 16) x trees): on an
+ * H200 host (16 cores) the GPU won end to end from 5 MB (1,000 rows x 32 features, 100 trees,
+ * depth 10: 10.3 ms against 12.2) and lost below 1 MB (iris: 4.2 ms against 1.0);
+ * scripts/bench/rf_gpu.lua measures it, man/gwb.1 repeats it. */
+#define RF_AUTO_MIN_BYTES GWB_RF_GPU_TRAIN_MIN_BYTES
+#else
+#define RF_AUTO_MIN_BYTES 0
 #endif
 
 /* ---- threads -------------------------------------------------------------------------------- */
@@ -937,7 +944,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 
 	/* What the GPU path would read from device memory: the codes of mtry features per level. */
 	bytes = (double)d->rows * job.mtry * (p.depth < 16 ? p.depth : 16) * p.trees;
-	if ((st = gwb_backend_choose(p.backend, bytes, 0, &b, why, sizeof(why))))
+	if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why))))
 		goto out_free;
 	t1 = gwb_now();
 #ifdef GWB_HAVE_CUDA

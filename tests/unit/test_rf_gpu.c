@@ -460,5 +460,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_predict),
 		cmocka_unit_test(test_gpu_errors_and_ledger),
 	};
+	if (getenv("GWB_RF_GPU_FILTER"))  /* e.g. "test_gpu_nodes_*" for a sanitizer run */
+		cmocka_set_test_filter(getenv("GWB_RF_GPU_FILTER"));
 	return cmocka_run_group_tests_name("rf_gpu", tests, NULL, NULL);
 }
