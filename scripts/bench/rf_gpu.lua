@@ -148,7 +148,7 @@ end
 -- ---- scikit-learn, same files, same run --------------------------------------------------
 local trpath = tmp .. "/rf_gpu_train.gwbd"
 train:save(trpath)
-local budget = tonumber(os.getenv("GWB_BENCH_PEER_BUDGET") or "") or (quick and 20 or 75)
+local budget = tonumber(os.getenv("GWB_BENCH_PEER_BUDGET") or "") or (quick and 10 or 30)
 local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
   trpath, tpath, opts.trees, opts.depth, budget))
 local pout = ph:read("a")

