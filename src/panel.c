@@ -1006,7 +1006,7 @@ static void fatal_handlers(bool install)
 
 /* --- open / close (panel thread) ----------------------------------------------------------------- */
 
-enum { C_OURS = 1, C_OTHERS, C_FREE, C_HEAD, C_BAR, C_DIM, C_WARN };
+enum { C_OURS = 1, C_OTHERS, C_FREE, C_HEAD, C_BAR, C_DIM, C_WARN, C_P2, C_P3, C_P4 };
 
 static bool ui_open(void)
 {
@@ -1054,6 +1054,9 @@ static bool ui_open(void)
 		init_pair(C_BAR, COLOR_CYAN, -1);
 		init_pair(C_DIM, COLOR_WHITE, -1);
 		init_pair(C_WARN, COLOR_RED, -1);
+		init_pair(C_P2, COLOR_CYAN, -1);
+		init_pair(C_P3, COLOR_MAGENTA, -1);
+		init_pair(C_P4, COLOR_WHITE, -1);
 	}
 	/* Capture stdout and stderr from now on. */
 	if (pipe2(p, O_CLOEXEC) != 0)
@@ -1398,22 +1401,52 @@ static void draw(const struct snap *s, bool persistent)
 	     s->ncpu, dot, s->proc.threads, dot, a, b);
 
 	if (s->gpu && H >= 12) {
+		/* the bar: our purposes (the 3 largest in their own colours, the rest together),
+		 * other processes, free */
+		static const int pcol[4] = {C_OURS, C_P2, C_P3, C_P4};
 		double used = (double)(s->mem_total - s->mem_free), tot = (double)s->mem_total;
-		double others = used - (double)s->ours;
-		double f[3];
-		int g[3] = {0, 1, 2}, col[3] = {C_OURS, C_OTHERS, C_FREE};
+		double others = used - (double)s->ours, f[6], rest = 0;
+		int g[6], col[6], ord[MAX_PURPOSES], np = 0, nseg = 0, j;
 		int bw = W - 8 > 50 ? 50 : W - 8;
 		if (others < 0)
 			others = 0;
-		f[0] = tot > 0 ? s->ours / tot : 0;
-		f[1] = tot > 0 ? others / tot : 0;
-		f[2] = 1 - f[0] - f[1];
-		/* ours is never drawn as zero cells when we hold anything */
-		if (s->ours && f[0] * bw < 1)
-			f[0] = 1.0 / bw;
+		for (i = 0; i < s->npurposes; i++)
+			ord[i] = i;
+		for (i = 1; i < s->npurposes; i++)  /* largest first */
+			for (j = i; j > 0 && s->purpose_bytes[ord[j]] > s->purpose_bytes[ord[j - 1]]; j--) {
+				int t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		for (i = 0; i < s->npurposes; i++) {
+			double fr = tot > 0 ? s->purpose_bytes[ord[i]] / tot : 0;
+			if (i < 3) {
+				f[nseg] = fr;
+				g[nseg] = 0;
+				col[nseg++] = pcol[i];
+				np++;
+			} else {
+				rest += fr;
+			}
+		}
+		if (rest > 0) {
+			f[nseg] = rest;
+			g[nseg] = 0;
+			col[nseg++] = pcol[3];
+		}
+		/* every purpose we hold gets at least one cell */
+		for (i = 0; i < nseg; i++)
+			if (f[i] > 0 && f[i] * bw < 1)
+				f[i] = 1.0 / bw;
+		f[nseg] = tot > 0 ? others / tot : 0;
+		g[nseg] = 1;
+		col[nseg++] = C_OTHERS;
+		f[nseg] = 0;  /* free: the remainder */
+		g[nseg] = 2;
+		col[nseg++] = C_FREE;
 		put(y, 0, 8, "memory");
 		if (bw > 4)
-			bar(y, 8, bw, f, g, col, 3);
+			bar(y, 8, bw, f, g, col, nseg);
 		human_bytes(a, sizeof(a), (double)s->ours);
 		human_bytes(b, sizeof(b), others);
 		human_bytes(c, sizeof(c), (double)s->mem_free);
@@ -1431,18 +1464,27 @@ static void draw(const struct snap *s, bool persistent)
 			putf(y, x, W - x, " free %s/%s", c, d);
 		}
 		y++;
-		/* by purpose */
+		/* by purpose, in the bar's colours */
 		{
-			char line[512];
-			size_t at = appendf(line, sizeof(line), 0, "        ");
+			int x = 8;
 			if (!s->npurposes)
-				at = appendf(line, sizeof(line), at, "(no live allocations of ours)");
-			for (i = 0; i < s->npurposes; i++) {
-				human_bytes(a, sizeof(a), (double)s->purpose_bytes[i]);
-				at = appendf(line, sizeof(line), at, "%s%s %s", i ? dot : "", s->purpose[i], a);
+				put(y, x, W - x, "(no live allocations of ours)");
+			for (i = 0; i < s->npurposes && x < W; i++) {
+				char item[96];
+				human_bytes(a, sizeof(a), (double)s->purpose_bytes[ord[i]]);
+				snprintf(item, sizeof(item), "%s %s", s->purpose[ord[i]], a);
+				if (i) {
+					put(y, x, W - x, dot);
+					x += 3;  /* " · " and " | " are three columns */
+				}
+				style_on(pcol[i < 3 ? i : 3], 0);
+				put(y, x, W - x, item);
+				style_off(pcol[i < 3 ? i : 3], 0);
+				x += (int)strlen(item);
 			}
-			put(y++, 0, W, line);
+			y++;
 		}
+		(void)np;
 	}
 	/* sparkline */
 	if (H >= 10) {
