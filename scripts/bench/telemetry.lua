@@ -1,6 +1,6 @@
 -- scripts/bench/telemetry.lua - what the telemetry costs: the same GPU work with kernel
 -- records on (CUDA events per launch, occupancy, bytes) and off (gwb.telemetry(false): the
--- bare launch), alternating, 5 runs each, medians. Goal: under 2% on every workload.
+-- bare launch), alternating, 7 runs each, medians and minima. Goal: under 2% on every workload.
 print("== telemetry: GPU work with kernel telemetry on vs off")
 local ok, why = gpu.available()
 if not ok then
