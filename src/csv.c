@@ -1220,6 +1220,19 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int cmp_numstr(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	float u = 0, v = 0;
+	bool o;
+
+	gwb_csv_parse_float(x, strlen(x), &u, &o);
+	gwb_csv_parse_float(y, strlen(y), &v, &o);
+	if (u != v)
+		return u < v ? -1 : 1;
+	return strcmp(x, y);   /* "1" and "1.0": a stable order all the same */
+}
+
 /* Sort a dictionary's levels and return old code -> new code (caller frees). */
 static int32_t *sort_levels(struct dict *d)
 {
@@ -1233,7 +1246,16 @@ static int32_t *sort_levels(struct dict *d)
 		return NULL;
 	}
 	memcpy(sorted, d->str, (size_t)d->n * sizeof(*sorted));
-	qsort(sorted, (size_t)d->n, sizeof(*sorted), cmp_str);
+	/* levels that all read as numbers ("2", "10", "1.5") sort by value, others by bytes */
+	{
+		bool numeric = d->n > 0;
+		for (i = 0; i < d->n && numeric; i++) {
+			float v;
+			bool ovf;
+			numeric = gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &v, &ovf) && !isnan(v);
+		}
+		qsort(sorted, (size_t)d->n, sizeof(*sorted), numeric ? cmp_numstr : cmp_str);
+	}
 	/* the dictionary still finds codes by string: look each sorted string up */
 	for (i = 0; i < d->n; i++) {
 		int32_t old = -1;

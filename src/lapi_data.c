@@ -454,6 +454,16 @@ static int l_load(lua_State *L)
 	gwb_opt_check_keys(L, 2, "data.load", load_keys);
 	b = newbox(L);
 	if (gwb_dsio_is_gwbd(path)) {
+		static const char *const csv_only[] = {"target", "sep", "header", "missing", "task",
+						       "categorical", NULL};
+		int i;
+		for (i = 0; !lua_isnil(L, 2) && csv_only[i]; i++) {
+			if (lua_getfield(L, 2, csv_only[i]) != LUA_TNIL)
+				return luaL_error(L, "data.load: option '%s' applies to CSV files; %s is "
+						  "a .gwbd file, which keeps its target and columns",
+						  csv_only[i], path);
+			lua_pop(L, 1);
+		}
 		st = gwb_dsio_load(path, &b->d);
 		if (st)
 			return gwb_lua_fail(L, st);

@@ -180,6 +180,8 @@ T.test("categorical features and targets: dictionaries in sorted order", functio
   local f = data.load(p, { categorical = { "size" } })
   local sc, sl = f:column("size")
   T.eq(table.concat(sl, ","), "1,2,3"); T.ok(isnan(sc[4]))
+  local z = data.load(write("zip.csv", "zip,t\n10,a\n9,b\n100,a\n9.5,b\n"), { categorical = { "zip" } })
+  T.eq(table.concat(select(2, z:column("zip")), ","), "9,9.5,10,100", "numeric levels by value")
   T.raises(function() data.load(p, { target = "size" }) end, 'cat.csv:5:7: missing target value "NA"')
   local g = data.load(p, { target = "color", task = "classification" })
   T.eq(g.classes, 3); T.eq(g.names[2], "label")
@@ -283,6 +285,7 @@ T.test("save/load .gwbd round trip keeps values, names, NaN and dictionaries", f
   local f = tmp .. "/cat2.gwbd"
   T.eq(d:save(f), d)
   same(d, data.load(f))
+  T.raises(function() data.load(f, { target = "x" }) end, "applies to CSV files")
   local r = data.load("datasets/diabetes.csv")
   data.save(r, tmp .. "/diab.gwbd")
   same(r, data.load(tmp .. "/diab.gwbd"))
