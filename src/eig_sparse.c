@@ -787,8 +787,8 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 	gwb_status st;
 	int deg = S->opt->degree > 0 ? S->opt->degree : 16;
 
-	if (m <= 0)
-		m = k + (k < 10 ? 10 : k);
+	if (m <= 0)  /* k + max(6, k/2): fewest products A x on Laplacians and randsym */
+		m = k + (k / 2 > 6 ? k / 2 : 6);
 	if (m > o->n)
 		m = (int)o->n;
 	if (m < k)
@@ -808,51 +808,59 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 	if ((st = orthonormalize(o, Y, m, W, &r)))
 		goto out;
 	double cut = S->lo + 0.5 * (S->hi - S->lo);  /* first filter: damp the upper half */
-	int outer;
+	/* Hard locking: the leading converged pairs (columns 0..nl-1 of Y, values and residuals
+	 * in theta/res) are no longer filtered; the active columns nl..r-1 are kept orthogonal
+	 * to them and get their own Rayleigh-Ritz. */
+	int nl = 0, outer;
 	for (outer = 0; outer < max_outer; outer++) {
 		if ((st = check_intr()))
 			goto out;
+		double *Ya = Y + n * nl, *AYa = AY + n * nl;
+		int ra = r - nl;
 		if (cheb) {
-			if ((st = cheb_filter(o, Y, r, deg, cut, S->hi, S->lo, W, Z)))
+			if ((st = cheb_filter(o, Ya, ra, deg, cut, S->hi, S->lo, W, Z)))
 				goto out;
 		} else {
 			/* Y <- (hi I - sA) Y, deg times, normalizing through the orthonormalization */
 			for (int t = 0; t < deg; t++) {
-				if ((st = op_spmm(o, Y, W, r)))
+				if ((st = op_spmm(o, Ya, W, ra)))
 					goto out;
-				if ((st = op_axpby(o, n * r, -1.0, W, 0, NULL, S->hi, Y)))
+				if ((st = op_axpby(o, n * ra, -1.0, W, 0, NULL, S->hi, Ya)))
 					goto out;
 				if (t % 4 == 3 && t + 1 < deg &&
-				    (st = orthonormalize(o, Y, r, W, &r)))
+				    (st = orthonormalize(o, Ya, ra, W, &ra)))
 					goto out;
 			}
 		}
 		int r2;
-		if ((st = orthonormalize(o, Y, r, W, &r2)))
+		if ((st = orth_against(o, Y, nl, Ya, ra)) || (st = orthonormalize(o, Ya, ra, W, &r2)))
 			goto out;
-		if (r2 < r) {
+		if (r2 < r - nl) {
 			/* refill the dropped directions with random vectors */
-			if ((st = random_block(o, Y + n * r2, r - r2, S->opt->seed + 7 + outer)))
+			int miss = r - nl - r2;
+			if ((st = random_block(o, Ya + n * r2, miss, S->opt->seed + 7 + outer)))
 				goto out;
-			if ((st = orth_against(o, Y, r2, Y + n * r2, r - r2)))
+			if ((st = orth_against(o, Y, nl + r2, Ya + n * r2, miss)) ||
+			    (st = orthonormalize(o, Ya + n * r2, miss, W, &miss)))
 				goto out;
-			if ((st = orthonormalize(o, Y, r, W, &r2)))
-				goto out;
+			r2 += miss;
 		}
-		r = r2;
+		ra = r2;
+		r = nl + ra;
 		if (r < k) {
 			st = gwb_error(GWB_ENOCONV, "eig.solve: the subspace collapsed to rank %d < k = %d",
 				       r, k);
 			goto out;
 		}
-		if ((st = op_spmm(o, Y, AY, r)))
+		if ((st = op_spmm(o, Ya, AYa, ra)))
 			goto out;
-		if ((st = rayleigh_ritz(o, Y, AY, r, W, theta, res, k, NULL)))
+		int want = k - nl < ra ? k - nl : ra;
+		if ((st = rayleigh_ritz(o, Ya, AYa, ra, W, theta + nl, res + nl, want, NULL)))
 			goto out;
-		int conv = 0;
+		int conv = nl;
 		double mx = 0;
 		for (int i = 0; i < k; i++) {
-			if (res[i] <= S->opt->tol * S->normA && conv == i)
+			if (i >= nl && res[i] <= S->opt->tol * S->normA && conv == i)
 				conv++;
 			if (res[i] > mx)
 				mx = res[i];
@@ -863,20 +871,47 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 			outer++;
 			break;
 		}
+		nl = conv;
 		/* next damping interval starts at the largest Ritz value of the block */
 		cut = theta[r - 1];
 		if (!(cut > theta[k - 1]) || cut >= S->hi)
 			cut = theta[k - 1] + 0.5 * (S->hi - theta[k - 1]);
 		if (!cheb)
 			continue;
-		/* the filter degree grows while progress per iteration is poor */
+		/* the filter degree grows while progress per iteration is poor (a degree chosen
+		 * from Chebyshev theory per pair overshot here: more products in all) */
 		if (deg < 200)
 			deg = deg + deg / 4;
 	}
-	memcpy(S->theta, theta, (size_t)k * sizeof(double));
-	memcpy(S->res, res, (size_t)k * sizeof(double));
-	if ((st = op_copy(o, S->X, Y, n * k)))
-		goto out;
+	/* locked and active pairs together, ascending (a locked value may exceed an active one
+	 * by rounding): sort the first k by value, moving vectors on the backend */
+	{
+		int kk = k, *idx = malloc((size_t)k * sizeof(int));
+		double *P = idx ? calloc((size_t)kk * kk, sizeof(double)) : NULL;
+		if (!P) {
+			free(idx);
+			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+			goto out;
+		}
+		for (int i = 0; i < kk; i++)
+			idx[i] = i;
+		for (int i = 1; i < kk; i++)
+			for (int j = i; j > 0 && theta[idx[j]] < theta[idx[j - 1]]; j--) {
+				int t = idx[j];
+				idx[j] = idx[j - 1];
+				idx[j - 1] = t;
+			}
+		for (int i = 0; i < kk; i++) {
+			P[idx[i] + (size_t)i * kk] = 1.0;
+			S->theta[i] = theta[idx[i]];
+			S->res[i] = res[idx[i]];
+		}
+		st = op_gemm_nn(o, Y, kk, P, kk, 0.0, S->X);
+		free(P);
+		free(idx);
+		if (st)
+			goto out;
+	}
 	snprintf(S->note, sizeof(S->note), "%s subspace iteration, block %d, %s %d, %d iterations",
 		 cheb ? "Chebyshev-filtered" : "randomized", m, cheb ? "final degree" : "power steps",
 		 deg, outer);
@@ -1602,8 +1637,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 					e->orthogonality = orth;
 				e->iterations += S.iter;
 				e->converged = end == 0 ? S.converged : e->converged && S.converged;
-				snprintf(e->note, sizeof(e->note), "%.90s; ||A||_2 ~ %.6g%s%.30s", S.note, normA,
-					 *why ? "; " : "", why);
+				snprintf(e->note, sizeof(e->note), "%.84s; %ld products A x; ||A||_2 ~ %.6g%s%.16s",
+					 S.note, o.spmv, normA, *why ? "; " : "", why);
 			}
 		}
 		op_free(&o, X);

@@ -260,34 +260,48 @@ struct spmv_ctx {
 	int b;
 };
 
+/* Rows [lo, hi) for up to 8 columns at a time: each matrix entry is read once per 8 vectors. */
+#define SPMV_ROWS(RP, CI)                                                                     \
+	for (int k0 = 0; k0 < c->b; k0 += 8) {                                                \
+		int nb = c->b - k0 < 8 ? c->b - k0 : 8;                                       \
+		const double *x = c->x + (size_t)k0 * A->cols;                                \
+		double *y = c->y + (size_t)k0 * A->rows;                                      \
+		if (nb == 1) {                                                                \
+			for (int64_t i = lo; i < hi; i++) {                                   \
+				double s = 0;                                                 \
+				for (int64_t q = RP[i]; q < RP[i + 1]; q++)                   \
+					s += v[q] * x[CI[q]];                                 \
+				y[i] = s;                                                     \
+			}                                                                     \
+			continue;                                                             \
+		}                                                                             \
+		for (int64_t i = lo; i < hi; i++) {                                           \
+			double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                               \
+			for (int64_t q = RP[i]; q < RP[i + 1]; q++) {                         \
+				const double a = v[q], *xc = x + CI[q];                       \
+				for (int k = 0; k < nb; k++)                                  \
+					s[k] += a * xc[(size_t)k * A->cols];                  \
+			}                                                                     \
+			for (int k = 0; k < nb; k++)                                          \
+				y[i + (size_t)k * A->rows] = s[k];                            \
+		}                                                                             \
+	}
+
 static void spmv_part(void *p, int64_t lo, int64_t hi, int part)
 {
 	struct spmv_ctx *c = p;
 	const gwb_csr *A = c->A;
 	const double *v = A->val;
 	(void)part;
-	for (int k = 0; k < c->b; k++) {
-		const double *x = c->x + (size_t)k * A->cols;
-		double *y = c->y + (size_t)k * A->rows;
-		if (A->wide) {
-			const int64_t *rp = A->rp64, *ci = A->ci64;
-			for (int64_t i = lo; i < hi; i++) {
-				double s = 0;
-				for (int64_t q = rp[i]; q < rp[i + 1]; q++)
-					s += v[q] * x[ci[q]];
-				y[i] = s;
-			}
-		} else {
-			const int32_t *rp = A->rp32, *ci = A->ci32;
-			for (int64_t i = lo; i < hi; i++) {
-				double s = 0;
-				for (int32_t q = rp[i]; q < rp[i + 1]; q++)
-					s += v[q] * x[ci[q]];
-				y[i] = s;
-			}
-		}
+	if (A->wide) {
+		const int64_t *rp = A->rp64, *ci = A->ci64;
+		SPMV_ROWS(rp, ci)
+	} else {
+		const int32_t *rp = A->rp32, *ci = A->ci32;
+		SPMV_ROWS(rp, ci)
 	}
 }
+#undef SPMV_ROWS
 
 static int64_t spmv_grain(const gwb_csr *A, int b)
 {
