@@ -236,6 +236,34 @@ static void test_gpu_nodes_large_nan(void **state)
 	gwb_dataset_free(d);
 }
 
+/* 60 classes at 256 bins: one feature's histogram is 61 x 256 cells, so the 4 drawn features
+ * do not fit in shared memory together: blocks per feature group, every node through its
+ * global histogram. */
+static void test_gpu_nodes_feature_groups(void **state)
+{
+	gwb_synth_opts o;
+	gwb_dataset *d = NULL;
+	gwb_rf_params p;
+	(void)state;
+
+	NEED_GPU();
+	gwb_synth_opts_init(&o, GWB_SYNTH_CLASSIFICATION);
+	o.rows = 6000;
+	o.features = 16;
+	o.informative = 10;
+	o.redundant = 0;
+	o.classes = 60;
+	o.clusters_per_class = 1;
+	o.seed = 11;
+	assert_int_equal(gwb_synth(&o, &d), GWB_OK);
+	gwb_rf_params_init(&p);
+	p.trees = 4;
+	p.depth = 8;
+	p.bins = 256;
+	same_nodes(d, &p, true);
+	gwb_dataset_free(d);
+}
+
 /* Float weights (class_weight balanced) and regression: sums differ in the last bits, so
  * splits may differ at near ties; the structure of the first levels must still agree. */
 static void test_gpu_weighted_and_regression(void **state)
@@ -455,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_nodes_iris),
 		cmocka_unit_test(test_gpu_nodes_digits),
 		cmocka_unit_test(test_gpu_nodes_large_nan),
+		cmocka_unit_test(test_gpu_nodes_feature_groups),
 		cmocka_unit_test(test_gpu_weighted_and_regression),
 		cmocka_unit_test(test_gpu_parity_accuracy),
 		cmocka_unit_test(test_gpu_predict),
