@@ -1301,7 +1301,9 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	if (b.bad || b.at != b.n)
 		goto corrupt;
 	if ((st = gwb_forest_validate(f))) {
-		st = gwb_error(GWB_ECORRUPT, "rf.load: %s: %s", path, gwb_errmsg());
+		char why[256];
+		snprintf(why, sizeof(why), "%s", gwb_errmsg());  /* not formatted into itself */
+		st = gwb_error(GWB_ECORRUPT, "rf.load: %s: %s", path, why);
 		goto out_free;
 	}
 	free(data);
