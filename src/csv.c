@@ -335,6 +335,7 @@ struct rd {
 	size_t line;       /* physical line of buf[pos], 1-based */
 	size_t off;        /* file offset of buf[0] */
 	size_t size;       /* file size */
+	size_t block;      /* read size (the buffer grows for longer records) */
 	bool eof;
 	char sep;
 	struct field *f;
@@ -745,7 +746,7 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 			goto out;
 		if (t == TOK_MORE) {
 			size_t shift;
-			if (rows >= 2 && r->len >= READ_BLOCK)
+			if (rows >= 2 && r->len >= r->block)
 				break;
 			if ((st = refill(r, r->pos, &shift)))
 				goto out;
@@ -1465,7 +1466,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	r.size = S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
 	r.info.bytes = r.size;
-	r.cap = READ_BLOCK;
+	r.block = opts->block ? opts->block : READ_BLOCK;
+	r.cap = r.block;
 	if (!(r.buf = malloc(r.cap + 1))) {
 		st = gwb_error(GWB_ENOMEM, "%s: out of memory for the read buffer", path);
 		goto out;

@@ -28,6 +28,8 @@ typedef struct gwb_csv_opts {
 	const char *const *categorical; /* columns to read as categorical even when numeric */
 	int n_categorical;
 	bool progress;                /* report progress for large files (gwb_progress_*) */
+	size_t block;                 /* bytes per read, 0 = 1 MiB (tests use tiny blocks to put
+	                               * record boundaries everywhere) */
 } gwb_csv_opts;
 
 /* What the reader found, for messages and the REPL summary. */

@@ -46,6 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.n_missing = 2;
 	}
 	o.progress = false;
+	if (flags >> 7)
+		o.block = 1 + size % 23;   /* tiny reads: block boundaries inside every token */
 	if (gwb_csv_load(path, &o, &d, NULL) == GWB_OK) {
 		if (gwb_dataset_check(d) != GWB_OK)
 			abort();

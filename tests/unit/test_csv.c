@@ -225,6 +225,47 @@ static void test_csv_small(void **state)
 	gwb_dataset_free(d);
 }
 
+/* Tiny read blocks put a block boundary inside every token: the table must not change. */
+static void test_csv_block_boundaries(void **state)
+{
+	const char *text = "\xef\xbb\xbf" "x,\"note, with \"\"quotes\"\"\",y\r\n"
+			   "1.5,\"two\nlines\",a\r\n"
+			   "-2.25e1,plain,b\r\n"
+			   "\r\n"
+			   "3,\"\",a\n"
+			   "NA,last,b";
+	const char *p = tmpfile_with("blk.csv", text, strlen(text));
+	gwb_csv_opts o;
+	gwb_dataset *ref, *d;
+	size_t b;
+
+	(void)state;
+	gwb_csv_opts_init(&o);
+	assert_int_equal(gwb_csv_load(p, &o, &ref, NULL), GWB_OK);
+	assert_int_equal(ref->rows, 4);
+	assert_string_equal(ref->names[1], "note, with \"quotes\"");
+	for (b = 1; b <= 80; b++) {
+		o.block = b;
+		if (gwb_csv_load(p, &o, &d, NULL) != GWB_OK)
+			fail_msg("block %zu: %s", b, gwb_errmsg());
+		assert_int_equal(d->rows, ref->rows);
+		assert_memory_equal(d->X, ref->X, ref->rows * 2 * sizeof(float));
+		assert_memory_equal(d->y, ref->y, ref->rows * sizeof(int32_t));
+		assert_int_equal(d->cat_count[1], ref->cat_count[1]);
+		gwb_dataset_free(d);
+	}
+	gwb_dataset_free(ref);
+	/* errors name the same place whatever the block */
+	text = "a,b,t\n1,2,x\n3,4,\"y\nz\"\n5,6,x\n7,8,y\n9,oops,x\n";
+	p = tmpfile_with("blkerr.csv", text, strlen(text));
+	for (b = 1; b <= 40; b++) {
+		o.block = b;
+		assert_int_equal(gwb_csv_load(p, &o, &d, NULL), GWB_EPARSE);
+		if (!strstr(gwb_errmsg(), "blkerr.csv:7:3: text \"oops\""))
+			fail_msg("block %zu: %s", b, gwb_errmsg());
+	}
+}
+
 static void test_csv_errors(void **state)
 {
 	gwb_dataset *d = (gwb_dataset *)1;
@@ -461,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_csv_numbers_match_strtof),
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_csv_small),
+		cmocka_unit_test(test_csv_block_boundaries),
 		cmocka_unit_test(test_csv_errors),
 		cmocka_unit_test(test_transpose_shapes),
 		cmocka_unit_test(test_xxh64),
@@ -476,7 +518,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
