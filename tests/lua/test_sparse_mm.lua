@@ -109,3 +109,21 @@ test("SuiteSparse matrices: sparse solvers agree with the dense solver", functio
   local lo = eig.solve(A, { k = 3, method = "lobpcg" })
   for i = 1, 3 do near(lo.values[i], all[i], 1e-10 * scale, "494_bus smallest " .. i) end
 end)
+
+test("auto picks LOBPCG + Jacobi for the smallest end of a stiffness matrix", function()
+  -- bcsstk06: a diagonal spanning decades, where Jacobi preconditioning pays; Laplacians
+  -- (constant diagonal) stay with Chebyshev
+  local A = mat.read(M .. "bcsstk06.mtx")
+  local all = eig.solve(A:todense(), { vectors = false }).values
+  local scale = math.max(math.abs(all[1]), math.abs(all[#all]))
+  local e = eig.solve(A, { k = 5, which = "both" })
+  eq(e.method, "lobpcg+chebyshev")
+  ok(e.converged)
+  for i = 1, 5 do
+    near(e.values[i], all[i], 1e-10 * scale, "bcsstk06 smallest " .. i)
+    near(e.values[5 + i], all[#all - 5 + i], 1e-10 * scale, "bcsstk06 largest " .. i)
+  end
+  for i = 1, 10 do ok(e.residuals[i] <= 1e-10, "residual " .. i) end
+  eq(eig.solve(mat.laplacian2d(30, { sparse = true }), { k = 3 }).method, "chebyshev")
+  eq(eig.solve(mat.laplacian1d(100, { sparse = true }), { k = 3 }).method, "dense")
+end)
