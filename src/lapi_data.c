@@ -109,19 +109,21 @@ static int ds_tostring(lua_State *L)
 	gwb_dataset *d = b->d;
 	luaL_Buffer B;
 	char mem[32];
-	size_t miss = 0, i;
+	size_t miss = 0, i, *counts = NULL;
 	int j, ncat = 0;
 
 	if (!d) {
 		lua_pushstring(L, "Dataset (closed)");
 		return 1;
 	}
+	if (d->task == GWB_TASK_CLASSIFICATION)   /* before the buffer, which owns the stack top */
+		counts = lua_newuserdatauv(L, sizeof(*counts) * ((size_t)d->classes + 1), 0);
 	luaL_buffinit(L, &B);
 	lua_pushfstring(L, "Dataset: %I rows x %d features, %s", (lua_Integer)d->rows, d->features,
 			task_name(d->task));
 	luaL_addvalue(&B);
 	if (d->task == GWB_TASK_CLASSIFICATION) {
-		size_t *cnt = calloc((size_t)d->classes + 1, sizeof(*cnt));
+		size_t *cnt = counts;
 		lua_pushfstring(L, " (%d classes), target \"%s\"\n  classes: ", d->classes,
 				d->target ? d->target : "?");
 		luaL_addvalue(&B);
@@ -137,7 +139,6 @@ static int ds_tostring(lua_State *L)
 				lua_pushfstring(L, ", ... (%d more)", d->classes - 12);
 				luaL_addvalue(&B);
 			}
-			free(cnt);
 		}
 	} else {
 		gwb_colstats s;
