@@ -2,7 +2,10 @@
  * larger sibling's histogram obtained by subtraction when that is cheaper, parallel over trees
  * (pthreads) or, when there are fewer trees than threads, over the nodes and features of a
  * level. The choices it makes (bootstrap, feature draw, split order, ties, node order) are the
- * contract written in forest.h; results do not depend on the thread count. */
+ * contract written in forest.h; results do not depend on the thread count.
+ * Two performance choices change no result (tests check it byte for byte) and can be turned
+ * off for such checks: sibling subtraction (GWB_RF_SUBTRACT=0) and the row-major copies of each
+ * tree's rows (GWB_RF_ROWMAJOR=0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdatomic.h>
