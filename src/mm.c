@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include <strings.h>
 
 #include "dense.h"
+
+long long gwb_mm_max_order = (long long)1 << 40;
 
 enum mm_field { F_REAL, F_INTEGER, F_PATTERN };
 enum mm_sym { S_GENERAL, S_SYMMETRIC, S_SKEW };
@@ -162,6 +165,29 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 			    "three integers: rows cols entries", NULL);
 	if (rows < 0 || cols < 0 || nnz < 0)
 		return perr(&c, "sizes must not be negative%s%s", NULL, NULL);
+	if (rows > gwb_mm_max_order || cols > gwb_mm_max_order) {
+		char a[32];
+		snprintf(a, sizeof(a), "%lld", gwb_mm_max_order);
+		return perr(&c, "sizes beyond %s rows or columns are not supported%s", a, NULL);
+	}
+	/* every entry (or array value) takes at least 2 bytes of the file: refuse a size line
+	 * that promises more than the rest of the file can hold, before allocating for it */
+	{
+		long long left = (long long)(c.end - c.p) + 1;
+		long long promised;
+		if (!array)
+			promised = nnz;
+		else if (sym == S_SYMMETRIC)
+			promised = rows <= 3000000000LL ? rows * (rows + 1) / 2 : LLONG_MAX;
+		else
+			promised = rows && cols > LLONG_MAX / rows ? LLONG_MAX : rows * cols;
+		if (promised > (left + 1) / 2) {
+			char a[64];
+			snprintf(a, sizeof(a), "%lld", promised);
+			return perr(&c, "the size line promises %s values, more than the rest of the file "
+				    "can hold (truncated file or a wrong size line)%s", a, NULL);
+		}
+	}
 	if (sym != S_GENERAL && rows != cols) {
 		char a[64];
 		snprintf(a, sizeof(a), "%lldx%lld", rows, cols);

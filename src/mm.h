@@ -19,6 +19,11 @@ extern "C" {
 
 struct gwb_matrix;
 
+/* The largest row or column count the reader accepts (default 2^40). A CSR matrix holds
+ * rows+1 offsets whatever its entries, so a few bytes of size line can ask for gigabytes;
+ * programs that read untrusted files (the fuzz target) lower this. */
+extern long long gwb_mm_max_order;
+
 /* Read a file. A coordinate file sets *csr (and leaves *dense NULL); an array file sets
  * *dense (and leaves *csr NULL). dense may be NULL: an array file is then an error. */
 gwb_status gwb_mm_read(const char *path, gwb_csr **csr, struct gwb_matrix **dense);

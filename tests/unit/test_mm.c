@@ -121,6 +121,13 @@ static void test_errors_name_the_line(void **state)
 	read_fails("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n",
 		   "diagonal");
 	read_fails("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", "after 3 of 4 values");
+	/* size lines that promise more than the file can hold fail before any allocation */
+	read_fails("%%MatrixMarket matrix coordinate real general\n3 3 4000000000000\n1 1 1\n",
+		   "more than the rest of the file can hold");
+	read_fails("%%MatrixMarket matrix array real general\n4000000000 4000000000\n1\n",
+		   "more than the rest of the file can hold");
+	read_fails("%%MatrixMarket matrix coordinate real general\n9000000000000 3 1\n1 1 1\n",
+		   "sizes beyond 1099511627776");
 }
 
 static void test_array_format(void **state)
