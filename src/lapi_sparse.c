@@ -510,7 +510,7 @@ static const char solve_help[] =
 	"  \"auto\"        dense LAPACK for n <= 400; LOBPCG for the smallest end when the\n"
 	"                diagonal is positive and varies 10x or more (Jacobi pays); otherwise\n"
 	"                Chebyshev (block methods: eigenvalues come with their multiplicity)\n"
-	"  \"chebyshev\"   Chebyshev-filtered subspace iteration; block (2k+, >= k+10), degree\n"
+	"  \"chebyshev\"   Chebyshev-filtered subspace iteration; block (k + max(6, k/2)), degree\n"
 	"  \"lanczos\"     thick-restart Lanczos; ncv (basis size, default max(2k+20, 40)),\n"
 	"                reorth = \"selective\" (against kept Ritz vectors each step, against the\n"
 	"                rest when the omega recurrence passes reorth_tol = sqrt(eps)) | \"full\";\n"
