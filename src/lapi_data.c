@@ -31,7 +31,7 @@ typedef struct dsbox {
 
 void gwb_lua_pushdataset(lua_State *L, gwb_dataset *d)
 {
-	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
+	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 1);   /* uservalue: d.source */
 
 	b->d = d;
 	luaL_setmetatable(L, DATASET_MT);
@@ -51,7 +51,7 @@ gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 /* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
 static dsbox *newbox(lua_State *L)
 {
-	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
+	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 1);   /* uservalue: d.source */
 
 	b->d = NULL;
 	luaL_setmetatable(L, DATASET_MT);
@@ -166,6 +166,25 @@ static int ds_tostring(lua_State *L)
 		lua_pushfstring(L, "   categorical features: %d", ncat);
 		luaL_addvalue(&B);
 	}
+	if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
+		/* (the table stays below; the buffer is only ever added to from the top) */
+		char line[400];
+		const char *path, *sep;
+		lua_getfield(L, -1, "path");
+		lua_getfield(L, -2, "sep");
+		path = lua_tostring(L, -2);
+		sep = lua_tostring(L, -1);
+		lua_getfield(L, -3, "header");
+		lua_getfield(L, -4, "seconds");
+		snprintf(line, sizeof(line), "\n  source: %s (%s-separated, %s header, %.3f s)",
+			 path ? path : "?", sep && *sep == ',' ? "comma" : sep && *sep == '\t' ? "tab"
+			 : sep && *sep == ';' ? "semicolon" : sep && *sep == '|' ? "bar" : "other",
+			 lua_toboolean(L, -2) ? "a" : "no", lua_tonumber(L, -1));
+		lua_pop(L, 5);
+		luaL_addstring(&B, line);
+	} else {
+		lua_pop(L, 1);
+	}
 	luaL_addstring(&B, "\n  features: ");
 	for (j = 0; j < d->features && j < 8; j++) {
 		lua_pushfstring(L, "%s%s", j ? ", " : "", d->names[j] ? d->names[j] : "?");
@@ -227,6 +246,10 @@ static int ds_index(lua_State *L)
 		}
 		if (!strcmp(k, "bytes")) {
 			lua_pushinteger(L, (lua_Integer)gwb_dataset_bytes(d));
+			return 1;
+		}
+		if (!strcmp(k, "source")) {
+			lua_getiuservalue(L, 1, 1);
 			return 1;
 		}
 	}
@@ -511,6 +534,29 @@ static int l_load(lua_State *L)
 	st = gwb_csv_load(path, &o, &b->d, &info);
 	if (st)
 		return gwb_lua_fail(L, st);
+	/* what the reader found, for d.source and the summary */
+	lua_createtable(L, 0, 10);
+	lua_pushstring(L, path);
+	lua_setfield(L, -2, "path");
+	lua_pushlstring(L, &info.sep, 1);
+	lua_setfield(L, -2, "sep");
+	lua_pushboolean(L, info.header);
+	lua_setfield(L, -2, "header");
+	lua_pushboolean(L, info.bom);
+	lua_setfield(L, -2, "bom");
+	lua_pushboolean(L, info.crlf);
+	lua_setfield(L, -2, "crlf");
+	lua_pushinteger(L, (lua_Integer)info.bytes);
+	lua_setfield(L, -2, "bytes");
+	lua_pushinteger(L, (lua_Integer)info.lines);
+	lua_setfield(L, -2, "lines");
+	lua_pushinteger(L, (lua_Integer)info.missing);
+	lua_setfield(L, -2, "missing");
+	lua_pushnumber(L, info.seconds);
+	lua_setfield(L, -2, "seconds");
+	lua_pushnumber(L, info.seconds > 0 ? (double)info.bytes / info.seconds / 1e6 : 0);
+	lua_setfield(L, -2, "mb_per_s");
+	lua_setiuservalue(L, -2, 1);
 	return 1;
 }
 
@@ -1533,6 +1579,7 @@ static const gwb_reg funcs[] = {
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
+	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds.\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,
 	 "data.save(d, path) -> d\n"
