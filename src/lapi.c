@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "intr.h"
 
 #define HELP_KEY "gwb.help"   /* registry: value -> {name, text}; name -> {name, text} */
 
@@ -13,6 +14,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_core,
 	gwb_open_gpu,
 	gwb_open_data,
+	gwb_open_rf,
 	gwb_open_rf,
 	gwb_open_panel,
 	gwb_open_teach,
@@ -106,6 +108,12 @@ int gwb_lua_fail(lua_State *L, gwb_status st)
 {
 	const char *m = gwb_errmsg();
 
+	if (st == GWB_EINTR) {
+		/* The operation has handled this Ctrl-C: the REPL's stop hook must not replace
+		 * its message with a bare "interrupted" while the error unwinds. */
+		lua_sethook(L, NULL, 0, 0);
+		gwb_intr_clear();
+	}
 	if (m && *m)
 		return luaL_error(L, "%s", m);
 	return luaL_error(L, "%s", gwb_status_str(st));

@@ -30,6 +30,10 @@ static void lstop(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
 	lua_sethook(L, NULL, 0, 0);
+	/* A C operation that already stopped for this Ctrl-C cleared the flag and raised its own
+	 * message ("interrupted after 3 of 100 trees ..."); keep that one. */
+	if (!gwb_intr_pending())
+		return;
 	luaL_error(L, "interrupted");
 }
 

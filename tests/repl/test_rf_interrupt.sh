@@ -7,7 +7,7 @@ type_line 'f = rf.train(d, {trees = 100000, depth = 12, backend = "cpu"})'
 wait_for_re 'rf\.train +\[[#.]+\] [0-9]+/100000 .*eta [0-9]' 20 ||
 	die "no progress line with trees done and ETA: $(screen)"
 send C-c
-wait_for 'interrupted' 10 || die "no interrupt message: $(screen)"
+wait_for 'rf.train: interrupted after' 10 || die "no interrupt message from rf.train: $(screen)"
 type_line 'print("f is " .. tostring(f))'
 wait_for 'f is nil' || die "a partial forest was assigned: $(screen)"
 type_line 'g = rf.train(d:take{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {trees = 3, backend = "cpu"}); print("trees " .. g.trees)'
