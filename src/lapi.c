@@ -15,7 +15,6 @@ static const lua_CFunction openers[] = {
 	gwb_open_gpu,
 	gwb_open_data,
 	gwb_open_rf,
-	gwb_open_rf,
 	gwb_open_panel,
 	gwb_open_teach,
 	gwb_open_mat,
