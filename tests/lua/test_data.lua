@@ -523,6 +523,11 @@ T.test("transpose on the CPU: shapes that are not multiples of 32, verified", fu
   local m = data.load(write("tm.csv", "a,b,t\n1,NA,0\n2,3,1\n"))
   T.eq(m:transpose { backend = "cpu" }.verified, true, "NaN compared bit for bit")
   T.raises(function() m:transpose { tile = 48 } end, "tile must be 16, 32 or 64")
+  if not gpu.available() then
+    local why = select(2, gpu.available())
+    T.raises(function() m:transpose { backend = "gpu" } end, why:sub(1, 20))
+    T.eq(m:transpose { backend = "auto" }.backend, "cpu")
+  end
   T.raises(function() m:transpose { kernel = "fast" } end, "kernel must be")
 end)
 
