@@ -16,6 +16,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +360,7 @@ struct rd {
 	/* rows, row-major in mmap'd chunks */
 	float **chunk;
 	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
+	size_t *chunk_n;   /* rows in each chunk (the last one's is cur_rows until sealed) */
 	float *tv;         /* target value (or category code) per row */
 	size_t tv_cap;
 };
@@ -710,6 +712,7 @@ static void rd_free(struct rd *r)
 	for (i = 0; i < r->nchunk; i++)
 		munmap(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
 	free(r->chunk);
+	free(r->chunk_n);
 	free(r->tv);
 	if (r->cols)
 		for (j = 0; j < r->ncol; j++)
@@ -972,16 +975,24 @@ static gwb_status new_chunk(struct rd *r)
 	if (r->nchunk == r->chunk_cap) {
 		size_t cap = r->chunk_cap ? r->chunk_cap * 2 : 64;
 		float **nc = realloc(r->chunk, cap * sizeof(*nc));
+		size_t *nn;
 		if (!nc)
 			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
 		r->chunk = nc;
+		nn = realloc(r->chunk_n, cap * sizeof(*nn));
+		if (!nn)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->chunk_n = nn;
 		r->chunk_cap = cap;
 	}
+	if (r->nchunk)
+		r->chunk_n[r->nchunk - 1] = r->cur_rows;
 	m = map_aligned(bytes ? bytes : 1);
 	if (!m)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows (%zu bytes held)",
 				 r->path, r->rows, r->nchunk * bytes);
-	r->chunk[r->nchunk++] = m;
+	r->chunk[r->nchunk] = m;
+	r->chunk_n[r->nchunk++] = 0;
 	r->cur_rows = 0;
 	return GWB_OK;
 }
@@ -1346,8 +1357,10 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	if ((st = gwb_dataset_new(r->rows, F, task, classes, &d)))
 		goto fail;
 	/* features: transpose each row-major chunk into the columns, releasing it at once */
+	if (r->nchunk)
+		r->chunk_n[r->nchunk - 1] = r->cur_rows;
 	for (i = 0, done = 0; i < r->nchunk; i++) {
-		size_t nr = r->rows - done < r->chunk_rows ? r->rows - done : r->chunk_rows;
+		size_t nr = r->chunk_n[i];
 		gwb_transpose_f32(r->chunk[i], nr, (size_t)F, (size_t)F, d->X + done, r->rows, 32, 1);
 		munmap(r->chunk[i], r->chunk_rows * (size_t)F * sizeof(float));
 		r->chunk[i] = NULL;
@@ -1428,6 +1441,273 @@ fail:
 	return st;
 }
 
+/* --- the parallel fast path ------------------------------------------------------------------
+ * A large file of plain numbers (every column numeric, no quote in the first block) is cut into
+ * byte ranges, one per thread. A row belongs to the range its first byte lies in: a worker
+ * skips to the first line start in its range and parses rows (fast_row) until a row starts past
+ * its end, reading with pread into its own buffer. Rows land in the worker's own chunks; the
+ * chunks are then listed in range order, which is file order. Anything fast_row declines other
+ * than a blank line (a quote, text, an empty field, a ragged row) stops every worker, and the
+ * file is read again by the sequential reader, which handles it and reports errors with their
+ * line and column. */
+
+#define PAR_MIN_BYTES ((size_t)64 << 20)
+
+struct pworker {
+	struct rd r;            /* buf, len, pos, eof, chunks and tv are this worker's own */
+	size_t a, b;            /* file range: rows starting in [a, b) */
+	int fd;
+	gwb_status st;
+	int declined;           /* fast_row refused a row: fall back */
+	bool first;             /* the range that starts at the first data row */
+	char msg[400];          /* the worker thread's error message (messages are per thread) */
+	atomic_int *stop;
+	atomic_size_t *done;    /* bytes parsed by all workers (progress) */
+	bool progress;
+};
+
+/* pread more after buf[keep..len), moving it to the front (or growing the buffer). */
+static gwb_status prefill(struct rd *r, int fd, size_t keep, size_t limit)
+{
+	ssize_t got;
+
+	if (keep) {
+		memmove(r->buf, r->buf + keep, r->len - keep);
+		r->len -= keep;
+		r->off += keep;
+		r->pos -= keep;
+	} else if (r->len == r->cap) {
+		char *nb = realloc(r->buf, r->cap * 2 + 1);
+		if (!nb)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		r->buf = nb;
+		r->cap *= 2;
+	}
+	while (r->len < r->cap && !r->eof) {
+		size_t want = r->cap - r->len;
+		if (r->off + r->len >= limit) {
+			r->eof = true;
+			break;
+		}
+		if (want > limit - (r->off + r->len))
+			want = limit - (r->off + r->len);
+		got = pread(fd, r->buf + r->len, want, (off_t)(r->off + r->len));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return gwb_error(GWB_EIO, "%s: read failed: %s", r->path, strerror(errno));
+		if (got == 0) {
+			r->eof = true;
+			break;
+		}
+		r->len += (size_t)got;
+	}
+	r->buf[r->len] = 0;
+	return GWB_OK;
+}
+
+/* Stop every worker after an error in this one, keeping its message for the caller. */
+static void *pfail(struct pworker *w, gwb_status st)
+{
+	w->st = st;
+	snprintf(w->msg, sizeof(w->msg), "%s", gwb_errmsg());
+	atomic_store(w->stop, 1);
+	return NULL;
+}
+
+static void *pwork(void *arg)
+{
+	struct pworker *w = arg;
+	struct rd *r = &w->r;
+	size_t next, last_report = 0;
+	bool started = w->first;   /* the first range starts on the first data row */
+
+	r->off = started ? w->a : w->a - 1;   /* one byte early: is the range's first byte a
+					       * row start? */
+	r->len = r->pos = 0;
+	r->eof = false;
+	for (;;) {
+		if (atomic_load(w->stop))
+			return NULL;
+		/* need data at pos */
+		if (r->pos >= r->len || (!started && !memchr(r->buf + r->pos, '\n', r->len - r->pos))) {
+			if (r->eof)
+				break;
+			gwb_status st = prefill(r, w->fd, r->pos, r->size);
+			if (st)
+				return pfail(w, st);
+			if (gwb_intr_pending())
+				return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
+			continue;
+		}
+		if (!started) {
+			char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+			r->pos = (size_t)(nl - r->buf) + 1;
+			started = true;
+			continue;
+		}
+		if (r->off + r->pos >= w->b)
+			break;   /* this row is the next range's */
+		{
+			float *row;
+			gwb_status st = reserve_row(r, &row);
+			if (st)
+				return pfail(w, st);
+			if (fast_row(r, r->pos, &next, row, &r->tv[r->rows])) {
+				if (r->buf[next - 1] != '\n' && !(r->eof && next == r->len)) {
+					/* a lone CR ends lines: ranges cannot find row starts */
+					w->declined = 1;
+					atomic_store(w->stop, 1);
+					return NULL;
+				}
+				r->cur_rows++;
+				r->rows++;
+				r->line++;
+				r->pos = next;
+			} else {
+				/* a blank line, or the row runs past the buffer: anything else declines */
+				const char *p = r->buf + r->pos, *end = r->buf + r->len;
+				if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
+					r->pos += *p == '\n' ? 1 : 2;
+					r->line++;
+				} else if (!r->eof && !memchr(p, '\n', (size_t)(end - p))) {
+					if ((st = prefill(r, w->fd, r->pos, r->size)))
+						return pfail(w, st);
+				} else {
+					w->declined = 1;
+					atomic_store(w->stop, 1);
+					return NULL;
+				}
+			}
+		}
+		if (w->progress && r->off + r->pos - last_report > ((size_t)8 << 20)) {
+			size_t d = r->off + r->pos - last_report;
+			last_report = r->off + r->pos;
+			gwb_progress_update((double)atomic_fetch_add(w->done, d) + (double)d, NULL, 0);
+		}
+	}
+	return NULL;
+}
+
+/* Try the parallel path from file offset `start` (the first data row). 1 = done (rows in r),
+ * 0 = declined (r untouched), -1 = error (st set). */
+static int parallel_load(struct rd *r, size_t start, int threads, bool progress, gwb_status *st)
+{
+	struct pworker *w;
+	pthread_t tid[64];
+	atomic_int stop;
+	atomic_size_t done;
+	size_t per, total_rows = 0, total_chunks = 0, k;
+	int n, i, started, result = 1;
+
+	if (threads > 64)
+		threads = 64;
+	per = (r->size - start + (size_t)threads - 1) / (size_t)threads;
+	if (!(w = calloc((size_t)threads, sizeof(*w)))) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		return -1;
+	}
+	atomic_init(&stop, 0);
+	atomic_init(&done, start);
+	for (n = 0; n < threads; n++) {
+		struct rd *q = &w[n].r;
+		w[n].a = start + (size_t)n * per;
+		w[n].b = w[n].a + per < r->size ? w[n].a + per : r->size;
+		w[n].fd = r->fd;
+		w[n].first = n == 0;
+		w[n].stop = &stop;
+		w[n].done = &done;
+		w[n].progress = progress;
+		q->path = r->path;
+		q->sep = r->sep;
+		q->ncol = r->ncol;
+		q->target = r->target;
+		q->cols = r->cols;
+		q->chunk_rows = r->chunk_rows;
+		q->size = r->size;
+		q->fd = -1;
+		q->cap = ((size_t)1 << 20);
+		if (!(q->buf = malloc(q->cap + 1))) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = -1;
+			n++;
+			goto out;
+		}
+		if (w[n].a >= r->size)
+			w[n].a = w[n].b = r->size;
+	}
+	for (i = 1; i < n; i++)
+		if (pthread_create(&tid[i], NULL, pwork, &w[i]))
+			break;
+	started = i;
+	pwork(&w[0]);
+	for (i = started; i < n; i++)
+		pwork(&w[i]);
+	for (i = 1; i < started; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 0; i < n; i++) {
+		if (w[i].st && result != -1) {
+			*st = gwb_error(w[i].st, "%s", w[i].msg);
+			result = -1;
+		}
+		if (w[i].declined && result == 1)
+			result = 0;
+		total_rows += w[i].r.rows;
+		total_chunks += w[i].r.nchunk;
+	}
+	if (result != 1)
+		goto out;
+	/* hand the workers' chunks and targets to r, in range order */
+	r->chunk = calloc(total_chunks + 1, sizeof(*r->chunk));
+	r->chunk_n = calloc(total_chunks + 1, sizeof(*r->chunk_n));
+	r->tv = malloc((total_rows + 1) * sizeof(float));
+	if (!r->chunk || !r->chunk_n || !r->tv) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		result = -1;
+		goto out;
+	}
+	r->chunk_cap = total_chunks + 1;
+	for (i = 0; i < n; i++) {
+		struct rd *q = &w[i].r;
+		if (q->nchunk)
+			q->chunk_n[q->nchunk - 1] = q->cur_rows;
+		for (k = 0; k < q->nchunk; k++) {
+			r->chunk[r->nchunk] = q->chunk[k];
+			r->chunk_n[r->nchunk++] = q->chunk_n[k];
+		}
+		q->nchunk = 0;
+		if (q->rows)
+			memcpy(r->tv + r->rows, q->tv, q->rows * sizeof(float));
+		r->rows += q->rows;
+		r->line += q->line;
+		r->crlf |= q->crlf;
+	}
+	r->cur_rows = r->nchunk ? r->chunk_n[r->nchunk - 1] : 0;
+	r->tv_cap = total_rows + 1;
+out:
+	for (i = 0; i < n; i++) {
+		struct rd *q = &w[i].r;
+		for (k = 0; k < q->nchunk; k++)
+			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
+		free(q->chunk);
+		free(q->chunk_n);
+		free(q->tv);
+		free(q->buf);
+	}
+	free(w);
+	if (result == 0) {
+		/* leave r as it was for the sequential reader */
+		free(r->chunk);
+		free(r->chunk_n);
+		free(r->tv);
+		r->chunk = NULL;
+		r->chunk_n = NULL;
+		r->tv = NULL;
+		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
+	}
+	return result;
+}
+
 gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset **out,
 			gwb_csv_info *info)
 {
@@ -1448,6 +1728,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	memset(&r, 0, sizeof(r));
 	r.path = path;
 	r.line = 1;
+	r.info.threads = 1;
 	r.missing = opts->missing ? opts->missing : default_missing;
 	r.n_missing = opts->missing ? opts->n_missing
 				    : (int)(sizeof(default_missing) / sizeof(*default_missing));
@@ -1571,6 +1852,19 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
+	if (fast && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
+	    !memchr(r.buf, '"', r.len)) {
+		int threads = opts->threads > 0 ? opts->threads : gwb_transpose_cpus();
+		if (threads > 1) {
+			int pr = parallel_load(&r, r.off + r.pos, threads, progress, &st);
+			if (pr < 0)
+				goto out;
+			if (pr > 0) {
+				r.info.threads = threads;
+				goto rows_done;
+			}
+		}
+	}
 	for (;;) {
 		if (fast) {
 			float *row;
@@ -1608,6 +1902,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 		r.line += 1 + r.nl;
 		r.pos = next;
 	}
+rows_done:
 	if (!r.rows) {
 		st = gwb_error(GWB_EPARSE, "%s: a header but no data rows", path);
 		goto out;

@@ -30,6 +30,9 @@ typedef struct gwb_csv_opts {
 	bool progress;                /* report progress for large files (gwb_progress_*) */
 	size_t block;                 /* bytes per read, 0 = 1 MiB (tests use tiny blocks to put
 	                               * record boundaries everywhere) */
+	int threads;                  /* parse threads for large all-numeric files, 0 = one per CPU */
+	size_t par_min;               /* files at least this large are parsed in parallel when they
+	                               * can be, 0 = 64 MiB */
 } gwb_csv_opts;
 
 /* What the reader found, for messages and the REPL summary. */
@@ -41,6 +44,7 @@ typedef struct gwb_csv_info {
 	size_t bytes;       /* file size */
 	size_t lines;       /* physical lines read */
 	size_t missing;     /* missing feature values */
+	int threads;        /* threads that parsed the rows (1 = the sequential reader) */
 	double seconds;
 } gwb_csv_info;
 

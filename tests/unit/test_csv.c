@@ -140,6 +140,97 @@ static void test_csv_numbers_match_strtof(void **state)
 	free(strs);
 }
 
+static void load_same(const char *p, const gwb_dataset *ref, int threads, size_t block)
+{
+	gwb_csv_opts o;
+	gwb_csv_info info;
+	gwb_dataset *d;
+
+	gwb_csv_opts_init(&o);
+	o.threads = threads;
+	o.par_min = 1;
+	o.block = block;
+	if (gwb_csv_load(p, &o, &d, &info) != GWB_OK)
+		fail_msg("threads %d block %zu: %s", threads, block, gwb_errmsg());
+	assert_int_equal(d->rows, ref->rows);
+	assert_int_equal(d->features, ref->features);
+	assert_memory_equal(d->X, ref->X, ref->rows * (size_t)ref->features * sizeof(float));
+	if (ref->y)
+		assert_memory_equal(d->y, ref->y, ref->rows * sizeof(int32_t));
+	else
+		assert_memory_equal(d->yr, ref->yr, ref->rows * sizeof(float));
+	gwb_dataset_free(d);
+}
+
+/* Large all-numeric files are parsed by several threads over byte ranges: the table must be
+ * the sequential reader's, row for row, and anything unusual must fall back to it. */
+static void test_csv_parallel(void **state)
+{
+	static const char *const texts[] = {
+		/* CRLF, blank lines, no newline at the end */
+		"a,b,y\r\n1,2,0.5\r\n\r\n3,4,1.5\r\n5,6,2.5\n\n7,8,3.5\r\n9,10,4.5",
+		/* a quote after the first block: the sequential reader takes over */
+		"a,b,y\n1,2,1\n3,4,2\n5,6,3\n7,8,4\n9,10,5\n11,12,6\n13,14,7\n15,\"16\",8\n",
+		/* a lone CR ends lines */
+		"a,b,y\r1,2,1\r3,4,2\r5,6,3\r7,8,4\r",
+		/* missing values (empty fields) later on */
+		"a,b,y\n1,2,1\n3,4,2\n5,6,3\n7,8,4\n9,10,5\n11,12,6\n13,,7\n15,16,8\n",
+	};
+	gwb_csv_opts o;
+	gwb_dataset *ref;
+	size_t t, n;
+	int th;
+
+	(void)state;
+	for (t = 0; t < sizeof(texts) / sizeof(*texts); t++) {
+		const char *p = tmpfile_with("par.csv", texts[t], strlen(texts[t]));
+		gwb_csv_opts_init(&o);
+		o.threads = 1;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, NULL), GWB_OK);
+		for (th = 2; th <= 9; th++) {
+			load_same(p, ref, th, 0);
+			load_same(p, ref, th, 24);
+		}
+		gwb_dataset_free(ref);
+	}
+	/* a bigger file with many rows per range, and an error deep inside */
+	{
+		size_t cap = 4u << 20, i;
+		char *text = malloc(cap);
+		const char *p;
+		gwb_csv_info info;
+		n = (size_t)snprintf(text, cap, "x,y,z,t\n");
+		for (i = 0; n < cap - 100; i++)
+			n += (size_t)snprintf(text + n, cap - n, "%zu.5,-%zu,%zue-3,%zu%s", i, i * 7,
+					      i % 1000, i % 3, i % 5 ? "\n" : "\r\n");
+		p = tmpfile_with("par.csv", text, n);
+		gwb_csv_opts_init(&o);
+		o.threads = 1;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, NULL), GWB_OK);
+		for (th = 2; th <= 8; th += 3)
+			load_same(p, ref, th, 0);
+		o.threads = 4;
+		o.par_min = 1;
+		gwb_dataset_free(ref);
+		assert_int_equal(gwb_csv_load(p, &o, &ref, &info), GWB_OK);
+		assert_int_equal(info.threads, 4);
+		gwb_dataset_free(ref);
+		/* text in a numeric column near the end: the sequential reader reports it */
+		memcpy(text + n - 60, "oops", 4);
+		p = tmpfile_with("par.csv", text, n);
+		o.threads = 1;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, NULL), GWB_EPARSE);
+		{
+			char want[512];
+			snprintf(want, sizeof(want), "%s", gwb_errmsg());
+			o.threads = 6;
+			assert_int_equal(gwb_csv_load(p, &o, &ref, NULL), GWB_EPARSE);
+			assert_string_equal(gwb_errmsg(), want);
+		}
+		free(text);
+	}
+}
+
 static void test_parse_midpoints(void **state)
 {
 	gwb_rand r;
@@ -490,6 +581,22 @@ static void test_csv_progress_and_interrupt(void **state)
 	assert_int_equal(gwb_csv_load(p, NULL, &d, NULL), GWB_EINTR);
 	assert_null(d);
 	assert_non_null(strstr(gwb_errmsg(), "interrupted"));
+	{
+		gwb_csv_opts o;
+		gwb_csv_opts_init(&o);
+		o.threads = 4;
+		o.par_min = 1;
+		assert_int_equal(gwb_csv_load(p, &o, &d, NULL), GWB_EINTR);
+		assert_null(d);
+		assert_non_null(strstr(gwb_errmsg(), "interrupted"));
+		gwb_intr_clear();
+		reports = finished = 0;
+		assert_int_equal(gwb_csv_load(p, &o, &d, NULL), GWB_OK);
+		assert_int_equal(d->rows, (size_t)i);
+		assert_true(d->X[(size_t)2 * d->rows + 7] == -7.5e-3f);
+		gwb_dataset_free(d);
+		assert_int_equal(finished, 1);
+	}
 	gwb_intr_clear();
 	gwb_progress_set_sink(NULL, NULL);
 }
@@ -503,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_parse_forms),
 		cmocka_unit_test(test_csv_small),
 		cmocka_unit_test(test_csv_block_boundaries),
+		cmocka_unit_test(test_csv_parallel),
 		cmocka_unit_test(test_csv_errors),
 		cmocka_unit_test(test_transpose_shapes),
 		cmocka_unit_test(test_xxh64),
@@ -518,7 +626,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
