@@ -2,7 +2,8 @@
  * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers, categorical
  * (string) columns with dictionaries, and errors that name file:line:column. The file is read
  * in blocks (never slurped); rows are kept row-major in blocks that are transposed into the
- * column-major Dataset and released one by one, so the peak stays near the final size. */
+ * column-major Dataset and released one by one, so the peak stays near the final size. A large
+ * file of plain numbers is parsed by several threads over byte ranges, with the same result. */
 #ifndef GWB_CSV_H
 #define GWB_CSV_H
 
