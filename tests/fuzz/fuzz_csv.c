@@ -48,9 +48,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.progress = false;
 	if (flags >> 7)
 		o.block = 1 + size % 23;   /* tiny reads: block boundaries inside every token */
+	if (size % 3 == 0) {
+		o.threads = 1 + (int)(size % 5);   /* the parallel reader on small inputs */
+		o.par_min = 1;
+	}
 	if (gwb_csv_load(path, &o, &d, NULL) == GWB_OK) {
 		if (gwb_dataset_check(d) != GWB_OK)
 			abort();
+		if (o.threads > 1) {
+			/* differential: the sequential reader must give the same table */
+			gwb_dataset *e = NULL;
+			o.threads = 1;
+			if (gwb_csv_load(path, &o, &e, NULL) != GWB_OK || e->rows != d->rows ||
+			    e->features != d->features ||
+			    memcmp(e->X, d->X, d->rows * (size_t)d->features * sizeof(float)) ||
+			    (d->y && memcmp(e->y, d->y, d->rows * sizeof(int32_t))) ||
+			    (d->yr && memcmp(e->yr, d->yr, d->rows * sizeof(float))))
+				abort();
+			gwb_dataset_free(e);
+		}
 		gwb_dataset_free(d);
 	}
 	if (gwb_dsio_load(path, &d) == GWB_OK)
