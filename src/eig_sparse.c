@@ -1114,7 +1114,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	double eps = DBL_EPSILON;
 	double rtol = S->opt->reorth_tol > 0 ? S->opt->reorth_tol : sqrt(eps);
 	double *V = NULL, *Wk = NULL, *H = NULL, *Y = NULL, *th = NULL, *h = NULL, *tmp = NULL;
-	double *om0 = NULL, *om1 = NULL, *om2 = NULL;
+	double *om0 = NULL, *om1 = NULL, *om2 = NULL, *G = NULL;
 	gwb_status st;
 	long nreorth = 0;
 
@@ -1126,7 +1126,10 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	if (m <= k)
 		m = k + 1 <= room ? k + 1 : (int)room;
 	bool exact = m == room;
-	if ((st = op_alloc(o, n * (m + 1), &V)) || (st = op_alloc(o, n * (m + 1), &Wk)))
+	/* Wk: the restart product V Y (m columns) and, at the end, A X and a residual block
+	 * (2k columns; more than m + 1 when deflation shrank the basis) */
+	if ((st = op_alloc(o, n * (m + 1), &V)) ||
+	    (st = op_alloc(o, n * (size_t)(m + 1 > 2 * k ? m + 1 : 2 * k), &Wk)))
 		goto out;
 	H = calloc((size_t)m * m, sizeof(double));
 	Y = malloc((size_t)m * m * sizeof(double));
@@ -1136,7 +1139,8 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	om0 = calloc((size_t)m + 2, sizeof(double));
 	om1 = calloc((size_t)m + 2, sizeof(double));
 	om2 = calloc((size_t)m + 2, sizeof(double));
-	if (!H || !Y || !th || !h || !tmp || !om0 || !om1 || !om2) {
+	G = malloc((size_t)(m + 1) * (m + 1) * sizeof(double));
+	if (!H || !Y || !th || !h || !tmp || !om0 || !om1 || !om2 || !G) {
 		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 		goto out;
 	}
@@ -1156,6 +1160,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 
 	int l = 0;            /* kept Ritz vectors */
 	bool force = false;   /* reorthogonalize the next vector */
+	bool full_forced = false;  /* the selective scheme lost orthogonality: full from now on */
 	double beta = 0;
 	om1[0] = 1;           /* omega_{j,.}: om1; omega_{j-1,.}: om0 */
 	int outer;
@@ -1168,7 +1173,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 				goto out;
 			if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
 				goto out;
-			bool full = S->opt->full_reorth || j == l || force || exact;
+			bool full = S->opt->full_reorth || full_forced || j == l || force || exact;
 			force = false;
 			if (full) {
 				memset(h, 0, (size_t)(j + 1) * sizeof(double));
@@ -1268,6 +1273,46 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 			om1 = om2;
 			om2 = t;
 		}
+		/* the omega recurrence is an estimate: measure the basis once per cycle, and when
+		 * it has lost orthogonality beyond reorth_tol, start again from the sum of the
+		 * current Ritz vectors with full reorthogonalization */
+		if (!S->opt->full_reorth && !full_forced && !exact) {
+			double lost = 0;
+			if ((st = op_gemm_tn(o, V, m + 1, V, m + 1, G)))
+				goto out;
+			for (int b = 0; b <= m; b++)
+				for (int a = 0; a <= m; a++) {
+					double d = fabs(G[a + b * (m + 1)] - (a == b));
+					lost = d > lost ? d : lost;
+				}
+			/* Ritz vectors inherit the basis' loss of orthogonality: it must stay well
+			 * below the residual asked for, not only below sqrt(eps) */
+			if (lost > fmin(rtol, 0.1 * S->opt->tol)) {
+				/* V(:,0) <- sum of the k wanted Ritz vectors of this cycle, normalized */
+				full_forced = true;
+				memcpy(Y, H, (size_t)m * m * sizeof(double));
+				symmetrize(Y, m);
+				if ((st = small_syev(Y, m, th)))
+					goto out;
+reset_full:
+				for (int q = 0; q < m; q++) {
+					tmp[q] = 0;
+					for (int i = 0; i < k; i++)
+						tmp[q] += Y[q + (size_t)i * m];
+				}
+				if ((st = op_gemm_nn(o, V, m, tmp, 1, 0.0, Wk)) || (st = vnorm(o, Wk, &nv)) ||
+				    (st = op_axpby(o, n, 1.0 / nv, Wk, 0, NULL, 0, V)))
+					goto out;
+				memset(H, 0, (size_t)m * m * sizeof(double));
+				for (int i = 0; i <= m; i++)
+					om0[i] = om1[i] = eps;
+				om1[0] = 1;
+				l = 0;
+				force = true;
+				nreorth++;
+				continue;
+			}
+		}
 		/* Ritz pairs of H */
 		memcpy(Y, H, (size_t)m * m * sizeof(double));
 		symmetrize(Y, m);
@@ -1308,6 +1353,13 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 				outer++;
 				break;
 			}
+			if (!full_forced && !S->opt->full_reorth) {
+				/* the estimates say converged, the true residuals do not: the basis is
+				 * not orthogonal enough; go on with full reorthogonalization (Y holds
+				 * this cycle's Ritz vectors) */
+				full_forced = true;
+				goto reset_full;
+			}
 		}
 		/* thick restart: keep l Ritz vectors, the residual vector next */
 		l = k + (m - k) / 2;
@@ -1328,7 +1380,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	}
 	snprintf(S->note, sizeof(S->note), "thick-restart Lanczos, basis %d, %d restarts, %s "
 		 "reorthogonalization (%ld full passes)", m, outer, S->opt->full_reorth ? "full" :
-		 "partial", nreorth);
+		 full_forced ? "selective then full" : "selective", nreorth);
 out:
 	op_free(o, V);
 	op_free(o, Wk);
@@ -1340,6 +1392,7 @@ out:
 	free(om0);
 	free(om1);
 	free(om2);
+	free(G);
 	return st;
 }
 

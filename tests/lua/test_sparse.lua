@@ -151,6 +151,20 @@ test("agreement with the dense solver on small matrices", function()
   end
 end)
 
+test("lanczos keeps its accuracy with a large basis and many wanted pairs", function()
+  -- a basis of 120+ vectors drifts from orthogonality faster than the omega estimate says;
+  -- the measured check must switch to full reorthogonalization instead of stalling near 1e-9
+  local A = mat.randsym(500, { density = 0.05, seed = 2, diag = true })
+  local all = eig.solve(A:todense(), { vectors = false }).values
+  local scale = math.max(math.abs(all[1]), math.abs(all[#all]))
+  for _, k in ipairs { 50, 200 } do
+    local e = eig.solve(A, { k = k, method = "lanczos" })
+    ok(e.converged, "k = " .. k .. ": " .. e.note)
+    ok(e.max_residual <= 1e-10, "k = " .. k .. " residual " .. e.max_residual)
+    for i = 1, k do near(e.values[i], all[i], 1e-10 * scale, "k = " .. k .. " value " .. i) end
+  end
+end)
+
 test("convergence history: one entry per iteration, ends converged", function()
   local A = mat.laplacian2d(30, { sparse = true })
   for _, meth in ipairs { "chebyshev", "lanczos", "lobpcg" } do
