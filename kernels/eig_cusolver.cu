@@ -10,17 +10,13 @@
 #include "../src/intr.h"
 #include "common.cuh"
 #include "eig.h"
+#include "handles.h"
 
 namespace {
 
 cusolverDnHandle_t solver_handle(gwb_status *rc)
 {
-	static cusolverDnHandle_t h;
-	if (!h && cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS) {
-		h = nullptr;
-		*rc = gwb_error(GWB_ECUDA, "cusolverDnCreate failed (is the GPU out of memory?)");
-	}
-	return h;
+	return gwb_cusolver(rc);
 }
 
 gwb_status sol_check(cusolverStatus_t s, const char *what)

@@ -32,6 +32,7 @@
 
 #include "../src/intr.h"
 #include "common.cuh"
+#include "handles.h"
 #include "eig.h"
 
 namespace {
@@ -568,12 +569,7 @@ static unsigned grid_for(size_t len)
 
 static cublasHandle_t cublas_handle(gwb_status *rc)
 {
-	static cublasHandle_t h;
-	if (!h && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-		h = nullptr;
-		*rc = gwb_error(GWB_ECUDA, "cublasCreate failed (is the GPU out of memory?)");
-	}
-	return h;
+	return gwb_cublas(rc);
 }
 
 static gwb_status cublas_check(cublasStatus_t s, const char *what)

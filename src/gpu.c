@@ -30,6 +30,10 @@ void gwb_gpu_versions(int *driver, int *runtime)
 	*runtime = 0;
 }
 
+void gwb_gpu_shutdown(void)
+{
+}
+
 gwb_status gwb_gpu_get_info(gwb_gpu_info *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -200,6 +204,17 @@ static void do_init(void)
 	}
 	init_reason[0] = '\0';
 	init_status = GWB_OK;
+}
+
+void gwb_gpu_shutdown(void)
+{
+	void (*release)(void);
+
+	if (!plugin)
+		return;  /* never loaded: nothing to give back, and no reason to load it now */
+	*(void **)&release = dlsym(plugin, "gwb_gpu_handles_release");
+	if (release)
+		release();
 }
 
 void gwb_gpu_versions(int *driver, int *runtime)

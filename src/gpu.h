@@ -57,6 +57,10 @@ gwb_status gwb_gpu_get_info(gwb_gpu_info *out);
  * installed driver (0 when unknown). Safe in CPU-only builds (both 0). */
 void gwb_gpu_versions(int *driver, int *runtime);
 
+/* At exit, after every object that holds device memory is freed: give back what the GPU
+ * libraries hold (cuBLAS/cuSOLVER handles). Does nothing when the GPU was never used. */
+void gwb_gpu_shutdown(void);
+
 /* cudaMemGetInfo. GWB_ENODEV when no GPU. */
 gwb_status gwb_gpu_mem(size_t *free_b, size_t *total_b);
 
