@@ -140,6 +140,9 @@ static gwb_status load_plugin(void)
 					 gwb_tramp_names[i]);
 		gwb_tramp_table[i] = f;
 	}
+	/* Scripts may leave through os.exit() without returning from main: release the library
+	 * handles at exit too (before the CUDA runtime's own exit handler, registered earlier). */
+	atexit(gwb_gpu_shutdown);
 	return GWB_OK;
 }
 
