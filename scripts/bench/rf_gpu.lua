@@ -114,10 +114,16 @@ local h = io.popen(child)
 local out = h:read("a")
 h:close()
 local atomic_ms = tonumber(out:match("ATOMIC%s+([%d%.e%-]+)"))
-print(string.format("\npredict %d x %d with that forest: kernel %.3f ms (quantize rows %.3f + " ..
-  "traverse %.3f; target <= 1 ms), wall %.1f ms; plain per-row atomics: %s ms", test.rows, F,
-  pk, (kp.rf_pcode or {ms = 0}).ms, (kp.rf_predict or {ms = 0}).ms, pwall,
-  atomic_ms and string.format("%.3f", atomic_ms) or ("? " .. out:sub(1, 200))))
+if pk == 0 then
+  -- no predict kernel ran: "auto" kept a prediction this small on the CPU
+  print(string.format("\npredict %d x %d with that forest: ran on the CPU (backend \"auto\" keeps " ..
+    "predictions this small there; no kernel time to report), wall %.1f ms", test.rows, F, pwall))
+else
+  print(string.format("\npredict %d x %d with that forest: kernel %.3f ms (quantize rows %.3f + " ..
+    "traverse %.3f; target <= 1 ms), wall %.1f ms; plain per-row atomics: %s ms", test.rows, F,
+    pk, (kp.rf_pcode or {ms = 0}).ms, (kp.rf_predict or {ms = 0}).ms, pwall,
+    atomic_ms and string.format("%.3f", atomic_ms) or ("? " .. out:sub(1, 200))))
+end
 
 -- ---- phases against the memory floor ----------------------------------------------------
 print("\nkernel time per phase (fit above, predict above) beside the floor: the bytes the " ..
