@@ -115,8 +115,6 @@ static void on_line(char *line)
 
 enum { READ_OK, READ_EOF, READ_CANCEL };
 
-/* Read one line with readline's callback interface, so Ctrl-C at the prompt discards the line
- * (and any pending continuation) instead of killing the program. *out is malloc'd. */
 static void noop_prep(int meta)
 {
 	(void)meta;
@@ -165,6 +163,8 @@ static void rl_setup_display(int in_panel)
 	}
 }
 
+/* Read one line with readline's callback interface, so Ctrl-C at the prompt discards the line
+ * (and any pending continuation) instead of killing the program. *out is malloc'd. */
 static int read_tty_line(const char *prompt, char **out)
 {
 	int fd = fileno(rl_instream ? rl_instream : stdin);
