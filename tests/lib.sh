@@ -37,9 +37,9 @@ send() { tm send-keys -t "$SESSION" "$@"; }
 # Type a line literally and press Enter.
 type_line() { tm send-keys -t "$SESSION" -l "$1"; tm send-keys -t "$SESSION" Enter; }
 
-# Wait (up to ${2:-5} s) until the screen contains the fixed string $1.
+# Wait (up to ${2:-10} s) until the screen contains the fixed string $1.
 wait_for() {
-	local i n=$(( ${2:-5} * 20 ))
+	local i n=$(( ${2:-10} * 20 ))
 	for ((i = 0; i < n; i++)); do
 		screen | grep -qF -- "$1" && return 0
 		sleep 0.05
@@ -50,7 +50,7 @@ wait_for() {
 count_on_screen() { screen | grep -cF -- "$1"; }
 # Like wait_for, with an extended regular expression.
 wait_for_re() {
-	local i n=$(( ${2:-5} * 20 ))
+	local i n=$(( ${2:-10} * 20 ))
 	for ((i = 0; i < n; i++)); do
 		screen | grep -qE -- "$1" && return 0
 		sleep 0.05
