@@ -37,9 +37,10 @@ static inline gwb_func_attr *gwb_attr_of(const void *fn, const char *name)
 	}
 	cudaGetLastError();
 	gwb_prof_register_kernel(name, fn);
-	if (n < 128)
-		cache[n++] = e;
-	return n ? &cache[n - 1] : nullptr;
+	if (n == 128)
+		return nullptr;  // full: record without registers/smem rather than another kernel's
+	cache[n] = e;
+	return &cache[n++];
 }
 
 // Theoretical occupancy of fn at this block size and dynamic shared memory, cached for the

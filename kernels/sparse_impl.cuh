@@ -12,8 +12,8 @@ struct gwb_gpu_csr {
 	int lanes;            // threads per row in our SpMV
 	void *rp, *ci;        // int32 or int64, device
 	double *val;          // device
-	void *sp;             // cusparseHandle_t
-	void *bl;             // cublasHandle_t
+	void *sp;             // cusparseHandle_t, shared (kernels/handles.cu), not owned
+	void *bl;             // cublasHandle_t, shared (kernels/handles.cu), not owned
 	void *mat;            // cusparseSpMatDescr_t
 	void *spbuf;          // cuSPARSE work buffer
 	size_t spbuf_size;

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "common.cuh"
+#include "handles.h"
 #include "sparse.h"
 #include "sparse_impl.cuh"
 
@@ -217,13 +218,13 @@ extern "C" gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out)
 	    (A->nnz && (st = gwb_copy(g->val, A->val, A->nnz * 8, GWB_H2D, false))))
 		goto fail;
 	{
-		cusparseHandle_t sp;
-		cublasHandle_t bl;
-		if ((st = SPCHECK(cusparseCreate(&sp), "Create")))
+		/* the plugin's shared handles (kernels/handles.cu): creating them per matrix cost a
+		 * cuBLAS workspace allocation and tens of ms on every solve */
+		cusparseHandle_t sp = gwb_cusparse(&st);
+		cublasHandle_t bl = sp ? gwb_cublas(&st) : nullptr;
+		if (!sp || !bl)
 			goto fail;
 		g->sp = sp;
-		if ((st = BLCHECK(cublasCreate(&bl), "Create")))
-			goto fail;
 		g->bl = bl;
 		cusparseSpMatDescr_t m;
 		cusparseIndexType_t it = A->wide ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
@@ -246,10 +247,6 @@ extern "C" void gwb_gpu_csr_free(gwb_gpu_csr *g)
 		return;
 	if (g->mat)
 		cusparseDestroySpMat((cusparseSpMatDescr_t)g->mat);
-	if (g->sp)
-		cusparseDestroy((cusparseHandle_t)g->sp);
-	if (g->bl)
-		cublasDestroy((cublasHandle_t)g->bl);
 	gwb_gpu_free(g->rp);
 	gwb_gpu_free(g->ci);
 	gwb_gpu_free(g->val);
