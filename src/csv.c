@@ -1854,7 +1854,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 		fast &= r.cols[j].numeric;
 	if (fast && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
 	    !memchr(r.buf, '"', r.len)) {
-		int threads = opts->threads > 0 ? opts->threads : gwb_transpose_cpus();
+		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
 			int pr = parallel_load(&r, r.off + r.pos, threads, progress, &st);
 			if (pr < 0)
@@ -2091,7 +2091,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 		return gwb_error(GWB_EINVAL, "write_csv: the separator cannot be a quote or a newline");
 	if (decimals > 9)
 		return gwb_error(GWB_EINVAL, "write_csv: decimals must be <= 9 (got %d)", decimals);
-	nt = threads > 0 ? threads : gwb_transpose_cpus();
+	nt = threads > 0 ? threads : gwb_cpu_count();
 	if (nt > 64)
 		nt = 64;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

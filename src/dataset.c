@@ -1,6 +1,7 @@
 /* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
 #define _GNU_SOURCE
 #include "dataset.h"
+#include "intr.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -356,8 +357,7 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 	int k, started;
 
 	if (threads <= 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		threads = d->rows * (size_t)d->features >= 1000000 ? (int)(n > 0 ? n : 1) : 1;
+		threads = d->rows * (size_t)d->features >= 1000000 ? gwb_cpu_count() : 1;
 	}
 	if (threads > 64)
 		threads = 64;

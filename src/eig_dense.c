@@ -538,9 +538,7 @@ static void *pfor_worker(void *arg)
 
 static int online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (int)n : 1;
+	return gwb_cpu_count();
 }
 
 /* OpenBLAS (the usual liblapack.so.3) spreads every call over its own thread pool, which

@@ -28,19 +28,6 @@
 
 /* ---- threads -------------------------------------------------------------------------------- */
 
-int gwb_cpu_count(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-#ifdef __linux__
-	cpu_set_t set;
-
-	/* the cores this process may run on (containers and taskset limit them) */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		n = CPU_COUNT(&set);
-#endif
-	return n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
-}
-
 typedef struct par_ctx {
 	void (*fn)(void *ctx, size_t i, int tid);
 	void *ctx;

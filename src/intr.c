@@ -1,13 +1,15 @@
-/* intr.c - interrupt flag and progress reporting. */
-#define _POSIX_C_SOURCE 200809L
+/* intr.c - interrupt flag, progress reporting, clock and CPU count. */
+#define _GNU_SOURCE
 #include "intr.h"
 #include "prof.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t intr_flag;
 
@@ -24,6 +26,16 @@ bool gwb_intr_pending(void)
 void gwb_intr_clear(void)
 {
 	intr_flag = 0;
+}
+
+int gwb_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		n = CPU_COUNT(&set);
+	return n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
 }
 
 double gwb_now(void)

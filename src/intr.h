@@ -58,6 +58,10 @@ bool gwb_progress_get(gwb_progress *out, char *label, size_t n);
 /* The stderr progress bar (used by the front end when stderr is a tty). */
 void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx);
 
+/* The cores this process may run on (sched_getaffinity: taskset and containers limit it),
+ * 1..1024: the default thread count of every parallel operation. */
+int gwb_cpu_count(void);
+
 /* Monotonic clock in seconds. */
 double gwb_now(void);
 

@@ -117,7 +117,7 @@ static int l_measure_transpose(lua_State *L)
 		lua_pushboolean(L, same(b->out, b->ref, n));
 		lua_setfield(L, -2, "correct");
 		if (variant == 2) {
-			lua_pushinteger(L, gwb_transpose_cpus());
+			lua_pushinteger(L, gwb_cpu_count());
 			lua_setfield(L, -2, "threads");
 		}
 		lua_setfield(L, -2, cpu_names[variant]);

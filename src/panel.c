@@ -648,7 +648,7 @@ static void collect(struct snap *s, bool sample)
 	pthread_mutex_unlock(&pl.mu);
 
 	gwb_prof_proc(&s->proc);
-	s->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	s->ncpu = gwb_cpu_count();
 	gwb_prof_each_phase(phase_cb, s);
 	/* the phases of this operation (the panel's line shows the session's) */
 	pthread_mutex_lock(&pl.mu);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "forest.h"
+#include "intr.h"
 
 /* Sort floats (no NaN) ascending: an LSD radix sort on order-preserving keys, 3 passes of 11
  * bits. tmp and keys are scratch of n entries each. */

@@ -2,6 +2,7 @@
  * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
 #define _GNU_SOURCE
 #include "sparse.h"
+#include "intr.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -20,7 +21,7 @@ int gwb_cpu_threads(void)
 	static int n;
 	if (!n) {
 		const char *e = getenv("GWB_THREADS");
-		long v = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+		long v = e ? strtol(e, NULL, 10) : gwb_cpu_count();
 		if (v < 1)
 			v = 1;
 		if (v > 64)

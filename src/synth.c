@@ -490,7 +490,7 @@ gwb_status gwb_synth(const gwb_synth_opts *o, gwb_dataset **out)
 		goto out;
 	if ((st = set_names(&p)))
 		goto out;
-	nt = o->threads > 0 ? o->threads : gwb_transpose_cpus();
+	nt = o->threads > 0 ? o->threads : gwb_cpu_count();
 	if ((size_t)nt > (o->rows + BLOCK_ROWS - 1) / BLOCK_ROWS)
 		nt = (int)((o->rows + BLOCK_ROWS - 1) / BLOCK_ROWS);
 	if (nt > 256)

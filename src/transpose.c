@@ -1,19 +1,13 @@
 /* transpose.c - cache-blocked row-major -> column-major transpose, optionally over pthreads. */
 #define _GNU_SOURCE
 #include "transpose.h"
+#include "intr.h"
 
 #include <pthread.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <xmmintrin.h>
 #endif
-
-int gwb_transpose_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 0 ? (int)(n > 1024 ? 1024 : n) : 1;
-}
 
 void gwb_transpose_f32_naive(const float *src, size_t rows, size_t cols, float *dst)
 {
@@ -110,7 +104,7 @@ gwb_status gwb_transpose_f32(const float *src, size_t rows, size_t cols, size_t 
 	if (!rows || !cols)
 		return GWB_OK;
 	if (threads <= 0)
-		threads = rows * cols >= ((size_t)1 << 22) ? gwb_transpose_cpus() : 1;
+		threads = rows * cols >= ((size_t)1 << 22) ? gwb_cpu_count() : 1;
 	if (threads > 64)
 		threads = 64;
 	/* Hand out whole row panels. */

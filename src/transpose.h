@@ -23,9 +23,6 @@ gwb_status gwb_transpose_f32(const float *src, size_t rows, size_t cols, size_t 
 /* The plain double loop, for reference and for the benchmark's "naive" line. */
 void gwb_transpose_f32_naive(const float *src, size_t rows, size_t cols, float *dst);
 
-/* Online CPUs (at least 1). */
-int gwb_transpose_cpus(void);
-
 #ifdef __cplusplus
 }
 #endif
