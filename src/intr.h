@@ -1,4 +1,5 @@
-/* intr.h - the interrupt flag and the progress hook used by every long operation.
+/* intr.h - what every long operation uses: the interrupt flag, the progress hook, a clock and
+ * the CPU count that sets default thread counts.
  * SIGINT only sets the flag (lua.c's laction idea); C loops poll gwb_intr_pending() between
  * steps and return GWB_EINTR after freeing what they hold. Progress goes to one sink, which
  * the front end chooses (a stderr bar on a tty, the panel later, nothing otherwise). */
