@@ -109,30 +109,29 @@ static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 gr
 	return rc;
 }
 
-// Timed copy that records a transfer (synchronous: used for the few big copies we make).
+// Timed copy that records a transfer. cudaMemcpy keeps its own semantics (it returns once a
+// host-side buffer may be reused; a device-to-device copy may still be running): the time comes
+// from two pooled events resolved later, like a launch's, so recording never adds a wait.
 static inline gwb_status gwb_copy(void *dst, const void *src, size_t bytes, gwb_xfer_dir dir,
 				  bool pinned)
 {
-	cudaEvent_t e0, e1;
-	gwb_status rc;
 	static const cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
 						cudaMemcpyDeviceToDevice};
-	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))))
+	if (!gwb_prof_enabled())
+		return CUDA_CHECK(cudaMemcpy(dst, src, bytes, kinds[dir]));
+	void *ev0 = nullptr, *ev1 = nullptr;
+	gwb_status rc;
+	if ((rc = gwb_prof_events(&ev0, &ev1)))
 		return rc;
-	if ((rc = CUDA_CHECK(cudaEventCreate(&e1)))) {
-		cudaEventDestroy(e0);
+	cudaEventRecord((cudaEvent_t)ev0, 0);
+	rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, kinds[dir]));
+	cudaEventRecord((cudaEvent_t)ev1, 0);
+	if (rc) {  // a failed copy is not a transfer
+		cudaEventDestroy((cudaEvent_t)ev0);
+		cudaEventDestroy((cudaEvent_t)ev1);
+		cudaGetLastError();
 		return rc;
 	}
-	cudaEventRecord(e0, 0);
-	rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, kinds[dir]));
-	cudaEventRecord(e1, 0);
-	float ms = 0;
-	if (!rc && cudaEventSynchronize(e1) == cudaSuccess)
-		cudaEventElapsedTime(&ms, e0, e1);
-	cudaGetLastError();
-	cudaEventDestroy(e0);
-	cudaEventDestroy(e1);
-	if (!rc)
-		gwb_prof_transfer(dir, (double)bytes, pinned, ms);
+	gwb_prof_transfer_events(dir, (double)bytes, pinned, -1.0, ev0, ev1);
 	return rc;
 }

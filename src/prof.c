@@ -23,6 +23,8 @@ static gwb_kernel_stat kstats[MAX_KERNELS];
 static int nk;
 static gwb_xfer_stat xstat;
 
+/* A launch or transfer whose time is still in its events: k >= 0 is a kernel record, k < 0 a
+ * transfer in direction -1 - k. */
 struct pending { int k; void *ev0, *ev1; };
 
 /* Recycled events: creating two events per launch costs more than the launch itself. */
@@ -56,6 +58,17 @@ static int find_kernel(const char *name)
 	return nk++;
 }
 
+static void add_time_locked(int k, float ms)
+{
+	if (k < 0) {
+		xstat.ms[-1 - k] += ms;
+		return;
+	}
+	kstats[k].total_ms += ms;
+	if (ms > kstats[k].max_ms)
+		kstats[k].max_ms = ms;
+}
+
 static void resolve_locked(void)
 {
 #ifdef GWB_HAVE_CUDA
@@ -65,11 +78,8 @@ static void resolve_locked(void)
 		float ms = 0;
 		cudaEvent_t a = (cudaEvent_t)pend[i].ev0, b = (cudaEvent_t)pend[i].ev1;
 		if (cudaEventSynchronize(b) == cudaSuccess &&
-		    cudaEventElapsedTime(&ms, a, b) == cudaSuccess) {
-			kstats[pend[i].k].total_ms += ms;
-			if (ms > kstats[pend[i].k].max_ms)
-				kstats[pend[i].k].max_ms = ms;
-		}
+		    cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
+			add_time_locked(pend[i].k, ms);
 		cudaGetLastError();
 		recycle_locked(a);
 		recycle_locked(b);
@@ -113,12 +123,27 @@ void gwb_prof_kernel(const char *name, const int grid[3], const int block[3], si
 
 void gwb_prof_transfer(gwb_xfer_dir dir, double bytes, bool pinned, double ms)
 {
+	gwb_prof_transfer_events(dir, bytes, pinned, ms < 0 ? 0 : ms, NULL, NULL);
+}
+
+void gwb_prof_transfer_events(gwb_xfer_dir dir, double bytes, bool pinned, double ms,
+			      void *ev_start, void *ev_stop)
+{
 	pthread_mutex_lock(&lock);
 	xstat.count[dir]++;
 	xstat.bytes[dir] += bytes;
-	xstat.ms[dir] += ms;
 	if (pinned)
 		xstat.pinned_bytes[dir] += bytes;
+	if (ms >= 0) {
+		xstat.ms[dir] += ms;
+	} else if (ev_start && ev_stop) {
+		if (npend == MAX_PENDING)
+			resolve_locked();
+		pend[npend].k = -1 - (int)dir;
+		pend[npend].ev0 = ev_start;
+		pend[npend].ev1 = ev_stop;
+		npend++;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -151,9 +176,12 @@ void gwb_prof_each_kernel(gwb_kernel_stat_fn fn, void *ctx)
 		fn(&copy[i], ctx);
 }
 
+static void poll_locked(void);
+
 void gwb_prof_transfers(gwb_xfer_stat *out)
 {
 	pthread_mutex_lock(&lock);
+	poll_locked();  /* never waits: the panel's thread calls this */
 	*out = xstat;
 	pthread_mutex_unlock(&lock);
 }
@@ -186,11 +214,8 @@ static void poll_locked(void)
 			pend[keep++] = pend[i];
 			continue;
 		}
-		if (q == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess) {
-			kstats[pend[i].k].total_ms += ms;
-			if (ms > kstats[pend[i].k].max_ms)
-				kstats[pend[i].k].max_ms = ms;
-		}
+		if (q == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
+			add_time_locked(pend[i].k, ms);
 		recycle_locked(a);
 		recycle_locked(b);
 	}

@@ -43,8 +43,12 @@ void gwb_prof_kernel(const char *name, const int grid[3], const int block[3], si
 		     size_t static_smem, int regs, double occupancy, double bytes, double ms,
 		     void *ev_start, void *ev_stop);
 
-/* Record one transfer. */
+/* Record one transfer whose time is known. */
 void gwb_prof_transfer(gwb_xfer_dir dir, double bytes, bool pinned, double ms);
+/* Record one transfer whose time is known (ms >= 0) or still pending (ms < 0: ev_start/ev_stop
+ * are cudaEvent_t from gwb_prof_events, resolved later as for kernels; the record owns them). */
+void gwb_prof_transfer_events(gwb_xfer_dir dir, double bytes, bool pinned, double ms,
+			      void *ev_start, void *ev_stop);
 
 /* Resolve pending kernel times (synchronizes on their stop events). */
 void gwb_prof_flush(void);
@@ -53,6 +57,7 @@ void gwb_prof_flush(void);
 typedef void (*gwb_kernel_stat_fn)(const gwb_kernel_stat *k, void *ctx);
 void gwb_prof_each_kernel(gwb_kernel_stat_fn fn, void *ctx);
 
+/* Transfer totals; times of transfers still in flight are not counted yet (never waits). */
 void gwb_prof_transfers(gwb_xfer_stat *out);
 
 /* Totals since the last reset: kernel ms, transfer ms. */

@@ -139,6 +139,7 @@ static void test_prof_aggregates(void **state)
 	gwb_prof_kernel("slow", g, b, 4096, 0, 64, 0.5, 2e6, 3.0, NULL, NULL);
 	gwb_prof_transfer(GWB_H2D, 1e6, true, 0.2);
 	gwb_prof_transfer(GWB_D2H, 5e5, false, 0.1);
+	gwb_prof_transfer_events(GWB_D2D, 2e6, false, 0.25, NULL, NULL);
 	gwb_prof_each_kernel(kcb, &a);
 	assert_int_equal(a.n, 2);
 	assert_int_equal(a.launches, 3);
@@ -147,9 +148,11 @@ static void test_prof_aggregates(void **state)
 	gwb_prof_transfers(&x);
 	assert_int_equal(x.count[GWB_H2D], 1);
 	assert_true(x.pinned_bytes[GWB_H2D] == 1e6 && x.pinned_bytes[GWB_D2H] == 0);
+	assert_int_equal(x.count[GWB_D2D], 1);
+	assert_true(x.bytes[GWB_D2D] == 2e6 && x.ms[GWB_D2D] == 0.25);
 	gwb_prof_totals(&km, &tm);
 	assert_true(km == 4.0);
-	assert_true(tm > 0.299 && tm < 0.301);
+	assert_true(tm > 0.549 && tm < 0.551);
 	gwb_prof_reset();
 	a.n = 0;
 	gwb_prof_each_kernel(kcb, &a);
