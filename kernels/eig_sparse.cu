@@ -120,3 +120,8 @@ extern "C" gwb_status gwb_gpu_sp_copy(double *dst, const double *src, size_t cnt
 		return GWB_OK;
 	return CUDA_CHECK(cudaMemcpy(dst, src, cnt * sizeof(double), cudaMemcpyDeviceToDevice));
 }
+
+extern "C" gwb_status gwb_gpu_sp_sync(void)
+{
+	return CUDA_CHECK(cudaDeviceSynchronize());
+}

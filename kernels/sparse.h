@@ -27,9 +27,18 @@ typedef enum gwb_spmv_kind { GWB_SPMV_AUTO = 0, GWB_SPMV_OURS, GWB_SPMV_CUSPARSE
 gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out);
 void gwb_gpu_csr_free(gwb_gpu_csr *g);
 
-/* Y = alpha A X for b columns. */
+/* Y = alpha A X for b columns (A rows x cols: X cols x b, Y rows x b, column-major). */
 gwb_status gwb_gpu_spmm(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha,
 			int kind);
+/* The same with X and Y in row-major order (ld b): ours (spmm_rows, auto) or cuSPARSE SpMM
+ * CSR_ALG2. */
+gwb_status gwb_gpu_spmm_rows(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha,
+			     int kind);
+/* B (cols x rows, column-major) = A^T for A rows x cols column-major (cuBLAS geam); turns a
+ * column-major block into row-major and back. rows < 2^31. */
+gwb_status gwb_gpu_sp_transpose(gwb_gpu_csr *g, int64_t rows, int cols, const double *A, double *B);
+/* Wait for the device (phase timing). */
+gwb_status gwb_gpu_sp_sync(void);
 /* G (host, p x q) = X^T Y, X n x p, Y n x q (cuBLAS). */
 gwb_status gwb_gpu_gemm_tn(gwb_gpu_csr *g, int64_t n, const double *X, int p, const double *Y,
 			   int q, double *G);
@@ -55,6 +64,14 @@ typedef struct gwb_spmv_bench {
 	double ours_gbps, cusparse_gbps;
 	double ours_err, cusparse_err;   /* max |y - y_cpu| / max |y_cpu| */
 	int lanes;                       /* threads per row our kernel used */
+	/* ours with 1, 2, 4, 8, 16, 32 lanes per row (one vector); ours_err covers them all */
+	double sweep_ms[6];
+	/* a block of block_b vectors: ours and cuSPARSE in column-major order (the matrix read
+	 * once per 4 columns / cuSPARSE SpMM) and in row-major order (spmm_rows / cuSPARSE
+	 * SpMM CSR_ALG2); errors against the CPU as above */
+	int block_b;
+	double blk_ms[4];                /* ours col, cuSPARSE col, ours rows, cuSPARSE rows */
+	double blk_err[4];
 } gwb_spmv_bench;
 gwb_status gwb_gpu_spmv_bench(const gwb_csr *A, int reps, gwb_spmv_bench *out);
 

@@ -7,7 +7,8 @@
 #include "../src/status.h"
 
 struct gwb_gpu_csr {
-	int64_t n, nnz;
+	int64_t n, nnz;       // rows, nonzeros
+	int64_t cols;         // columns (x has cols entries, y has n)
 	bool wide;            // 64-bit indices
 	int lanes;            // threads per row in our SpMV
 	void *rp, *ci;        // int32 or int64, device

@@ -1,8 +1,12 @@
 // spmv.cu - the device CSR matrix, our SpMV/SpMM kernel and cuSPARSE's, and their benchmark.
-// Our kernel gives each row a segment of LANES threads (2..32, a whole warp for long rows),
+// Our kernel gives each row a segment of LANES threads (1..32, a whole warp for long rows),
 // chosen from the mean row length; a segment reads its row's entries coalesced and reduces
-// with warp shuffles. For blocks of vectors each thread carries up to 4 columns, so the
-// matrix is read once per 4 columns.
+// with warp shuffles (one vector: spmv_seg, one accumulator; blocks in column-major order:
+// spmm_seg, each thread carries up to 4 columns, so the matrix is read once per 4 columns).
+// Blocks in row-major order (the Chebyshev filter's layout on the GPU): spmm_rows, one thread
+// per (row, column): the b threads of a row read its entries together (one broadcast load)
+// and gather b contiguous doubles of X per entry, so the matrix is read once for the whole
+// block and each gather is one or two cache lines instead of b.
 #include <cublas_v2.h>
 #include <cusparse.h>
 #include <math.h>
@@ -68,6 +72,54 @@ __global__ void spmm_seg(int64_t n, const I *__restrict__ rp, const I *__restric
 	}
 }
 
+template <int LANES, typename I>
+__global__ void spmv_seg(int64_t n, const I *__restrict__ rp, const I *__restrict__ ci,
+			 const double *__restrict__ val, const double *__restrict__ x,
+			 double *__restrict__ y, double alpha)
+{
+	int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t row = t / LANES;
+	int lane = (int)(t % LANES);
+	if (row >= n)
+		return;  // whole segments leave together: LANES divides the block size
+	double acc = 0;
+	I b = rp[row], e = rp[row + 1];
+	for (I p = b + lane; p < e; p += LANES)
+		acc += val[p] * x[ci[p]];
+	if (LANES > 1) {
+		unsigned mask = LANES == 32 ? 0xffffffffu
+					    : (((1u << LANES) - 1) << ((threadIdx.x % 32) / LANES * LANES));
+#pragma unroll
+		for (int off = LANES / 2; off > 0; off /= 2)
+			acc += __shfl_down_sync(mask, acc, off, LANES);
+	}
+	if (lane == 0)
+		y[row] = alpha * acc;
+}
+
+// Y (n x b, row-major) = alpha A X (cols x b, row-major); one thread per (row, column).
+template <typename I>
+__global__ void spmm_rows(int64_t n, const I *__restrict__ rp, const I *__restrict__ ci,
+			  const double *__restrict__ val, const double *__restrict__ X,
+			  double *__restrict__ Y, int b, double alpha)
+{
+	int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= n * b)
+		return;
+	int64_t row = t / b;
+	int c = (int)(t - row * b);
+	I s = rp[row], e = rp[row + 1];
+	double acc0 = 0, acc1 = 0;
+	I p = s;
+	for (; p + 1 < e; p += 2) {
+		acc0 += val[p] * X[(int64_t)ci[p] * b + c];
+		acc1 += val[p + 1] * X[(int64_t)ci[p + 1] * b + c];
+	}
+	if (p < e)
+		acc0 += val[p] * X[(int64_t)ci[p] * b + c];
+	Y[t] = alpha * (acc0 + acc1);
+}
+
 static int pick_lanes(int64_t n, int64_t nnz)
 {
 	double avg = n ? (double)nnz / n : 1;
@@ -85,10 +137,14 @@ static gwb_status launch_ours_t(const gwb_gpu_csr *g, const double *X, double *Y
 	int64_t threads = g->n * LANES;
 	dim3 grid((unsigned)((threads + block - 1) / block), 1);
 	double bytes = (double)g->nnz * (8 + sizeof(I)) + (double)(g->n + 1) * sizeof(I) +
-		       (double)g->n * 16 * nb;
+		       (double)(g->n + g->cols) * 8 * nb;
+	if (nb == 1)
+		return gwb_launch("spmv_seg", spmv_seg<LANES, I>, grid, dim3(block), 0, 0, bytes,
+				  g->n, (const I *)g->rp, (const I *)g->ci, (const double *)g->val, X,
+				  Y, alpha);
 	return gwb_launch("spmm_seg", spmm_seg<LANES, I>, grid, dim3(block), 0, 0, bytes, g->n,
 			  (const I *)g->rp, (const I *)g->ci, (const double *)g->val, X,
-			  (int64_t)g->n, Y, nb, alpha);
+			  (int64_t)g->cols, Y, nb, alpha);
 }
 
 template <typename I>
@@ -96,6 +152,7 @@ static gwb_status launch_ours_i(const gwb_gpu_csr *g, const double *X, double *Y
 				double alpha)
 {
 	switch (g->lanes) {
+	case 1: return launch_ours_t<1, I>(g, X, Y, b, alpha);
 	case 2: return launch_ours_t<2, I>(g, X, Y, b, alpha);
 	case 4: return launch_ours_t<4, I>(g, X, Y, b, alpha);
 	case 8: return launch_ours_t<8, I>(g, X, Y, b, alpha);
@@ -110,7 +167,7 @@ static gwb_status spmm_ours(gwb_gpu_csr *g, const double *X, double *Y, int b, d
 	gwb_status st = GWB_OK;
 	for (int c = 0; c < b && !st; c += 4) {
 		int nb = std::min(4, b - c);
-		const double *Xc = X + (size_t)c * g->n;
+		const double *Xc = X + (size_t)c * g->cols;
 		double *Yc = Y + (size_t)c * g->n;
 		st = g->wide ? launch_ours_i<long long>(g, Xc, Yc, nb, alpha)
 			     : launch_ours_i<int>(g, Xc, Yc, nb, alpha);
@@ -127,7 +184,7 @@ static gwb_status spmm_cusparse(gwb_gpu_csr *g, const double *X, double *Y, int 
 	gwb_status st;
 	if (b == 1) {
 		cusparseDnVecDescr_t vx, vy;
-		if ((st = SPCHECK(cusparseCreateDnVec(&vx, g->n, (void *)X, CUDA_R_64F), "CreateDnVec")))
+		if ((st = SPCHECK(cusparseCreateDnVec(&vx, g->cols, (void *)X, CUDA_R_64F), "CreateDnVec")))
 			return st;
 		if ((st = SPCHECK(cusparseCreateDnVec(&vy, g->n, Y, CUDA_R_64F), "CreateDnVec"))) {
 			cusparseDestroyDnVec(vx);
@@ -147,7 +204,7 @@ static gwb_status spmm_cusparse(gwb_gpu_csr *g, const double *X, double *Y, int 
 		return st;
 	}
 	cusparseDnMatDescr_t mx, my;
-	if ((st = SPCHECK(cusparseCreateDnMat(&mx, g->n, b, g->n, (void *)X, CUDA_R_64F,
+	if ((st = SPCHECK(cusparseCreateDnMat(&mx, g->cols, b, g->cols, (void *)X, CUDA_R_64F,
 					      CUSPARSE_ORDER_COL), "CreateDnMat")))
 		return st;
 	if ((st = SPCHECK(cusparseCreateDnMat(&my, g->n, b, g->n, Y, CUDA_R_64F, CUSPARSE_ORDER_COL),
@@ -168,6 +225,71 @@ static gwb_status spmm_cusparse(gwb_gpu_csr *g, const double *X, double *Y, int 
 	cusparseDestroyDnMat(mx);
 	cusparseDestroyDnMat(my);
 	return st;
+}
+
+template <typename I>
+static gwb_status spmm_rows_ours_i(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha)
+{
+	const int block = 256;
+	int64_t threads = g->n * b;
+	dim3 grid((unsigned)((threads + block - 1) / block));
+	double bytes = (double)g->nnz * (8 + sizeof(I)) + (double)(g->n + 1) * sizeof(I) +
+		       (double)(g->n + g->cols) * 8 * b;
+	return gwb_launch("spmm_rows", spmm_rows<I>, grid, dim3(block), 0, 0, bytes, g->n,
+			  (const I *)g->rp, (const I *)g->ci, (const double *)g->val, X, Y, b, alpha);
+}
+
+static gwb_status spmm_rows_cusparse(gwb_gpu_csr *g, const double *X, double *Y, int b,
+				     double alpha)
+{
+	cusparseHandle_t h = (cusparseHandle_t)g->sp;
+	cusparseSpMatDescr_t A = (cusparseSpMatDescr_t)g->mat;
+	cusparseDnMatDescr_t mx, my;
+	double beta = 0;
+	size_t need = 0;
+	gwb_status st;
+	if ((st = SPCHECK(cusparseCreateDnMat(&mx, g->cols, b, b, (void *)X, CUDA_R_64F,
+					      CUSPARSE_ORDER_ROW), "CreateDnMat (rows)")))
+		return st;
+	if ((st = SPCHECK(cusparseCreateDnMat(&my, g->n, b, b, Y, CUDA_R_64F, CUSPARSE_ORDER_ROW),
+			  "CreateDnMat (rows)"))) {
+		cusparseDestroyDnMat(mx);
+		return st;
+	}
+	st = SPCHECK(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+					     CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, mx, &beta, my,
+					     CUDA_R_64F, CUSPARSE_SPMM_CSR_ALG2, &need),
+		     "SpMM_bufferSize (row-major, CSR_ALG2)");
+	if (!st)
+		st = gwb_sp_scratch(g, need);
+	if (!st)
+		st = SPCHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+					  CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, mx, &beta, my,
+					  CUDA_R_64F, CUSPARSE_SPMM_CSR_ALG2, g->spbuf),
+			     "SpMM (row-major, CSR_ALG2)");
+	cusparseDestroyDnMat(mx);
+	cusparseDestroyDnMat(my);
+	return st;
+}
+
+extern "C" gwb_status gwb_gpu_spmm_rows(gwb_gpu_csr *g, const double *X, double *Y, int b,
+					double alpha, int kind)
+{
+	if (b == 1)
+		return gwb_gpu_spmm(g, X, Y, 1, alpha, kind);
+	if (kind == GWB_SPMV_CUSPARSE)
+		return spmm_rows_cusparse(g, X, Y, b, alpha);
+	return g->wide ? spmm_rows_ours_i<long long>(g, X, Y, b, alpha)
+		       : spmm_rows_ours_i<int>(g, X, Y, b, alpha);
+}
+
+extern "C" gwb_status gwb_gpu_sp_transpose(gwb_gpu_csr *g, int64_t rows, int cols, const double *A,
+					double *B)
+{
+	const double one = 1, zero = 0;
+	// B (cols x rows, column-major) = A^T, A rows x cols column-major
+	return BLCHECK(cublasDgeam((cublasHandle_t)g->bl, CUBLAS_OP_T, CUBLAS_OP_N, cols, (int)rows,
+				   &one, A, (int)rows, &zero, B, cols, B, cols), "Dgeam (transpose)");
 }
 
 gwb_status gwb_sp_scratch(gwb_gpu_csr *g, size_t need)
@@ -204,6 +326,7 @@ extern "C" gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out)
 	if (!g)
 		return gwb_error(GWB_ENOMEM, "out of memory");
 	g->n = A->rows;
+	g->cols = A->cols;
 	g->nnz = A->nnz;
 	g->wide = A->wide;
 	g->lanes = pick_lanes(A->rows, A->nnz);
@@ -264,26 +387,57 @@ static double median(std::vector<float> v)
 extern "C" gwb_status gwb_gpu_spmv_bench(const gwb_csr *A, int reps, gwb_spmv_bench *out)
 {
 	gwb_gpu_csr *g = nullptr;
-	double *dx = nullptr, *dy = nullptr;
+	double *dx = nullptr, *dy = nullptr, *dX = nullptr, *dXr = nullptr, *dY = nullptr;
+	const int B = 16;
 	std::vector<double> x(A->cols), yc(A->rows), yg(A->rows);
-	std::vector<float> t_ours, t_cus;
+	std::vector<double> Xh, Yc, Yg;
 	cudaEvent_t e0 = nullptr, e1 = nullptr;
 	gwb_status st;
+	static const int sweep_lanes[6] = {1, 2, 4, 8, 16, 32};
 
 	memset(out, 0, sizeof(*out));
 	if (reps < 1)
 		reps = 1;
 	uint64_t s = 12345;
-	for (auto &v : x) {
+	auto rnd = [&s]() {
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		v = (double)(s >> 11) * 0x1.0p-53 - 0.5;
-	}
+		return (double)(s >> 11) * 0x1.0p-53 - 0.5;
+	};
+	for (auto &v : x)
+		v = rnd();
 	gwb_csr_spmv(A, x.data(), yc.data());
 	double ymax = 0;
 	for (double v : yc)
 		ymax = std::max(ymax, fabs(v));
 	if (!(ymax > 0))
 		ymax = 1;
+	// median time of reps runs of f after 3 warm-ups; f returns a status
+	auto timed = [&](auto f, double *ms) -> gwb_status {
+		std::vector<float> t;
+		for (int r = 0; r < reps + 3; r++) {
+			cudaEventRecord(e0, 0);
+			gwb_status s2 = f();
+			if (s2)
+				return s2;
+			cudaEventRecord(e1, 0);
+			if ((s2 = CUDA_CHECK(cudaEventSynchronize(e1))))
+				return s2;
+			float v = 0;
+			cudaEventElapsedTime(&v, e0, e1);
+			if (r >= 3)
+				t.push_back(v);
+		}
+		*ms = median(t);
+		return GWB_OK;
+	};
+	auto check_vec = [&](double *err) -> gwb_status {
+		gwb_status s2 = gwb_copy(yg.data(), dy, A->rows * 8, GWB_D2H, false);
+		double e = 0;
+		for (int64_t i = 0; !s2 && i < A->rows; i++)
+			e = std::max(e, fabs(yg[i] - yc[i]) / ymax);
+		*err = std::max(*err, e);
+		return s2;
+	};
 	if ((st = gwb_gpu_csr_upload(A, &g)) ||
 	    (st = gwb_gpu_malloc((void **)&dx, A->cols * 8, "sparse.bench")) ||
 	    (st = gwb_gpu_malloc((void **)&dy, A->rows * 8, "sparse.bench")) ||
@@ -292,32 +446,72 @@ extern "C" gwb_status gwb_gpu_spmv_bench(const gwb_csr *A, int reps, gwb_spmv_be
 		goto out;
 	out->lanes = g->lanes;
 	for (int kind = GWB_SPMV_OURS; kind <= GWB_SPMV_CUSPARSE; kind++) {
-		auto &t = kind == GWB_SPMV_OURS ? t_ours : t_cus;
-		for (int r = 0; r < reps + 3; r++) {
-			cudaEventRecord(e0, 0);
-			if ((st = gwb_gpu_spmm(g, dx, dy, 1, 1.0, kind)))
-				goto out;
-			cudaEventRecord(e1, 0);
-			if ((st = CUDA_CHECK(cudaEventSynchronize(e1))))
-				goto out;
-			float ms = 0;
-			cudaEventElapsedTime(&ms, e0, e1);
-			if (r >= 3)
-				t.push_back(ms);
-		}
-		if ((st = gwb_copy(yg.data(), dy, A->rows * 8, GWB_D2H, false)))
+		double *ms = kind == GWB_SPMV_OURS ? &out->ours_ms : &out->cusparse_ms;
+		if ((st = timed([&]() { return gwb_gpu_spmm(g, dx, dy, 1, 1.0, kind); }, ms)) ||
+		    (st = check_vec(kind == GWB_SPMV_OURS ? &out->ours_err : &out->cusparse_err)))
 			goto out;
-		double err = 0;
-		for (int64_t i = 0; i < A->rows; i++)
-			err = std::max(err, fabs(yg[i] - yc[i]) / ymax);
-		(kind == GWB_SPMV_OURS ? out->ours_err : out->cusparse_err) = err;
 	}
-	out->ours_ms = median(t_ours);
-	out->cusparse_ms = median(t_cus);
+	for (int l = 0; l < 6; l++) {
+		g->lanes = sweep_lanes[l];
+		st = timed([&]() { return gwb_gpu_spmm(g, dx, dy, 1, 1.0, GWB_SPMV_OURS); },
+			   &out->sweep_ms[l]);
+		if (!st)
+			st = check_vec(&out->ours_err);
+		g->lanes = out->lanes;
+		if (st)
+			goto out;
+	}
 	out->bytes = (double)A->nnz * (8 + (A->wide ? 8 : 4)) + (double)(A->rows + 1) * (A->wide ? 8 : 4) +
 		     (double)A->cols * 8 + (double)A->rows * 8;
 	out->ours_gbps = out->ours_ms > 0 ? out->bytes / (out->ours_ms * 1e6) : 0;
 	out->cusparse_gbps = out->cusparse_ms > 0 ? out->bytes / (out->cusparse_ms * 1e6) : 0;
+
+	/* a block of B vectors, column-major and row-major */
+	out->block_b = B;
+	Xh.resize((size_t)A->cols * B);
+	Yc.resize((size_t)A->rows * B);
+	Yg.resize((size_t)A->rows * B);
+	for (auto &v : Xh)
+		v = rnd();
+	gwb_csr_spmm(A, Xh.data(), Yc.data(), B);
+	{
+		std::vector<double> Xr((size_t)A->cols * B);
+		for (int64_t i = 0; i < A->cols; i++)
+			for (int c = 0; c < B; c++)
+				Xr[(size_t)i * B + c] = Xh[(size_t)c * A->cols + i];
+		if ((st = gwb_gpu_malloc((void **)&dX, Xh.size() * 8, "sparse.bench")) ||
+		    (st = gwb_gpu_malloc((void **)&dXr, Xh.size() * 8, "sparse.bench")) ||
+		    (st = gwb_gpu_malloc((void **)&dY, Yc.size() * 8, "sparse.bench")) ||
+		    (st = gwb_copy(dX, Xh.data(), Xh.size() * 8, GWB_H2D, false)) ||
+		    (st = gwb_copy(dXr, Xr.data(), Xr.size() * 8, GWB_H2D, false)))
+			goto out;
+	}
+	{
+		double ym = 0;
+		for (double v : Yc)
+			ym = std::max(ym, fabs(v));
+		if (!(ym > 0))
+			ym = 1;
+		for (int v = 0; v < 4; v++) {
+			bool rows = v >= 2;
+			int kind = v % 2 ? GWB_SPMV_CUSPARSE : GWB_SPMV_OURS;
+			st = timed([&]() {
+				return rows ? gwb_gpu_spmm_rows(g, dXr, dY, B, 1.0, kind)
+					    : gwb_gpu_spmm(g, dX, dY, B, 1.0, kind);
+			}, &out->blk_ms[v]);
+			if (!st)
+				st = gwb_copy(Yg.data(), dY, Yg.size() * 8, GWB_D2H, false);
+			if (st)
+				goto out;
+			double e = 0;
+			for (int64_t i = 0; i < A->rows; i++)
+				for (int c = 0; c < B; c++) {
+					double got = rows ? Yg[(size_t)i * B + c] : Yg[(size_t)c * A->rows + i];
+					e = std::max(e, fabs(got - Yc[(size_t)c * A->rows + i]) / ym);
+				}
+			out->blk_err[v] = e;
+		}
+	}
 out:
 	if (e0)
 		cudaEventDestroy(e0);
@@ -325,6 +519,9 @@ out:
 		cudaEventDestroy(e1);
 	gwb_gpu_free(dx);
 	gwb_gpu_free(dy);
+	gwb_gpu_free(dX);
+	gwb_gpu_free(dXr);
+	gwb_gpu_free(dY);
 	gwb_gpu_csr_free(g);
 	return st;
 }

@@ -73,7 +73,32 @@ typedef struct ops {
 	int spmv_kind;        /* gwb_spmv_kind (GPU) */
 	struct gwb_gpu_csr *g; /* device copy when gpu */
 	long spmv;            /* matrix-vector products so far */
+	bool rows;            /* GPU: filter blocks in row-major order (better gathers) */
+	bool prof;            /* GWB_EIG_PROF: synchronize and time every operation */
+	double ph[8];         /* seconds per phase (enum below) when prof */
 } ops;
+
+/* Phases of the per-operation profile (GWB_EIG_PROF=1 prints them to stderr): the GPU is
+ * synchronized after each operation so its time lands in the phase that queued it. */
+enum { PH_SPMM, PH_GRAM, PH_UPDATE, PH_VEC, PH_SYEV, PH_XFER, PH_COUNT };
+static const char *const ph_names[PH_COUNT] = {"spmm", "gram X^T Y", "update X C", "vector ops",
+	"small eig (host)", "host<->device"};
+
+static double prof_begin(const ops *o)
+{
+	return o->prof ? gwb_now() : 0;
+}
+
+static void prof_end(ops *o, int ph, double t0)
+{
+	if (!o->prof)
+		return;
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		(void)gwb_gpu_sp_sync();
+#endif
+	o->ph[ph] += gwb_now() - t0;
+}
 
 static gwb_status op_alloc(ops *o, size_t cnt, double **p)
 {
@@ -103,7 +128,7 @@ static void op_free(ops *o, double *p)
 	free(p);
 }
 
-static gwb_status op_put(ops *o, double *dst, const double *host, size_t cnt)
+static gwb_status op_put_raw(ops *o, double *dst, const double *host, size_t cnt)
 {
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu)
@@ -114,7 +139,15 @@ static gwb_status op_put(ops *o, double *dst, const double *host, size_t cnt)
 	return GWB_OK;
 }
 
-static gwb_status op_get(ops *o, double *host, const double *src, size_t cnt)
+static gwb_status op_put(ops *o, double *dst, const double *host, size_t cnt)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_put_raw(o, dst, host, cnt);
+	prof_end(o, PH_XFER, t0);
+	return st;
+}
+
+static gwb_status op_get_raw(ops *o, double *host, const double *src, size_t cnt)
 {
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu)
@@ -125,7 +158,15 @@ static gwb_status op_get(ops *o, double *host, const double *src, size_t cnt)
 	return GWB_OK;
 }
 
-static gwb_status op_copy(ops *o, double *dst, const double *src, size_t cnt)
+static gwb_status op_get(ops *o, double *host, const double *src, size_t cnt)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_get_raw(o, host, src, cnt);
+	prof_end(o, PH_XFER, t0);
+	return st;
+}
+
+static gwb_status op_copy_raw(ops *o, double *dst, const double *src, size_t cnt)
 {
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu)
@@ -134,6 +175,14 @@ static gwb_status op_copy(ops *o, double *dst, const double *src, size_t cnt)
 	(void)o;
 	memmove(dst, src, cnt * sizeof(double));
 	return GWB_OK;
+}
+
+static gwb_status op_copy(ops *o, double *dst, const double *src, size_t cnt)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_copy_raw(o, dst, src, cnt);
+	prof_end(o, PH_VEC, t0);
+	return st;
 }
 
 struct scal_ctx {
@@ -149,7 +198,7 @@ static void scal_part(void *p, int64_t lo, int64_t hi, int part)
 }
 
 /* Y = s A X, b columns. */
-static gwb_status op_spmm(ops *o, const double *X, double *Y, int b)
+static gwb_status op_spmm_raw(ops *o, const double *X, double *Y, int b)
 {
 	o->spmv += b;
 #ifdef GWB_HAVE_CUDA
@@ -162,6 +211,14 @@ static gwb_status op_spmm(ops *o, const double *X, double *Y, int b)
 		gwb_parallel_for(o->n * b, 1 << 16, scal_part, &c);
 	}
 	return GWB_OK;
+}
+
+static gwb_status op_spmm(ops *o, const double *X, double *Y, int b)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_spmm_raw(o, X, Y, b);
+	prof_end(o, PH_SPMM, t0);
+	return st;
 }
 
 /* ---- G = X^T Y (p x q, column-major, on the host), compensated (Dot2) on the CPU */
@@ -228,7 +285,7 @@ static void gtn_part(void *pp, int64_t lo, int64_t hi, int part)
 	}
 }
 
-static gwb_status op_gemm_tn(ops *o, const double *X, int p, const double *Y, int q, double *G)
+static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y, int q, double *G)
 {
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu)
@@ -254,6 +311,14 @@ static gwb_status op_gemm_tn(ops *o, const double *X, int p, const double *Y, in
 	}
 	free(part);
 	return GWB_OK;
+}
+
+static gwb_status op_gemm_tn(ops *o, const double *X, int p, const double *Y, int q, double *G)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_gemm_tn_raw(o, X, p, Y, q, G);
+	prof_end(o, PH_GRAM, t0);
+	return st;
 }
 
 /* ---- Y = X C + beta Y (X n x p, C p x q on the host, Y n x q) */
@@ -292,7 +357,7 @@ static void gnn_part(void *pp, int64_t lo, int64_t hi, int part)
 	}
 }
 
-static gwb_status op_gemm_nn(ops *o, const double *X, int p, const double *C, int q, double beta,
+static gwb_status op_gemm_nn_raw(ops *o, const double *X, int p, const double *C, int q, double beta,
 			     double *Y)
 {
 #ifdef GWB_HAVE_CUDA
@@ -303,6 +368,15 @@ static gwb_status op_gemm_nn(ops *o, const double *X, int p, const double *C, in
 	int64_t grain = (int64_t)(2e5 / ((double)p * q + 1));
 	gwb_parallel_for(o->n, grain < 1024 ? 1024 : grain, gnn_part, &c);
 	return GWB_OK;
+}
+
+static gwb_status op_gemm_nn(ops *o, const double *X, int p, const double *C, int q, double beta,
+			     double *Y)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_gemm_nn_raw(o, X, p, C, q, beta, Y);
+	prof_end(o, PH_UPDATE, t0);
+	return st;
 }
 
 /* ---- z = a x + b y + c z (x, y may be NULL when a, b are 0) */
@@ -327,7 +401,7 @@ static void axpby_part(void *pp, int64_t lo, int64_t hi, int part)
 	}
 }
 
-static gwb_status op_axpby(ops *o, size_t len, double a, const double *x, double b,
+static gwb_status op_axpby_raw(ops *o, size_t len, double a, const double *x, double b,
 			   const double *y, double c, double *z)
 {
 #ifdef GWB_HAVE_CUDA
@@ -338,6 +412,15 @@ static gwb_status op_axpby(ops *o, size_t len, double a, const double *x, double
 	struct axpby_ctx k = {a, b, c, x, y, z};
 	gwb_parallel_for((int64_t)len, 1 << 16, axpby_part, &k);
 	return GWB_OK;
+}
+
+static gwb_status op_axpby(ops *o, size_t len, double a, const double *x, double b,
+			   const double *y, double c, double *z)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_axpby_raw(o, len, a, x, b, y, c, z);
+	prof_end(o, PH_VEC, t0);
+	return st;
 }
 
 /* ---- Y = diag(d) X (b columns) */
@@ -357,7 +440,7 @@ static void rs_part(void *pp, int64_t lo, int64_t hi, int part)
 			c->Y[i + j * c->n] = c->d[i] * c->X[i + j * c->n];
 }
 
-static gwb_status op_rowscale(ops *o, const double *d, const double *X, double *Y, int b)
+static gwb_status op_rowscale_raw(ops *o, const double *d, const double *X, double *Y, int b)
 {
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu)
@@ -366,6 +449,53 @@ static gwb_status op_rowscale(ops *o, const double *d, const double *X, double *
 	struct rs_ctx c = {d, X, Y, o->n, b};
 	gwb_parallel_for(o->n, 1 << 15, rs_part, &c);
 	return GWB_OK;
+}
+
+static gwb_status op_rowscale(ops *o, const double *d, const double *X, double *Y, int b)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = op_rowscale_raw(o, d, X, Y, b);
+	prof_end(o, PH_VEC, t0);
+	return st;
+}
+
+/* ---- the GPU filter's row-major blocks: Y = s A X (X, Y n x b row-major) and transposes
+ * between the layouts (the CPU keeps column-major everywhere) */
+
+static gwb_status op_spmm_rows(ops *o, const double *X, double *Y, int b)
+{
+	gwb_status st = GWB_OK;
+	double t0 = prof_begin(o);
+	o->spmv += b;
+#ifdef GWB_HAVE_CUDA
+	st = gwb_gpu_spmm_rows(o->g, X, Y, b, o->sign, o->spmv_kind);
+#else
+	(void)X;
+	(void)Y;
+	st = gwb_error(GWB_EINVAL, "eig.solve: row-major blocks need the GPU");
+#endif
+	prof_end(o, PH_SPMM, t0);
+	return st;
+}
+
+/* B (b x n column-major, i.e. n x b row-major) = A^T, or back (to_rows false: A is the
+ * row-major block, B column-major n x b) */
+static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool to_rows)
+{
+	gwb_status st;
+	double t0 = prof_begin(o);
+#ifdef GWB_HAVE_CUDA
+	st = to_rows ? gwb_gpu_sp_transpose(o->g, o->n, b, A, B)
+		     : gwb_gpu_sp_transpose(o->g, b, (int)o->n, A, B);
+#else
+	(void)A;
+	(void)B;
+	(void)b;
+	(void)to_rows;
+	st = gwb_error(GWB_EINVAL, "eig.solve: row-major blocks need the GPU");
+#endif
+	prof_end(o, PH_VEC, t0);
+	return st;
 }
 
 /* ================================================================ small dense helpers */
@@ -427,6 +557,15 @@ static gwb_status small_syev(double *G, int m, double *w)
 	return GWB_OK;
 }
 
+static gwb_status o_syev(ops *o, double *G, int m, double *w)
+{
+	double t0 = prof_begin(o);
+	gwb_status st = small_syev(G, m, w);
+	if (o->prof)
+		o->ph[PH_SYEV] += gwb_now() - t0;
+	return st;
+}
+
 static void symmetrize(double *G, int m)
 {
 	for (int j = 0; j < m; j++)
@@ -475,7 +614,7 @@ static gwb_status orthonormalize(ops *o, double *S, int m, double *T, int *r)
 		for (int j = 0; j < rank; j++)
 			for (int i = 0; i < rank; i++)
 				G[i + j * rank] *= dd[i] * dd[j];
-		if ((st = small_syev(G, rank, w))) {
+		if ((st = o_syev(o, G, rank, w))) {
 			free(dd);
 			goto out;
 		}
@@ -628,7 +767,7 @@ static gwb_status rayleigh_ritz(ops *o, double *Q, double *AQ, int m, double *T,
 	if ((st = op_gemm_tn(o, Q, m, AQ, m, G)))
 		goto out;
 	symmetrize(G, m);
-	if ((st = small_syev(G, m, theta)))
+	if ((st = o_syev(o, G, m, theta)))
 		goto out;
 	if (Cout)
 		memcpy(Cout, G, (size_t)m * m * sizeof(double));
@@ -713,7 +852,7 @@ static gwb_status bounds(solve *S)
 		for (int c = 0; c < ms; c++)
 			for (int r = 0; r < ms; r++)
 				G[r + c * ms] = H[r + c * m];
-		st = small_syev(G, ms, th);
+		st = o_syev(o, G, ms, th);
 		if (!st) {
 			/* residual of the extreme Ritz pairs: beta * |last component| */
 			double r0 = fabs(beta * G[ms - 1]);
@@ -749,16 +888,27 @@ static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double 
 	double sigma = e / (lam0 - c), sigma1 = sigma, tau = 2 / sigma1;
 	gwb_status st;
 	double *X = Y, *Yc = W, *Ynew = Z;
+	/* GPU: the recurrence runs on row-major copies (one transpose in, one out), where a
+	 * product gathers b contiguous doubles per nonzero instead of b scattered ones */
+	bool rows = o->rows && m > 1 && o->n < INT32_MAX;
+	gwb_status (*spmm)(ops *, const double *, double *, int) = rows ? op_spmm_rows : op_spmm;
 
+	if (rows) {
+		if ((st = op_transpose(o, Y, W, m, true)))
+			return st;
+		X = W;
+		Yc = Z;
+		Ynew = Y;
+	}
 	/* Yc = (A X - c X) * sigma1 / e */
-	if ((st = op_spmm(o, X, Yc, m)))
+	if ((st = spmm(o, X, Yc, m)))
 		return st;
 	if ((st = op_axpby(o, len, -c * sigma1 / e, X, 0, NULL, sigma1 / e, Yc)))
 		return st;
 	for (int i = 2; i <= d; i++) {
 		double sigma2 = 1 / (tau - sigma);
 		/* Ynew = 2 sigma2/e (A Yc - c Yc) - sigma sigma2 X */
-		if ((st = op_spmm(o, Yc, Ynew, m)))
+		if ((st = spmm(o, Yc, Ynew, m)))
 			return st;
 		if ((st = op_axpby(o, len, -2 * sigma2 * c / e, Yc, -sigma * sigma2, X,
 				   2 * sigma2 / e, Ynew)))
@@ -770,6 +920,15 @@ static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double 
 		sigma = sigma2;
 		if (i % 8 == 0 && (st = check_intr()))
 			return st;
+	}
+	if (rows) {
+		if (Yc != Y)
+			return op_transpose(o, Yc, Y, m, false);
+		/* the result sits in Y's buffer: out through X's (free now) */
+		double *F = X;
+		if ((st = op_transpose(o, Yc, F, m, false)))
+			return st;
+		return op_copy(o, Y, F, len);
 	}
 	if (Yc != Y)
 		return op_copy(o, Y, Yc, len);
@@ -1031,7 +1190,7 @@ static gwb_status lobpcg(solve *S)
 		if ((st = op_gemm_tn(o, Q, m, AQ, m, C)))
 			goto out;
 		symmetrize(C, m);
-		if ((st = small_syev(C, m, theta)))
+		if ((st = o_syev(o, C, m, theta)))
 			goto out;
 		double *Cp = malloc((size_t)(m - nb) * nb * sizeof(double) + 8);
 		if (!Cp) {
@@ -1292,7 +1451,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 				full_forced = true;
 				memcpy(Y, H, (size_t)m * m * sizeof(double));
 				symmetrize(Y, m);
-				if ((st = small_syev(Y, m, th)))
+				if ((st = o_syev(o, Y, m, th)))
 					goto out;
 reset_full:
 				for (int q = 0; q < m; q++) {
@@ -1316,7 +1475,7 @@ reset_full:
 		/* Ritz pairs of H */
 		memcpy(Y, H, (size_t)m * m * sizeof(double));
 		symmetrize(Y, m);
-		if ((st = small_syev(Y, m, th)))
+		if ((st = o_syev(o, Y, m, th)))
 			goto out;
 		int conv = 0;
 		double mx = 0;
@@ -1505,7 +1664,7 @@ static gwb_status dense_solve(solve *S)
 	for (int i = 0; i < n; i++)
 		for (int64_t p = gwb_csr_rp(o->A, i); p < gwb_csr_rp(o->A, i + 1); p++)
 			D[i + gwb_csr_ci(o->A, p) * (size_t)n] = o->sign * o->A->val[p];
-	st = small_syev(D, n, w);
+	st = o_syev(o, D, n, w);
 	if (!st) {
 		memcpy(S->theta, w, (size_t)k * sizeof(double));
 		st = op_put(o, S->X, D, (size_t)n * k);
@@ -1636,6 +1795,10 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	o.A = A;
 	o.n = A->rows;
 	o.spmv_kind = opt->spmv_kind;
+	{
+		const char *pe = getenv("GWB_EIG_PROF");
+		o.prof = pe && *pe && strcmp(pe, "0");
+	}
 	double tx = 0;
 #ifdef GWB_HAVE_CUDA
 	if (be == GWB_BACKEND_GPU) {
@@ -1645,6 +1808,10 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 			return st;
 		}
 		o.gpu = true;
+		{
+			const char *cm = getenv("GWB_EIG_COLMAJOR");
+			o.rows = !(cm && *cm && strcmp(cm, "0"));
+		}
 		tx += gwb_now() - t1;
 	}
 #endif
@@ -1741,6 +1908,16 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	snprintf(e->backend, sizeof(e->backend), "%s", o.gpu ? "gpu" : "cpu");
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	e->transfer_ms = tx * 1e3;
+	if (o.prof) {
+		double sum = 0;
+		fprintf(stderr, "eig.solve phases (%s, %s, %ld products A x, synchronized after each "
+			"operation):", e->method, e->backend, o.spmv);
+		for (int p = 0; p < PH_COUNT; p++) {
+			fprintf(stderr, " %s %.1f ms;", ph_names[p], o.ph[p] * 1e3);
+			sum += o.ph[p];
+		}
+		fprintf(stderr, " other %.1f ms; total %.1f ms\n", e->total_ms - sum * 1e3, e->total_ms);
+	}
 	e->kernel_ms = e->total_ms - e->transfer_ms;
 	*out = e;
 	return GWB_OK;

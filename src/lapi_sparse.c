@@ -190,6 +190,25 @@ static int m_spmv_bench(lua_State *L)
 	NUM("ours_err", b.ours_err);
 	NUM("cusparse_err", b.cusparse_err);
 	NUM("lanes", b.lanes);
+	NUM("block_b", b.block_b);
+	lua_createtable(L, 6, 0);
+	for (int i = 0; i < 6; i++) {
+		lua_pushnumber(L, b.sweep_ms[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "sweep_ms");
+	{
+		static const char *const names[4] = {"ours_col", "cusparse_col", "ours_rows",
+						     "cusparse_rows"};
+		lua_createtable(L, 0, 4);
+		for (int i = 0; i < 4; i++) {
+			lua_createtable(L, 0, 2);
+			NUM("ms", b.blk_ms[i]);
+			NUM("err", b.blk_err[i]);
+			lua_setfield(L, -2, names[i]);
+		}
+		lua_setfield(L, -2, "block");
+	}
 #undef NUM
 	return 1;
 #else
@@ -539,7 +558,9 @@ static const gwb_reg methods[] = {
 	 "and fast.\nExample: A:save(\"a.gwbs\"); B = mat.read(\"a.gwbs\")"},
 	{"spmv_bench", m_spmv_bench, "A:spmv_bench([opts]) -> table\nGPU SpMV, ours and cuSPARSE, "
 	 "timed (median of reps, default 50) and checked against the CPU: ours_ms, cusparse_ms,\n"
-	 "ours_gbps, cusparse_gbps, bytes, ours_err, cusparse_err, lanes.\n"
+	 "ours_gbps, cusparse_gbps, bytes, ours_err, cusparse_err, lanes; sweep_ms: ours with 1,\n"
+	 "2, 4, 8, 16, 32 lanes per row; block: a block of block_b (16) vectors, {ms, err} for\n"
+	 "ours_col, cusparse_col (column-major) and ours_rows, cusparse_rows (row-major).\n"
 	 "Example: t = mat.laplacian2d(1000):spmv_bench{reps = 20}"},
 	{"close", sp_release, "A:close()\nFree the matrix now (also happens when it is collected)."},
 	{NULL, NULL, NULL},

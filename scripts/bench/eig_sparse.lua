@@ -52,15 +52,22 @@ for _, c in ipairs(CASES) do
   print(("%-8s %s"):format(c.name, tostring(A)))
   for _, which in ipairs { "smallest", "largest" } do
     local e = eig.solve(A, { k = K, which = which, backend = backend })
+    local alt = {}
+    if has_gpu then
+      -- the same solve with cuSPARSE's SpMM in the filter instead of ours
+      local e2 = eig.solve(A, { k = K, which = which, backend = backend, spmv = "cusparse" })
+      alt[#alt + 1] = ("spmv=cusparse %.3f s (%.1e)"):format(e2.timing.total_ms / 1000, e2.max_residual)
+    end
     rows[#rows + 1] = { case = c.name, which = which, s = e.timing.total_ms / 1000, res = e.max_residual,
       conv = e.converged, it = e.iterations, method = e.method, note = e.note,
-      target = c.target[which], v1 = e.values[1], vk = e.values[K] }
+      target = c.target[which], v1 = e.values[1], vk = e.values[K], alt = table.concat(alt, "; ") }
     peer_args[#peer_args + 1] = ("%s=%s,%s,%g,%g"):format(c.name, path, which, c.limit.cupy, c.limit.scipy)
   end
   if has_gpu then
     local r = A:spmv_bench { reps = 30 }
     r.case = c.name
     r.nnz = A.nnz
+    r.n = A.rows
     spmv[#spmv + 1] = r
   end
   A:close()
@@ -70,8 +77,9 @@ end
 local peers, peer_note = {}, nil
 do
   local cmd = ("%s %s/eig_sparse_peers.py %d %s 2>&1"):format(python, here, K, table.concat(peer_args, " "))
-  local p = io.popen(cmd)
-  local out = p and p:read("a") or ""
+  local skip = os.getenv("GWB_SPARSE_BENCH_PEERS") == "0"
+  local p = not skip and io.popen(cmd)
+  local out = p and p:read("a") or (skip and "skipped (GWB_SPARSE_BENCH_PEERS=0)" or "")
   if p then p:close() end
   for line in out:gmatch("[^\n]+") do
     local rec = {}
@@ -108,7 +116,10 @@ for _, r in ipairs(rows) do
     r.target and (("%g"):format(r.target) .. mark) or "-", peer(r.case, r.which, "cupyx"),
     peer(r.case, r.which, "scipy"), r.method, r.it))
 end
-for _, r in ipairs(rows) do print(("  %s %s: l1 = %.12g, l%d = %.12g; %s"):format(r.case, r.which, r.v1, K, r.vk, r.note)) end
+for _, r in ipairs(rows) do
+  print(("  %s %s: l1 = %.12g, l%d = %.12g; %s%s"):format(r.case, r.which, r.v1, K, r.vk, r.note,
+    r.alt ~= "" and ("; " .. r.alt) or ""))
+end
 
 if #spmv > 0 then
   print()
@@ -120,5 +131,27 @@ if #spmv > 0 then
       ("%.4f (%.0f, %.0f%%)"):format(r.ours_ms, r.ours_gbps, r.ours_gbps / 43),
       ("%.4f (%.0f, %.0f%%)"):format(r.cusparse_ms, r.cusparse_gbps, r.cusparse_gbps / 43),
       r.cusparse_ms / r.ours_ms))
+  end
+  print()
+  print("ours, one vector, by lanes per row (ms): 1 / 2 / 4 / 8 / 16 / 32")
+  for _, r in ipairs(spmv) do
+    local t = {}
+    for i, v in ipairs(r.sweep_ms) do t[i] = ("%.4f"):format(v) end
+    print(("%-8s %s"):format(r.case, table.concat(t, " / ")))
+  end
+  print()
+  print(("SpMM, a block of %d vectors (ms, GB/s of matrix + X + Y once, max error vs CPU)"):format(spmv[1].block_b))
+  print(("%-8s %-26s %-26s %-26s %-26s"):format("case", "ours col-major", "cuSPARSE col-major",
+    "ours row-major", "cuSPARSE row-major (ALG2)"))
+  for _, r in ipairs(spmv) do
+    local b = r.block_b
+    -- the matrix once, X and Y (b columns each) once
+    local bytes = r.bytes - 16 * r.n + 16 * r.n * b
+    local function cell(v)
+      local x = r.block[v]
+      return ("%.4f (%.0f, %.0e)"):format(x.ms, bytes / (x.ms * 1e6), x.err)
+    end
+    print(("%-8s %-26s %-26s %-26s %-26s"):format(r.case, cell("ours_col"), cell("cusparse_col"),
+      cell("ours_rows"), cell("cusparse_rows")))
   end
 end

@@ -28,8 +28,16 @@ test("gpu spmv: ours and cuSPARSE agree with the CPU on short, medium and long r
     ok(r.ours_err <= 1e-14, c[1] .. ": ours differs from the CPU by " .. r.ours_err)
     ok(r.cusparse_err <= 1e-14, c[1] .. ": cuSPARSE differs from the CPU by " .. r.cusparse_err)
     ok(r.ours_ms > 0 and r.cusparse_ms > 0, c[1] .. ": timed")
-    ok(r.lanes >= 2 and r.lanes <= 32, c[1] .. ": lanes " .. r.lanes)
+    ok(r.lanes >= 1 and r.lanes <= 32, c[1] .. ": lanes " .. r.lanes)
     if c[3] == 32 then ok(r.lanes >= 16, c[1] .. ": long rows get (nearly) a warp") end
+    eq(#r.sweep_ms, 6, c[1] .. ": lanes sweep")
+    for i = 1, 6 do ok(r.sweep_ms[i] > 0, c[1] .. ": sweep timed " .. i) end
+    -- blocks of vectors, both layouts, ours and cuSPARSE
+    eq(r.block_b, 16, c[1] .. ": block width")
+    for _, v in ipairs { "ours_col", "cusparse_col", "ours_rows", "cusparse_rows" } do
+      ok(r.block[v].err <= 1e-13, c[1] .. ": block " .. v .. " differs from the CPU by " .. r.block[v].err)
+      ok(r.block[v].ms > 0, c[1] .. ": block " .. v .. " timed")
+    end
   end
 end)
 
