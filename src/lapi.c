@@ -103,6 +103,69 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 	lua_pop(L, 1);
 }
 
+/* --- boxed objects ------------------------------------------------------------------------ */
+/* The box is a pointer-sized userdata; the modules view it through their own one-pointer struct
+ * (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
+
+void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
+{
+	void *box = lua_newuserdatauv(L, sizeof(void *), nuv);
+
+	memset(box, 0, sizeof(void *));
+	luaL_setmetatable(L, mt);
+	return box;
+}
+
+/* Runs under lua_pcall: 1 = the object, 2 = the metatable name (light userdata), 3 = nuv. */
+static int pushbox_protected(lua_State *L)
+{
+	void *p = lua_touserdata(L, 1);
+	void *box = lua_newuserdatauv(L, sizeof(void *), (int)lua_tointeger(L, 3));
+
+	memcpy(box, &p, sizeof(p));
+	luaL_setmetatable(L, (const char *)lua_touserdata(L, 2));
+	return 1;
+}
+
+void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *))
+{
+	if (!lua_checkstack(L, 5)) {
+		free_fn(p);
+		luaL_error(L, "Lua stack overflow pushing a %s", mt);
+	}
+	lua_pushcfunction(L, pushbox_protected);
+	lua_pushlightuserdata(L, p);
+	lua_pushlightuserdata(L, (void *)mt);
+	lua_pushinteger(L, nuv);
+	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
+		free_fn(p);  /* the box, if made, had no metatable yet: it owns nothing */
+		lua_error(L);
+	}
+}
+
+void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
+{
+	void *box = luaL_testudata(L, idx, mt), *p;
+
+	if (!box)
+		luaL_typeerror(L, idx, what);
+	memcpy(&p, box, sizeof(p));
+	if (!p) {
+		lua_pushfstring(L, "the %s was closed", name);
+		luaL_argerror(L, idx, lua_tostring(L, -1));
+	}
+	return p;
+}
+
+void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
+{
+	void *box = luaL_checkudata(L, idx, mt), *p;
+
+	memcpy(&p, box, sizeof(p));
+	memset(box, 0, sizeof(void *));
+	return p;
+}
+
 int gwb_lua_fail(lua_State *L, gwb_status st)
 {
 	const char *m = gwb_errmsg();

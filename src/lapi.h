@@ -35,6 +35,22 @@ void gwb_lua_sethelp(lua_State *L, int idx, const char *name, const char *text);
 void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 		      const luaL_Reg *meta);
 
+/* Boxed objects: a userdata (metatable mt) that owns one C object through a pointer, NULL once
+ * released. Every Lua type that wraps a library object (Dataset, Forest, Matrix, Eigen,
+ * SparseMatrix) is one, so creation, checks and release live here once; a module views the box
+ * through its own one-pointer struct (struct { gwb_dataset *d; }).
+ * newbox: push an empty box (nuv user values) and return it; the caller stores the object in it
+ *   once it exists, so __gc is safe whatever happens in between.
+ * pushbox: push a box owning p; when the box cannot be made, free_fn(p) runs and the error
+ *   propagates (nothing leaks).
+ * checkbox: the live object in the box at idx; raises naming the argument when the value is
+ *   not such a box ("<what> expected") or was closed ("the <name> was closed").
+ * takebox: for __gc/__close: the object (NULL if released already), leaving the box empty. */
+void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv);
+void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *));
+void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name);
+void *gwb_lua_takebox(lua_State *L, int idx, const char *mt);
+
 /* Raise a Lua error for st using the detail message (or the status name). Never returns. */
 int gwb_lua_fail(lua_State *L, gwb_status st);
 /* Raise if st != GWB_OK. */

@@ -29,41 +29,31 @@ typedef struct dsbox {
 
 /* --- the userdata -------------------------------------------------------------------------- */
 
+static void free_dataset(void *d)
+{
+	gwb_dataset_free(d);
+}
+
 void gwb_lua_pushdataset(lua_State *L, gwb_dataset *d)
 {
-	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 1);   /* uservalue: d.source */
-
-	b->d = d;
-	luaL_setmetatable(L, DATASET_MT);
+	gwb_lua_pushbox(L, DATASET_MT, 1, d, free_dataset);   /* uservalue: d.source */
 }
 
 gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 {
-	dsbox *b = luaL_testudata(L, idx, DATASET_MT);
-
-	if (!b)
-		luaL_typeerror(L, idx, "Dataset (from data.load or data.synth)");
-	if (!b->d)
-		luaL_argerror(L, idx, "the Dataset was closed");
-	return b->d;
+	return gwb_lua_checkbox(L, idx, DATASET_MT, "Dataset (from data.load or data.synth)",
+				"Dataset");
 }
 
 /* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
 static dsbox *newbox(lua_State *L)
 {
-	dsbox *b = lua_newuserdatauv(L, sizeof(*b), 1);   /* uservalue: d.source */
-
-	b->d = NULL;
-	luaL_setmetatable(L, DATASET_MT);
-	return b;
+	return gwb_lua_newbox(L, DATASET_MT, 1);   /* uservalue: d.source */
 }
 
 static int ds_release(lua_State *L)
 {
-	dsbox *b = luaL_checkudata(L, 1, DATASET_MT);
-
-	gwb_dataset_free(b->d);
-	b->d = NULL;
+	gwb_dataset_free(gwb_lua_takebox(L, 1, DATASET_MT));
 	return 0;
 }
 

@@ -20,44 +20,23 @@ typedef struct leigen {
 
 static int eigen_release(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
-
-	gwb_eigen_free(u->e);
-	u->e = NULL;
+	gwb_eigen_free(gwb_lua_takebox(L, 1, EIGEN_T));
 	return 0;
 }
 
-/* Runs under lua_pcall so that a failure to allocate the userdata cannot leak the object. */
-static int push_eigen_protected(lua_State *L)
+static void free_eigen(void *e)
 {
-	leigen *u = lua_newuserdatauv(L, sizeof(*u), 0);
-
-	u->e = lua_touserdata(L, 1);
-	luaL_setmetatable(L, EIGEN_T);
-	return 1;
+	gwb_eigen_free(e);
 }
 
 void gwb_lua_push_eigen(lua_State *L, gwb_eigen *e)
 {
-	if (!lua_checkstack(L, 3)) {
-		gwb_eigen_free(e);
-		luaL_error(L, "Lua stack overflow pushing a eigen");
-	}
-	lua_pushcfunction(L, push_eigen_protected);
-	lua_pushlightuserdata(L, e);
-	if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-		gwb_eigen_free(e);
-		lua_error(L);
-	}
+	gwb_lua_pushbox(L, EIGEN_T, 0, e, free_eigen);
 }
 
 static gwb_eigen *check_eigen(lua_State *L, int arg)
 {
-	leigen *u = luaL_checkudata(L, arg, EIGEN_T);
-
-	if (!u->e)
-		luaL_argerror(L, arg, "the eigen result was closed");
-	return u->e;
+	return gwb_lua_checkbox(L, arg, EIGEN_T, EIGEN_T, "eigen result");
 }
 
 /* --- options ------------------------------------------------------------------------------ */

@@ -25,44 +25,23 @@ typedef struct lrow {
 
 static int mat_release(lua_State *L)
 {
-	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
-
-	gwb_matrix_free(m->A);
-	m->A = NULL;
+	gwb_matrix_free(gwb_lua_takebox(L, 1, MATRIX_T));
 	return 0;
 }
 
-/* Runs under lua_pcall so that a failure to allocate the userdata cannot leak the object. */
-static int push_matrix_protected(lua_State *L)
+static void free_matrix(void *A)
 {
-	lmatrix *u = lua_newuserdatauv(L, sizeof(*u), 0);
-
-	u->A = lua_touserdata(L, 1);
-	luaL_setmetatable(L, MATRIX_T);
-	return 1;
+	gwb_matrix_free(A);
 }
 
 void gwb_lua_push_matrix(lua_State *L, gwb_matrix *A)
 {
-	if (!lua_checkstack(L, 3)) {
-		gwb_matrix_free(A);
-		luaL_error(L, "Lua stack overflow pushing a matrix");
-	}
-	lua_pushcfunction(L, push_matrix_protected);
-	lua_pushlightuserdata(L, A);
-	if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-		gwb_matrix_free(A);
-		lua_error(L);
-	}
+	gwb_lua_pushbox(L, MATRIX_T, 0, A, free_matrix);
 }
 
 gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg)
 {
-	lmatrix *m = luaL_checkudata(L, arg, MATRIX_T);
-
-	if (!m->A)
-		luaL_argerror(L, arg, "the matrix was closed");
-	return m->A;
+	return gwb_lua_checkbox(L, arg, MATRIX_T, MATRIX_T, "matrix");
 }
 
 /* --- options ------------------------------------------------------------------------------ */

@@ -58,6 +58,7 @@ static int find_kernel(const char *name)
 	return nk++;
 }
 
+#ifdef GWB_HAVE_CUDA
 static void add_time_locked(int k, float ms)
 {
 	if (k < 0) {
@@ -68,6 +69,7 @@ static void add_time_locked(int k, float ms)
 	if (ms > kstats[k].max_ms)
 		kstats[k].max_ms = ms;
 }
+#endif
 
 static void resolve_locked(void)
 {
