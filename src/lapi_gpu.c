@@ -601,6 +601,15 @@ static int l_bandwidth(lua_State *L)
 
 /* --- profile ------------------------------------------------------------------------------- */
 
+/* gpu.profile(fn): run fn and report its kernels: the launch records of the telemetry (how many,
+ * event times, theoretical occupancy) and, through the CUPTI range profiler
+ * (kernels/profile.cu), the achieved occupancy of every launch, side by side. */
+
+#define PROFILE_NCU_HINT \
+	"Measure it outside gwb with: ncu --clock-control none --metrics " \
+	"sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum build/gwb script.lua"
+#define PROFILE_MT "gwb.profile"
+
 struct kbefore { char name[64]; long launches; double ms; };
 struct kcollect { struct kbefore *v; int n, cap; };
 
@@ -616,14 +625,57 @@ static void collect_cb(const gwb_kernel_stat *k, void *ctx)
 	}
 }
 
-struct kdiff { lua_State *L; struct kcollect *before; };
+/* One row of the result: a kernel name with its telemetry and its CUPTI measurements. */
+struct prow {
+	char name[72];
+	bool ours;            /* a gwb kernel (telemetry knows it) */
+	long launches;        /* telemetry launches during fn (or measured ones for library kernels) */
+	double total_ms;      /* telemetry event time */
+	char block[32];
+	int regs;
+	double theoretical;   /* 0..1, -1 when unknown */
+	long profiled;        /* launches measured by CUPTI */
+	double occ_w, occ_sum, occ_min, occ_max;  /* achieved (0..100) sums: duration weighted and plain */
+	double dur_ns, sm_w;
+	bool has_dur, has_sm;
+};
+
+struct prows { struct prow *v; int n, cap; bool oom; };
+
+static struct prow *prow_find(struct prows *r, const char *name, bool add)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].name, name))
+			return &r->v[i];
+	if (!add)
+		return NULL;
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 32;
+		struct prow *nv = realloc(r->v, (size_t)cap * sizeof(*nv));
+		if (!nv) {
+			r->oom = true;
+			return NULL;
+		}
+		r->v = nv;
+		r->cap = cap;
+	}
+	memset(&r->v[r->n], 0, sizeof(r->v[0]));
+	snprintf(r->v[r->n].name, sizeof(r->v[0].name), "%s", name);
+	r->v[r->n].theoretical = -1;
+	r->v[r->n].occ_min = 1e300;
+	return &r->v[r->n++];
+}
+
+struct kdiff { struct kcollect *before; struct prows *rows; };
 
 static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 {
 	struct kdiff *d = ctx;
-	lua_State *L = d->L;
 	long launches = k->launches;
 	double ms = k->total_ms;
+	struct prow *r;
 	int i;
 
 	for (i = 0; i < d->before->n; i++)
@@ -632,53 +684,286 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 			ms -= d->before->v[i].ms;
 			break;
 		}
-	if (launches <= 0)
+	if (launches <= 0 || !(r = prow_find(d->rows, k->name, true)))
 		return;
-	lua_createtable(L, 0, 8);
-	SETS("name", k->name);
-	SETI("launches", launches);
-	lua_pushnumber(L, ms);
-	lua_setfield(L, -2, "total_ms");
-	lua_pushnumber(L, ms / launches * 1e3);
-	lua_setfield(L, -2, "mean_us");
-	lua_pushfstring(L, "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
-	lua_setfield(L, -2, "block");
-	SETI("regs", k->regs);
-	lua_pushnumber(L, k->occupancy);
-	lua_setfield(L, -2, "theoretical_occupancy");
-	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	r->ours = true;
+	r->launches = launches;
+	r->total_ms = ms;
+	snprintf(r->block, sizeof(r->block), "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
+	r->regs = k->regs;
+	r->theoretical = k->occupancy;
+}
+
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/profile.h"
+
+static void range_cb(const gwb_profile_range *g, void *ctx)
+{
+	struct prows *rows = ctx;
+	struct prow *r = prow_find(rows, g->name, true);
+	double w;
+
+	if (!r)
+		return;
+	if (g->ours)
+		r->ours = true;
+	r->profiled++;
+	w = g->duration_ns > 0 ? g->duration_ns : 0;
+	r->occ_w += g->achieved_pct * w;
+	r->occ_sum += g->achieved_pct;
+	if (g->achieved_pct < r->occ_min)
+		r->occ_min = g->achieved_pct;
+	if (g->achieved_pct > r->occ_max)
+		r->occ_max = g->achieved_pct;
+	if (g->duration_ns >= 0) {
+		r->dur_ns += g->duration_ns;
+		r->has_dur = true;
+	}
+	if (g->sm_pct >= 0) {
+		r->sm_w += g->sm_pct * w;
+		r->has_sm = true;
+	}
+}
+#endif
+
+/* Most measured time first, then most event time. */
+static int prow_cmp(const void *a, const void *b)
+{
+	const struct prow *x = a, *y = b;
+
+	if (x->dur_ns != y->dur_ns)
+		return x->dur_ns < y->dur_ns ? 1 : -1;
+	if (x->total_ms != y->total_ms)
+		return x->total_ms < y->total_ms ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void push_row(lua_State *L, const struct prow *r)
+{
+	lua_createtable(L, 0, 16);
+	SETS("name", r->name);
+	lua_pushboolean(L, r->ours);
+	lua_setfield(L, -2, "gwb");
+	SETI("launches", r->launches > 0 ? r->launches : r->profiled);
+	SETI("profiled", r->profiled);
+	if (r->ours) {
+		lua_pushnumber(L, r->total_ms);
+		lua_setfield(L, -2, "total_ms");
+		lua_pushnumber(L, r->launches > 0 ? r->total_ms / r->launches * 1e3 : 0);
+		lua_setfield(L, -2, "mean_us");
+		SETS("block", r->block);
+		SETI("regs", r->regs);
+	}
+	if (r->theoretical >= 0) {
+		lua_pushnumber(L, r->theoretical);
+		lua_setfield(L, -2, "theoretical_occupancy");
+	}
+	if (r->profiled > 0) {
+		double occ = r->dur_ns > 0 ? r->occ_w / r->dur_ns : r->occ_sum / (double)r->profiled;
+		lua_pushnumber(L, occ / 100.0);
+		lua_setfield(L, -2, "achieved_occupancy");
+		lua_pushnumber(L, r->occ_min / 100.0);
+		lua_setfield(L, -2, "achieved_min");
+		lua_pushnumber(L, r->occ_max / 100.0);
+		lua_setfield(L, -2, "achieved_max");
+		if (r->has_dur) {
+			lua_pushnumber(L, r->dur_ns / (double)r->profiled * 1e-3);
+			lua_setfield(L, -2, "duration_us");
+		}
+		if (r->has_sm && r->dur_ns > 0) {
+			lua_pushnumber(L, r->sm_w / r->dur_ns / 100.0);
+			lua_setfield(L, -2, "sm_throughput");
+		}
+	}
+}
+
+/* Field of the table at idx as a number (NAN when absent). */
+static double fieldnum(lua_State *L, int idx, const char *k)
+{
+	double v;
+
+	lua_getfield(L, idx, k);
+	v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : NAN;
+	lua_pop(L, 1);
+	return v;
+}
+
+static void fmt_pct(char *s, size_t n, double v, int width)
+{
+	if (isnan(v))
+		snprintf(s, n, "%*s", width, "-");
+	else
+		snprintf(s, n, "%*.1f%%", width - 1, v * 100.0);
+}
+
+static int l_profile_tostring(lua_State *L)
+{
+	luaL_Buffer b;
+	char line[320], name[40], occ[16], theo[16], sm[16], dur_s[24];
+	lua_Integer i, n;
+	bool achieved;
+	int kt;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "achieved");
+	achieved = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, 1, "kernels");
+	kt = lua_gettop(L);
+	n = lua_istable(L, kt) ? (lua_Integer)lua_rawlen(L, kt) : 0;
+	luaL_buffinit(L, &b);
+	snprintf(line, sizeof(line), "gpu.profile: %lld kernel%s in %.1f ms", (long long)n,
+		 n == 1 ? "" : "s", fieldnum(L, 1, "wall_ms"));
+	luaL_addstring(&b, line);
+	if (achieved) {
+		double dr = fieldnum(L, 1, "dropped");
+		snprintf(line, sizeof(line), ", %.0f launches measured by CUPTI (kernel replay)",
+			 fieldnum(L, 1, "profiled"));
+		luaL_addstring(&b, line);
+		if (dr > 0) {
+			snprintf(line, sizeof(line), ", %.0f not measured (raise max_ranges)", dr);
+			luaL_addstring(&b, line);
+		}
+	}
+	snprintf(line, sizeof(line), "\n%-32s %8s %8s %9s %11s %11s %6s\n", "kernel", "launches",
+		 "measured", "achieved", "theoretical", "duration_us", "SM");
+	luaL_addstring(&b, line);
+	for (i = 1; i <= n; i++) {
+		double launches, measured, dur;
+		int row;
+
+		/* read the row, pop it, then touch the buffer (its stack use must stay balanced) */
+		lua_rawgeti(L, kt, i);
+		row = lua_gettop(L);
+		lua_getfield(L, row, "name");
+		snprintf(name, sizeof(name), "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+		lua_pop(L, 1);
+		launches = fieldnum(L, row, "launches");
+		measured = fieldnum(L, row, "profiled");
+		fmt_pct(occ, sizeof(occ), fieldnum(L, row, "achieved_occupancy"), 9);
+		fmt_pct(theo, sizeof(theo), fieldnum(L, row, "theoretical_occupancy"), 11);
+		fmt_pct(sm, sizeof(sm), fieldnum(L, row, "sm_throughput"), 6);
+		dur = fieldnum(L, row, "duration_us");
+		if (isnan(dur))
+			dur = fieldnum(L, row, "mean_us");
+		lua_pop(L, 1);
+		if (isnan(dur))
+			snprintf(dur_s, sizeof(dur_s), "%11s", "-");
+		else
+			snprintf(dur_s, sizeof(dur_s), "%11.2f", dur);
+		snprintf(line, sizeof(line), "%-32.32s %8.0f %8.0f %s %s %s %s\n", name, launches,
+			 measured, occ, theo, dur_s, sm);
+		luaL_addstring(&b, line);
+	}
+	if (!achieved) {
+		luaL_addstring(&b, "achieved occupancy not measured: ");
+		lua_getfield(L, 1, "reason");
+		if (!lua_isstring(L, -1)) {
+			lua_pop(L, 1);
+			lua_pushliteral(L, "unknown");
+		}
+		luaL_addvalue(&b);  /* the one buffer call that takes the stack top */
+		luaL_addchar(&b, '\n');
+	} else if (n > 0) {
+		luaL_addstring(&b, "(duration_us: the measured pass, from CUPTI; launches run serialized "
+				   "and replayed while profiled)\n");
+	}
+	luaL_pushresult(&b);
+	return 1;
 }
 
 static int l_profile(lua_State *L)
 {
+	static const char *const known[] = {"max_ranges", "counters", NULL};
 	struct kbefore v[256];
 	struct kcollect before = {v, 0, 256};
-	struct kdiff d;
-	double t0;
-	int st;
+	struct prows rows = {NULL, 0, 0, false};
+	struct kdiff d = {&before, &rows};
+	char reason[1400] = "";
+	int max_ranges, st, i;
+	bool counters;
+	long profiled = 0, dropped = 0;
+	double t0, wall;
+#ifdef GWB_HAVE_CUDA
+	gwb_profile_session *sess = NULL;
+#endif
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
+	max_ranges = (int)gwb_opt_int(L, 2, "gpu.profile", "max_ranges", 2000);
+	counters = gwb_opt_bool(L, 2, "gpu.profile", "counters", true);
+	gwb_opt_check_keys(L, 2, "gpu.profile", known);
+	if (max_ranges < 1 || max_ranges > 100000)
+		return luaL_error(L, "gpu.profile: max_ranges must be 1..100000 (got %d)", max_ranges);
 	gwb_prof_each_kernel(collect_cb, &before);
+	if (!counters)
+		snprintf(reason, sizeof(reason), "counters = false (telemetry only)");
+#ifdef GWB_HAVE_CUDA
+	else if (!gwb_gpu_available())
+		snprintf(reason, sizeof(reason), "no GPU (%s). " PROFILE_NCU_HINT,
+			 gwb_gpu_unavailable_reason());
+	else if (gwb_gpu_profile_begin(max_ranges, &sess))
+		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
+#else
+	else
+		snprintf(reason, sizeof(reason),
+			 "this build of gwb has no CUDA (make CUDA=0), so there are no kernels to "
+			 "measure with the CUPTI range profiler. " PROFILE_NCU_HINT);
+#endif
 	t0 = gwb_now();
 	lua_pushvalue(L, 1);
 	st = lua_pcall(L, 0, 0, 0);
-	if (st != LUA_OK)
+	wall = (gwb_now() - t0) * 1e3;
+	if (st != LUA_OK) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_profile_abort(sess);
+#endif
 		return lua_error(L);
-	lua_createtable(L, 0, 4);
-	lua_pushnumber(L, (gwb_now() - t0) * 1e3);
-	lua_setfield(L, -2, "wall_ms");
-	lua_newtable(L);
-	d.L = L;
-	d.before = &before;
+	}
 	gwb_prof_each_kernel(diff_cb, &d);
-	lua_setfield(L, -2, "kernels");
-	lua_pushboolean(L, 0);
+#ifdef GWB_HAVE_CUDA
+	if (sess && gwb_gpu_profile_end(sess, range_cb, &rows, &dropped))
+		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
+#endif
+	if (rows.oom) {
+		free(rows.v);
+		return luaL_error(L, "gpu.profile: out of host memory for the kernel table");
+	}
+	for (i = 0; i < rows.n; i++)
+		profiled += rows.v[i].profiled;
+	if (rows.n > 1)
+		qsort(rows.v, (size_t)rows.n, sizeof(rows.v[0]), prow_cmp);
+
+	lua_createtable(L, 0, 8);
+	lua_pushnumber(L, wall);
+	lua_setfield(L, -2, "wall_ms");
+	lua_pushboolean(L, reason[0] == '\0');
 	lua_setfield(L, -2, "achieved");
-	SETS("reason",
-	     "achieved occupancy needs the CUPTI range profiler, which this build of gwb does not "
-	     "link; the kernels above show theoretical occupancy. Measure achieved occupancy with: "
-	     "ncu --clock-control none --metrics sm__warps_active.avg.pct_of_peak_sustained_active "
-	     "gwb script.lua");
+	if (reason[0]) {
+		SETS("reason", reason);
+	} else {
+		SETI("profiled", profiled);
+		SETI("dropped", dropped);
+#ifdef GWB_HAVE_CUDA
+		SETS("library", gwb_gpu_profile_library());
+#endif
+		lua_createtable(L, 3, 0);
+		SETS("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active");
+		SETS("duration", "gpu__time_duration.sum");
+		SETS("sm_throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+		lua_setfield(L, -2, "metrics");
+	}
+	lua_createtable(L, rows.n, 0);
+	for (i = 0; i < rows.n; i++) {
+		push_row(L, &rows.v[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	free(rows.v);
+	lua_setfield(L, -2, "kernels");
+	if (luaL_newmetatable(L, PROFILE_MT)) {
+		lua_pushcfunction(L, l_profile_tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_setmetatable(L, -2);
 	return 1;
 }
 
@@ -719,11 +1004,21 @@ static const gwb_reg funcs[] = {
 	 "a GPU: {available = false, reason, host_memcpy_gbps}.\n"
 	 "Example: b = gpu.bandwidth(); print(b.h2d_pinned_gbps, b.d2d_fraction_of_peak)"},
 	{"profile", l_profile,
-	 "gpu.profile(fn) -> table\n"
-	 "Run fn and report the kernels it launched: launches, total_ms, mean_us, block, regs,\n"
-	 "theoretical occupancy; wall_ms. Achieved occupancy (CUPTI range profiler) is not\n"
-	 "linked into this build: `achieved` is false and `reason` says how to measure it (ncu).\n"
-	 "Example: p = gpu.profile(function() rf.train(d, {trees = 50, backend = \"gpu\"}) end)"},
+	 "gpu.profile(fn [, {max_ranges = 2000, counters = true}]) -> table\n"
+	 "Run fn and measure every kernel it launches with the CUPTI range profiler (auto range,\n"
+	 "kernel replay: each launch runs alone and is replayed as often as the counters need).\n"
+	 "One row per kernel in `kernels`: name, gwb (one of ours, else a library kernel such as\n"
+	 "cuBLAS), launches, profiled (launches measured), achieved_occupancy (0..1, mean over the\n"
+	 "launches weighted by duration; achieved_min/max), theoretical_occupancy (telemetry),\n"
+	 "duration_us (mean, measured pass), sm_throughput (0..1), mean_us/total_ms (CUDA events,\n"
+	 "which include the replays), block, regs. Also wall_ms, achieved (true when measured),\n"
+	 "profiled, dropped (launches past max_ranges), library (the libcupti used). libcupti is\n"
+	 "loaded at the first call (GWB_CUPTI=/path/libcupti.so.13 picks one). Where CUPTI is\n"
+	 "missing, profiling is not permitted (NVreg_RestrictProfilingToAdminUsers), another\n"
+	 "tool holds the counters, or there is no GPU: achieved is false, `reason` says why and\n"
+	 "how to measure with ncu, and the rows keep the telemetry. counters = false skips CUPTI.\n"
+	 "print(p) shows the table. Errors raised by fn propagate.\n"
+	 "Example: p = gpu.profile(function() teach.transpose{rows = 2048, cols = 2048} end); print(p)"},
 	{NULL, NULL, NULL},
 };
 

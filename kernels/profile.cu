@@ -1,0 +1,736 @@
+// profile.cu - the CUPTI range profiler behind gpu.profile (see profile.h). Host code only:
+// libcupti is dlopen()ed at the first session, so neither gwb nor this plugin links it, and a
+// machine without it (or a build without its headers) gets a reason instead of a failure.
+// Call sequence (CUPTI 12.6+ Range Profiling + Profiler Host APIs):
+//   cuptiProfilerInitialize -> cuptiProfilerDeviceSupported -> cuptiDeviceGetChipName
+//   -> cuptiRangeProfilerEnable(ctx) -> host: Initialize(chip), ConfigAddMetrics,
+//      GetConfigImage -> GetCounterDataSize + CounterDataImageInitialize
+//   -> SetConfig(CUPTI_AutoRange, CUPTI_KernelReplay) -> Start
+//   ... the measured code launches kernels (each one range, replayed per pass) ...
+//   -> Stop -> DecodeData -> GetCounterDataInfo -> per range: GetRangeInfo and
+//      host EvaluateToGpuValues -> Disable, host Deinitialize.
+// A CUPTI callback on the launch APIs records each launch's mangled function name in order;
+// range i is launch i (auto range serializes launches), and the names are mapped to gwb's
+// kernel names through the launch registry (prof.c) and cudaFuncGetName.
+#include <cuda_runtime.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../src/prof.h"
+#include "../src/status.h"
+#include "profile.h"
+
+#if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>) && \
+	__has_include(<cupti_callbacks.h>) && __has_include(<cupti_target.h>)
+#define GWB_CUPTI_HEADERS 1
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_runtime_cbid.h>
+#include <cupti_target.h>
+#endif
+
+namespace {
+
+std::string g_lib_path;  // the libcupti that was loaded
+
+#ifdef GWB_CUPTI_HEADERS
+
+const char *const kMetrics[] = {
+	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"gpu__time_duration.sum",
+	"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+};
+const size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
+
+#define GWB_CUPTI_FNS(X)                                                                  \
+	X(cuptiGetResultString)                                                           \
+	X(cuptiProfilerInitialize)                                                        \
+	X(cuptiProfilerDeviceSupported)                                                   \
+	X(cuptiDeviceGetChipName)                                                         \
+	X(cuptiRangeProfilerEnable)                                                       \
+	X(cuptiRangeProfilerDisable)                                                      \
+	X(cuptiRangeProfilerSetConfig)                                                    \
+	X(cuptiRangeProfilerStart)                                                        \
+	X(cuptiRangeProfilerStop)                                                         \
+	X(cuptiRangeProfilerDecodeData)                                                   \
+	X(cuptiRangeProfilerGetCounterDataSize)                                           \
+	X(cuptiRangeProfilerCounterDataImageInitialize)                                   \
+	X(cuptiRangeProfilerGetCounterDataInfo)                                           \
+	X(cuptiRangeProfilerCounterDataGetRangeInfo)                                      \
+	X(cuptiProfilerHostInitialize)                                                    \
+	X(cuptiProfilerHostDeinitialize)                                                  \
+	X(cuptiProfilerHostConfigAddMetrics)                                              \
+	X(cuptiProfilerHostGetConfigImageSize)                                            \
+	X(cuptiProfilerHostGetConfigImage)                                                \
+	X(cuptiProfilerHostEvaluateToGpuValues)                                           \
+	X(cuptiSubscribe)                                                                 \
+	X(cuptiUnsubscribe)                                                               \
+	X(cuptiEnableCallback)
+
+struct Api {
+#define GWB_DECL(f) decltype(&::f) f = nullptr;
+	GWB_CUPTI_FNS(GWB_DECL)
+#undef GWB_DECL
+};
+Api api;
+bool g_loaded, g_load_failed, g_initialized;
+std::string g_load_reason;
+CUresult (*p_cuCtxGetCurrent)(CUcontext *) = nullptr;
+
+void add_dir(std::vector<std::string> &v, const std::string &dir)
+{
+	v.push_back(dir + "/libcupti.so.13");
+	v.push_back(dir + "/libcupti.so");
+}
+
+void add_glob(std::vector<std::string> &v, const char *pattern)
+{
+	glob_t g;
+	if (glob(pattern, 0, nullptr, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			add_dir(v, g.gl_pathv[i]);
+	globfree(&g);
+}
+
+// Where CUPTI lives: beside the runtime we run on (the toolkit's lib64 or a wheel's lib), the
+// toolkit's extras/CUPTI/lib64, the loader's path (LD_LIBRARY_PATH, this plugin's RUNPATH),
+// and the pip wheels (nvidia-cuda-cupti, which PyTorch installs).
+std::vector<std::string> candidates()
+{
+	std::vector<std::string> v;
+	const char *env = getenv("GWB_CUPTI");
+	if (env && *env)
+		v.push_back(env);
+	Dl_info di;
+	if (dladdr((void *)&cudaGetDeviceCount, &di) && di.dli_fname) {
+		std::string dir = di.dli_fname;
+		size_t slash = dir.rfind('/');
+		if (slash != std::string::npos) {
+			dir.resize(slash);
+			add_dir(v, dir);
+			add_dir(v, dir + "/../extras/CUPTI/lib64");
+		}
+	}
+	v.push_back("libcupti.so.13");
+	v.push_back("libcupti.so");
+	add_glob(v, "/usr/local/cuda/extras/CUPTI/lib64");
+	add_glob(v, "/usr/local/cuda/lib64");
+	add_glob(v, "/usr/local/cuda/lib");
+	add_glob(v, "/usr/local/cuda-1[3-9]*/extras/CUPTI/lib64");
+	add_glob(v, "/usr/local/cuda-1[3-9]*/lib64");
+	add_glob(v, "/usr/local/cuda-1[3-9]*/lib");
+	add_glob(v, "/usr/local/lib/python3*/dist-packages/nvidia/cu13/lib");
+	add_glob(v, "/usr/local/lib/python3*/site-packages/nvidia/cu13/lib");
+	add_glob(v, "/usr/lib/python3*/site-packages/nvidia/cu13/lib");
+	add_glob(v, "/usr/lib/python3/dist-packages/nvidia/cu13/lib");
+	add_glob(v, "/opt/conda/lib/python3*/site-packages/nvidia/cu13/lib");
+	add_glob(v, "/usr/local/lib/python3*/dist-packages/nvidia/cuda_cupti/lib");
+	add_glob(v, "/usr/local/lib/python3*/site-packages/nvidia/cuda_cupti/lib");
+	return v;
+}
+
+gwb_status load_cupti()
+{
+	if (g_loaded)
+		return GWB_OK;
+	if (g_load_failed)
+		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
+	std::string tried, last_err;
+	void *h = nullptr;
+	for (const std::string &c : candidates()) {
+		h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			char path[4096] = "";
+			if (dlinfo(h, RTLD_DI_ORIGIN, path) == 0 && path[0]) {
+				const char *base = strrchr(c.c_str(), '/');
+				g_lib_path = std::string(path) + "/" + (base ? base + 1 : c.c_str());
+			} else {
+				g_lib_path = c;
+			}
+			break;
+		}
+		const char *e = dlerror();
+		if (e && !strstr(e, "No such file"))
+			last_err = e;
+		if (tried.size() < 600)
+			tried += (tried.empty() ? "" : ", ") + c;
+	}
+	if (!h) {
+		char buf[1200];
+		snprintf(buf, sizeof(buf),
+			 "libcupti (CUDA's profiling library) was not found (tried %s%s)%s%s; install "
+			 "the toolkit's CUPTI or the nvidia-cuda-cupti wheel, or set "
+			 "GWB_CUPTI=/path/to/libcupti.so.13",
+			 tried.c_str(), tried.size() >= 600 ? ", ..." : "",
+			 last_err.empty() ? "" : "; last error: ", last_err.c_str());
+		g_load_reason = buf;
+		g_load_failed = true;
+		return gwb_error(GWB_ENODEV, "%s", buf);
+	}
+	const char *missing = nullptr;
+#define GWB_LOAD(f)                                                                       \
+	if (!(*(void **)&api.f = dlsym(h, #f)) && !missing)                              \
+		missing = #f;
+	GWB_CUPTI_FNS(GWB_LOAD)
+#undef GWB_LOAD
+	if (missing) {
+		g_load_reason = "the libcupti at " + g_lib_path + " has no " + missing +
+				" (the range profiler needs CUPTI from CUDA 12.6 or newer); set "
+				"GWB_CUPTI to a newer libcupti.so";
+		g_load_failed = true;
+		dlclose(h);
+		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
+	}
+	cudaDriverEntryPointQueryResult q;
+	if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&p_cuCtxGetCurrent,
+					     12000, cudaEnableDefault, &q) != cudaSuccess ||
+	    q != cudaDriverEntryPointSuccess || !p_cuCtxGetCurrent) {
+		cudaGetLastError();
+		g_load_reason = "the CUDA driver does not give cuCtxGetCurrent, which the range "
+				"profiler needs";
+		g_load_failed = true;
+		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
+	}
+	g_loaded = true;  // never dlclose()d: CUPTI stays attached to the driver
+	return GWB_OK;
+}
+
+// A failed CUPTI call, as a reason a user can act on.
+gwb_status cupti_fail(const char *what, CUptiResult r)
+{
+	const char *s = nullptr;
+	if (api.cuptiGetResultString)
+		api.cuptiGetResultString(r, &s);
+	if (!s)
+		s = "unknown CUPTI error";
+	switch (r) {
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+		return gwb_error(GWB_ENODEV,
+				 "profiling is not permitted (%s: %s): the driver gives the GPU "
+				 "performance counters to administrators only "
+				 "(NVreg_RestrictProfilingToAdminUsers=1); run as root or load the "
+				 "nvidia module with NVreg_RestrictProfilingToAdminUsers=0 "
+				 "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)",
+				 what, s);
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+	case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+		return gwb_error(GWB_ENODEV,
+				 "another profiling tool holds the GPU's counters (%s: %s): "
+				 "compute-sanitizer, Nsight Systems/Compute and cuda-gdb cannot share "
+				 "them; run without the tool",
+				 what, s);
+	case CUPTI_ERROR_NOT_SUPPORTED:
+	case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+	case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+		return gwb_error(GWB_ENODEV,
+				 "this device or environment does not support the range profiler "
+				 "(%s: %s)",
+				 what, s);
+	default:
+		return gwb_error(GWB_ENODEV, "CUPTI %s failed: %s (error %d)", what, s, (int)r);
+	}
+}
+
+// A CUPTI parameter block: zeroed, with its structSize set.
+#define GWB_PARAMS(T, v)                                                                  \
+	T v;                                                                              \
+	memset(&v, 0, sizeof(v));                                                         \
+	v.structSize = T##_STRUCT_SIZE
+
+#define CUPTI_TRY(what, call)                                                             \
+	do {                                                                              \
+		CUptiResult r_ = (call);                                                  \
+		if (r_ != CUPTI_SUCCESS)                                                  \
+			return cupti_fail(what, r_);                                      \
+	} while (0)
+
+// Launch names, in order, from the two API layers (whichever matches the range count wins).
+std::mutex g_mu;
+std::vector<std::string> g_drv, g_rt;
+
+bool is_launch(CUpti_CallbackDomain dom, CUpti_CallbackId id)
+{
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
+		return id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+		       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+		       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+		       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+		       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
+		       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000;
+	return false;
+}
+
+void CUPTIAPI on_launch(void *, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data)
+{
+	const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
+	if (!cb || cb->callbackSite != CUPTI_API_EXIT || !is_launch(dom, id))
+		return;
+	if (cb->functionReturnValue) {
+		int rv = dom == CUPTI_CB_DOMAIN_DRIVER_API ? (int)*(const CUresult *)cb->functionReturnValue
+							   : (int)*(const cudaError_t *)cb->functionReturnValue;
+		if (rv != 0)
+			return;  // a failed launch makes no range
+	}
+	std::lock_guard<std::mutex> lk(g_mu);
+	(dom == CUPTI_CB_DOMAIN_DRIVER_API ? g_drv : g_rt)
+		.emplace_back(cb->symbolName ? cb->symbolName : "");
+}
+
+// "void ns::kern<int, 4>(float const*, int)" -> "ns::kern<int, 4>", at most 60 characters.
+std::string short_name(const std::string &sym)
+{
+	if (sym.empty())
+		return sym;
+	int st = 0;
+	char *d = abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &st);
+	std::string s = (st == 0 && d) ? d : sym;
+	free(d);
+	if (s.compare(0, 5, "void ") == 0)
+		s.erase(0, 5);
+	int depth = 0;
+	for (size_t i = 0; i < s.size(); i++) {
+		if (s[i] == '<')
+			depth++;
+		else if (s[i] == '>')
+			depth--;
+		else if (s[i] == '(' && depth == 0) {
+			s.resize(i);
+			break;
+		}
+	}
+	if (s.size() > 60)
+		s = s.substr(0, 57) + "...";
+	return s;
+}
+
+void collect_registered(const char *name, void *ctx)
+{
+	auto *m = (std::map<std::string, std::string> *)ctx;
+	const void *fn = gwb_prof_kernel_fn(name);
+	const char *mangled = nullptr;
+	if (fn && cudaFuncGetName(&mangled, fn) == cudaSuccess && mangled)
+		(*m)[mangled] = name;
+	cudaGetLastError();
+}
+
+#endif  // GWB_CUPTI_HEADERS
+
+bool g_active;
+
+}  // namespace
+
+struct gwb_profile_session {
+#ifdef GWB_CUPTI_HEADERS
+	CUpti_RangeProfiler_Object *rp = nullptr;
+	CUpti_Profiler_Host_Object *host = nullptr;
+	CUpti_SubscriberHandle sub = nullptr;
+	std::vector<uint8_t> config, counters;
+	std::string chip;
+	size_t nmetrics = kNumMetrics;
+	int max_ranges = 0;
+	bool started = false;
+#endif
+};
+
+#ifdef GWB_CUPTI_HEADERS
+static void session_release(gwb_profile_session *s)
+{
+	if (!s)
+		return;
+	if (s->started) {
+		GWB_PARAMS(CUpti_RangeProfiler_Stop_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		api.cuptiRangeProfilerStop(&p);
+		s->started = false;
+	}
+	if (s->rp) {
+		GWB_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		api.cuptiRangeProfilerDisable(&p);
+	}
+	if (s->host) {
+		GWB_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
+		p.pHostObject = s->host;
+		api.cuptiProfilerHostDeinitialize(&p);
+	}
+	if (s->sub)
+		api.cuptiUnsubscribe(s->sub);
+	delete s;
+	g_active = false;
+}
+
+static const char *support_word(CUpti_Profiler_Support_Level l)
+{
+	return l == CUPTI_PROFILER_CONFIGURATION_DISABLED ? "disabled by the system"
+							  : "not supported";
+}
+
+static gwb_status device_supported(int dev)
+{
+	GWB_PARAMS(CUpti_Profiler_DeviceSupported_Params, p);
+	p.cuDevice = dev;
+	p.api = CUPTI_PROFILER_RANGE_PROFILING;
+	CUPTI_TRY("cuptiProfilerDeviceSupported", api.cuptiProfilerDeviceSupported(&p));
+	if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		return GWB_OK;
+	struct { const char *what; CUpti_Profiler_Support_Level l; } parts[] = {
+		{"the GPU architecture (compute capability 7.0 or newer is needed)", p.architecture},
+		{"SLI", p.sli},
+		{"profiling on a vGPU", p.vGpu},
+		{"confidential computing", p.confidentialCompute},
+		{"a CMP (crypto-mining) device", p.cmp},
+		{"WSL", p.wsl},
+	};
+	for (auto &x : parts)
+		if (x.l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED &&
+		    x.l != CUPTI_PROFILER_CONFIGURATION_UNKNOWN)
+			return gwb_error(GWB_ENODEV,
+					 "the range profiler cannot run on device %d: %s is %s", dev,
+					 x.what, support_word(x.l));
+	return gwb_error(GWB_ENODEV, "the range profiler does not support device %d", dev);
+}
+
+static gwb_status begin(gwb_profile_session *s)
+{
+	gwb_status rc;
+	int dev = 0;
+	CUcontext ctx = nullptr;
+
+	if (cudaFree(0) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess) {
+		cudaError_t e = cudaGetLastError();
+		return gwb_error(GWB_ECUDA, "gpu.profile: no CUDA context: %s", cudaGetErrorString(e));
+	}
+	if ((rc = load_cupti()))
+		return rc;
+	if (p_cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+		return gwb_error(GWB_ECUDA, "gpu.profile: no current CUDA context");
+	if (!g_initialized) {
+		GWB_PARAMS(CUpti_Profiler_Initialize_Params, p);
+		CUPTI_TRY("cuptiProfilerInitialize", api.cuptiProfilerInitialize(&p));
+		g_initialized = true;  // once per process
+	}
+	if ((rc = device_supported(dev)))
+		return rc;
+	{
+		GWB_PARAMS(CUpti_Device_GetChipName_Params, p);
+		p.deviceIndex = (size_t)dev;
+		CUPTI_TRY("cuptiDeviceGetChipName", api.cuptiDeviceGetChipName(&p));
+		s->chip = p.pChipName ? p.pChipName : "";
+	}
+	{
+		std::lock_guard<std::mutex> lk(g_mu);
+		g_drv.clear();
+		g_rt.clear();
+	}
+	// Launch names: optional (without them ranges keep CUPTI's names).
+	if (api.cuptiSubscribe(&s->sub, (CUpti_CallbackFunc)on_launch, nullptr) == CUPTI_SUCCESS) {
+		static const CUpti_CallbackId drv[] = {
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+			CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+		static const CUpti_CallbackId rt[] = {
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+			CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+			CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+			CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+		for (CUpti_CallbackId id : drv)
+			api.cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+		for (CUpti_CallbackId id : rt)
+			api.cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+	} else {
+		s->sub = nullptr;
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_Enable_Params, p);
+		p.ctx = ctx;
+		CUPTI_TRY("cuptiRangeProfilerEnable", api.cuptiRangeProfilerEnable(&p));
+		s->rp = p.pRangeProfilerObject;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+		p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+		p.pChipName = s->chip.c_str();
+		p.pCounterAvailabilityImage = nullptr;
+		CUPTI_TRY("cuptiProfilerHostInitialize", api.cuptiProfilerHostInitialize(&p));
+		s->host = p.pHostObject;
+	}
+	{
+		// All three metrics; the occupancy alone when the chip refuses the others.
+		GWB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
+		p.pHostObject = s->host;
+		p.ppMetricNames = (const char **)kMetrics;
+		p.numMetrics = kNumMetrics;
+		CUptiResult r = api.cuptiProfilerHostConfigAddMetrics(&p);
+		if (r != CUPTI_SUCCESS) {
+			p.numMetrics = 1;
+			s->nmetrics = 1;
+			CUPTI_TRY("cuptiProfilerHostConfigAddMetrics (" "sm__warps_active)",
+				  api.cuptiProfilerHostConfigAddMetrics(&p));
+		}
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
+		p.pHostObject = s->host;
+		CUPTI_TRY("cuptiProfilerHostGetConfigImageSize",
+			  api.cuptiProfilerHostGetConfigImageSize(&p));
+		s->config.resize(p.configImageSize);
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, q);
+		q.pHostObject = s->host;
+		q.configImageSize = s->config.size();
+		q.pConfigImage = s->config.data();
+		CUPTI_TRY("cuptiProfilerHostGetConfigImage", api.cuptiProfilerHostGetConfigImage(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.pMetricNames = (const char **)kMetrics;
+		p.numMetrics = s->nmetrics;
+		p.maxNumOfRanges = (size_t)s->max_ranges;
+		p.maxNumRangeTreeNodes = (uint32_t)s->max_ranges;
+		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
+			  api.cuptiRangeProfilerGetCounterDataSize(&p));
+		s->counters.resize(p.counterDataSize);
+		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
+		q.pRangeProfilerObject = s->rp;
+		q.counterDataSize = s->counters.size();
+		q.pCounterData = s->counters.data();
+		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
+			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.configSize = s->config.size();
+		p.pConfig = s->config.data();
+		p.counterDataImageSize = s->counters.size();
+		p.pCounterDataImage = s->counters.data();
+		p.range = CUPTI_AutoRange;
+		p.replayMode = CUPTI_KernelReplay;
+		p.maxRangesPerPass = (size_t)s->max_ranges;
+		p.numNestingLevels = 1;
+		p.minNestingLevel = 1;
+		p.passIndex = 0;
+		p.targetNestingLevel = 0;
+		CUptiResult r = api.cuptiRangeProfilerSetConfig(&p);
+		if (r == CUPTI_ERROR_INVALID_PARAMETER) {  // older CUPTI wants level 1 here
+			p.targetNestingLevel = 1;
+			r = api.cuptiRangeProfilerSetConfig(&p);
+		}
+		CUPTI_TRY("cuptiRangeProfilerSetConfig", r);
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		CUPTI_TRY("cuptiRangeProfilerStart", api.cuptiRangeProfilerStart(&p));
+		s->started = true;
+	}
+	return GWB_OK;
+}
+
+static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx, long *dropped)
+{
+	size_t nranges = 0, ndropped = 0;
+	cudaError_t ce = cudaDeviceSynchronize();
+	if (ce != cudaSuccess) {
+		cudaGetLastError();
+		return gwb_error(GWB_ECUDA, "gpu.profile: the measured code left the device in error: %s",
+				 cudaGetErrorString(ce));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_Stop_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		s->started = false;
+		CUPTI_TRY("cuptiRangeProfilerStop", api.cuptiRangeProfilerStop(&p));
+		if (!p.isAllPassSubmitted)
+			return gwb_error(GWB_ENODEV, "gpu.profile: CUPTI did not finish all counter "
+						     "passes (kernel replay incomplete)");
+	}
+	if (s->sub) {  // no more launch names
+		api.cuptiUnsubscribe(s->sub);
+		s->sub = nullptr;
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_DecodeData_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		CUPTI_TRY("cuptiRangeProfilerDecodeData", api.cuptiRangeProfilerDecodeData(&p));
+		ndropped = p.numOfRangeDropped;
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, p);
+		p.pCounterDataImage = s->counters.data();
+		p.counterDataImageSize = s->counters.size();
+		CUPTI_TRY("cuptiRangeProfilerGetCounterDataInfo",
+			  api.cuptiRangeProfilerGetCounterDataInfo(&p));
+		nranges = p.numTotalRanges;
+	}
+	std::vector<std::string> drv, rt;
+	{
+		std::lock_guard<std::mutex> lk(g_mu);
+		drv.swap(g_drv);
+		rt.swap(g_rt);
+	}
+	// Range i is launch i: take the API layer whose launches cover the ranges.
+	const std::vector<std::string> *names = nullptr;
+	if (drv.size() == nranges)
+		names = &drv;
+	else if (rt.size() == nranges)
+		names = &rt;
+	else if (drv.size() > nranges)
+		names = &drv;
+	else if (rt.size() > nranges)
+		names = &rt;
+	size_t launches = names ? names->size() : nranges;
+	if (dropped)
+		*dropped = (long)(launches > nranges ? launches - nranges : ndropped);
+
+	std::map<std::string, std::string> ours;
+	gwb_prof_each_registered(collect_registered, &ours);
+	bool debug = getenv("GWB_PROFILE_DEBUG") != nullptr;
+	if (debug)
+		fprintf(stderr, "gpu.profile: %zu ranges, %zu driver / %zu runtime launches, %zu "
+				"dropped, chip %s, %zu metrics\n",
+			nranges, drv.size(), rt.size(), ndropped, s->chip.c_str(), s->nmetrics);
+	for (size_t i = 0; i < nranges; i++) {
+		GWB_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
+		ri.pCounterDataImage = s->counters.data();
+		ri.counterDataImageSize = s->counters.size();
+		ri.rangeIndex = i;
+		ri.rangeDelimiter = "/";
+		CUPTI_TRY("cuptiRangeProfilerCounterDataGetRangeInfo",
+			  api.cuptiRangeProfilerCounterDataGetRangeInfo(&ri));
+		double v[kNumMetrics] = {0, 0, 0};
+		GWB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+		ev.pHostObject = s->host;
+		ev.pCounterDataImage = s->counters.data();
+		ev.counterDataImageSize = s->counters.size();
+		ev.rangeIndex = i;
+		ev.ppMetricNames = (const char **)kMetrics;
+		ev.numMetrics = s->nmetrics;
+		ev.pMetricValues = v;
+		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues",
+			  api.cuptiProfilerHostEvaluateToGpuValues(&ev));
+		std::string cupti_name = ri.rangeName ? ri.rangeName : "";
+		std::string sym = names && i < names->size() ? (*names)[i] : cupti_name;
+		if (debug)
+			fprintf(stderr, "gpu.profile: range %zu cupti '%s' launch '%s': %.2f %% %.0f ns "
+					"%.2f %%\n",
+				i, cupti_name.c_str(), sym.c_str(), v[0], v[1], v[2]);
+		auto it = ours.find(sym);
+		std::string display = it != ours.end() ? it->second : short_name(sym);
+		if (display.empty())
+			display = cupti_name.empty() ? "(unnamed kernel)" : cupti_name;
+		gwb_profile_range r;
+		r.name = display.c_str();
+		r.symbol = sym.c_str();
+		r.ours = it != ours.end();
+		r.achieved_pct = v[0];
+		r.duration_ns = s->nmetrics > 1 ? v[1] : -1;
+		r.sm_pct = s->nmetrics > 2 ? v[2] : -1;
+		fn(&r, ctx);
+	}
+	return GWB_OK;
+}
+#endif  // GWB_CUPTI_HEADERS
+
+extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session **out)
+{
+	*out = nullptr;
+	if (max_ranges < 1 || max_ranges > 100000)
+		return gwb_error(GWB_EINVAL, "gpu.profile: max_ranges must be 1..100000 (got %d)",
+				 max_ranges);
+#ifndef GWB_CUPTI_HEADERS
+	return gwb_error(GWB_ENODEV, "this build of gwb was compiled without CUPTI's headers "
+				     "(cupti_range_profiler.h was not found beside cuda_runtime.h)");
+#else
+	if (g_active)
+		return gwb_error(GWB_EINVAL, "gpu.profile: a profile is already being measured "
+					     "(gpu.profile calls do not nest)");
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (inj && *inj)  // compute-sanitizer, Nsight Compute/Systems: they own the counters
+		return gwb_error(GWB_ENODEV,
+				 "a CUDA tool is attached to this process (CUDA_INJECTION64_PATH=%s: "
+				 "compute-sanitizer, Nsight Compute or Nsight Systems) and holds the "
+				 "GPU's counters; run without the tool",
+				 inj);
+	gwb_profile_session *s = new gwb_profile_session;
+	s->max_ranges = max_ranges;
+	g_active = true;
+	gwb_status rc = begin(s);
+	if (rc) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+		session_release(s);
+		return gwb_error(rc, "%s", msg);
+	}
+	*out = s;
+	return GWB_OK;
+#endif
+}
+
+extern "C" gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_range_fn fn,
+					  void *ctx, long *dropped)
+{
+	if (dropped)
+		*dropped = 0;
+	if (!s)
+		return gwb_error(GWB_EINVAL, "gpu.profile: no profile session");
+#ifndef GWB_CUPTI_HEADERS
+	(void)fn;
+	(void)ctx;
+	delete s;
+	return GWB_OK;
+#else
+	gwb_status rc = end(s, fn, ctx, dropped);
+	char msg[1024];
+	snprintf(msg, sizeof(msg), "%s", rc ? gwb_errmsg() : "");
+	session_release(s);
+	return rc ? gwb_error(rc, "%s", msg) : GWB_OK;
+#endif
+}
+
+extern "C" void gwb_gpu_profile_abort(gwb_profile_session *s)
+{
+#ifdef GWB_CUPTI_HEADERS
+	if (s) {
+		cudaDeviceSynchronize();
+		cudaGetLastError();
+	}
+	session_release(s);
+#else
+	delete s;
+#endif
+}
+
+extern "C" const char *gwb_gpu_profile_library(void)
+{
+	return g_lib_path.c_str();
+}

@@ -1,0 +1,67 @@
+/* profile.h - achieved occupancy per kernel launch through the CUPTI range profiler (the
+ * engine behind gpu.profile). CUPTI is not linked: kernels/profile.cu dlopen()s libcupti.so at
+ * the first session (GWB_CUPTI=/path/libcupti.so.13 first, then the runtime's own folder, the
+ * CUDA toolkit folders, LD_LIBRARY_PATH and the pip wheels' nvidia/cu13/lib), so gwb runs and
+ * builds without it. A session enables the range profiler on the current context in auto-range
+ * mode with kernel replay: every kernel launched between begin and end becomes one range,
+ * replayed as often as the metrics need, and is measured for
+ *   sm__warps_active.avg.pct_of_peak_sustained_active   achieved occupancy
+ *   gpu__time_duration.sum                              duration of the measured pass
+ *   sm__throughput.avg.pct_of_peak_sustained_elapsed    SM throughput
+ * Ranges are named after the launches seen by a CUPTI callback (in launch order) and mapped to
+ * gwb's kernel names (the launch registry in prof.c) through cudaFuncGetName; library kernels
+ * (cuBLAS, cuSPARSE) keep their demangled function name.
+ * Plain C (extern "C"), present only in CUDA builds; host code calls it inside
+ * #ifdef GWB_HAVE_CUDA. Not thread safe: one session at a time (a second begin fails). */
+#ifndef GWB_KERNELS_PROFILE_H
+#define GWB_KERNELS_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../src/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gwb_profile_range {
+	const char *name;     /* gwb's kernel name ("transpose_padded"), else the short demangled
+			       * function name of a library kernel, else CUPTI's range name */
+	const char *symbol;   /* the mangled function name ("" when the launch was not seen) */
+	bool ours;            /* name is one of gwb's registered kernels */
+	double achieved_pct;  /* sm__warps_active.avg.pct_of_peak_sustained_active (0..100) */
+	double duration_ns;   /* gpu__time_duration.sum of the measured pass */
+	double sm_pct;        /* sm__throughput.avg.pct_of_peak_sustained_elapsed (0..100) */
+} gwb_profile_range;
+
+typedef void (*gwb_profile_range_fn)(const gwb_profile_range *r, void *ctx);
+
+typedef struct gwb_profile_session gwb_profile_session;
+
+/* Start measuring every kernel launched from now on the current device (creating the CUDA
+ * context if needed), up to max_ranges launches (1..100000; later launches are not measured).
+ * GWB_OK and *out, or a status with the reason in gwb_errmsg(): GWB_ENODEV when libcupti is
+ * missing, profiling is not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the driver's
+ * NVreg_RestrictProfilingToAdminUsers=1), the device or environment is not supported
+ * (virtualized, confidential compute, another profiler or sanitizer attached) or the build
+ * had no CUPTI headers; GWB_EINVAL for a bad max_ranges or a session already running. */
+gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session **out);
+
+/* Stop the session, decode the counters and call fn once per measured launch, in launch
+ * order. *dropped (may be NULL) gets the launches that were not measured (over max_ranges or
+ * dropped by CUPTI). The session is freed whatever the outcome; on failure the reason is in
+ * gwb_errmsg(). */
+gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx,
+			       long *dropped);
+
+/* Stop and free a session without decoding (the measured code failed). NULL is fine. */
+void gwb_gpu_profile_abort(gwb_profile_session *s);
+
+/* The libcupti that was loaded ("" before the first session or when none was found). */
+const char *gwb_gpu_profile_library(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+-- test_gpu_profile.lua - gpu.profile: the reason path (no GPU, no CUDA, counters = false, a
+-- tool attached), errors raised by the measured function, bad options; on a GPU the CUPTI
+-- range profiler's achieved occupancy of the transpose kernels against their theoretical
+-- occupancy, and sessions that do not nest. Where the counters are not permitted (or a tool
+-- such as compute-sanitizer holds them) the GPU test skips with CUPTI's reason.
+local test, ok, eq = T.test, T.ok, T.eq
+
+local function busy(ms)
+  local t0 = os.clock()
+  local x = 0
+  while (os.clock() - t0) * 1000 < ms do x = x + 1 end
+  return x
+end
+
+test("gpu.profile reason path: no counters, a clear reason, the ncu command, a table", function()
+  local p = gpu.profile(function() busy(20) end, { counters = false })
+  eq(p.achieved, false)
+  ok(p.reason:find("counters = false", 1, true), p.reason)
+  ok(p.wall_ms >= 15, "wall_ms covers fn: " .. p.wall_ms)
+  eq(type(p.kernels), "table")
+  local s = tostring(p)
+  ok(s:find("achieved occupancy not measured: counters = false", 1, true), s)
+  ok(s:find("theoretical", 1, true), s)
+
+  -- the default call: without a GPU (or CUDA) the reason says so and how to measure instead
+  if not gpu.available() then
+    local q = gpu.profile(function() end)
+    eq(q.achieved, false)
+    ok(q.reason:find("no GPU", 1, true) or q.reason:find("no CUDA", 1, true), q.reason)
+    ok(q.reason:find("ncu --clock-control none --metrics sm__warps_active", 1, true), q.reason)
+    eq(#q.kernels, 0)
+    ok(tostring(q):find(q.reason, 1, true), "tostring carries the reason")
+  end
+end)
+
+test("gpu.profile: errors in fn propagate, bad options raise, the next call still works", function()
+  T.raises(function() gpu.profile(function() error("inside the measured code") end) end,
+    "inside the measured code")
+  T.raises(function() gpu.profile(42) end, "function expected")
+  T.raises(function() gpu.profile(function() end, { max_ranges = 0 }) end, "max_ranges must be 1..100000")
+  T.raises(function() gpu.profile(function() end, { max_range = 10 }) end, "unknown option 'max_range'")
+  T.raises(function() gpu.profile(function() end, { counters = "yes" }) end, "counters")
+  local p = gpu.profile(function() end)  -- no session was left open by the error above
+  eq(type(p.achieved), "boolean")
+  if not p.achieved then ok(#p.reason > 20, p.reason) end
+end)
+
+local function row(p, name)
+  for _, k in ipairs(p.kernels) do if k.name == name then return k end end
+end
+
+test("gpu profile: achieved occupancy of the transpose kernels, not above theoretical", function()
+  T.need_gpu()
+  local p = gpu.profile(function() teach.transpose { rows = 2048, cols = 2048, reps = 2 } end)
+  if not p.achieved then T.skip("CUPTI range profiler: " .. p.reason) end
+  ok(p.profiled >= 6, "every launch measured: " .. p.profiled)
+  eq(p.dropped, 0)
+  ok(#p.library > 0, "names the libcupti it used")
+  for _, v in ipairs { "transpose_naive", "transpose_tiled", "transpose_padded" } do
+    local k = row(p, v)
+    ok(k, v .. " has a row:\n" .. tostring(p))
+    eq(k.gwb, true, v)
+    ok(k.profiled >= 1 and k.profiled <= k.launches, v .. " measured " .. k.profiled .. " of " .. k.launches)
+    ok(k.theoretical_occupancy and k.theoretical_occupancy > 0, v .. " theoretical from telemetry")
+    ok(k.achieved_occupancy > 0, v .. " achieved " .. k.achieved_occupancy)
+    ok(k.achieved_occupancy <= k.theoretical_occupancy + 0.05,
+      string.format("%s: achieved %.3f above theoretical %.3f", v, k.achieved_occupancy,
+        k.theoretical_occupancy))
+    ok(k.achieved_min <= k.achieved_occupancy + 1e-9 and k.achieved_occupancy <= k.achieved_max + 1e-9, v)
+    ok(k.duration_us and k.duration_us > 0, v .. " duration")
+  end
+  local s = tostring(p)
+  ok(s:find("transpose_padded", 1, true) and s:find("%", 1, true), s)
+  ok(s:find("measured by CUPTI", 1, true), s)
+end)
+
+test("gpu profile: sessions do not nest; the inner call gives a reason", function()
+  T.need_gpu()
+  local inner
+  local p = gpu.profile(function()
+    inner = gpu.profile(function() teach.transpose { rows = 256, cols = 256, reps = 1 } end)
+  end)
+  if not p.achieved then T.skip("CUPTI range profiler: " .. p.reason) end
+  eq(inner.achieved, false)
+  ok(inner.reason:find("do not nest", 1, true), inner.reason)
+  ok(row(p, "transpose_padded"), "the outer session measured the inner call's kernels")
+end)
