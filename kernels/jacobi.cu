@@ -52,8 +52,14 @@ __device__ __forceinline__ void rr_pair(int r, int k, int m, int &p, int &q)
 		p = m - 1;
 		q = r;
 	} else {
-		p = (r + k) % (m - 1);
-		q = (r - k + (m - 1)) % (m - 1);
+		// (r + k) mod (m - 1) and (r - k) mod (m - 1) without integer division: r < m - 1
+		// and 0 < k < m / 2, so one correction each.
+		p = r + k;
+		if (p >= m - 1)
+			p -= m - 1;
+		q = r - k;
+		if (q < 0)
+			q += m - 1;
 	}
 }
 
@@ -83,13 +89,62 @@ __device__ double block_sum(double v, double *red)
 	return s;
 }
 
+// The rotation that orthogonalizes two columns with squared norms a, b and dot product g:
+// tan(theta) t = sign(d) 2g / (|d| + sqrt(d^2 + 4 g^2)), d = b - a (the smaller root: |t| <=
+// 1), then c = 1 / sqrt(1 + t^2), s = c t. The columns are scaled so that their norms are
+// O(1) (see `scale` in jacobi_os), so nothing here overflows.
+//
+// Accuracy: t itself may be a little off (that only slows convergence by a rounding-level
+// amount), but the rotation applied must be orthogonal to the working precision: every
+// rotation whose c^2 + s^2 misses 1 perturbs G by that amount, and over ~n sweeps x rounds
+// such errors become the backward error. In f32, c and s are therefore computed in f64 from
+// the f32 t and rounded once (a CPU emulation of the kernel on 64 x 64 GOE matrices: residual
+// 1.3e-5 with c, s from f32 formulas, 2.0e-6 this way).
+template <typename T> struct rot_params;
+template <> struct rot_params<float> {
+	static __device__ __forceinline__ bool get(double a, double b, float g, float tol2,
+						   float &c, float &s, double &tg)
+	{
+		float af = (float)a, bf = (float)b;
+		if (!(g * g > tol2 * af * bf))
+			return false;
+		float d = (float)(b - a), h = 2.0f * g;
+		float w = fmaf(d, d, h * h);
+		float r = w * rsqrtf(w);  // sqrt(d^2 + 4 g^2), w > 0 here
+		float t = __fdividef(h, fabsf(d) + r);
+		if (d < 0)
+			t = -t;
+		double td = (double)t, cd = rsqrt(fma(td, td, 1.0));
+		c = (float)cd;
+		s = (float)(cd * td);
+		tg = td * (double)g;
+		return true;
+	}
+};
+template <> struct rot_params<double> {
+	static __device__ __forceinline__ bool get(double a, double b, double g, double tol2,
+						   double &c, double &s, double &tg)
+	{
+		if (!(g * g > tol2 * a * b))
+			return false;
+		double d = b - a, h = 2.0 * g;
+		double t = h / (fabs(d) + sqrt(fma(d, d, h * h)));
+		if (d < 0)
+			t = -t;
+		c = rsqrt(fma(t, t, 1.0));
+		s = c * t;
+		tg = t * g;
+		return true;
+	}
+};
+
 // Rotate the pair of slots (sp, sq) of the shared block S (column stride n) whose columns
 // are gp, gq (squared norms in nrm[]). Every lane of the warp calls this (the shuffles need
 // the whole warp); `active` is false for groups without a pair this round. Returns 1 when
 // this group applied a rotation.
 template <typename T, int L, int R>
 __device__ __forceinline__ int rotate_pair(T *S, int n, int sp, int sq, double *nrm, int gp,
-					   int gq, int lg, double tol, bool active)
+					   int gq, int lg, T tol2, bool active)
 {
 	T x[R], y[R];
 	T g = 0;
@@ -97,39 +152,39 @@ __device__ __forceinline__ int rotate_pair(T *S, int n, int sp, int sq, double *
 	// accesses land in different shared-memory banks (columns are n apart, n often a
 	// multiple of 32).
 	const int gg = (int)((threadIdx.x & 31) / L);
+	T *Sp = S + (size_t)sp * n, *Sq = S + (size_t)sq * n;
 #pragma unroll
 	for (int i = 0; i < R; i++) {
 		int r = lg + ((i + gg) % R) * L;
 		x[i] = y[i] = 0;
 		if (active && r < n) {
-			x[i] = S[(size_t)sp * n + r];
-			y[i] = S[(size_t)sq * n + r];
-			g += x[i] * y[i];
+			x[i] = Sp[r];
+			y[i] = Sq[r];
+			g = fma(x[i], y[i], g);
 		}
 	}
 	g = group_sum<T, L>(g);
-	double a = 0, b = 0, gd = (double)g;
+	double a = 0, b = 0;
 	if (active) {
 		a = nrm[gp];
 		b = nrm[gq];
 	}
 	__syncwarp();
-	if (!active || !(fabs(gd) > tol * sqrt(a * b)))
+	T c, s;
+	double tg;
+	if (!active || !rot_params<T>::get(a, b, g, tol2, c, s, tg))
 		return 0;
-	T zeta = (T)((b - a) / (2.0 * gd));
-	T t = (zeta >= 0 ? (T)1 : (T)-1) / (fabs(zeta) + sqrt((T)1 + zeta * zeta));
-	T c = (T)1 / sqrt((T)1 + t * t), s = c * t;
 #pragma unroll
 	for (int i = 0; i < R; i++) {
 		int r = lg + ((i + gg) % R) * L;
 		if (r < n) {
-			S[(size_t)sp * n + r] = c * x[i] - s * y[i];
-			S[(size_t)sq * n + r] = s * x[i] + c * y[i];
+			Sp[r] = fma(c, x[i], -s * y[i]);
+			Sq[r] = fma(s, x[i], c * y[i]);
 		}
 	}
 	if (lg == 0) {
-		nrm[gp] = a - (double)t * gd;
-		nrm[gq] = b + (double)t * gd;
+		nrm[gp] = a - tg;
+		nrm[gq] = b + tg;
 	}
 	return 1;
 }
@@ -237,27 +292,38 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 	int *gidx = (int *)(red + 32);
 	int *flag = gidx + 2 * w;
 
-	double sigma;
+	// The kernel works on scale * G with scale a power of two near 1 / sigma: exact, and it
+	// keeps every column norm, dot product and rotation parameter O(1) whatever the input's
+	// magnitude (the f32 rotation parameters are computed in f32). The shift is rounded to T
+	// before use, so that values = norm / scale - sigma subtracts exactly the shift applied.
+	double sigma, scale;
 	if (P.given) {
 		sigma = shift[blockIdx.x];
-		if (!P.blocked)
-			for (size_t i = tid; i < nn; i += blockDim.x)
-				S[i] = G[i];
+		scale = ldexp(1.0, -ilogb(sigma > 0 ? sigma : 1.0));
+		T *dst = P.blocked ? G : S;
+		for (size_t i = tid; i < nn; i += blockDim.x)
+			dst[i] = G[i] * (T)scale;
 	} else {
 		sigma = compute_shift<T>(A, n, x, y, red);
+		int e = ilogb(sigma);
+		if (sizeof(T) == 4)  // keep scale and the scaled shift inside f32's range
+			e = e < -120 ? -120 : e > 120 ? 120 : e;
+		scale = ldexp(1.0, -e);
+		sigma = (double)(T)(sigma * scale) / scale;
 		if (tid == 0)
 			shift[blockIdx.x] = sigma;
 		T *dst = P.blocked ? G : S;
+		const T ts = (T)scale, tsig = (T)(sigma * scale);
 		for (size_t i = tid; i < nn; i += blockDim.x) {
 			size_t c = i / n, r = i % n;
-			dst[i] = A[i] + (r == c ? (T)sigma : (T)0);
+			dst[i] = A[i] * ts + (r == c ? tsig : (T)0);
 		}
 	}
 	for (int c = tid; c < m; c += blockDim.x)
 		nrm[c] = 0;
 	__syncthreads();
 
-	const double tol = P.tol;
+	const T tol = (T)(P.tol * P.tol);  // rotate when g^2 > tol^2 a b
 	int sweep = 0, converged = 0;
 	for (sweep = 0; sweep < P.max_sweeps && !converged; sweep++) {
 		if (tid == 0)
@@ -363,7 +429,7 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 			s += __shfl_xor_sync(0xffffffffu, s, o);
 		double nu = sqrt(s), inv = nu > 0 ? 1.0 / nu : 0.0;
 		if (lane == 0)
-			vals[blockIdx.x * (size_t)n + c] = nu - sigma;
+			vals[blockIdx.x * (size_t)n + c] = nu / scale - sigma;
 		for (int r = lane; r < n; r += 32)
 			G[(size_t)c * n + r] = (T)((double)src[(size_t)c * n + r] * inv);
 	}
@@ -421,26 +487,38 @@ static void tuned(int n, size_t es, int *lanes, int *warps)
 		*lanes = *warps = 0;
 }
 
+// Lanes per pair: fewer lanes mean more elements per lane (R, registers) and fewer lanes
+// computing the same rotation parameters; the kernel instances below cover L * R >= n with
+// R <= 16. Defaults from the tuning pass on an H200 (bench/results/eig-dense-2026-11-30b.txt).
+static bool lanes_ok(int L, int n)
+{
+	return (L == 4 && n <= 64) || (L == 8 && n <= 128) || (L == 16 && n <= 256) || L == 32;
+}
+
 static int lanes_for(int n, size_t es)
 {
 	const char *e = getenv("GWB_JACOBI_LANES");
-	int L = n <= 64 ? 8 : n <= 128 ? 16 : 32, tl, tw, want = e ? atoi(e) : 0;
+	int L = n <= 64 ? 4 : n <= 128 ? 8 : n <= 256 ? 16 : 32, tl, tw, want = e ? atoi(e) : 0;
 
 	tuned(n, es, &tl, &tw);
 	if (tl)
 		want = tl;
-	if ((want == 8 && n <= 64) || (want == 16 && n <= 128) || want == 32)
+	if (lanes_ok(want, n))
 		L = want;
 	return L;
 }
 
 template <typename T> static kernel_pick<T> pick_kernel(int n, int L)
 {
+	if (L == 4)
+		return {jacobi_os<T, 4, 16>, 4, "jacobi_os<L4,R16>"};
 	if (L == 8)
-		return {jacobi_os<T, 8, 8>, 8, "jacobi_os<L8,R8>"};
+		return n <= 64 ? kernel_pick<T>{jacobi_os<T, 8, 8>, 8, "jacobi_os<L8,R8>"}
+			       : kernel_pick<T>{jacobi_os<T, 8, 16>, 8, "jacobi_os<L8,R16>"};
 	if (L == 16)
 		return n <= 64 ? kernel_pick<T>{jacobi_os<T, 16, 4>, 16, "jacobi_os<L16,R4>"}
-			       : kernel_pick<T>{jacobi_os<T, 16, 8>, 16, "jacobi_os<L16,R8>"};
+		       : n <= 128 ? kernel_pick<T>{jacobi_os<T, 16, 8>, 16, "jacobi_os<L16,R8>"}
+				  : kernel_pick<T>{jacobi_os<T, 16, 16>, 16, "jacobi_os<L16,R16>"};
 	if (n <= 64)
 		return {jacobi_os<T, 32, 2>, 32, "jacobi_os<L32,R2>"};
 	if (n <= 128)
@@ -536,7 +614,12 @@ static gwb_status run_kernel(const jplan &pl, const T *dA, T *dG, double *dvals,
 {
 	kernel_pick<T> k = pick_kernel<T>(pl.P.n, pl.L);
 	jparams P = pl.P;
-	P.tol = tol > 0 ? tol : 2.0 * num<T>::eps() * sqrt((double)P.n) * (sizeof(T) == 8 ? 4.0 : 1.0);
+	// Default threshold: rotate while |g| > tol * ||g_p|| ||g_q|| with tol = min(8, 64 /
+	// sqrt(n)) eps. The pairs left just under it contribute ~ sqrt(n) tol ||G|| to each
+	// residual, so the old 8 sqrt(n) eps (f64) and 2 sqrt(n) eps (f32) gave f32 residuals of
+	// 1.6e-5 to 7.3e-5 on an H200 (bench/results/eig-dense-2026-11-30.txt) and 1.4e-13 in f64
+	// at n = 256; this one costs about a fifth of a sweep more on average (CPU emulation).
+	P.tol = tol > 0 ? tol : fmin(8.0, 64.0 / sqrt((double)P.n)) * num<T>::eps();
 	P.max_sweeps = max_sweeps > 0 ? max_sweeps : 30;
 	P.given = given;
 	gwb_status rc;

@@ -8,7 +8,9 @@
 -- Targets (issue 6): f32 <= 5 / 10 / 40 ms with residual <= 1e-5; f64 <= 8 / 60 / 70 ms with
 -- residual <= 1e-13; dense 8192 f64 within 1.1x of cupy.linalg.eigh.
 -- A CPU section runs first on every machine (LAPACK over threads vs numpy.linalg.eigh).
--- Environment: GWB_PYTHON (python3), GWB_EIG_BENCH_CASES (space-separated case names).
+-- Environment: GWB_PYTHON (python3), GWB_EIG_BENCH_CASES (space-separated case names),
+-- GWB_EIG_BENCH_PEERS (comma-separated peers to run: cupy_syevj, cupy_eigh, torch_eigh, or
+-- "none"; default all), GWB_EIG_BENCH_CPU=0 (skip the CPU section).
 local python = os.getenv("GWB_PYTHON") or "python3"
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "scripts/bench"
 
@@ -35,7 +37,11 @@ print(("eig_dense: commit %s, card %s"):format(gwb.commit, ok_gpu and (info.name
 
 -- The CPU backend first (every machine): LAPACK per matrix over threads, and dsyevd on one
 -- matrix, beside numpy.linalg.eigh when numpy is importable. Wall time, best of 3.
-do
+local peers_env = os.getenv("GWB_EIG_BENCH_PEERS")
+if peers_env then print("peers limited by GWB_EIG_BENCH_PEERS=" .. peers_env .. " (the others: see earlier results)") end
+if os.getenv("GWB_EIG_BENCH_CPU") == "0" then
+  print("CPU section skipped (GWB_EIG_BENCH_CPU=0)")
+else
   local cpu = {
     { name = "cpu_b64f64", count = 500, n = 64, dtype = "f64" },
     { name = "cpu_b128f32", count = 200, n = 128, dtype = "f32" },
@@ -111,7 +117,10 @@ local function fmt_ms(x) return x and ("%.2f"):format(x) or "-" end
 local function fmt_res(x) return x and ("%.1e"):format(x) or "-" end
 local function peer_col(c, name)
   local p = peers[c.name] and peers[c.name][name]
-  if not p then return "n/a" end
+  if not p then
+    if peers_env and not (","  .. peers_env .. ","):find("," .. name .. ",", 1, true) then return "skipped" end
+    return "n/a"
+  end
   if p.ms then return ("%s (%s)"):format(fmt_ms(p.ms), fmt_res(tonumber(p.residual))) end
   return p.status or "n/a"
 end

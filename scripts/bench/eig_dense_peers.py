@@ -2,7 +2,9 @@
 """eig_dense_peers.py - the peers of scripts/bench/eig_dense.lua, measured in the same run:
 cuSOLVER's batched Jacobi through cupy (cupyx.cusolver.syevj on a batch: syevjBatched),
 cupy.linalg.eigh and torch.linalg.eigh on batches of symmetric matrices, and cupy/torch eigh
-on one dense n = 8192 f64 matrix. Inputs are GOE matrices generated on the device; timings
+on one dense n = 8192 f64 matrix. GWB_EIG_BENCH_PEERS (comma-separated: cupy_syevj, cupy_eigh,
+torch_eigh; "none" for none; default all) picks which peers run, to save device time when
+their numbers are already recorded. Inputs are GOE matrices generated on the device; timings
 are device time (CUDA events) with the input already resident, best of up to 3 runs after a
 warm-up. Residuals are max ||A v - l v|| / (max|l| ||v||) in f64.
 
@@ -20,6 +22,16 @@ CASES = {
     "b256f64": ("batch", 250, 256, "float64"),
     "d8192f64": ("dense", 1, 8192, "float64"),
 }
+
+
+import os
+
+_peers = os.environ.get("GWB_EIG_BENCH_PEERS")
+WANT = None if not _peers else set(p.strip() for p in _peers.split(",") if p.strip())
+
+
+def want(peer):
+    return WANT is None or peer in WANT
 
 
 def say(**kw):
@@ -94,9 +106,11 @@ def run_case(name):
         for p in ("cupy_syevj", "cupy_eigh", "torch_eigh"):
             say(case=name, peer=p, status="unavailable", reason=cp_why.replace(" ", "_"))
         return
+    if not any(want(p) for p in ("cupy_syevj", "cupy_eigh", "torch_eigh")):
+        return
     a = goe(count, n, dt) if kind == "batch" else goe(1, n, dt)[0]
     # cuSOLVER batched Jacobi (syevjBatched) through cupyx
-    if kind == "batch":
+    if kind == "batch" and want("cupy_syevj"):
         if cpsolver is not None and hasattr(cpsolver, "syevj"):
             try:
                 ms, (w, v) = timed(lambda: cpsolver.syevj(a, with_eigen_vector=True), cp_sync)
@@ -106,13 +120,22 @@ def run_case(name):
         else:
             say(case=name, peer="cupy_syevj", status="unavailable", reason="no_cupyx.cusolver.syevj")
     try:
-        ms, (w, v) = timed(lambda: cp.linalg.eigh(a), cp_sync)
-        say(case=name, peer="cupy_eigh", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
+        if want("cupy_eigh"):
+            ms, (w, v) = timed(lambda: cp.linalg.eigh(a), cp_sync)
+            say(case=name, peer="cupy_eigh", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
     except Exception as e:  # noqa: BLE001
         say(case=name, peer="cupy_eigh", status="failed", reason=type(e).__name__)
-    if torch is None:
+    if not want("torch_eigh"):
+        pass
+    elif torch is None:
         say(case=name, peer="torch_eigh", status="unavailable", reason=torch_why.replace(" ", "_"))
-        return
+    else:
+        run_torch(name, a)
+    del a
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def run_torch(name, a):
     try:
         ta = torch.as_tensor(a, device="cuda")
         ms, (tw, tv) = timed(lambda: torch.linalg.eigh(ta), torch.cuda.synchronize, budget_s=1.0)
@@ -120,8 +143,6 @@ def run_case(name):
         say(case=name, peer="torch_eigh", ms=f"{ms:.3f}", residual=f"{residual(a, w, v):.3g}")
     except Exception as e:  # noqa: BLE001
         say(case=name, peer="torch_eigh", status="failed", reason=type(e).__name__)
-    del a
-    cp.get_default_memory_pool().free_all_blocks()
 
 
 CPU_CASES = {
