@@ -42,6 +42,32 @@ extern "C" {
  * GWB_ENOMEM with bytes needed and free when one tree cannot fit on the device. */
 gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f);
 
+/* Sibling histogram subtraction (params.subtract, default true). It applies when every node
+ * draws all F features (max_features = "all", the regression default, or a count or fraction
+ * that comes to F): then a node's histogram covers its children's features. Of two open
+ * siblings whose parent kept its histogram, the larger (the right one on a tie) is derived as
+ * parent - smaller sibling when it has at least min_rows in-bag rows (about 3 x bins x channels
+ * x element bytes / 32: a derived histogram reads two kept ones, a built one reads a 32-byte
+ * sector per row and feature), and the smaller sibling is built and kept. A node keeps its
+ * histogram (indexed by feature, in a level slot of mtry x bins x channels) when its children
+ * may be derived: not on the last split level, at least 2 x min_rows rows. The kept histograms
+ * of one level must fit in a quarter of free device memory (with those of the level before
+ * still held); where they do not, that level builds every histogram and the next derives none.
+ * Counts are exact (integer histograms in unweighted classification), so the trees are the
+ * same bit for bit; with weights or regression the sums are float/double and may differ in
+ * the last bits, as atomics' order already makes them. GWB_RF_GPU_SUB_MIN=n and
+ * GWB_RF_GPU_SUB_BUDGET=bytes in the environment override min_rows and the budget (tests). */
+typedef struct gwb_rf_sub_stats {
+	bool active;       /* the last training used subtraction (valid and asked for) */
+	int min_rows;
+	size_t kept;       /* histograms kept for a next level */
+	size_t derived;    /* histograms derived by subtraction */
+	size_t fallbacks;  /* levels whose kept histograms did not fit */
+} gwb_rf_sub_stats;
+
+/* The counts of the last gwb_rf_train_gpu call (process-wide, not thread-safe). */
+void gwb_rf_gpu_sub_stats(gwb_rf_sub_stats *out);
+
 /* How gwb_rf_predict_gpu reduces the trees' votes. */
 typedef enum gwb_rf_vote {
 	GWB_RF_VOTE_BLOCK = 0,   /* per-block reduction in shared memory, one atomic per class */

@@ -2,11 +2,13 @@
 // Layout: the rows to predict are coded against the forest's own thresholds (per feature, the
 // sorted distinct finite thresholds its nodes use: x <= thr_k exactly when code(x) <= k, NaN
 // gets code 255), written row-major so one row's codes are contiguous; a block stages its rows'
-// codes in shared memory with 16-byte loads and walks every tree from there. Nodes are int4
-// {feature | code threshold << 16 | nan_left << 24 | leaf << 25, left, right, value index}.
-// Votes: per-block sums in shared memory, then one store (or one atomic per row and class when
-// the trees are split over several blocks); GWB_RF_VOTE_ATOMIC adds every leaf straight to
-// global memory instead, for comparison.
+// codes in shared memory with 16-byte loads and walks every tree from there, the 32 threads of
+// a warp on one tree for 32 rows. Nodes are 8 bytes, {feature | code threshold << 16 |
+// nan_left << 24 | leaf << 25, left child or value index}, each tree breadth-first with
+// siblings adjacent (right = left + 1). Votes: per-thread sums in registers (up to 16
+// outputs), added per row in shared memory, then one store (or one atomic per row and class
+// when the trees are split over several blocks); GWB_RF_VOTE_ATOMIC adds every leaf straight
+// to global memory instead, for comparison.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,65 +22,84 @@
 
 namespace {
 
-constexpr int LEAF = 1 << 25;
-constexpr int NANL = 1 << 24;
+constexpr unsigned LEAF = 1u << 25;
+constexpr unsigned NANL = 1u << 24;
+constexpr int PCODE_FPT = 16;  // features one thread of k_pcode codes per 128-feature slice
 
 // Code X (column-major, N x F) against per-feature threshold lists into row-major codes
-// (N x Fp). Block: 32 rows x all features through a shared tile.
+// (N x Fp). Block: 32 rows (x) by 8 feature lanes (y) through a shared tile; each thread loads
+// its PCODE_FPT values of a 128-feature slice before searching any, so 16 loads are in flight
+// per thread instead of one.
 __global__ void k_pcode(const float *X, size_t N, int F, int Fp, const float *thr,
 			const int *toff, uint8_t *codes)
 {
 	__shared__ uint8_t tile[32][33 * 4];
 	size_t r0 = (size_t)blockIdx.x * 32;
+	size_t r = r0 + threadIdx.x;
 	for (int f0 = 0; f0 < F; f0 += 128) {
 		int nf = min(128, F - f0);
-		// threads: 32 rows (x) by 8 feature lanes (y)
-		for (int ff = threadIdx.y; ff < nf; ff += blockDim.y) {
+		float v[PCODE_FPT];
+#pragma unroll
+		for (int i = 0; i < PCODE_FPT; i++) {
+			int ff = threadIdx.y + 8 * i;
+			v[i] = (r < N && ff < nf) ? __ldcs(&X[(size_t)(f0 + ff) * N + r]) : 0.0f;
+		}
+#pragma unroll
+		for (int i = 0; i < PCODE_FPT; i++) {
+			int ff = threadIdx.y + 8 * i;
+			if (ff >= nf)
+				break;
 			int f = f0 + ff;
-			size_t r = r0 + threadIdx.x;
-			uint8_t code = 0;
-			if (r < N) {
-				float v = X[(size_t)f * N + r];
-				if (v != v) {
-					code = 255;
-				} else {
-					int lo = toff[f], hi = toff[f + 1];  // count of thresholds < v
-					int b = lo;
-					while (lo < hi) {
-						int mid = (lo + hi) >> 1;
-						if (thr[mid] < v)
-							lo = mid + 1;
-						else
-							hi = mid;
-					}
-					code = (uint8_t)(lo - b);
+			uint8_t code;
+			if (v[i] != v[i]) {
+				code = 255;
+			} else {
+				int lo = __ldg(&toff[f]), hi = __ldg(&toff[f + 1]);  // thresholds < v
+				int b = lo;
+				while (lo < hi) {
+					int mid = (lo + hi) >> 1;
+					if (__ldg(&thr[mid]) < v[i])
+						lo = mid + 1;
+					else
+						hi = mid;
 				}
+				code = (uint8_t)(lo - b);
 			}
 			tile[threadIdx.x][ff] = code;
 		}
 		__syncthreads();
 		for (int i = threadIdx.y * 32 + threadIdx.x; i < 32 * nf; i += 32 * blockDim.y) {
 			int rr = i / nf, ff = i % nf;
-			size_t r = r0 + rr;
-			if (r < N)
-				codes[r * Fp + f0 + ff] = tile[rr][ff];
+			size_t rw = r0 + rr;
+			if (rw < N)
+				codes[rw * Fp + f0 + ff] = tile[rr][ff];
 		}
 		__syncthreads();
 	}
 }
 
-// Walk trees [t0, t1) (every P-th from the thread's lane) for S rows per block.
-template <bool SMEM, bool ATOMIC>
-__global__ void k_predict(const int4 *nodes, const int64_t *troot, int t0, int t1,
-			  const float *value, int O, const uint8_t *codes, size_t N, int Fp, int P,
+// Walk trees [t0, t1) for S = blockDim.x / P rows per block. Thread i serves row i % S and
+// trees t0 + i / S, t0 + i / S + P, ...: the 32 threads of a warp walk the same tree for 32
+// rows, so the top levels are one broadcast read and deeper levels (stored breadth-first, 8
+// bytes a node, siblings adjacent) touch few cache lines. Nodes are uint2 {feature | code
+// threshold << 16 | nan_left << 24 | leaf << 25, left child (right = left + 1) or, for a
+// leaf, the value index}. SMEM: the block's rows' codes are staged in shared memory with a
+// row stride of Fp + 4 bytes (rows fall in different banks). OM > 0: votes of up to OM
+// outputs stay in registers until the end; OM == 0: shared-memory atomics per leaf. ATOMIC:
+// every (row, tree) adds its leaf straight to global memory (the plain per-sample path).
+template <bool SMEM, bool ATOMIC, int OM>
+__global__ void k_predict(const uint2 *__restrict__ nodes, const int *__restrict__ troot, int t0,
+			  int t1, const float *__restrict__ value, int O,
+			  const uint8_t *__restrict__ codes, size_t N, int Fp, int P,
 			  float *votes, bool split_trees)
 {
 	extern __shared__ __align__(16) unsigned char sm[];
 	int S = blockDim.x / P;
+	int SW = Fp / 4 + 1;                          // shared row stride in words
 	float *sv = (float *)sm;                       // S x O
-	uint8_t *sc = sm + ((size_t)S * O * 4 + 15) / 16 * 16;  // S x Fp
+	uint32_t *sc = (uint32_t *)(sm + ((size_t)S * O * 4 + 15) / 16 * 16);  // S x SW words
 	size_t r0 = (size_t)blockIdx.x * S;
-	int s = threadIdx.x / P, lane = threadIdx.x % P;
+	int s = threadIdx.x % S, lane = threadIdx.x / S;
 	size_t r = r0 + s;
 	if (!ATOMIC)
 		for (int i = threadIdx.x; i < S * O; i += blockDim.x)
@@ -86,31 +107,55 @@ __global__ void k_predict(const int4 *nodes, const int64_t *troot, int t0, int t
 	if (SMEM) {
 		size_t nrow = min((size_t)S, N - r0);
 		const uint4 *src = (const uint4 *)(codes + r0 * Fp);
-		uint4 *dst = (uint4 *)sc;
-		size_t n16 = nrow * Fp / 16;
-		for (size_t i = threadIdx.x; i < n16; i += blockDim.x)
-			dst[i] = src[i];
+		int q = Fp / 16;
+		int n16 = (int)nrow * q;
+		for (int i = threadIdx.x; i < n16; i += blockDim.x) {
+			uint4 v = __ldcs(&src[i]);
+			uint32_t *dst = sc + (size_t)(i / q) * SW + (i % q) * 4;
+			dst[0] = v.x;
+			dst[1] = v.y;
+			dst[2] = v.z;
+			dst[3] = v.w;
+		}
 	}
 	__syncthreads();
+	float acc[OM > 0 ? OM : 1];
+#pragma unroll
+	for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+		acc[k] = 0;
 	if (r < N) {
-		const uint8_t *row = SMEM ? sc + (size_t)s * Fp : codes + r * Fp;
+		const uint8_t *row = SMEM ? (const uint8_t *)(sc + (size_t)s * SW) : codes + r * Fp;
 		for (int t = t0 + lane; t < t1; t += P) {
-			int64_t g = troot[t];
-			int4 nd = __ldg(&nodes[g]);
+			uint2 nd = __ldg(&nodes[troot[t]]);
 			while (!(nd.x & LEAF)) {
 				int f = nd.x & 0xffff, thr = (nd.x >> 16) & 0xff;
 				int code = row[f];
 				bool left = code == 255 ? (nd.x & NANL) != 0 : code <= thr;
-				g = left ? nd.y : nd.z;
-				nd = __ldg(&nodes[g]);
+				nd = __ldg(&nodes[nd.y + (left ? 0 : 1)]);
 			}
-			const float *v = value + (size_t)nd.w * O;
-			for (int k = 0; k < O; k++) {
-				if (ATOMIC)
+			const float *v = value + (size_t)nd.y * O;
+			if (ATOMIC) {
+				for (int k = 0; k < O; k++)
 					atomicAdd(&votes[r * O + k], __ldg(&v[k]));
-				else
+			} else if (OM > 0) {
+#pragma unroll
+				for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+					if (k < O)
+						acc[k] += __ldg(&v[k]);
+			} else {
+				for (int k = 0; k < O; k++)
 					atomicAdd(&sv[s * O + k], __ldg(&v[k]));
 			}
+		}
+		if (!ATOMIC && OM > 0) {
+#pragma unroll
+			for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+				if (k < O) {
+					if (P == 1)
+						sv[s * O + k] = acc[k];
+					else
+						atomicAdd(&sv[s * O + k], acc[k]);
+				}
 		}
 	}
 	if (ATOMIC)
@@ -125,6 +170,27 @@ __global__ void k_predict(const int4 *nodes, const int64_t *troot, int t0, int t
 		else
 			votes[rr * O + i % O] = sv[i];
 	}
+}
+
+typedef void (*PredictKernel)(const uint2 *, const int *, int, int, const float *, int,
+			      const uint8_t *, size_t, int, int, float *, bool);
+
+template <bool SMEM, bool ATOMIC>
+PredictKernel pick_om(int O)
+{
+	if (ATOMIC)
+		return k_predict<SMEM, true, 0>;
+	if (O <= 1)
+		return k_predict<SMEM, false, 1>;
+	if (O <= 2)
+		return k_predict<SMEM, false, 2>;
+	if (O <= 4)
+		return k_predict<SMEM, false, 4>;
+	if (O <= 8)
+		return k_predict<SMEM, false, 8>;
+	if (O <= 16)
+		return k_predict<SMEM, false, 16>;
+	return k_predict<SMEM, false, 0>;
 }
 
 struct DBuf {
@@ -178,32 +244,51 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 		thr.insert(thr.end(), v.begin(), v.end());
 	}
 	toff[(size_t)F] = (int)thr.size();
-	std::vector<int4> nd(nodes);
-	std::vector<int64_t> troot((size_t)T);
+	if (nodes > (size_t)INT32_MAX)
+		return gwb_error(GWB_EINVAL, "rf predict: more than 2^31 nodes; use the CPU");
+	// Each tree breadth-first from its root with siblings adjacent (the forest's own order
+	// need not pair them): a level's nodes are contiguous, so the rows of a warp at one level
+	// read few cache lines.
+	std::vector<uint2> nd(nodes);
+	std::vector<int> troot((size_t)T);
+	std::vector<int64_t> queue;
+	queue.reserve(1024);
 	for (int t = 0; t < T; t++) {
 		int64_t b = f->tree_offset[t], e = f->tree_offset[t + 1];
-		troot[(size_t)t] = b;
-		for (int64_t g = b; g < e; g++) {
-			int4 n;
+		troot[(size_t)t] = (int)b;
+		if (e <= b)
+			return gwb_error(GWB_EINVAL, "rf predict: tree %d has no nodes", t + 1);
+		queue.clear();
+		queue.push_back(b);
+		int64_t next = b + 1;  // next free position of this tree's range
+		for (size_t qi = 0; qi < queue.size(); qi++) {
+			int64_t g = queue[qi], pos = b + (int64_t)qi;
+			uint2 n;
 			int j = f->feature[g];
 			if (j < 0) {
 				n.x = LEAF;
-				n.y = n.z = 0;
+				n.y = (unsigned)g;
 			} else {
 				auto &v = th[(size_t)j];
 				int k = isfinite(f->threshold[g])
 					? (int)(std::lower_bound(v.begin(), v.end(), f->threshold[g]) - v.begin())
 					: 254;
-				n.x = j | (k << 16) | (f->nan_left[g] ? NANL : 0);
-				n.y = (int)(b + f->left[g]);
-				n.z = (int)(b + f->right[g]);
+				int64_t lc = b + f->left[g], rc2 = b + f->right[g];
+				if (next + 2 > e || lc < b || lc >= e || rc2 < b || rc2 >= e)
+					return gwb_error(GWB_EINVAL, "rf predict: tree %d is malformed at "
+							 "node %lld", t + 1, (long long)(g - b));
+				n.x = (unsigned)j | ((unsigned)k << 16) | (f->nan_left[g] ? NANL : 0u);
+				n.y = (unsigned)next;
+				queue.push_back(lc);
+				queue.push_back(rc2);
+				next += 2;
 			}
-			n.w = (int)g;
-			nd[(size_t)g] = n;
+			nd[(size_t)pos] = n;
 		}
+		if ((int64_t)queue.size() != e - b)
+			return gwb_error(GWB_EINVAL, "rf predict: tree %d has %lld nodes of which %zu "
+					 "are reachable", t + 1, (long long)(e - b), queue.size());
 	}
-	if (nodes > (size_t)INT32_MAX)
-		return gwb_error(GWB_EINVAL, "rf predict: more than 2^31 nodes; use the CPU");
 
 	DBuf dX, dthr, dtoff, dcodes, dnodes, droot, dval, dvotes;
 	size_t xb = N * (size_t)F * 4, cb = N * (size_t)Fp + 16;
@@ -211,16 +296,16 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 	    (rc = gwb_gpu_malloc(&dthr.p, thr.size() * 4 + 4, "rf.predict")) ||
 	    (rc = gwb_gpu_malloc(&dtoff.p, toff.size() * 4, "rf.predict")) ||
 	    (rc = gwb_gpu_malloc(&dcodes.p, cb, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dnodes.p, nodes * sizeof(int4), "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&droot.p, (size_t)T * 8, "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&dnodes.p, nodes * sizeof(uint2), "rf.predict")) ||
+	    (rc = gwb_gpu_malloc(&droot.p, (size_t)T * 4, "rf.predict")) ||
 	    (rc = gwb_gpu_malloc(&dval.p, nodes * (size_t)O * 4, "rf.predict")) ||
 	    (rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)O * 4, "rf.predict")))
 		return rc;
 	if ((rc = gwb_copy(dX.p, d->X, xb, GWB_H2D, false)) ||
 	    (thr.size() && (rc = gwb_copy(dthr.p, thr.data(), thr.size() * 4, GWB_H2D, false))) ||
 	    (rc = gwb_copy(dtoff.p, toff.data(), toff.size() * 4, GWB_H2D, false)) ||
-	    (rc = gwb_copy(dnodes.p, nd.data(), nodes * sizeof(int4), GWB_H2D, false)) ||
-	    (rc = gwb_copy(droot.p, troot.data(), (size_t)T * 8, GWB_H2D, false)) ||
+	    (rc = gwb_copy(dnodes.p, nd.data(), nodes * sizeof(uint2), GWB_H2D, false)) ||
+	    (rc = gwb_copy(droot.p, troot.data(), (size_t)T * 4, GWB_H2D, false)) ||
 	    (rc = gwb_copy(dval.p, f->value, nodes * (size_t)O * 4, GWB_H2D, false)))
 		return rc;
 	if ((rc = CUDA_CHECK(cudaMemset(dvotes.p, 0, N * (size_t)O * 4))) ||
@@ -231,13 +316,14 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 			     (const float *)dthr.p, (const int *)dtoff.p, (uint8_t *)dcodes.p)))
 		return rc;
 
-	// threads per row: enough rows per block to fill it, trees split among a row's threads
+	// threads per row: enough rows per block to fill it, trees split among a row's threads;
+	// a warp's 32 threads serve 32 rows of one tree, so S = block / P is a multiple of 32
 	int P = T >= 64 ? 4 : (T >= 16 ? 2 : 1);
-	if (P > block / 32)
-		P = 1;
+	while (P > 1 && block % (32 * P))
+		P /= 2;
 	int S = block / P;
 	size_t smem_votes = ((size_t)S * O * 4 + 15) / 16 * 16;
-	size_t smem = smem_votes + (size_t)S * Fp;
+	size_t smem = smem_votes + (size_t)S * (Fp + 4);
 	size_t limit = info.smem_per_block_optin ? info.smem_per_block_optin : info.smem_per_block;
 	bool use_smem = smem <= limit / 2;
 	bool atomic = vote == GWB_RF_VOTE_ATOMIC;
@@ -253,14 +339,10 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 	if (groups > T)
 		groups = T;
 	bool split = groups > 1;
-	double bytes = (double)N * Fp + (double)N * T * 16.0 * log2((double)nodes / T + 2) +
+	double bytes = (double)N * Fp + (double)N * T * 8.0 * log2((double)nodes / T + 2) +
 		       (double)N * O * 4;
-	void (*kern)(const int4 *, const int64_t *, int, int, const float *, int, const uint8_t *,
-		     size_t, int, int, float *, bool);
-	if (use_smem)
-		kern = atomic ? k_predict<true, true> : k_predict<true, false>;
-	else
-		kern = atomic ? k_predict<false, true> : k_predict<false, false>;
+	PredictKernel kern = use_smem ? (atomic ? pick_om<true, true>(O) : pick_om<true, false>(O))
+				      : (atomic ? pick_om<false, true>(O) : pick_om<false, false>(O));
 	if (smem > 48 * 1024 &&
 	    (rc = CUDA_CHECK(cudaFuncSetAttribute((const void *)kern,
 						  cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -269,8 +351,8 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 	for (int gi = 0; gi < groups; gi++) {
 		int ta = (int)((int64_t)T * gi / groups), tb = (int)((int64_t)T * (gi + 1) / groups);
 		if ((rc = gwb_launch(atomic ? "rf_predict_atomic" : "rf_predict", kern, dim3(rb),
-				     dim3(block), smem, 0, bytes / groups, (const int4 *)dnodes.p,
-				     (const int64_t *)droot.p, ta, tb, (const float *)dval.p, O,
+				     dim3(block), smem, 0, bytes / groups, (const uint2 *)dnodes.p,
+				     (const int *)droot.p, ta, tb, (const float *)dval.p, O,
 				     (const uint8_t *)dcodes.p, N, Fp, P, (float *)dvotes.p,
 				     split)))
 			return rc;

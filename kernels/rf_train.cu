@@ -93,6 +93,8 @@ struct Cfg {
 	int outputs;
 	size_t hist_smem;  // bytes of one group's histogram
 	size_t slot_elems; // elements of one global slot (mtry * B * CH)
+	int sub;           // sibling subtraction on (every node draws all F features)
+	int sub_min;       // rows the larger sibling needs to be derived rather than built
 };
 
 // Per-level node arrays (struct of arrays), Q entries.
@@ -105,6 +107,10 @@ struct Level {
 	unsigned long long *pk;   // chunk | slot << 32, scanned in place (Q + 1)
 	int *nchk;                // chunks of all nodes, scanned in place (Q + 1)
 	int *split, *srows, *nl;  // Q + 1 each (scanned in place: split -> rank, srows -> base)
+	// sibling subtraction (cfg.sub): mode 0 build, 1 build and keep in a level slot, 2 derive
+	// as parent - sibling; hslot: keeps a level slot (flag, scanned in place -> slot id);
+	// pslot: the parent's slot in the previous level's buffer, or -1
+	int *mode, *hslot, *pslot;
 };
 
 struct Rec {
@@ -220,6 +226,7 @@ __global__ void k_roots(int T, int tiles, const int *off, Level L, int *tree_nex
 	L.id[t] = 0;
 	L.begin[t] = b;
 	L.n[t] = e - b;
+	L.pslot[t] = -1;
 	tree_next[t] = 1;
 }
 
@@ -322,6 +329,53 @@ __device__ double node_impurity(const Cfg &cfg, const double *a, double *Wout, d
 	return cls_imp(cfg, a, W);
 }
 
+// k_decide's rule for a node that will look for a split.
+__device__ bool node_open(const Cfg &cfg, const Level &L, int q, int level)
+{
+	const double *a = L.acc + (size_t)q * cfg.ACC;
+	double W, S, imp = node_impurity(cfg, a, &W, &S);
+	int n = L.n[q];
+	bool pure = cfg.C ? imp <= GWB_RF_PURE_EPS
+			  : imp <= GWB_RF_PURE_EPS * (1 + (a[0] > 0 ? a[2] / a[0] : 0));
+	return n > 0 && level < cfg.depth && n >= cfg.min_split && n >= 2 * cfg.min_leaf &&
+	       !pure && W > 0;
+}
+
+// Sibling subtraction plan (cfg.sub), before k_decide. Of two open siblings whose parent kept
+// its histogram, the larger (the right one on a tie) is derived as parent - smaller when it
+// has at least sub_min rows, and the smaller then keeps its histogram; a node whose children
+// may be derived (not on the last split level, at least 2 sub_min rows) keeps its own, unless
+// `parents` is 0 (the level's kept histograms would not fit: only those the derived need).
+__global__ void k_plan(Cfg cfg, int Q, int level, Level L, int parents)
+{
+	int q = blockIdx.x * blockDim.x + threadIdx.x;
+	if (q == Q)
+		L.hslot[q] = 0;
+	if (q >= Q)
+		return;
+	int mode = 0, keep = 0;
+	if (node_open(cfg, L, q, level)) {
+		int n = L.n[q];
+		int sb = q ^ 1;
+		if (level > 0 && L.pslot[q] >= 0 && sb < Q && node_open(cfg, L, sb, level)) {
+			int ns = L.n[sb];
+			bool larger = n > ns || (n == ns && (q & 1));
+			if (max(n, ns) >= cfg.sub_min) {
+				if (larger)
+					mode = 2;
+				else
+					keep = 1;
+			}
+		}
+		if (parents && level + 1 < cfg.depth && n >= 2 * cfg.sub_min)
+			keep = 1;
+	}
+	if (keep && mode == 0)
+		mode = 1;
+	L.mode[q] = mode;
+	L.hslot[q] = keep;
+}
+
 __global__ void k_decide(Data d, Cfg cfg, int Q, int level, Level L, Rec rec, int rbase,
 			 double *root_w)
 {
@@ -362,7 +416,8 @@ __global__ void k_decide(Data d, Cfg cfg, int Q, int level, Level L, Rec rec, in
 	bool open = n > 0 && level < cfg.depth && n >= cfg.min_split && n >= 2 * cfg.min_leaf &&
 		    !pure && W > 0;
 	unsigned long long ch = open ? (unsigned long long)((n + cfg.R - 1) / cfg.R) : 0ULL;
-	unsigned long long slot = open && (ch > 1 || cfg.ngroups0 > 1) ? 1ULL : 0ULL;
+	int mode = cfg.sub ? L.mode[q] : 0;  // kept and derived histograms use the level slots
+	unsigned long long slot = open && mode == 0 && (ch > 1 || cfg.ngroups0 > 1) ? 1ULL : 0ULL;
 	L.pk[q] = ch | (slot << 32);
 }
 
@@ -597,7 +652,52 @@ struct HistArgs {
 	const double *root_w;
 	void *ghist;          // slots x slot_elems of T, zero between uses
 	unsigned *tickets;    // per slot, zero between uses
+	void *hs_cur;         // cfg.sub: this level's kept histograms (slot x F x B x CH), zeroed
+	const void *hs_prev;  // cfg.sub: the previous level's
+	unsigned *tickets2;   // cfg.sub: per kept slot, zeroed
+	unsigned long long *nderived;  // cfg.sub: derived histograms, counted
 };
+
+// The node's split from the block's best (all threads call it): min_impurity_decrease, then
+// the record in L.
+template <typename T>
+__device__ void finish_node(const HistArgs &a, int q, const uint16_t *perm, const Best &best)
+{
+	__syncthreads();
+	if (best.gain == -INFINITY)
+		return;
+	double WP = a.L.W[q];
+	double Wroot = a.root_w[a.L.tree[q]];
+	if (__dmul_rn(__ddiv_rn(WP, Wroot), best.gain) < a.cfg.min_dec - 1e-12)
+		return;
+	if (threadIdx.x == 0) {
+		int jpos = best.key >> 9;
+		a.L.feat[q] = perm[jpos];
+		a.L.thr[q] = (uint8_t)((best.key >> 1) & 255);
+		a.L.nanl[q] = (uint8_t)best.nanl;
+	}
+}
+
+// The node's draw in perm (F entries), its totals in s_P, best reset (all threads call it).
+__device__ void node_setup(const HistArgs &a, int q, uint16_t *perm, double *s_P,
+			   SearchShared &ss, Best &best)
+{
+	const Cfg &cfg = a.cfg;
+	int F = a.d.F;
+	uint64_t tree = (uint64_t)(cfg.tree0 + a.L.tree[q]), node = (uint64_t)a.L.id[q];
+	for (int i = threadIdx.x; i < F; i += blockDim.x)
+		perm[i] = (uint16_t)i;
+	for (int ch = threadIdx.x; ch < cfg.CH; ch += blockDim.x)
+		s_P[ch] = ch == 0 ? (double)a.L.n[q] : a.L.acc[(size_t)q * cfg.ACC + ch - 1];
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		draw(perm, F, cfg.seed, tree, node, 0, cfg.mtry);
+		best.gain = -INFINITY;
+		best.key = 0x7fffffff;
+		best.nanl = 0;
+		ss.nonconst = 0;
+	}
+}
 
 template <typename T>
 __global__ void k_hist(HistArgs a)
@@ -614,6 +714,9 @@ __global__ void k_hist(HistArgs a)
 
 	int c = blockIdx.x, grp = blockIdx.y;
 	int q = find_node(a.L.pk, a.Q, c);
+	int mode = cfg.sub ? a.L.mode[q] : 0;
+	if (mode == 2)
+		return;  // derived from its parent and sibling by k_derive
 	unsigned long long pk0 = a.L.pk[q], pk1 = a.L.pk[q + 1];
 	int cs = (int)(pk0 & 0xffffffffULL), nch = (int)(pk1 & 0xffffffffULL) - cs;
 	int slot = (int)(pk0 >> 32), has_slot = (int)(pk1 >> 32) - slot;
@@ -621,57 +724,56 @@ __global__ void k_hist(HistArgs a)
 	int cc = c - cs;
 	uint64_t tree = (uint64_t)(cfg.tree0 + a.L.tree[q]), node = (uint64_t)a.L.id[q];
 	int F = d.F;
+	const size_t cells = (size_t)cfg.B * cfg.CH;  // one feature's histogram
 
-	for (int i = threadIdx.x; i < F; i += blockDim.x)
-		perm[i] = (uint16_t)i;
-	for (int ch = threadIdx.x; ch < cfg.CH; ch += blockDim.x)
-		s_P[ch] = ch == 0 ? (double)a.L.n[q] : a.L.acc[(size_t)q * cfg.ACC + ch - 1];
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		draw(perm, F, cfg.seed, tree, node, 0, cfg.mtry);
-		best.gain = -INFINITY;
-		best.key = 0x7fffffff;
-		best.nanl = 0;
-		ss.nonconst = 0;
-	}
+	node_setup(a, q, perm, s_P, ss, best);
 	int j0 = grp * cfg.G, nf = min(cfg.G, cfg.mtry - j0);
-	zero_smem(h, (size_t)nf * cfg.B * cfg.CH);
+	zero_smem(h, (size_t)nf * cells);
 	__syncthreads();
 	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
 	add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
 	__syncthreads();
 
 	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
-	if (has_slot) {
-		// add this block's part into the node's global histogram; the last block searches
-		T *g = (T *)a.ghist + (size_t)slot * cfg.slot_elems + (size_t)j0 * cfg.B * cfg.CH;
-		for (size_t i = threadIdx.x; i < (size_t)nf * cfg.B * cfg.CH; i += blockDim.x)
+	if (has_slot || mode == 1) {
+		// add this block's part into the node's global histogram; the last block searches.
+		// A kept histogram (mode 1) lives in a level slot indexed by feature (a sibling or
+		// child draws the same features in another order) and stays for the next level.
+		bool keep = mode == 1;
+		int ks = keep ? a.L.hslot[q] : 0;
+		T *gs = keep ? (T *)a.hs_cur + (size_t)ks * cfg.slot_elems
+			     : (T *)a.ghist + (size_t)slot * cfg.slot_elems;
+		for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
+			size_t j = i / cells, at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
 			if (h[i] != (T)0)
-				atomicAdd(&g[i], h[i]);
+				atomicAdd(&gs[at], h[i]);
+		}
 		__threadfence();
 		__syncthreads();
+		unsigned *ticket = keep ? &a.tickets2[ks] : &a.tickets[slot];
 		if (threadIdx.x == 0) {
-			unsigned tk = atomicAdd(&a.tickets[slot], 1u);
+			unsigned tk = atomicAdd(ticket, 1u);
 			s_last = tk == (unsigned)(nch * cfg.ngroups0) - 1;
 		}
 		__syncthreads();
 		if (!s_last)
 			return;
 		__threadfence();
-		T *gs = (T *)a.ghist + (size_t)slot * cfg.slot_elems;
 		for (int gi = 0; gi < cfg.ngroups0; gi++) {
 			int gj0 = gi * cfg.G, gnf = min(cfg.G, cfg.mtry - gj0);
-			size_t ne = (size_t)gnf * cfg.B * cfg.CH;
-			T *src = gs + (size_t)gj0 * cfg.B * cfg.CH;
+			size_t ne = (size_t)gnf * cells;
 			for (size_t i = threadIdx.x; i < ne; i += blockDim.x) {
-				h[i] = __ldcg(src + i);
-				src[i] = (T)0;  // the slot is zero again for the next level
+				size_t j = i / cells;
+				size_t at = (keep ? (size_t)perm[gj0 + j] : gj0 + j) * cells + i % cells;
+				h[i] = __ldcg(gs + at);
+				if (!keep)
+					gs[at] = (T)0;  // the slot is zero again for the next level
 			}
 			__syncthreads();
 			search<T>(d, cfg, h, perm, gj0, gnf, s_P, impP, WP, SP, &ss, &best);
 		}
 		if (threadIdx.x == 0)
-			a.tickets[slot] = 0;
+			*ticket = 0;
 	} else {
 		search<T>(d, cfg, h, perm, 0, nf, s_P, impP, WP, SP, &ss, &best);
 	}
@@ -686,25 +788,60 @@ __global__ void k_hist(HistArgs a)
 		int m = min(min(cfg.mtry - nc, cfg.G), F - examined);
 		if (threadIdx.x == 0)
 			draw(perm, F, cfg.seed, tree, node, examined, examined + m);
-		zero_smem(h, (size_t)m * cfg.B * cfg.CH);
+		zero_smem(h, (size_t)m * cells);
 		__syncthreads();
 		add_rows<T>(d, cfg, h, perm, examined, m, a.idx, a.cnt, begin, 0, n);
 		__syncthreads();
 		search<T>(d, cfg, h, perm, examined, m, s_P, impP, WP, SP, &ss, &best);
 		examined += m;
 	}
-	__syncthreads();
-	if (best.gain == -INFINITY)
+	finish_node<T>(a, q, perm, best);
+}
+
+// Sibling subtraction (cfg.sub, every node draws all F features): one block per node of the
+// level; a node planned as derived (mode 2) gets its histogram as its parent's kept histogram
+// minus its sibling's (built by k_hist before), keeps it when it has a slot, and searches it
+// in its own draw order, exactly as k_hist would have.
+template <typename T>
+__global__ void k_derive(HistArgs a)
+{
+	extern __shared__ __align__(16) unsigned char sm_raw[];
+	const Data &d = a.d;
+	const Cfg &cfg = a.cfg;
+	T *h = (T *)sm_raw;
+	uint16_t *perm = (uint16_t *)(sm_raw + cfg.hist_smem);
+	__shared__ SearchShared ss;
+	__shared__ Best best;
+	__shared__ double s_P[66];
+
+	int q = blockIdx.x;
+	if (a.L.mode[q] != 2)
 		return;
-	double Wroot = a.root_w[a.L.tree[q]];
-	if (__dmul_rn(__ddiv_rn(WP, Wroot), best.gain) < cfg.min_dec - 1e-12)
-		return;
-	if (threadIdx.x == 0) {
-		int jpos = best.key >> 9;
-		a.L.feat[q] = perm[jpos];
-		a.L.thr[q] = (uint8_t)((best.key >> 1) & 255);
-		a.L.nanl[q] = (uint8_t)best.nanl;
+	const size_t cells = (size_t)cfg.B * cfg.CH;
+	int sb = q ^ 1;
+	const T *par = (const T *)a.hs_prev + (size_t)a.L.pslot[q] * cfg.slot_elems;
+	const T *sib = (const T *)a.hs_cur + (size_t)a.L.hslot[sb] * cfg.slot_elems;
+	T *own = a.L.hslot[q + 1] > a.L.hslot[q]
+		? (T *)a.hs_cur + (size_t)a.L.hslot[q] * cfg.slot_elems : nullptr;
+	node_setup(a, q, perm, s_P, ss, best);
+	if (threadIdx.x == 0)
+		atomicAdd(a.nderived, 1ULL);
+	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
+	for (int gi = 0; gi < cfg.ngroups0; gi++) {
+		__syncthreads();
+		int gj0 = gi * cfg.G, gnf = min(cfg.G, cfg.mtry - gj0);
+		size_t ne = (size_t)gnf * cells;
+		for (size_t i = threadIdx.x; i < ne; i += blockDim.x) {
+			size_t at = (size_t)perm[gj0 + i / cells] * cells + i % cells;
+			T v = __ldcg(par + at) - __ldcg(sib + at);
+			h[i] = v;
+			if (own)
+				own[at] = v;
+		}
+		__syncthreads();
+		search<T>(d, cfg, h, perm, gj0, gnf, s_P, impP, WP, SP, &ss, &best);
 	}
+	finish_node<T>(a, q, perm, best);
 }
 
 // ---- partition -------------------------------------------------------------------------------
@@ -796,7 +933,7 @@ __global__ void k_pscatter(Data d, Cfg cfg, int Q, Level L, const int *idx, cons
 
 // ---- records and the next level's nodes ------------------------------------------------------
 
-__global__ void k_emit(int Q, Level L, Level N, Rec rec, int rbase, const int *tree_next)
+__global__ void k_emit(int Q, Level L, Level N, Rec rec, int rbase, const int *tree_next, int sub)
 {
 	int q = blockIdx.x * blockDim.x + threadIdx.x;
 	if (q >= Q)
@@ -821,6 +958,7 @@ __global__ void k_emit(int Q, Level L, Level N, Rec rec, int rbase, const int *t
 	N.n[i] = nl;
 	N.begin[i + 1] = b + nl;
 	N.n[i + 1] = L.n[q] - nl;
+	N.pslot[i] = N.pslot[i + 1] = sub && L.hslot[q + 1] > L.hslot[q] ? L.hslot[q] : -1;
 }
 
 // After k_emit: each tree's node counter moves past this level's children. The flags were
@@ -1056,11 +1194,12 @@ template <typename T> T *P(Buf &b) { return (T *)b.p; }
 
 // Level buffers: one Buf per array.
 struct LevelBufs {
-	Buf tree, id, begin, n, acc, imp, W, S, feat, thr, nanl, pk, nchk, split, srows, nl;
+	Buf tree, id, begin, n, acc, imp, W, S, feat, thr, nanl, pk, nchk, split, srows, nl, mode,
+		hslot, pslot;
 	LevelBufs()
 	{
 		Buf *all[] = {&tree, &id, &begin, &n, &acc, &imp, &W, &S, &feat, &thr, &nanl, &pk,
-			      &nchk, &split, &srows, &nl};
+			      &nchk, &split, &srows, &nl, &mode, &hslot, &pslot};
 		for (Buf *b : all)
 			b->tag = "rf.nodes";
 	}
@@ -1075,7 +1214,9 @@ struct LevelBufs {
 		    (rc = buf_need(feat, q1 * 4)) || (rc = buf_need(thr, q1)) ||
 		    (rc = buf_need(nanl, q1)) || (rc = buf_need(pk, q1 * 8)) ||
 		    (rc = buf_need(nchk, q1 * 4)) || (rc = buf_need(split, q1 * 4)) ||
-		    (rc = buf_need(srows, q1 * 4)) || (rc = buf_need(nl, q1 * 4)))
+		    (rc = buf_need(srows, q1 * 4)) || (rc = buf_need(nl, q1 * 4)) ||
+		    (rc = buf_need(mode, q1 * 4)) || (rc = buf_need(hslot, q1 * 4)) ||
+		    (rc = buf_need(pslot, q1 * 4)))
 			return rc;
 		return GWB_OK;
 	}
@@ -1098,12 +1239,15 @@ struct LevelBufs {
 		L.split = P<int>(split);
 		L.srows = P<int>(srows);
 		L.nl = P<int>(nl);
+		L.mode = P<int>(mode);
+		L.hslot = P<int>(hslot);
+		L.pslot = P<int>(pslot);
 		return L;
 	}
 	void release()
 	{
 		Buf *all[] = {&tree, &id, &begin, &n, &acc, &imp, &W, &S, &feat, &thr, &nanl, &pk,
-			      &nchk, &split, &srows, &nl};
+			      &nchk, &split, &srows, &nl, &mode, &hslot, &pslot};
 		for (Buf *b : all)
 			buf_free(*b);
 	}
@@ -1194,6 +1338,9 @@ struct Trainer {
 	Buf codes, y, yr, sw, cw, nb;
 	// per batch
 	Buf idx[2], cnt[2], tiles, tree_next, root_w, ghist, tickets, chunk_left, scan_tmp, toff;
+	Buf hs[2], tickets2, nderived;  // sibling subtraction: kept histograms of two levels
+	size_t sub_budget = 0;  // bytes the kept histograms of one level may take (0 = free / 4)
+	size_t sub_kept = 0, sub_derived = 0, sub_fallbacks = 0;  // counts, for the run log
 	LevelBufs lv[2];
 	RecBufs rec, rec2;
 	HostBatch *batches = nullptr;
@@ -1207,7 +1354,7 @@ struct Trainer {
 		y.tag = yr.tag = sw.tag = cw.tag = nb.tag = "rf.data";
 		idx[0].tag = idx[1].tag = cnt[0].tag = cnt[1].tag = "rf.rows";
 		tiles.tag = tree_next.tag = root_w.tag = toff.tag = "rf.trees";
-		ghist.tag = tickets.tag = "rf.hist";
+		ghist.tag = tickets.tag = hs[0].tag = hs[1].tag = tickets2.tag = nderived.tag = "rf.hist";
 		chunk_left.tag = "rf.chunks";
 		scan_tmp.tag = "rf.scan";
 	}
@@ -1217,7 +1364,8 @@ struct Trainer {
 		ghist_zeroed = tickets_zeroed = nullptr;
 		ghist_zeroed_cap = tickets_zeroed_cap = 0;
 		Buf *all[] = {&idx[0], &idx[1], &cnt[0], &cnt[1], &tiles, &tree_next, &root_w,
-			      &ghist, &tickets, &chunk_left, &scan_tmp, &toff};
+			      &ghist, &tickets, &chunk_left, &scan_tmp, &toff, &hs[0], &hs[1],
+			      &tickets2, &nderived};
 		for (Buf *b : all)
 			buf_free(*b);
 		lv[0].release();
@@ -1264,6 +1412,8 @@ struct Trainer {
 	gwb_quant *own_q = nullptr;
 };
 
+gwb_rf_sub_stats g_sub_stats;  // the last gwb_rf_train_gpu call's (rf.h)
+
 static unsigned grid1(size_t n, int b) { return (unsigned)((n + b - 1) / b); }
 
 template <typename T>
@@ -1304,6 +1454,10 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 		return rc;
 
 	size_t nrec = 0;
+	int prev_kept = 0;  // histograms the previous level kept (cfg.sub)
+	if (cfg.sub && ((rc = buf_need(nderived, 8)) ||
+			(rc = CUDA_CHECK(cudaMemsetAsync(nderived.p, 0, 8)))))
+		return rc;
 	HistArgs ha;
 	ha.d = d;
 	ha.cfg = cfg;
@@ -1329,6 +1483,45 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 				     (size_t)(cfg.C ? cfg.C : 1) * 8, 0, (double)M * 9, d, cfg, Q, L,
 				     (const int *)P<int>(idx[cur]), (const uint8_t *)P<uint8_t>(cnt[cur]))))
 			return rc;
+		int kept = 0;
+		if (cfg.sub) {
+			// which histograms are derived and which are kept, then whether the kept ones fit
+			const size_t slot_b = cfg.slot_elems * sizeof(T);
+			Buf &hb_cur = hs[level & 1];
+			size_t allowed = sub_budget, free_b = 0, total_b = 0;
+			for (int parents = 1; parents >= 0; parents--) {
+				if ((rc = gwb_launch("rf_plan", k_plan, dim3(grid1(Q + 1, 256)), dim3(256), 0,
+						     0, 0.0, cfg, Q, level, L, parents)) ||
+				    (rc = scan(L.hslot, Q + 1)) || (rc = readback(&kept, L.hslot + Q, 1)))
+					return rc;
+				if (kept && !allowed) {
+					if ((rc = gwb_gpu_mem(&free_b, &total_b)))
+						return rc;
+					allowed = (free_b + hb_cur.cap) / 4;
+				}
+				if ((size_t)kept * slot_b <= allowed)
+					break;
+				if (parents)
+					sub_fallbacks++;  // the next level derives none
+				else
+					kept = -1;
+			}
+			if (kept < 0) {
+				// not even the smaller siblings fit: this level builds every histogram
+				if ((rc = CUDA_CHECK(cudaMemsetAsync(L.mode, 0, (size_t)Q * 4))) ||
+				    (rc = CUDA_CHECK(cudaMemsetAsync(L.hslot, 0, ((size_t)Q + 1) * 4))))
+					return rc;
+				kept = 0;
+			}
+			size_t need = (size_t)kept * slot_b;
+			if (kept &&
+			    ((rc = buf_need(hb_cur, need)) ||
+			     (rc = CUDA_CHECK(cudaMemsetAsync(hb_cur.p, 0, need))) ||
+			     (rc = buf_need(tickets2, (size_t)kept * 4)) ||
+			     (rc = CUDA_CHECK(cudaMemsetAsync(tickets2.p, 0, (size_t)kept * 4)))))
+				return rc;
+			sub_kept += (size_t)kept;
+		}
 		if ((rc = gwb_launch("rf_decide", k_decide, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
 				     0.0, d, cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
 			return rc;
@@ -1366,9 +1559,18 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			ha.root_w = P<double>(root_w);
 			ha.ghist = ghist.p;
 			ha.tickets = P<unsigned>(tickets);
+			ha.hs_cur = hs[level & 1].p;
+			ha.hs_prev = hs[(level & 1) ^ 1].p;
+			ha.tickets2 = P<unsigned>(tickets2);
+			ha.nderived = P<unsigned long long>(nderived);
 			size_t smem = cfg.hist_smem + (size_t)d.F * 2;
 			if ((rc = gwb_launch("rf_hist", k_hist<T>, dim3(chunks, cfg.ngroups0), dim3(block),
 					     smem, 0, (double)M * (5.0 + 4 + cfg.mtry), ha)))
+				return rc;
+			// derived histograms: after every sibling they subtract is complete
+			if (cfg.sub && prev_kept > 0 &&
+			    (rc = gwb_launch("rf_derive", k_derive<T>, dim3(Q), dim3(block), smem, 0,
+					     (double)prev_kept * 3.0 * cfg.slot_elems * sizeof(T), ha)))
 				return rc;
 			if ((rc = gwb_launch("rf_pcount", k_pcount<256>, dim3(chunks), dim3(256), 0, 0,
 					     (double)M * 6, d, cfg, Q, L, (const int *)P<int>(idx[cur]),
@@ -1399,7 +1601,7 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 				return rc;
 			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
 					     Q, L, lv[nx].view(), R, (int)nrec,
-					     (const int *)P<int>(tree_next))) ||
+					     (const int *)P<int>(tree_next), cfg.sub)) ||
 			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
 					     Q, L, P<int>(tree_next))))
 				return rc;
@@ -1408,11 +1610,18 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 		nrec += Q;
 		Q = Qn;
 		M = Mn;
+		prev_kept = kept;
 		if (job->p->progress)
 			gwb_progress_update((double)tree0 + (double)T_ * (level + 1) / (cfg.depth + 1),
 					    NULL, 0);
 	}
 
+	if (cfg.sub) {
+		unsigned long long nd = 0;
+		if ((rc = readback(&nd, P<unsigned long long>(nderived), 1)))
+			return rc;
+		sub_derived += (size_t)nd;
+	}
 	// tree-major records, one copy back per array
 	if ((rc = rec2.grow(nrec, 0, cfg.outputs)) || (rc = buf_need(toff, ((size_t)T_ + 1) * 4)))
 		return rc;
@@ -1644,10 +1853,27 @@ gwb_status Trainer::train()
 	cfg.hist_smem = ((size_t)cfg.G * per_feat + 15) / 16 * 16;
 	cfg.slot_elems = (size_t)cfg.mtry * cfg.B * cfg.CH;
 	size_t smem = cfg.hist_smem + (size_t)F * 2;
+	// Sibling subtraction where it is exact in what it covers: every node draws all F
+	// features (max_features = all), so a parent's histogram holds its children's features.
+	// A derived histogram costs reading two kept ones (and writing one): worth it from about
+	// 3 x (bins x channels x element) / 32 rows (a built row reads a 32-byte sector per
+	// feature).
+	cfg.sub = p->subtract && cfg.mtry == F;
+	cfg.sub_min = (int)(3 * per_feat / 32) + 1;
+	if (getenv("GWB_RF_GPU_SUB_MIN") && atoi(getenv("GWB_RF_GPU_SUB_MIN")) > 0)
+		cfg.sub_min = atoi(getenv("GWB_RF_GPU_SUB_MIN"));  // tests: derive small nodes too
+	if (getenv("GWB_RF_GPU_SUB_BUDGET") && atol(getenv("GWB_RF_GPU_SUB_BUDGET")) > 0)
+		sub_budget = (size_t)atol(getenv("GWB_RF_GPU_SUB_BUDGET"));  // tests: force fallbacks
 	void (*kh)(HistArgs) = reg ? (void (*)(HistArgs))k_hist<double>
 				   : (intmode ? (void (*)(HistArgs))k_hist<unsigned>
 					      : (void (*)(HistArgs))k_hist<float>);
+	void (*kd)(HistArgs) = reg ? (void (*)(HistArgs))k_derive<double>
+				   : (intmode ? (void (*)(HistArgs))k_derive<unsigned>
+					      : (void (*)(HistArgs))k_derive<float>);
 	if ((rc = CUDA_CHECK(cudaFuncSetAttribute((const void *)kh,
+						  cudaFuncAttributeMaxDynamicSharedMemorySize,
+						  (int)smem))) ||
+	    (rc = CUDA_CHECK(cudaFuncSetAttribute((const void *)kd,
 						  cudaFuncAttributeMaxDynamicSharedMemorySize,
 						  (int)smem))))
 		return rc;
@@ -1751,10 +1977,20 @@ gwb_status Trainer::train()
 		batches[nbatches++] = hb;
 		done += T_;
 	}
+	g_sub_stats.active = cfg.sub != 0;
+	g_sub_stats.min_rows = cfg.sub_min;
+	g_sub_stats.kept = sub_kept;
+	g_sub_stats.derived = sub_derived;
+	g_sub_stats.fallbacks = sub_fallbacks;
 	return GWB_OK;
 }
 
 }  // namespace
+
+extern "C" void gwb_rf_gpu_sub_stats(gwb_rf_sub_stats *out)
+{
+	*out = g_sub_stats;
+}
 
 extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 {
@@ -1771,6 +2007,7 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
 	tr->job = job;
 	tr->f = f;
+	g_sub_stats = gwb_rf_sub_stats();
 	if (job->p->progress)
 		gwb_progress_begin("rf.train gpu", job->p->trees);
 	rc = tr->train();

@@ -102,6 +102,7 @@ void gwb_rf_params_init(gwb_rf_params *p)
 	p->seed = 1;
 	p->backend = GWB_BACKEND_AUTO;
 	p->progress = true;
+	p->subtract = true;
 }
 
 static const char *const crit_names[] = {"default", "gini", "entropy", "mse"};

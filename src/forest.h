@@ -160,6 +160,8 @@ typedef struct gwb_rf_params {
 	gwb_backend backend;
 	size_t quantile_sample;       /* rows used to place edges, 0 = GWB_QUANT_DEFAULT_SAMPLE */
 	bool progress;                /* report trees done through intr.h */
+	bool subtract;                /* GPU: a sibling's histogram as parent - sibling where every
+					 node draws all features (default true; same trees) */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64

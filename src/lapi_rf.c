@@ -50,13 +50,13 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", NULL,
+	"quantile_sample", "progress", "task", "subtract", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "folds", "shuffle", NULL,
+	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -225,6 +225,7 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 		p->quantile_sample = (size_t)qs;
 	}
 	p->progress = gwb_opt_bool(L, idx, fn, "progress", true);
+	p->subtract = gwb_opt_bool(L, idx, fn, "subtract", true);
 	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
 	if (s && gwb_rf_criterion_parse(s, &p->criterion))
 		luaL_error(L, "%s: %s", fn, gwb_errmsg());
@@ -301,6 +302,7 @@ static void push_params(lua_State *L, const gwb_forest *f)
 	if (p->threads)
 		SETI("threads", p->threads);
 	SETI("block", p->block);
+	SETB("subtract", p->subtract);
 	if (f->classes) {
 		int k;
 		if (p->class_weight_balanced) {
@@ -958,7 +960,11 @@ static const gwb_reg funcs[] = {
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
 	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\"),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
-	 "  progress (true), task (\"classification\" | \"regression\": checked against d).\n"
+	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
+	 "  subtract (true; GPU: when every node draws all features, max_features = \"all\" or\n"
+	 "  the regression default, the larger of two sibling nodes gets its histogram as\n"
+	 "  parent - smaller sibling instead of from its rows, where the level's kept\n"
+	 "  histograms fit in a quarter of free GPU memory; same trees, false builds every one).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},

@@ -5,7 +5,8 @@
 --   kernel time per phase beside the memory floor of the bytes each phase must move;
 --   1,000 trees of depth 20 on 1,000,000 x 64 (must not run out of memory);
 --   the CPU/GPU crossover that backend = "auto" uses.
--- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|deep|cross runs one
+--   sibling histogram subtraction on and off where it applies (same trees, time saved);
+-- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|subtract|deep|cross runs one
 -- part (default: all). Without a GPU it says so and stops.
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
 local part = os.getenv("GWB_BENCH_PART") or "all"
@@ -152,13 +153,18 @@ do
 end
 
 -- ---- scikit-learn, same files, same run --------------------------------------------------
+-- GWB_BENCH_PEER_BUDGET: seconds scikit-learn may spend (its fit time is then extrapolated);
+-- a negative budget skips it (a device run that measures only our side)
 local trpath = tmp .. "/rf_gpu_train.gwbd"
-train:save(trpath)
 local budget = tonumber(os.getenv("GWB_BENCH_PEER_BUDGET") or "") or (quick and 10 or 30)
-local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
-  trpath, tpath, opts.trees, opts.depth, budget))
-local pout = ph:read("a")
-ph:close()
+local pout = "skipped: GWB_BENCH_PEER_BUDGET < 0"
+if budget >= 0 then
+  train:save(trpath)
+  local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
+    trpath, tpath, opts.trees, opts.depth, budget))
+  pout = ph:read("a")
+  ph:close()
+end
 local peer = {}
 for k, v in pout:gmatch("(%S+)=(%S+)") do peer[k] = v end
 print("\nside by side (same train/test rows):")
@@ -185,6 +191,62 @@ os.remove(tpath)
 os.remove(mpath)
 train, test, f, bestf = nil, nil, nil, nil
 collectgarbage()
+end
+
+-- ---- sibling histogram subtraction --------------------------------------------------------
+-- Valid where every node draws all features: regression's default and max_features = "all".
+-- The same forest with subtract = false and true: fit time, histogram kernels, same trees.
+if want("subtract") then
+  local n = quick and 200000 or 1000000
+  print(string.format("\nsibling subtraction (every node draws all 64 features; %d rows, 20 " ..
+    "trees, depth 10, 64 bins): subtract = false / true", n))
+  print(string.format("  %-34s %10s %10s %10s %10s %10s  %s", "", "fit ms", "kernel ms",
+    "hist ms", "derive ms", "plan ms", "same trees"))
+  local function same(a, b)
+    if a.nodes ~= b.nodes then return string.format("no (%d vs %d nodes)", a.nodes, b.nodes) end
+    local diff = 0
+    for t = 1, a.trees do
+      local ta, tb = a:tree(t), b:tree(t)
+      for i = 1, #ta do
+        if ta[i].feature ~= tb[i].feature or ta[i].bin ~= tb[i].bin then diff = diff + 1 end
+      end
+    end
+    return diff == 0 and "yes" or string.format("%d nodes differ", diff)
+  end
+  local sets = {
+    {"regression (default: all)", {kind = "regression", rows = n, features = 64,
+      informative = 24, seed = 5}, {}},
+    {"classification, max_features all", {kind = "classification", rows = n, features = 64,
+      informative = 24, classes = 2, seed = 5}, {max_features = "all"}},
+  }
+  for _, s in ipairs(sets) do
+    local dd = data.synth(s[2])
+    local opts = {trees = 20, depth = 10, bins = 64, seed = 1, backend = "gpu",
+                  bootstrap = true}
+    for k, v in pairs(s[3]) do opts[k] = v end
+    opts.subtract = false
+    rf.train(dd, {trees = 1, depth = 3, backend = "gpu", max_features = opts.max_features})
+    local res = {}
+    for _, sub in ipairs({false, true}) do
+      opts.subtract = sub
+      gpu.reset()
+      local g = rf.train(dd, opts)
+      local k = kernels()
+      local t = g.timing
+      res[#res + 1] = g
+      print(string.format("  %-34s %10.1f %10.1f %10.1f %10.1f %10.1f  %s",
+        s[1] .. (sub and ", subtract" or ""), t.total_ms - t.oob_ms, t.kernel_ms,
+        (k.rf_hist or {ms = 0}).ms, (k.rf_derive or {ms = 0}).ms, (k.rf_plan or {ms = 0}).ms,
+        sub and same(res[1], g) or ""))
+    end
+    print(string.format("  %-34s kernels x%.2f faster, fit x%.2f", "",
+      ((res[1].timing.kernel_ms) / math.max(res[2].timing.kernel_ms, 1e-9)),
+      (res[1].timing.total_ms - res[1].timing.oob_ms) /
+        math.max(res[2].timing.total_ms - res[2].timing.oob_ms, 1e-9)))
+    dd = nil
+    res = nil
+    collectgarbage()
+  end
 end
 
 -- ---- depth 20, 1,000 trees ---------------------------------------------------------------

@@ -71,6 +71,32 @@ T.test("gpu regression R2 within 0.01 of the CPU (diabetes)", function()
   T.ok(math.abs(a.oob - b.oob) <= 0.01, "oob R2 close")
 end)
 
+T.test("gpu forest: subtract = true and false give the same trees (max_features = all)", function()
+  T.need_gpu()
+  local function pair(d, opts)
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    o.backend, o.subtract = "gpu", false
+    local a = rf.train(d, o)
+    o.subtract = true
+    local b = rf.train(d, o)
+    T.eq(a.params.subtract, false)
+    T.eq(b.params.subtract, true)
+    return a, b
+  end
+  local digits = data.load("datasets/digits.csv")
+  -- integer histograms: the same trees, and the same as the CPU's
+  local a, b = pair(digits, {trees = 3, depth = 8, max_features = "all", seed = 4})
+  same_trees(a, b)
+  same_trees(rf.train(digits, {trees = 3, depth = 8, max_features = "all", seed = 4,
+                               backend = "cpu"}), b)
+  -- regression (all features by default): double sums, the same predictions to rounding
+  local diab = data.load("datasets/diabetes.csv")
+  a, b = pair(diab, {trees = light and 10 or 40})
+  T.ok(math.abs(a:score(diab) - b:score(diab)) <= 1e-3, "diabetes R2 with and without")
+  T.raises(function() rf.train(diab, {backend = "gpu", subtract = "yes"}) end, "subtract")
+end)
+
 T.test("gpu forest: bad block size is refused with the parameter named", function()
   T.need_gpu()
   local d = data.load("datasets/iris.csv")

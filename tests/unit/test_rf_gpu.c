@@ -1,7 +1,8 @@
 /* test_rf_gpu.c - the GPU forest against the CPU reference (kernels/rf_train.cu,
  * kernels/rf_predict.cu): node-for-node equality on small forests, accuracy / R^2 parity on
- * iris, digits, diabetes and a synthetic 100k x 32 set, NaN handling, batches, prediction
- * (block and atomic votes) and bad options. Every test skips when no GPU is usable. */
+ * iris, digits, diabetes and a synthetic 100k x 32 set, NaN handling, batches, sibling
+ * histogram subtraction (same trees with and without), prediction (block and atomic votes)
+ * and bad options. Every test skips when no GPU is usable. */
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -305,6 +306,142 @@ static void test_gpu_weighted_and_regression(void **state)
 	gwb_dataset_free(d);
 }
 
+/* ---- sibling histogram subtraction ----------------------------------------------------------- */
+
+#ifdef GWB_HAVE_CUDA
+/* Train on the GPU without and with subtraction; the trees must be the same (exact: node for
+ * node, weights included, when the histograms are integer counts). Returns the stats of the
+ * run with subtraction. */
+static gwb_rf_sub_stats sub_pair(const gwb_dataset *d, gwb_rf_params *p, bool exact)
+{
+	gwb_rf_sub_stats st;
+	gwb_forest *a, *b;
+
+	p->subtract = false;
+	a = train(d, p, GWB_BACKEND_GPU);
+	gwb_rf_gpu_sub_stats(&st);
+	assert_false(st.active);
+	assert_int_equal(st.derived, 0);
+	p->subtract = true;
+	b = train(d, p, GWB_BACKEND_GPU);
+	gwb_rf_gpu_sub_stats(&st);
+	if (exact) {
+		assert_same_forest(a, b, true);
+	} else {
+		/* float/double sums: the last bits may differ, so near ties may split otherwise;
+		 * the root and the predictions must agree */
+		assert_int_equal(a->feature[0], b->feature[0]);
+		assert_int_equal(a->threshold_bin[0], b->threshold_bin[0]);
+		assert_true(fabs(score(a, d) - score(b, d)) <= 0.01);
+	}
+	gwb_forest_free(a);
+	gwb_forest_free(b);
+	return st;
+}
+#endif
+
+static void test_gpu_subtract(void **state)
+{
+#ifdef GWB_HAVE_CUDA
+	gwb_dataset *d;
+	gwb_rf_params p;
+	gwb_rf_sub_stats st;
+	size_t i;
+	(void)state;
+
+	NEED_GPU();
+	/* iris, every feature drawn: derive every node it can (min rows 1), and against the CPU */
+	d = load("iris.csv", GWB_TASK_CLASSIFICATION);
+	gwb_rf_params_init(&p);
+	p.trees = 8;
+	p.max_features = GWB_MF_ALL;
+	setenv("GWB_RF_GPU_SUB_MIN", "1", 1);
+	st = sub_pair(d, &p, true);
+	assert_true(st.active);
+	assert_int_equal(st.min_rows, 1);
+	assert_true(st.derived > 0);
+	assert_true(st.kept >= st.derived);
+	assert_int_equal(st.fallbacks, 0);
+	p.subtract = true;
+	same_nodes(d, &p, true);
+	/* sqrt features: not valid, not used */
+	p.max_features = GWB_MF_SQRT;
+	p.subtract = true;
+	gwb_forest_free(train(d, &p, GWB_BACKEND_GPU));
+	gwb_rf_gpu_sub_stats(&st);
+	assert_false(st.active);
+	assert_int_equal(st.derived, 0);
+	unsetenv("GWB_RF_GPU_SUB_MIN");
+	/* class weights: float histograms */
+	p.max_features = GWB_MF_ALL;
+	p.class_weight_balanced = true;
+	st = sub_pair(d, &p, false);
+	assert_true(st.active);
+	gwb_dataset_free(d);
+
+	/* digits at the default min rows: the top levels derive */
+	d = load("digits.csv", GWB_TASK_CLASSIFICATION);
+	gwb_rf_params_init(&p);
+	p.trees = 4;
+	p.depth = 8;
+	p.max_features = GWB_MF_ALL;
+	st = sub_pair(d, &p, true);
+	print_message("digits: min rows %d, kept %zu, derived %zu\n", st.min_rows, st.kept,
+		      st.derived);
+	assert_true(st.derived > 0);
+	gwb_dataset_free(d);
+
+	/* 20,000 rows with NaN, 256 bins, several chunks per node and two batches; then a budget
+	 * of three kept histograms per level: the levels that keep more build every node */
+	d = synth(20000, 12, 3, false, 7);
+	for (i = 0; i < d->rows; i += 7)
+		d->X[i] = NAN;
+	gwb_rf_params_init(&p);
+	p.trees = 4;
+	p.depth = 8;
+	p.bins = 256;
+	p.max_features = GWB_MF_ALL;
+	setenv("GWB_RF_GPU_BATCH", "2", 1);
+	st = sub_pair(d, &p, true);
+	assert_true(st.derived > 0);
+	assert_int_equal(st.fallbacks, 0);
+	/* two trees a batch: level 0 keeps 2 roots, level 1 cannot keep its 4 nodes as parents
+	 * but keeps the 2 smaller siblings its 2 derived nodes need */
+	setenv("GWB_RF_GPU_SUB_BUDGET", "147456", 1);  /* 3 x 12 features x 256 bins x 4 x 4 B */
+	st = sub_pair(d, &p, true);
+	print_message("budget of 3: kept %zu, derived %zu, levels without %zu\n", st.kept,
+		      st.derived, st.fallbacks);
+	assert_true(st.fallbacks > 0);
+	assert_true(st.derived > 0);
+	/* a budget below one histogram: nothing kept, nothing derived, the same trees */
+	setenv("GWB_RF_GPU_SUB_BUDGET", "1000", 1);
+	st = sub_pair(d, &p, true);
+	assert_true(st.active);
+	assert_int_equal(st.kept, 0);
+	assert_int_equal(st.derived, 0);
+	assert_true(st.fallbacks > 0);
+	unsetenv("GWB_RF_GPU_SUB_BUDGET");
+	unsetenv("GWB_RF_GPU_BATCH");
+	p.subtract = true;
+	same_nodes(d, &p, true);
+	gwb_dataset_free(d);
+
+	/* regression: all features by default; double sums */
+	d = load("diabetes.csv", GWB_TASK_REGRESSION);
+	gwb_rf_params_init(&p);
+	p.trees = 20;
+	setenv("GWB_RF_GPU_SUB_MIN", "8", 1);  /* 442 rows: below the default's reach */
+	st = sub_pair(d, &p, false);
+	unsetenv("GWB_RF_GPU_SUB_MIN");
+	assert_true(st.active);
+	assert_true(st.derived > 0);
+	gwb_dataset_free(d);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* ---- accuracy parity ------------------------------------------------------------------------- */
 
 static void parity(gwb_dataset *d, int trees, int depth, double tol, const char *name)
@@ -485,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_nodes_large_nan),
 		cmocka_unit_test(test_gpu_nodes_feature_groups),
 		cmocka_unit_test(test_gpu_weighted_and_regression),
+		cmocka_unit_test(test_gpu_subtract),
 		cmocka_unit_test(test_gpu_parity_accuracy),
 		cmocka_unit_test(test_gpu_predict),
 		cmocka_unit_test(test_gpu_errors_and_ledger),
