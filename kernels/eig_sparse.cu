@@ -3,9 +3,11 @@
 // reorthogonalization), fused z = a x + b y + c z (the Chebyshev recurrence), the Jacobi row
 // scaling, and copies. Small matrices travel to and from the host, where LAPACK solves them.
 #include <cublas_v2.h>
+#include <cusolverDn.h>
 #include <string.h>
 
 #include "common.cuh"
+#include "handles.h"
 #include "sparse.h"
 #include "sparse_impl.cuh"
 
@@ -124,4 +126,86 @@ extern "C" gwb_status gwb_gpu_sp_copy(double *dst, const double *src, size_t cnt
 extern "C" gwb_status gwb_gpu_sp_sync(void)
 {
 	return CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The same hash as random_block in src/eig_sparse.c: element i uniform in [-1, 1).
+__global__ void random_kernel(size_t cnt, unsigned long long key, double *__restrict__ X)
+{
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < cnt;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		unsigned long long z = key + (i + 1) * 0x9E3779B97F4A7C15ULL;
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		z ^= z >> 31;
+		X[i] = (double)(z >> 11) * 0x1.0p-52 - 1.0;
+	}
+}
+
+extern "C" gwb_status gwb_gpu_sp_random(double *X, size_t cnt, uint64_t key)
+{
+	if (!cnt)
+		return GWB_OK;
+	return gwb_launch("random_fill", random_kernel, dim3(grid_for(cnt)), dim3(256), 0, 0,
+			  (double)cnt * 8, cnt, (unsigned long long)key, X);
+}
+
+static gwb_status solver_check(int st, const char *what, int line)
+{
+	if (st == CUSOLVER_STATUS_SUCCESS)
+		return GWB_OK;
+	return gwb_error(GWB_ECUDA, "cuSOLVER %s failed: status %d (kernels/eig_sparse.cu:%d)", what,
+			 st, line);
+}
+#define SOCHECK(x, what) solver_check((int)(x), what, __LINE__)
+
+// Householder QR of the m x b column-major block A (device): A <- Q (orthonormal columns,
+// cusolverDnDgeqrf + Dorgqr), R (host, b x b column-major, upper triangular).
+extern "C" gwb_status gwb_gpu_qr(gwb_gpu_csr *g, int64_t m, int b, double *A, double *R)
+{
+	gwb_status st = GWB_OK;
+	cusolverDnHandle_t h = gwb_cusolver(&st);
+	double *tau = nullptr, *work = nullptr;
+	int *dinfo = nullptr, lw1 = 0, lw2 = 0, info = 0;
+	(void)g;
+	if (!h)
+		return st;
+	if (m > INT32_MAX || b > m)
+		return gwb_error(GWB_EINVAL, "QR of a %lldx%d block: needs rows < 2^31 and b <= rows",
+				 (long long)m, b);
+	if ((st = gwb_gpu_malloc((void **)&tau, (size_t)b * sizeof(double), "eig.sparse.qr")) ||
+	    (st = gwb_gpu_malloc((void **)&dinfo, sizeof(int), "eig.sparse.qr")) ||
+	    (st = SOCHECK(cusolverDnDgeqrf_bufferSize(h, (int)m, b, A, (int)m, &lw1),
+			  "Dgeqrf_bufferSize")) ||
+	    (st = SOCHECK(cusolverDnDorgqr_bufferSize(h, (int)m, b, b, A, (int)m, tau, &lw2),
+			  "Dorgqr_bufferSize")))
+		goto out;
+	if (lw2 > lw1)
+		lw1 = lw2;
+	if ((st = gwb_gpu_malloc((void **)&work, (size_t)(lw1 > 0 ? lw1 : 1) * sizeof(double),
+				 "eig.sparse.qr")) ||
+	    (st = SOCHECK(cusolverDnDgeqrf(h, (int)m, b, A, (int)m, tau, work, lw1, dinfo),
+			  "Dgeqrf")) ||
+	    (st = CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost))))
+		goto out;
+	if (info) {
+		st = gwb_error(GWB_ECUDA, "cuSOLVER Dgeqrf: bad argument %d", -info);
+		goto out;
+	}
+	if ((st = CUDA_CHECK(cudaMemcpy2D(R, (size_t)b * sizeof(double), A, (size_t)m * sizeof(double),
+					  (size_t)b * sizeof(double), b, cudaMemcpyDeviceToHost))))
+		goto out;
+	for (int j = 0; j < b; j++)
+		for (int i = j + 1; i < b; i++)
+			R[i + (size_t)j * b] = 0;
+	if ((st = SOCHECK(cusolverDnDorgqr(h, (int)m, b, b, A, (int)m, tau, work, lw1, dinfo),
+			  "Dorgqr")) ||
+	    (st = CUDA_CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost))))
+		goto out;
+	if (info)
+		st = gwb_error(GWB_ECUDA, "cuSOLVER Dorgqr: bad argument %d", -info);
+out:
+	gwb_gpu_free(tau);
+	gwb_gpu_free(work);
+	gwb_gpu_free(dinfo);
+	return st;
 }

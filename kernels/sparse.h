@@ -20,8 +20,9 @@ extern "C" {
 
 typedef struct gwb_gpu_csr gwb_gpu_csr;
 
-/* Which SpMV: ours (row per warp or per segment of 2..16 lanes, by mean row length) or
- * cuSPARSE (SpMV / SpMM); auto = ours for one vector, cuSPARSE SpMM for blocks. */
+/* Which SpMV: ours (a segment of 1..32 lanes per row, by mean row length; blocks of vectors
+ * one thread per (row, column) on row-major copies) or cuSPARSE (SpMV / SpMM column-major,
+ * SpMM CSR_ALG2 on the filter's row-major blocks); auto = ours. */
 typedef enum gwb_spmv_kind { GWB_SPMV_AUTO = 0, GWB_SPMV_OURS, GWB_SPMV_CUSPARSE } gwb_spmv_kind;
 
 gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out);
@@ -34,9 +35,19 @@ gwb_status gwb_gpu_spmm(gwb_gpu_csr *g, const double *X, double *Y, int b, doubl
  * CSR_ALG2. */
 gwb_status gwb_gpu_spmm_rows(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha,
 			     int kind);
+/* One Chebyshev step on row-major blocks of a square matrix, our kernel, one pass:
+ * Y = alpha A X + beta X + gamma Z (Z may be NULL when gamma is 0). */
+gwb_status gwb_gpu_cheb_step_rows(gwb_gpu_csr *g, const double *X, const double *Z, double *Y,
+				  int b, double alpha, double beta, double gamma);
 /* B (cols x rows, column-major) = A^T for A rows x cols column-major (cuBLAS geam); turns a
  * column-major block into row-major and back. rows < 2^31. */
 gwb_status gwb_gpu_sp_transpose(gwb_gpu_csr *g, int64_t rows, int cols, const double *A, double *B);
+/* X[i] = a hash of (key, i) uniform in [-1, 1), i < cnt (the solvers' random starts; the
+ * CPU path in src/eig_sparse.c computes the same numbers). */
+gwb_status gwb_gpu_sp_random(double *X, size_t cnt, uint64_t key);
+/* Householder QR of the m x b column-major block A (device, m < 2^31, b <= m): A <- Q with
+ * orthonormal columns (cuSOLVER geqrf + orgqr), R (host, b x b, upper triangular). */
+gwb_status gwb_gpu_qr(gwb_gpu_csr *g, int64_t m, int b, double *A, double *R);
 /* Wait for the device (phase timing). */
 gwb_status gwb_gpu_sp_sync(void);
 /* G (host, p x q) = X^T Y, X n x p, Y n x q (cuBLAS). */

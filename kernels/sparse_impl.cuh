@@ -18,6 +18,8 @@ struct gwb_gpu_csr {
 	void *mat;            // cusparseSpMatDescr_t
 	void *spbuf;          // cuSPARSE work buffer
 	size_t spbuf_size;
+	double *tbuf;         // row-major copies of column-major blocks (ours, b > 1)
+	size_t tbuf_size;     // in doubles
 	double *dsmall;       // device scratch for small matrices (Gram, coefficients)
 	size_t dsmall_size;   // in doubles
 };

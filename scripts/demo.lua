@@ -90,6 +90,11 @@ do
   local k = eig.solve(K, { k = 2, which = "largest" })
   print(("bcsstk04 (SuiteSparse, %d nonzeros): largest eigenvalues %.6g, %.6g"):format(K.nnz,
     k.values[1], k.values[2]))
+  local R = mat.sprand(2000, 500, { density = 0.01 })
+  local s = eig.svd(R, { k = 3 })
+  print(("a random 2000x500 sparse matrix: singular values %.6f %.6f %.6f (randomized, %d"
+    .. " iterations, residual %.1e)"):format(s.values[1], s.values[2], s.values[3], s.iterations,
+    s.max_residual))
 end
 
 section("Seeing the machine: panel, plots, lessons, run log")

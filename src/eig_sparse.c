@@ -80,9 +80,9 @@ typedef struct ops {
 
 /* Phases of the per-operation profile (GWB_EIG_PROF=1 prints them to stderr): the GPU is
  * synchronized after each operation so its time lands in the phase that queued it. */
-enum { PH_SPMM, PH_GRAM, PH_UPDATE, PH_VEC, PH_SYEV, PH_XFER, PH_COUNT };
+enum { PH_SPMM, PH_GRAM, PH_UPDATE, PH_VEC, PH_SYEV, PH_XFER, PH_SETUP, PH_COUNT };
 static const char *const ph_names[PH_COUNT] = {"spmm", "gram X^T Y", "update X C", "vector ops",
-	"small eig (host)", "host<->device"};
+	"small eig (host)", "host<->device", "setup (checks, upload)"};
 
 static double prof_begin(const ops *o)
 {
@@ -478,6 +478,26 @@ static gwb_status op_spmm_rows(ops *o, const double *X, double *Y, int b)
 	return st;
 }
 
+/* Out = a sA X + b X + g Z on the filter's blocks (Z may be NULL when g is 0): one fused pass
+ * of our row-major kernel on the GPU, a product and an update elsewhere. */
+static gwb_status op_cheb_step(ops *o, bool rows, const double *X, const double *Z, double *Out,
+			       int m, double a, double b, double g)
+{
+	gwb_status st;
+#ifdef GWB_HAVE_CUDA
+	if (rows && o->spmv_kind != GWB_SPMV_CUSPARSE) {
+		double t0 = prof_begin(o);
+		o->spmv += m;
+		st = gwb_gpu_cheb_step_rows(o->g, X, Z, Out, m, a * o->sign, b, g);
+		prof_end(o, PH_SPMM, t0);
+		return st;
+	}
+#endif
+	if ((st = rows ? op_spmm_rows(o, X, Out, m) : op_spmm(o, X, Out, m)))
+		return st;
+	return op_axpby(o, (size_t)o->n * m, b, X, g, Z, a, Out);
+}
+
 /* B (b x n column-major, i.e. n x b row-major) = A^T, or back (to_rows false: A is the
  * row-major block, B column-major n x b) */
 static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool to_rows)
@@ -499,21 +519,6 @@ static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool t
 }
 
 /* ================================================================ small dense helpers */
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_normal(uint64_t *s)
-{
-	double u = ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
-	double v = ((double)(rng_next(s) >> 11) + 0.5) * 0x1.0p-53;
-	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
-}
 
 /* Symmetric eigen decomposition of the m x m column-major G (overwritten by the vectors),
  * values ascending into w. */
@@ -698,20 +703,47 @@ static void record(solve *S, int conv, double maxres)
 	gwb_progress_update(S->iter, "residual", maxres / (S->normA > 0 ? S->normA : 1));
 }
 
-/* Fill the n x b block with N(0,1) numbers from the seed (host generated, so the CPU and GPU
- * paths start from the same vectors). */
+/* Fill the n x b block with numbers uniform in [-1, 1): element i is a hash of (seed, i)
+ * (splitmix64), so the block is generated in parallel, on the device when the GPU runs, and
+ * the CPU and GPU paths start from the same vectors (kernels/eig_sparse.cu computes the
+ * same hash). A Gaussian start (log/cos per number) cost ~90 ms on the host for 100k x 16. */
+static inline double hash_uniform(uint64_t key, uint64_t i)
+{
+	uint64_t z = key + (i + 1) * 0x9E3779B97F4A7C15ULL;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	z ^= z >> 31;
+	return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+struct rnd_ctx {
+	double *X;
+	uint64_t key;
+};
+static void rnd_part(void *p, int64_t lo, int64_t hi, int part)
+{
+	struct rnd_ctx *c = p;
+	(void)part;
+	for (int64_t i = lo; i < hi; i++)
+		c->X[i] = hash_uniform(c->key, (uint64_t)i);
+}
+
 static gwb_status random_block(ops *o, double *X, int b, uint64_t seed)
 {
 	size_t cnt = (size_t)o->n * b;
-	double *h = malloc(cnt * sizeof(double));
-	uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
-	gwb_status st;
-	if (!h)
-		return gwb_error(GWB_ENOMEM, "eig.solve: cannot allocate %zu bytes", cnt * 8);
-	for (size_t i = 0; i < cnt; i++)
-		h[i] = rng_normal(&s);
-	st = op_put(o, X, h, cnt);
-	free(h);
+	uint64_t key = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+	double t0 = prof_begin(o);
+	gwb_status st = GWB_OK;
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu)
+		st = gwb_gpu_sp_random(X, cnt, key);
+	else
+#endif
+	{
+		struct rnd_ctx c = {X, key};
+		gwb_parallel_for((int64_t)cnt, 1 << 16, rnd_part, &c);
+	}
+	prof_end(o, PH_VEC, t0);
 	return st;
 }
 
@@ -891,7 +923,6 @@ static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double 
 	/* GPU: the recurrence runs on row-major copies (one transpose in, one out), where a
 	 * product gathers b contiguous doubles per nonzero instead of b scattered ones */
 	bool rows = o->rows && m > 1 && o->n < INT32_MAX;
-	gwb_status (*spmm)(ops *, const double *, double *, int) = rows ? op_spmm_rows : op_spmm;
 
 	if (rows) {
 		if ((st = op_transpose(o, Y, W, m, true)))
@@ -901,17 +932,13 @@ static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double 
 		Ynew = Y;
 	}
 	/* Yc = (A X - c X) * sigma1 / e */
-	if ((st = spmm(o, X, Yc, m)))
-		return st;
-	if ((st = op_axpby(o, len, -c * sigma1 / e, X, 0, NULL, sigma1 / e, Yc)))
+	if ((st = op_cheb_step(o, rows, X, NULL, Yc, m, sigma1 / e, -c * sigma1 / e, 0)))
 		return st;
 	for (int i = 2; i <= d; i++) {
 		double sigma2 = 1 / (tau - sigma);
 		/* Ynew = 2 sigma2/e (A Yc - c Yc) - sigma sigma2 X */
-		if ((st = spmm(o, Yc, Ynew, m)))
-			return st;
-		if ((st = op_axpby(o, len, -2 * sigma2 * c / e, Yc, -sigma * sigma2, X,
-				   2 * sigma2 / e, Ynew)))
+		if ((st = op_cheb_step(o, rows, Yc, X, Ynew, m, 2 * sigma2 / e, -2 * sigma2 * c / e,
+				       -sigma * sigma2)))
 			return st;
 		double *t = X;
 		X = Yc;
@@ -1815,6 +1842,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		tx += gwb_now() - t1;
 	}
 #endif
+	if (o.prof)
+		o.ph[PH_SETUP] = gwb_now() - t0;
 	gwb_progress_begin("eig.solve", 0);
 	double *X = NULL;
 	for (int end = 0; end < ends; end++) {
@@ -1918,6 +1947,307 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		}
 		fprintf(stderr, " other %.1f ms; total %.1f ms\n", e->total_ms - sum * 1e3, e->total_ms);
 	}
+	e->kernel_ms = e->total_ms - e->transfer_ms;
+	*out = e;
+	return GWB_OK;
+}
+
+/* ================================================================ randomized SVD */
+
+extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
+		    double *work, const int *lwork, int *info);
+extern void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda,
+		    const double *tau, double *work, const int *lwork, int *info);
+extern void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
+		    const int *lda, double *s, double *u, const int *ldu, double *vt,
+		    const int *ldvt, double *work, const int *lwork, int *info, size_t, size_t);
+
+void gwb_svd_opts_default(gwb_svd_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->k = 6;
+	o->tol = 1e-10;
+	o->seed = 1;
+	o->vectors = true;
+	o->backend = GWB_BACKEND_AUTO;
+}
+
+/* Householder QR of the o->n x b block X (backend memory): X <- Q, R (host, b x b). */
+static gwb_status op_qr(ops *o, double *X, int b, double *R)
+{
+	gwb_status st = GWB_OK;
+	double t0 = prof_begin(o);
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu) {
+		st = gwb_gpu_qr(o->g, o->n, b, X, R);
+		prof_end(o, PH_SYEV, t0);
+		return st;
+	}
+#endif
+	if (o->n > INT32_MAX)
+		return gwb_error(GWB_EINVAL, "eig.svd: the CPU QR needs fewer than 2^31 rows");
+	int m = (int)o->n, lwork = -1, info = 0;
+	double q1 = 0, q2 = 0, *tau = malloc((size_t)b * sizeof(double)), *work = NULL;
+	if (!tau)
+		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	dgeqrf_(&m, &b, X, &m, tau, &q1, &lwork, &info);
+	dorgqr_(&m, &b, &b, X, &m, tau, &q2, &lwork, &info);
+	lwork = (int)(q1 > q2 ? q1 : q2) + 1;
+	work = malloc((size_t)lwork * sizeof(double));
+	if (!work) {
+		free(tau);
+		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	}
+	dgeqrf_(&m, &b, X, &m, tau, work, &lwork, &info);
+	if (!info) {
+		for (int j = 0; j < b; j++)
+			for (int i = 0; i < b; i++)
+				R[i + (size_t)j * b] = i <= j ? X[i + (size_t)j * m] : 0.0;
+		dorgqr_(&m, &b, &b, X, &m, tau, work, &lwork, &info);
+	}
+	free(tau);
+	free(work);
+	if (info)
+		st = gwb_error(GWB_EINVAL, "eig.svd: LAPACK QR failed (info %d)", info);
+	if (o->prof)
+		o->ph[PH_SYEV] += gwb_now() - t0;
+	return st;
+}
+
+/* R (b x b, destroyed) = U diag(s) W^T, s descending (LAPACK dgesvd on the host). */
+static gwb_status small_svd(double *R, int b, double *s, double *U, double *W)
+{
+	int info = 0, lwork = -1;
+	double q, *VT = malloc((size_t)b * b * sizeof(double)), *work = NULL;
+	if (!VT)
+		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, &q, &lwork, &info, 1, 1);
+	lwork = (int)q + 1;
+	work = malloc((size_t)lwork * sizeof(double));
+	if (!work) {
+		free(VT);
+		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	}
+	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, work, &lwork, &info, 1, 1);
+	for (int j = 0; j < b; j++)
+		for (int i = 0; i < b; i++)
+			W[i + (size_t)j * b] = VT[j + (size_t)i * b];
+	free(VT);
+	free(work);
+	if (info)
+		return gwb_error(GWB_ENOCONV, "eig.svd: LAPACK dgesvd failed on the %dx%d projected "
+				 "problem (info %d)", b, b, info);
+	return GWB_OK;
+}
+
+/* Column norms of the n x k block T (through its Gram matrix's diagonal). */
+static gwb_status col_norms(ops *o, const double *T, int k, double *G, double *nrm)
+{
+	gwb_status st = op_gemm_tn(o, T, k, T, k, G);
+	for (int i = 0; !st && i < k; i++)
+		nrm[i] = sqrt(fabs(G[i + (size_t)i * k]));
+	return st;
+}
+
+gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen **out)
+{
+	int64_t at[2], rows = A->rows, cols = A->cols, p = rows < cols ? rows : cols;
+	int k = opt->k, b = opt->block, maxit = opt->maxiter > 0 ? opt->maxiter : 5000;
+	double t0 = gwb_now(), tx = 0;
+	gwb_csr *At = NULL;
+	gwb_eigen *e = NULL;
+	ops oA = {0}, oT = {0};
+	gwb_backend be;
+	char why[160] = "";
+	gwb_status st;
+	double *V = NULL, *Z = NULL, *Y = NULL, *Q = NULL, *Tm = NULL, *Tn = NULL;
+	double *R = NULL, *s = NULL, *Ur = NULL, *Wr = NULL, *C = NULL, *G = NULL, *r1 = NULL,
+	       *r2 = NULL;
+	int it = 0;
+	bool conv = false;
+
+	*out = NULL;
+	if (rows < 1 || cols < 1)
+		return gwb_error(GWB_EINVAL, "eig.svd: the matrix is empty (%lldx%lld)",
+				 (long long)rows, (long long)cols);
+	if (k < 1 || k > p)
+		return gwb_error(GWB_EINVAL, "eig.svd: k must be in [1, min(rows, cols)] = [1, %lld] for "
+				 "this %lldx%lld matrix (got k = %d)", (long long)p, (long long)rows,
+				 (long long)cols, k);
+	if (!(opt->tol > 0) || opt->tol >= 1)
+		return gwb_error(GWB_EINVAL, "eig.svd: tol must be in (0, 1) (got %g)", opt->tol);
+	if (gwb_csr_has_nonfinite(A, at))
+		return gwb_error(GWB_EINVAL, "eig.svd: the matrix has a NaN or Inf at (%lld, %lld) "
+				 "(1-based); clean the data first", (long long)at[0] + 1,
+				 (long long)at[1] + 1);
+	if (b <= 0)
+		b = k + (k > 10 ? k : 10);
+	if (b > p)
+		b = (int)p;
+	if (b < k)
+		return gwb_error(GWB_EINVAL, "eig.svd: block must be >= k (got block = %d, k = %d)", b, k);
+	double bytes = (double)gwb_csr_bytes(A) * 2 * 50 + (double)(rows + cols) * 8 * 4 * b;
+	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+		return st;
+	if ((st = gwb_csr_transpose(A, &At)))
+		return st;
+	if ((st = gwb_eigen_new((size_t)cols, (size_t)rows, (size_t)k, 1, opt->vectors, true, &e)))
+		goto out;
+	oA.A = (gwb_csr *)A;
+	oA.n = rows;
+	oT.A = At;
+	oT.n = cols;
+	oA.sign = oT.sign = 1.0;
+	{
+		const char *pe = getenv("GWB_EIG_PROF");
+		oA.prof = oT.prof = pe && *pe && strcmp(pe, "0");
+	}
+#ifdef GWB_HAVE_CUDA
+	if (be == GWB_BACKEND_GPU) {
+		double t1 = gwb_now();
+		if ((st = gwb_gpu_csr_upload(A, &oA.g)) || (st = gwb_gpu_csr_upload(At, &oT.g)))
+			goto out;
+		oA.gpu = oT.gpu = true;
+		tx += gwb_now() - t1;
+	}
+#endif
+	/* n-length blocks on oT, m-length on oA */
+	if ((st = op_alloc(&oT, (size_t)cols * b, &V)) || (st = op_alloc(&oT, (size_t)cols * b, &Z)) ||
+	    (st = op_alloc(&oT, (size_t)cols * b, &Tn)) || (st = op_alloc(&oA, (size_t)rows * b, &Y)) ||
+	    (st = op_alloc(&oA, (size_t)rows * b, &Q)) || (st = op_alloc(&oA, (size_t)rows * b, &Tm)))
+		goto out;
+	R = malloc((size_t)b * b * sizeof(double));
+	Ur = malloc((size_t)b * b * sizeof(double));
+	Wr = malloc((size_t)b * b * sizeof(double));
+	C = malloc((size_t)b * b * sizeof(double));
+	G = malloc((size_t)b * b * sizeof(double));
+	s = malloc((size_t)b * sizeof(double));
+	r1 = malloc((size_t)b * sizeof(double));
+	r2 = malloc((size_t)b * sizeof(double));
+	if (!R || !Ur || !Wr || !C || !G || !s || !r1 || !r2) {
+		st = gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+		goto out;
+	}
+	gwb_progress_begin("eig.svd", 0);
+	if ((st = random_block(&oT, V, b, opt->seed)) || (st = op_qr(&oT, V, b, R)))
+		goto done;
+	double smax = 0;
+	for (it = 1; it <= maxit; it++) {
+		if ((st = check_intr()))
+			goto done;
+		/* Y = A V = Q R; R = Ur S Wr^T: u = Q Ur, v = V Wr, A v = s u */
+		if ((st = op_spmm(&oA, V, Y, b)) || (st = op_copy(&oA, Q, Y, (size_t)rows * b)) ||
+		    (st = op_qr(&oA, Q, b, R)) || (st = small_svd(R, b, s, Ur, Wr)))
+			goto done;
+		smax = s[0] > smax ? s[0] : smax;
+		double scale = smax > 0 ? smax : 1;
+		/* Z = A^T Q; residuals of the first k: A v - s u = Y Wr - Q Ur S and
+		 * A^T u - s v = Z Ur - V Wr S */
+		if ((st = op_spmm(&oT, Q, Z, b)))
+			goto done;
+		for (int j = 0; j < k; j++)
+			for (int i = 0; i < b; i++)
+				C[i + (size_t)j * b] = -Ur[i + (size_t)j * b] * s[j];
+		if ((st = op_gemm_nn(&oA, Y, b, Wr, k, 0.0, Tm)) ||
+		    (st = op_gemm_nn(&oA, Q, b, C, k, 1.0, Tm)) || (st = col_norms(&oA, Tm, k, G, r1)))
+			goto done;
+		for (int j = 0; j < k; j++)
+			for (int i = 0; i < b; i++)
+				C[i + (size_t)j * b] = -Wr[i + (size_t)j * b] * s[j];
+		if ((st = op_gemm_nn(&oT, Z, b, Ur, k, 0.0, Tn)) ||
+		    (st = op_gemm_nn(&oT, V, b, C, k, 1.0, Tn)) || (st = col_norms(&oT, Tn, k, G, r2)))
+			goto done;
+		int nconv = 0;
+		double mx = 0;
+		for (int i = 0; i < k; i++) {
+			double r = fmax(r1[i], r2[i]) / scale;
+			if (r <= opt->tol && nconv == i)
+				nconv++;
+			mx = r > mx ? r : mx;
+		}
+		gwb_eigen_history_push(e, it, nconv, mx);
+		gwb_progress_update(it, "residual", mx);
+		conv = nconv == k;
+		if (conv || it == maxit)
+			break;
+		/* next V: an orthonormal basis of A^T Q */
+		if ((st = op_copy(&oT, V, Z, (size_t)cols * b)) || (st = op_qr(&oT, V, b, R)))
+			goto done;
+	}
+	if (it > maxit)
+		it = maxit;
+	{
+		double scale = smax > 0 ? smax : 1;
+		for (int i = 0; i < k; i++) {
+			e->values[i] = s[i];
+			e->residuals[i] = fmax(r1[i], r2[i]) / scale;
+		}
+	}
+	if (opt->vectors) {
+		/* u = Q Ur(:, 1:k) into Tm, v = V Wr(:, 1:k) into Tn, then to the host */
+		double t1;
+		if ((st = op_gemm_nn(&oA, Q, b, Ur, k, 0.0, Tm)) ||
+		    (st = op_gemm_nn(&oT, V, b, Wr, k, 0.0, Tn)))
+			goto done;
+		t1 = gwb_now();
+		if ((st = op_get(&oA, e->left, Tm, (size_t)rows * k)) ||
+		    (st = op_get(&oT, e->vectors, Tn, (size_t)cols * k)))
+			goto done;
+		tx += gwb_now() - t1;
+		double orth = 0;
+		if ((st = op_gemm_tn(&oT, Tn, k, Tn, k, G)))
+			goto done;
+		for (int j = 0; j < k; j++)
+			for (int i = 0; i < k; i++)
+				orth = fmax(orth, fabs(G[i + (size_t)j * k] - (i == j)));
+		e->orthogonality = orth;
+	}
+	gwb_eigen_update_max(e);
+	e->iterations = it;
+	e->converged = conv;
+	snprintf(e->method, sizeof(e->method), "randomized");
+	snprintf(e->backend, sizeof(e->backend), "%s", oA.gpu ? "gpu" : "cpu");
+	snprintf(e->note, sizeof(e->note), "randomized subspace iteration on A and A^T, block %d, "
+		 "%d iterations, Householder QR (%s); ||A||_2 ~ %.6g", b, it,
+		 oA.gpu ? "cuSOLVER" : "LAPACK", smax);
+done:
+	gwb_progress_end();
+out:
+	if (!st && (oA.prof || oT.prof)) {
+		fprintf(stderr, "eig.svd phases (%s, %ld + %ld products):", oA.gpu ? "gpu" : "cpu",
+			oA.spmv, oT.spmv);
+		for (int q = 0; q < PH_COUNT; q++)
+			fprintf(stderr, " %s %.1f ms;", q == PH_SYEV ? "QR + small SVD" : ph_names[q],
+				(oA.ph[q] + oT.ph[q]) * 1e3);
+		fprintf(stderr, " total %.1f ms\n", (gwb_now() - t0) * 1e3);
+	}
+	op_free(&oT, V);
+	op_free(&oT, Z);
+	op_free(&oT, Tn);
+	op_free(&oA, Y);
+	op_free(&oA, Q);
+	op_free(&oA, Tm);
+#ifdef GWB_HAVE_CUDA
+	if (oA.g)
+		gwb_gpu_csr_free(oA.g);
+	if (oT.g)
+		gwb_gpu_csr_free(oT.g);
+#endif
+	gwb_csr_free(At);
+	free(R);
+	free(Ur);
+	free(Wr);
+	free(C);
+	free(G);
+	free(s);
+	free(r1);
+	free(r2);
+	if (st) {
+		gwb_eigen_free(e);
+		return st;
+	}
+	e->total_ms = (gwb_now() - t0) * 1e3;
+	e->transfer_ms = tx * 1e3;
 	e->kernel_ms = e->total_ms - e->transfer_ms;
 	*out = e;
 	return GWB_OK;

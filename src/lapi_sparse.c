@@ -391,6 +391,18 @@ static int l_randsym(lua_State *L)
 	return 1;
 }
 
+static int l_sprand(lua_State *L)
+{
+	static const char *const known[] = {"density", "seed", NULL};
+	lua_Integer m = luaL_checkinteger(L, 1), n = luaL_checkinteger(L, 2);
+	gwb_opt_check_keys(L, 3, "mat.sprand", known);
+	double density = gwb_opt_num(L, 3, "mat.sprand", "density", 1e-3);
+	lua_Integer seed = gwb_opt_int(L, 3, "mat.sprand", "seed", 1);
+	lsparse *u = sp_new(L);
+	gwb_lua_check(L, gwb_csr_random(m, n, density, (uint64_t)seed, &u->A));
+	return 1;
+}
+
 static int l_knn_laplacian(lua_State *L)
 {
 	static const char *const known[] = {"k", "sigma", "normalized", NULL};
@@ -506,6 +518,104 @@ static int solve_sparse(lua_State *L)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- eig.svd */
+
+static int svd_sparse(lua_State *L)
+{
+	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
+					    "backend", "method", NULL};
+	gwb_csr *A = sp_check(L, 1);
+	const char *fn = "eig.svd";
+	gwb_svd_opts o;
+	gwb_eigen *e = NULL;
+
+	gwb_svd_opts_default(&o);
+	gwb_opt_check_keys(L, 2, fn, known);
+	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
+	if (k < 1 || k > 100000)
+		return luaL_error(L, "eig.svd: k must be >= 1 (got %I)", k);
+	o.k = (int)k;
+	o.tol = gwb_opt_num(L, 2, fn, "tol", 1e-10);
+	lua_Integer mi = gwb_opt_int(L, 2, fn, "maxiter", 0), bl = gwb_opt_int(L, 2, fn, "block", 0);
+	if (mi < 0 || bl < 0 || mi > INT32_MAX || bl > 100000)
+		return luaL_error(L, "eig.svd: maxiter and block must be >= 0");
+	o.maxiter = (int)mi;
+	o.block = (int)bl;
+	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
+	o.vectors = gwb_opt_bool(L, 2, fn, "vectors", true);
+	o.backend = gwb_opt_backend(L, 2, fn);
+	const char *m = gwb_opt_str(L, 2, fn, "method", "auto");
+	if (strcmp(m, "auto") && strcmp(m, "randomized") && strcmp(m, "rsvd"))
+		return luaL_error(L, "eig.svd: for a SparseMatrix, method must be \"auto\" or "
+				  "\"randomized\" (got \"%s\"); A:todense() for the dense methods", m);
+	gwb_lua_check(L, gwb_svd_sparse(A, &o, &e));
+
+	lua_createtable(L, 0, 6);
+	lua_pushstring(L, "eig.svd");
+	lua_setfield(L, -2, "kind");
+	lua_createtable(L, 0, 6);
+	lua_pushstring(L, A->name);
+	lua_setfield(L, -2, "matrix");
+	lua_pushinteger(L, A->rows);
+	lua_setfield(L, -2, "rows");
+	lua_pushinteger(L, A->cols);
+	lua_setfield(L, -2, "cols");
+	lua_pushinteger(L, A->nnz);
+	lua_setfield(L, -2, "nnz");
+	lua_pushinteger(L, o.k);
+	lua_setfield(L, -2, "k");
+	lua_pushnumber(L, o.tol);
+	lua_setfield(L, -2, "tol");
+	lua_setfield(L, -2, "params");
+	lua_pushstring(L, e->backend);
+	lua_setfield(L, -2, "backend");
+	lua_createtable(L, 0, 1);
+	lua_pushnumber(L, e->total_ms);
+	lua_setfield(L, -2, "total_ms");
+	lua_setfield(L, -2, "timing");
+	lua_createtable(L, 0, 3);
+	lua_pushnumber(L, e->max_residual);
+	lua_setfield(L, -2, "max_residual");
+	lua_pushinteger(L, e->iterations);
+	lua_setfield(L, -2, "iterations");
+	lua_pushboolean(L, e->converged);
+	lua_setfield(L, -2, "converged");
+	lua_setfield(L, -2, "metrics");
+	gwb_lua_log_run(L, -1);
+	lua_pop(L, 1);
+
+	gwb_lua_push_eigen(L, e);
+	return 1;
+}
+
+/* eig.svd: sparse matrices here, anything else to the original (upvalue 1). */
+static int l_svd(lua_State *L)
+{
+	if (luaL_testudata(L, 1, SPARSE_T))
+		return svd_sparse(L);
+	if (lua_isnil(L, lua_upvalueindex(1)))
+		return luaL_error(L, "eig.svd: expected a SparseMatrix (dense matrices need the dense "
+				  "solver, which this gwb lacks)");
+	int n = lua_gettop(L);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, n, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+static const char svd_help[] =
+	"For a SparseMatrix (any shape): the k largest singular triplets by randomized subspace\n"
+	"iteration on A and A^T: V orthonormal, Y = A V = Q R (Householder QR: LAPACK, or\n"
+	"cuSOLVER geqrf/orgqr on the GPU), R = Ur S Wr^T gives u = Q Ur, v = V Wr; then\n"
+	"V <- orth(A^T Q), until every pair has max(||Av - su||, ||A^T u - sv||) <= tol * s_1.\n"
+	"Products by our SpMM (A and a stored A^T) on the GPU, CPU threads otherwise.\n"
+	"Options: k (6), tol (1e-10), maxiter (5000), block (k + max(10, k): a wider block\n"
+	"converges in fewer iterations when the singular values are close), seed, vectors (true),\n"
+	"backend = \"auto\" | \"cpu\" | \"gpu\", method = \"auto\" | \"randomized\".\n"
+	"The result: values (descending), e:vector(i) (right, A.cols entries), e:left(i) (left,\n"
+	"A.rows entries), residuals, max_residual, history, iterations.\n"
+	"Example: s = eig.svd(mat.sprand(2000, 500, {density = 0.01}), {k = 5}).values";
+
 /* eig.solve: sparse matrices here, anything else to the original (upvalue 1). */
 static int l_solve(lua_State *L)
 {
@@ -538,7 +648,10 @@ static const char solve_help[] =
 	"  \"randomized\"  randomized subspace iteration (block power steps + Rayleigh-Ritz)\n"
 	"  \"rand+lanczos\" 3 randomized iterations, then Lanczos from their Ritz vectors\n"
 	"  \"dense\"       LAPACK dsyev on a dense copy (n <= 8192)\n"
-	"GPU: spmv = \"auto\" | \"ours\" | \"cusparse\". Errors: non-square, non-symmetric, NaN/Inf,\n"
+	"GPU: spmv = \"auto\" | \"ours\" (our kernels; blocks of vectors in row-major order) |\n"
+	"\"cusparse\" (cuSPARSE SpMV/SpMM). GWB_EIG_PROF=1 prints the time per phase (spmm, Gram,\n"
+	"updates, vector ops, small eigenproblems, transfers, setup) to stderr, the device\n"
+	"synchronized after every operation. Errors: non-square, non-symmetric, NaN/Inf,\n"
 	"k >= n. The result's history holds (iteration, converged, max residual) per iteration.\n"
 	"Example: e = eig.solve(mat.laplacian2d(317), {k = 10, which = \"smallest\"})";
 
@@ -592,6 +705,10 @@ static const gwb_reg funcs[] = {
 	 "matrix: about density*n^2 nonzeros at uniform positions (mirrored), values uniform in "
 	 "[-1, 1). Options: density (1e-3), seed (1), diag (false: add a full random "
 	 "diagonal).\nExample: A = mat.randsym(100000, {density = 1e-3})"},
+	{"sprand", l_sprand, "mat.sprand(m, n [, opts]) -> SparseMatrix\nA random m x n sparse "
+	 "matrix: about density*m*n nonzeros at uniform positions, values uniform in [-1, 1). "
+	 "Options: density (1e-3), seed (1).\nExample: A = mat.sprand(20000, 5000, {density = "
+	 "1e-3})"},
 	{"knn_laplacian", l_knn_laplacian, "mat.knn_laplacian(d [, opts]) -> SparseMatrix\nThe "
 	 "graph Laplacian D - W of the k-nearest-neighbour graph of a Dataset's rows (features "
 	 "standardised, exact Euclidean search, the graph made symmetric by union). Options: k "
@@ -665,5 +782,6 @@ int gwb_open_sparse(lua_State *L)
 	     "order 100489", "mat.laplacian2d(m [, opts]) -> Matrix | SparseMatrix");
 	wrap(L, "eig", "solve", l_solve, solve_help,
 	     "eig.solve(A [, opts]) -> Eigen");
+	wrap(L, "eig", "svd", l_svd, svd_help, "eig.svd(A [, opts]) -> Eigen (SVD)");
 	return 0;
 }

@@ -616,6 +616,90 @@ out_free:
 	return st;
 }
 
+gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t seed,
+			  gwb_csr **out)
+{
+	int64_t m;
+	int64_t *I, *J;
+	double *V;
+	uint64_t s = seed * 0x2545F4914F6CDD1DULL + 7;
+	gwb_status st;
+
+	*out = NULL;
+	if (rows < 1 || cols < 1)
+		return gwb_error(GWB_EINVAL, "sprand: rows and cols must be >= 1 (got %lldx%lld)",
+				 (long long)rows, (long long)cols);
+	if (!(density > 0 && density <= 1))
+		return gwb_error(GWB_EINVAL, "sprand: density must be in (0, 1] (got %g)", density);
+	m = (int64_t)llround(density * (double)rows * (double)cols);
+	if (m < 1)
+		m = 1;
+	I = malloc((size_t)m * sizeof(int64_t));
+	J = malloc((size_t)m * sizeof(int64_t));
+	V = malloc((size_t)m * sizeof(double));
+	if (!I || !J || !V) {
+		st = gwb_error(GWB_ENOMEM, "sprand: cannot allocate %zu bytes for %lld entries",
+			       (size_t)m * 24, (long long)m);
+		goto out_free;
+	}
+	for (int64_t t = 0; t < m; t++) {
+		I[t] = (int64_t)(sm64(&s) % (uint64_t)rows);
+		J[t] = (int64_t)(sm64(&s) % (uint64_t)cols);
+		V[t] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+	}
+	/* positions drawn twice are summed (from_coo), like any duplicate */
+	st = gwb_csr_from_coo(rows, cols, m, I, J, V, false, out);
+	if (!st)
+		snprintf((*out)->name, sizeof((*out)->name), "sprand(%lld, %lld, %g)", (long long)rows,
+			 (long long)cols, density);
+out_free:
+	free(I);
+	free(J);
+	free(V);
+	return st;
+}
+
+gwb_status gwb_csr_transpose(const gwb_csr *A, gwb_csr **out)
+{
+	gwb_csr *T;
+	gwb_status st = gwb_csr_alloc(A->cols, A->rows, A->nnz, A->wide, &T);
+	int64_t *next;
+
+	*out = NULL;
+	if (st)
+		return st;
+	next = calloc((size_t)A->cols + 1, sizeof(int64_t));
+	if (!next) {
+		gwb_csr_free(T);
+		return gwb_error(GWB_ENOMEM, "sparse transpose: out of memory");
+	}
+	/* counting sort by column; rows are visited in order, so each row of T is ascending */
+	for (int64_t p = 0; p < A->nnz; p++)
+		next[gwb_csr_ci(A, p) + 1]++;
+	for (int64_t j = 0; j < A->cols; j++)
+		next[j + 1] += next[j];
+	for (int64_t j = 0; j <= A->cols; j++) {
+		if (T->wide)
+			T->rp64[j] = next[j];
+		else
+			T->rp32[j] = (int32_t)next[j];
+	}
+	for (int64_t i = 0; i < A->rows; i++)
+		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++) {
+			int64_t q = next[gwb_csr_ci(A, p)]++;
+			if (T->wide)
+				T->ci64[q] = i;
+			else
+				T->ci32[q] = (int32_t)i;
+			T->val[q] = A->val[p];
+		}
+	free(next);
+	T->sym = A->sym;
+	snprintf(T->name, sizeof(T->name), "%.80s^T", A->name);
+	*out = T;
+	return GWB_OK;
+}
+
 /* ---------------------------------------------------------------- kNN graph Laplacian */
 
 struct knn_ctx {

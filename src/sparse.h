@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "dataset.h"
 #include "status.h"
 
@@ -86,6 +87,34 @@ gwb_status gwb_laplacian_eigenvalues(int dims, int64_t nx, int64_t ny, int64_t n
  * the upper triangle (mirrored), values uniform in [-1, 1), plus a full diagonal when diag.
  * Deterministic for a seed. */
 gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, gwb_csr **out);
+
+/* A random rows x cols matrix with about density * rows * cols nonzeros at uniform positions
+ * (positions drawn twice are summed), values uniform in [-1, 1). Deterministic for a seed. */
+gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t seed,
+			  gwb_csr **out);
+
+/* A^T as a new CSR matrix (same index width). */
+gwb_status gwb_csr_transpose(const gwb_csr *A, gwb_csr **out);
+
+/* The k largest singular triplets of a sparse rows x cols matrix (any shape) by randomized
+ * subspace iteration on A and A^T (implemented in eig_sparse.c): V orthonormal (QR), Y = A V,
+ * Y = Q R (QR: LAPACK dgeqrf/dorgqr, cuSOLVER geqrf/orgqr on the GPU), R = Ur S Vr^T, so
+ * u = Q Ur, v = V Vr, A v = s u; Z = A^T Q gives ||A^T u - s v||, and V <- orth(Z) repeats
+ * until every one of the k pairs has max(||Av - su||, ||A^T u - sv||) <= tol * s_1. */
+typedef struct gwb_svd_opts {
+	int k;                /* triplets wanted, 1 <= k <= min(rows, cols) */
+	double tol;           /* relative to s_1 (||A||_2); default 1e-10 */
+	int maxiter;          /* 0 = 5000 */
+	int block;            /* subspace width; 0 = k + max(10, k) (at most min(rows, cols)) */
+	uint64_t seed;
+	bool vectors;         /* keep u (left) and v (right, e->vectors) in the result */
+	gwb_backend backend;
+} gwb_svd_opts;
+void gwb_svd_opts_default(gwb_svd_opts *o);
+struct gwb_eigen;
+/* The result: e->svd, values descending, e->vectors right (cols each), e->left left (rows
+ * each), residuals max(||Av - su||, ||A^T u - sv||) / s_1, history per iteration. */
+gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *o, struct gwb_eigen **out);
 
 /* Graph Laplacian of the k-nearest-neighbour graph of a dataset's rows (features
  * standardised, Euclidean distance, exact search; the graph made symmetric by union).

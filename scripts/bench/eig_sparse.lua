@@ -141,7 +141,7 @@ if #spmv > 0 then
   end
   print()
   print(("SpMM, a block of %d vectors (ms, GB/s of matrix + X + Y once, max error vs CPU)"):format(spmv[1].block_b))
-  print(("%-8s %-26s %-26s %-26s %-26s"):format("case", "ours col-major", "cuSPARSE col-major",
+  print(("%-8s %-26s %-26s %-26s %-26s"):format("case", "ours col-major (via rows)", "cuSPARSE col-major",
     "ours row-major", "cuSPARSE row-major (ALG2)"))
   for _, r in ipairs(spmv) do
     local b = r.block_b

@@ -17,10 +17,10 @@ end
 test("gpu spmv: ours and cuSPARSE agree with the CPU on short, medium and long rows", function()
   T.need_gpu()
   local cases = {
-    { "1d (3 per row)", mat.laplacian1d(5000, { sparse = true }), 2 },
-    { "2d (5 per row)", mat.laplacian2d(120, { sparse = true }), 8 },
-    { "3d (7 per row)", mat.laplacian3d(20), 8 },
-    { "randsym (~20 per row)", mat.randsym(4000, { density = 5e-3, seed = 2 }), 32 },
+    { "1d (3 per row)", mat.laplacian1d(5000, { sparse = true }), 1 },
+    { "2d (5 per row)", mat.laplacian2d(120, { sparse = true }), 1 },
+    { "3d (7 per row)", mat.laplacian3d(20), 1 },
+    { "randsym (~20 per row)", mat.randsym(4000, { density = 5e-3, seed = 2 }), 8 },
     { "randsym (~200 per row)", mat.randsym(2000, { density = 0.1, seed = 3 }), 32 },
   }
   for _, c in ipairs(cases) do
@@ -29,6 +29,7 @@ test("gpu spmv: ours and cuSPARSE agree with the CPU on short, medium and long r
     ok(r.cusparse_err <= 1e-14, c[1] .. ": cuSPARSE differs from the CPU by " .. r.cusparse_err)
     ok(r.ours_ms > 0 and r.cusparse_ms > 0, c[1] .. ": timed")
     ok(r.lanes >= 1 and r.lanes <= 32, c[1] .. ": lanes " .. r.lanes)
+    if c[3] == 1 then eq(r.lanes, 1, c[1] .. ": short rows get a thread each") end
     if c[3] == 32 then ok(r.lanes >= 16, c[1] .. ": long rows get (nearly) a warp") end
     eq(#r.sweep_ms, 6, c[1] .. ": lanes sweep")
     for i = 1, 6 do ok(r.sweep_ms[i] > 0, c[1] .. ": sweep timed " .. i) end
