@@ -298,40 +298,71 @@ void CUPTIAPI on_launch(void *, CUpti_CallbackDomain dom, CUpti_CallbackId id, c
 		.emplace_back(cb->symbolName ? cb->symbolName : "");
 }
 
-// "void ns::kern<int, 4>(float const*, int)" -> "ns::kern<int, 4>", at most 60 characters.
-std::string short_name(const std::string &sym)
+// A launch's mangled name, demangled and trimmed for a table: *shown is the library namespace
+// and the function ("cub::DeviceScanKernel" for
+// "void cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel<...>(...)"), *base the function
+// alone ("DeviceScanKernel"); template arguments and parameters are dropped, so instantiations
+// of one template share a row (as they share a gwb_launch label).
+void split_name(const std::string &sym, std::string *shown, std::string *base)
 {
-	if (sym.empty())
-		return sym;
 	int st = 0;
-	char *d = abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &st);
+	char *d = sym.compare(0, 2, "_Z") == 0 ? abi::__cxa_demangle(sym.c_str(), nullptr, nullptr, &st)
+					       : nullptr;
 	std::string s = (st == 0 && d) ? d : sym;
 	free(d);
 	if (s.compare(0, 5, "void ") == 0)
 		s.erase(0, 5);
+	static const std::string anon = "(anonymous namespace)::";
+	for (size_t at; (at = s.find(anon)) != std::string::npos;)
+		s.erase(at, anon.size());
+	std::string plain;
 	int depth = 0;
-	for (size_t i = 0; i < s.size(); i++) {
-		if (s[i] == '<')
+	for (char c : s) {
+		if (c == '<')
 			depth++;
-		else if (s[i] == '>')
+		else if (c == '>')
 			depth--;
-		else if (s[i] == '(' && depth == 0) {
-			s.resize(i);
+		else if (depth == 0 && c == '(')
 			break;
-		}
+		else if (depth == 0)
+			plain += c;
 	}
-	if (s.size() > 60)
-		s = s.substr(0, 57) + "...";
-	return s;
+	std::vector<std::string> parts;
+	for (size_t from = 0;;) {
+		size_t at = plain.find("::", from);
+		parts.push_back(plain.substr(from, at == std::string::npos ? std::string::npos : at - from));
+		if (at == std::string::npos)
+			break;
+		from = at + 2;
+	}
+	*base = parts.back();
+	*shown = parts.size() > 1 ? parts.front() + "::" + parts.back() : parts.back();
+	if (shown->size() > 60)
+		shown->resize(60);
 }
+
+struct Registry {
+	std::map<std::string, std::string> by_symbol;  // mangled name -> gwb label
+	std::map<std::string, std::string> by_base;    // function name -> gwb label ("" if two)
+	std::map<std::string, bool> labels;
+};
 
 void collect_registered(const char *name, void *ctx)
 {
-	auto *m = (std::map<std::string, std::string> *)ctx;
+	auto *r = (Registry *)ctx;
 	const void *fn = gwb_prof_kernel_fn(name);
 	const char *mangled = nullptr;
-	if (fn && cudaFuncGetName(&mangled, fn) == cudaSuccess && mangled)
-		(*m)[mangled] = name;
+	r->labels[name] = true;
+	if (fn && cudaFuncGetName(&mangled, fn) == cudaSuccess && mangled) {
+		std::string shown, base;
+		r->by_symbol[mangled] = name;
+		split_name(mangled, &shown, &base);
+		auto it = r->by_base.find(base);
+		if (it == r->by_base.end())
+			r->by_base[base] = name;
+		else if (it->second != name)
+			it->second = "";  // one template under two labels: no guess
+	}
 	cudaGetLastError();
 }
 
@@ -612,8 +643,8 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 	if (dropped)
 		*dropped = (long)(launches > nranges ? launches - nranges : ndropped);
 
-	std::map<std::string, std::string> ours;
-	gwb_prof_each_registered(collect_registered, &ours);
+	Registry reg;
+	gwb_prof_each_registered(collect_registered, &reg);
 	bool debug = getenv("GWB_PROFILE_DEBUG") != nullptr;
 	if (debug)
 		fprintf(stderr, "gpu.profile: %zu ranges, %zu driver / %zu runtime launches, %zu "
@@ -644,14 +675,31 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 			fprintf(stderr, "gpu.profile: range %zu cupti '%s' launch '%s': %.2f %% %.0f ns "
 					"%.2f %%\n",
 				i, cupti_name.c_str(), sym.c_str(), v[0], v[1], v[2]);
-		auto it = ours.find(sym);
-		std::string display = it != ours.end() ? it->second : short_name(sym);
+		// ours: the registered function itself, or another instantiation of its template
+		// (spmv_seg<8, int> launched under the label spmv_seg)
+		std::string display, base;
+		bool is_ours = false;
+		auto it = reg.by_symbol.find(sym);
+		if (it != reg.by_symbol.end()) {
+			display = it->second;
+			is_ours = true;
+		} else if (!sym.empty()) {
+			split_name(sym, &display, &base);
+			auto b = reg.by_base.find(base);
+			if (b != reg.by_base.end() && !b->second.empty()) {
+				display = b->second;  // another instantiation of a registered kernel
+				is_ours = true;
+			} else if (reg.labels.count(base)) {
+				display = base;  // launched under its own function name
+				is_ours = true;
+			}
+		}
 		if (display.empty())
-			display = cupti_name.empty() ? "(unnamed kernel)" : cupti_name;
+			display = cupti_name.empty() ? "(unnamed kernel)" : "range " + cupti_name;
 		gwb_profile_range r;
 		r.name = display.c_str();
 		r.symbol = sym.c_str();
-		r.ours = it != ours.end();
+		r.ours = is_ours;
 		r.achieved_pct = v[0];
 		r.duration_ns = s->nmetrics > 1 ? v[1] : -1;
 		r.sm_pct = s->nmetrics > 2 ? v[2] : -1;

@@ -691,7 +691,8 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 	r->total_ms = ms;
 	snprintf(r->block, sizeof(r->block), "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
 	r->regs = k->regs;
-	r->theoretical = k->occupancy;
+	if (k->occupancy > 0)  /* 0: a record with no launch configuration (a library call) */
+		r->theoretical = k->occupancy;
 }
 
 #ifdef GWB_HAVE_CUDA
@@ -844,7 +845,7 @@ static int l_profile_tostring(lua_State *L)
 		fmt_pct(theo, sizeof(theo), fieldnum(L, row, "theoretical_occupancy"), 11);
 		fmt_pct(sm, sizeof(sm), fieldnum(L, row, "sm_throughput"), 6);
 		dur = fieldnum(L, row, "duration_us");
-		if (isnan(dur))
+		if (isnan(dur) && !achieved)  /* event times include replays when profiled */
 			dur = fieldnum(L, row, "mean_us");
 		lua_pop(L, 1);
 		if (isnan(dur))
