@@ -79,3 +79,24 @@ test("gpu profile: sessions do not nest; the inner call gives a reason", functio
   ok(inner.reason:find("do not nest", 1, true), inner.reason)
   ok(row(p, "transpose_padded"), "the outer session measured the inner call's kernels")
 end)
+
+test("gpu profile: every gwb launch is measured under its label; library kernels get rows", function()
+  T.need_gpu()
+  local A = mat.laplacian2d(60, { sparse = true })
+  local p = gpu.profile(function() A:spmv_bench { reps = 1 } end)
+  if not p.achieved then T.skip("CUPTI range profiler: " .. p.reason) end
+  eq(p.dropped, 0)
+  local ours, lib = 0, 0
+  for _, k in ipairs(p.kernels) do
+    if k.theoretical_occupancy then  -- launched through gwb_launch: every launch measured
+      ours = ours + 1
+      eq(k.gwb, true, k.name)
+      eq(k.profiled, k.launches, k.name .. ": measured launches (template instantiations share the label)")
+    elseif not k.gwb then
+      lib = lib + 1
+      ok(k.profiled >= 1 and k.achieved_occupancy > 0 and k.achieved_occupancy <= 1, k.name)
+    end
+  end
+  ok(row(p, "spmv_seg"), "our SpMV has a row:\n" .. tostring(p))
+  ok(ours >= 1 and lib >= 1, "ours " .. ours .. ", library " .. lib .. ":\n" .. tostring(p))
+end)
