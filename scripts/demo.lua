@@ -109,6 +109,14 @@ do
   local o = gpu.occupancy({ regs = 64, smem = 48 * 1024 }, 256)
   print(("a kernel with 64 registers and 48 KB shared memory at 256 threads: %.0f%% occupancy, limited by %s")
     :format(o.occupancy * 100, o.limited_by))
+  local p = gpu.profile(function()
+    if gpu.available() then teach.transpose { rows = 512, cols = 512, reps = 1 } end
+  end)
+  if p.achieved then
+    print(tostring(p))
+  else
+    print("gpu.profile (achieved occupancy, CUPTI): " .. p.reason:match("^[^.]*"))
+  end
   for _, line in ipairs(teach.layout({ 2, 2 }, { 32, 2 }).text) do
     if line:match("^Element") then print("teach.layout({2, 2}, {32, 2}): " .. line) end
   end
