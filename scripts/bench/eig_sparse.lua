@@ -7,7 +7,9 @@
 -- Our time is the whole eig.solve call (upload, solve, vectors back); every returned pair
 -- must have ||Av - lv|| <= 1e-10 ||A||_2. Peers run under a wall-clock limit each.
 -- Targets: randsym smallest <= 0.25 s, largest <= 0.4 s; lap317 <= 0.5 / 1 s; lap1000 <= 5 /
--- 10 s. Environment: GWB_PYTHON (python3), GWB_SPARSE_BENCH_CASES (names), GWB_BENCH_TMP.
+-- 10 s. Environment: GWB_PYTHON (python3), GWB_SPARSE_BENCH_CASES (names), GWB_BENCH_TMP,
+-- GWB_SPARSE_BENCH_PEERS=0 (no peers), GWB_SPARSE_BENCH_CUPY_LIMIT / _SCIPY_LIMIT (seconds: cap
+-- each peer run's wall-clock limit; 0 skips that peer).
 -- Without a GPU: a small CPU run (lap100, rs10k) so the script still says something useful.
 local python = os.getenv("GWB_PYTHON") or "python3"
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "scripts/bench"
@@ -61,7 +63,10 @@ for _, c in ipairs(CASES) do
     rows[#rows + 1] = { case = c.name, which = which, s = e.timing.total_ms / 1000, res = e.max_residual,
       conv = e.converged, it = e.iterations, method = e.method, note = e.note,
       target = c.target[which], v1 = e.values[1], vk = e.values[K], alt = table.concat(alt, "; ") }
-    peer_args[#peer_args + 1] = ("%s=%s,%s,%g,%g"):format(c.name, path, which, c.limit.cupy, c.limit.scipy)
+    local cap_c = tonumber(os.getenv("GWB_SPARSE_BENCH_CUPY_LIMIT") or "") or math.huge
+    local cap_s = tonumber(os.getenv("GWB_SPARSE_BENCH_SCIPY_LIMIT") or "") or math.huge
+    peer_args[#peer_args + 1] = ("%s=%s,%s,%g,%g"):format(c.name, path, which,
+      math.min(c.limit.cupy, cap_c), math.min(c.limit.scipy, cap_s))
   end
   if has_gpu then
     local r = A:spmv_bench { reps = 30 }
@@ -69,6 +74,22 @@ for _, c in ipairs(CASES) do
     r.nnz = A.nnz
     r.n = A.rows
     spmv[#spmv + 1] = r
+  end
+  A:close()
+end
+
+-- randomized SVD of a rectangular sparse matrix (no targets in the issue; GPU beside the CPU)
+local svd_rows = {}
+do
+  local m, n, dens = 200000, 50000, 1e-4
+  if not has_gpu then m, n = 20000, 5000; dens = 1e-3 end
+  collectgarbage()
+  local A = mat.sprand(m, n, { density = dens, seed = 1 })
+  print(("svd      %s"):format(tostring(A)))
+  for _, be in ipairs(has_gpu and { "gpu", "cpu" } or { "cpu" }) do
+    local e = eig.svd(A, { k = K, backend = be })
+    svd_rows[#svd_rows + 1] = { be = be, s = e.timing.total_ms / 1000, res = e.max_residual,
+      conv = e.converged, it = e.iterations, note = e.note, v1 = e.values[1], vk = e.values[K] }
   end
   A:close()
 end
@@ -119,6 +140,13 @@ end
 for _, r in ipairs(rows) do
   print(("  %s %s: l1 = %.12g, l%d = %.12g; %s%s"):format(r.case, r.which, r.v1, K, r.vk, r.note,
     r.alt ~= "" and ("; " .. r.alt) or ""))
+end
+
+print()
+print(("eig.svd, k = %d largest singular triplets (residual max(||Av - su||, ||A^T u - sv||) / s_1)"):format(K))
+for _, r in ipairs(svd_rows) do
+  print(("  %s %.3f s (%.1e)%s, %d iterations; s1 = %.10g, s%d = %.10g; %s"):format(r.be, r.s, r.res,
+    r.conv and "" or " not converged", r.it, r.v1, K, r.vk, r.note))
 end
 
 if #spmv > 0 then

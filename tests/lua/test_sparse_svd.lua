@@ -52,6 +52,26 @@ test("eig.svd sparse: agrees with the dense SVD on tall, wide and square matrice
   end
 end)
 
+test("eig.svd sparse: close singular values (Chebyshev on A^T A) still match the dense SVD", function()
+  -- a random 2000 x 500 matrix: its top singular values are a few percent apart
+  local A = mat.sprand(2000, 500, { density = 0.01, seed = 21 })
+  local e = eig.svd(A, { k = 8, backend = "cpu" })
+  local d = eig.svd(A:todense(), { k = 8 })
+  ok(e.converged, "converged")
+  ok(e.note:find("Chebyshev degree", 1, true), "note: " .. e.note)
+  for i = 1, 8 do
+    near(e.values[i], d.values[i], 1e-10 * d.values[1], "value " .. i)
+    ok(e.residuals[i] <= 1e-10, "residual " .. i .. " " .. e.residuals[i])
+  end
+  ok(e.orthogonality <= 1e-12, "orthogonality " .. e.orthogonality)
+  -- the left vectors are unit and orthogonal too
+  local u1, u2 = e:left(1), e:left(2)
+  local n1, d12 = 0, 0
+  for i = 1, #u1 do n1 = n1 + u1[i] * u1[i]; d12 = d12 + u1[i] * u2[i] end
+  near(n1, 1, 1e-12, "||u1||")
+  near(d12, 0, 1e-12, "u1 . u2")
+end)
+
 test("eig.svd sparse: repeated and zero singular values, the full spectrum", function()
   local dir = T.tmpdir()
   -- 40 x 25 with singular values 5, 5, 3, 3, 3 and then 0.5: a scaled partial permutation
