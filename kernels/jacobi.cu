@@ -13,12 +13,19 @@
 // back. One barrier per round.
 //
 // Two variants, one kernel:
-//  - "smem": G (n x n) resident in shared memory for the whole solve (n up to ~160 in f32,
-//    ~119 in f64 on an H200);
+//  - "smem": G (n x n) resident in shared memory for the whole solve (n up to ~238 in f32,
+//    ~168 in f64 with an H200's 227 KB per block);
 //  - "blocked": G in global memory (L2-resident working set), columns in blocks of w; a
 //    tournament over blocks pairs two blocks at a time, their 2w columns are loaded into
 //    shared memory, rotated against each other (all pairs in the first block round, the w^2
 //    cross pairs afterwards), and stored back. This is where 128 to 256 no longer fit.
+//
+// Accuracy (residuals computed in f64 from the returned values and vectors): the backward
+// error is what the rotations leave behind, so (1) every rotation is orthogonal to working
+// precision (f32: c and s from f64 and rounded once; see rot_params), (2) the threshold is
+// min(8, 64 / sqrt(n)) eps relative to the column norms, and (3) the matrix is scaled by a
+// power of two so that nothing overflows or underflows. On an H200: f32 residuals 4e-6 to
+// 6e-6 and f64 8e-15 to 1.6e-14 for 64 to 256 (bench/results/eig-dense-2026-11-30b.txt).
 //
 // Mixed precision (compute = 2): the f32 kernel solves A32; the f64 refinement orthogonalizes
 // the f32 vectors by two Newton-Schulz steps (cuBLAS batched DGEMM), forms G = (A + sigma I) V
@@ -208,21 +215,47 @@ __device__ void column_norms(const T *S, int ld, int n, int cols, const int *gid
 	}
 }
 
+// Block-wide max of one double per thread (same shared scratch as block_sum).
+__device__ double block_max(double v, double *red)
+{
+	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+	__syncthreads();
+	if (lane == 0)
+		red[wid] = v;
+	__syncthreads();
+	double s = 0;
+	for (int i = 0; i < nw; i++)
+		s = fmax(s, red[i]);
+	return s;
+}
+
 // The shift: sigma = min(1.5 rho, ||A||_F) with rho from 12 power iterations (a lower bound
 // on ||A||_2 that is within a factor (1/n)^(1/24) of it for a generic start), so sigma >
 // ||A||_2 and A + sigma I is positive definite. A is column-major with stride lda (symmetric).
+// Everything is computed on A scaled by a power of two that brings max |a_ij| to [1, 2), so
+// that the sums of squares neither overflow nor underflow for f64 entries near 1e+-160 and
+// beyond.
 template <typename T>
 __device__ double compute_shift(const T *A, int n, double *x, double *y, double *red)
 {
 	int tid = threadIdx.x;
+	double amax = 0;
+	for (int i = tid; i < n * n; i += blockDim.x)
+		amax = fmax(amax, fabs((double)A[i]));
+	amax = block_max(amax, red);
+	if (!(amax > 0) || isinf(amax))
+		return 1.0;
+	const int e = ilogb(amax);
+	const double p2 = ldexp(1.0, e < -1000 ? 1000 : -e);  // subnormal input: stay finite
 	double fro = 0;
 	for (int i = tid; i < n * n; i += blockDim.x) {
-		double v = (double)A[i];
+		double v = (double)A[i] * p2;
 		fro += v * v;
 	}
 	fro = sqrt(block_sum(fro, red));
-	if (!(fro > 0))
-		return 1.0;
 	for (int r = tid; r < n; r += blockDim.x) {
 		unsigned h = (unsigned)r * 2654435761u + 12345u;
 		h ^= h >> 13;
@@ -236,7 +269,7 @@ __device__ double compute_shift(const T *A, int n, double *x, double *y, double 
 		for (int r = tid; r < n; r += blockDim.x) {
 			double s = 0;
 			for (int c = 0; c < n; c++)
-				s += (double)A[(size_t)c * n + r] * x[c];
+				s += (double)A[(size_t)c * n + r] * p2 * x[c];
 			y[r] = s;
 			ny += s * s;
 			nx += x[r] * x[r];
@@ -254,7 +287,7 @@ __device__ double compute_shift(const T *A, int n, double *x, double *y, double 
 	double s = 1.5 * rho;
 	if (!(s > 0) || s > fro)
 		s = fro;
-	return s * (1.0 + 1e-6) + 1e-300;
+	return s * (1.0 + 1e-6) / p2;
 }
 
 struct jparams {
@@ -299,15 +332,16 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 	double sigma, scale;
 	if (P.given) {
 		sigma = shift[blockIdx.x];
-		scale = ldexp(1.0, -ilogb(sigma > 0 ? sigma : 1.0));
+		int e = ilogb(sigma > 0 ? sigma : 1.0);
+		scale = ldexp(1.0, e < -1000 ? 1000 : e > 1000 ? -1000 : -e);
 		T *dst = P.blocked ? G : S;
 		for (size_t i = tid; i < nn; i += blockDim.x)
 			dst[i] = G[i] * (T)scale;
 	} else {
 		sigma = compute_shift<T>(A, n, x, y, red);
 		int e = ilogb(sigma);
-		if (sizeof(T) == 4)  // keep scale and the scaled shift inside f32's range
-			e = e < -120 ? -120 : e > 120 ? 120 : e;
+		const int lim = sizeof(T) == 4 ? 120 : 1000;  // scale and scaled shift stay finite
+		e = e < -lim ? -lim : e > lim ? lim : e;
 		scale = ldexp(1.0, -e);
 		sigma = (double)(T)(sigma * scale) / scale;
 		if (tid == 0)
@@ -589,13 +623,14 @@ static gwb_status plan(int n, size_t es, jplan *out)
 					 "shared memory (%zu bytes available); use method = \"cusolver\"",
 					 n, limit);
 	}
-	// Measured on an H200 (bench/results/eig-dense-2026-11-30.txt): n <= 64 runs best with
-	// 4 warps and 8 lanes per pair (6.2 ms for 4000 f32 matrices against 7.4 ms with 8 warps
-	// and 11.7 ms with 16: more blocks per SM beat more warps per block); larger orders with
-	// 16 warps (12.4 vs 12.9 ms at n = 128 f32, 24.0 vs 33.1 ms at n = 128 f64, 35.2 vs
-	// 55.0 ms blocked at n = 256 f32).
+	// Defaults from the tuning pass on an H200 (bench/results/eig-dense-2026-11-30b.txt, best
+	// of 3 kernel ms): n <= 64: 4 lanes per pair, 4 warps (4000 matrices: f32 3.88 ms against
+	// 3.85 with 2 warps and 5.34 with 8; f64 6.28 against 6.80 / 8.37; 8 lanes: 4.38 / 7.41);
+	// n <= 128: 8 lanes, 8 warps in f32 (8.07 ms against 9.19 with 16, 9.30 with 16 lanes)
+	// and 16 in f64 (15.9 against 18.4); n <= 256 (blocked): 16 lanes, 16 warps (f32 25.8 ms
+	// against 33.0 with 32 lanes; f64 55.1 against 63.9).
 	int L = lanes_for(n, es), tl, tw;
-	int warps = n <= 64 ? 4 : 16;
+	int warps = n <= 64 ? 4 : n <= 128 && es == 4 ? 8 : 16;
 	const char *ew = getenv("GWB_JACOBI_WARPS");
 	if (ew && atoi(ew) >= 1 && atoi(ew) <= 16)
 		warps = atoi(ew);

@@ -455,13 +455,15 @@ static gwb_status dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_
 	for (i = 0; i < k; i++) {
 		const double *v = V + i * n, *y = AV + i * n;
 		double lam = e->values[b * k + i], s = 0.0, c = 0.0, nv;
+		/* Differences divided by ||A|| before squaring: no overflow or underflow for
+		 * entries near the ends of the f64 range. */
 		for (r = 0; r < n; r++) {
-			double d = y[r] - lam * v[r], t = d * d, u = s + t;
+			double d = (y[r] - lam * v[r]) / normA, t = d * d, u = s + t;
 			c += s >= t ? (s - u) + t : (t - u) + s;
 			s = u;
 		}
 		nv = sqrt(gwb_dot_kahan(v, v, n));
-		e->residuals[b * k + i] = sqrt(s + c) / (normA * (nv > 0 ? nv : 1.0));
+		e->residuals[b * k + i] = sqrt(s + c) / (nv > 0 ? nv : 1.0);
 	}
 	dgemm('T', 'N', (int)k, (int)k, (int)n, 1.0, V, (int)n, V, (int)n, 0.0, G, (int)k);
 	for (i = 0; i < k * k; i++) {
@@ -977,9 +979,10 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 		gwb_gpu_eig_stats st;
 		memset(&st, 0, sizeof(st));
 		/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
-		 * 6.3 ms for 4000 f32 matrices against 8.4 ms for cusolverDnXsyevBatched), the
-		 * library above (7.0 vs 12.4 ms at n = 128 f32, 21.7 vs 65 ms at n = 256 f64; see
-		 * bench/results/eig-dense-2026-11-30.txt). method = "jacobi" forces ours. */
+		 * 3.9 ms for 4000 f32 matrices and 6.3 ms in f64, against 8.4 and 13.5 ms for
+		 * cusolverDnXsyevBatched), the library above (7.0 vs 8.0 ms at n = 128 f32, 12.4
+		 * vs 15.9 in f64, 21.8 vs 55 ms at n = 256 f64; see
+		 * bench/results/eig-dense-2026-11-30b.txt). method = "jacobi" forces ours. */
 		if (m == GWB_DM_AUTO)
 			m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
 		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)

@@ -120,6 +120,29 @@ T.test("eig.batched on the CPU: f64 and f32, every spectrum, against eig.solve p
   T.raises(function() eig.batched(mat.batch(3, 5, { dtype = "f32" }), { method = "mixed", backend = "cpu" }) end, "f64")
 end)
 
+T.test("residuals stay accurate for entries near the ends of the f64 range (1e+-160, 1e300)", function()
+  -- The residual differences are divided by ||A|| before squaring: (1e161 * 1e-15)^2 would
+  -- overflow, (1e-159 * 1e-15)^2 underflow to a residual of 0.
+  local B = mat.batch(2, 20, { seed = 9 })
+  local base = eig.batched(B, { backend = "cpu" })
+  for _, f in ipairs { 1e160, 1e-160, 1e300 } do
+    local C = B:copy()
+    for b = 1, 2 do
+      for i = 1, 20 do
+        for j = 1, 20 do C:set(i, j, B:get(i, j, b) * f, b) end
+      end
+    end
+    local e = eig.batched(C, { backend = "cpu", vectors = true })
+    T.ok(e.max_residual > 0 and e.max_residual <= 1e-12, ("x %g: residual %s"):format(f, e.max_residual))
+    T.ok(e.orthogonality <= 1e-12, ("x %g: orthogonality %s"):format(f, e.orthogonality))
+    for b = 1, 2 do
+      local v, r, d = e:values(b), base:values(b), 0
+      for i = 1, #v do d = math.max(d, math.abs(v[i] / f - r[i])) end
+      T.ok(d <= 1e-12 * math.abs(r[1]), ("x %g: values off by %.3g"):format(f, d))
+    end
+  end
+end)
+
 T.test("eig.svd: singular values, vectors, residuals, k, shapes", function()
   local A = mat.randn(30, 20, { seed = 6 })
   local s = eig.svd(A)
