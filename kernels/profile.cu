@@ -670,7 +670,11 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues",
 			  api.cuptiProfilerHostEvaluateToGpuValues(&ev));
 		std::string cupti_name = ri.rangeName ? ri.rangeName : "";
-		std::string sym = names && i < names->size() ? (*names)[i] : cupti_name;
+		// without launch names (no callback), auto ranges are only numbered ("0", "1", ...)
+		bool numbered = !cupti_name.empty() &&
+				cupti_name.find_first_not_of("0123456789") == std::string::npos;
+		std::string sym = names && i < names->size() ? (*names)[i]
+							     : numbered ? std::string() : cupti_name;
 		if (debug)
 			fprintf(stderr, "gpu.profile: range %zu cupti '%s' launch '%s': %.2f %% %.0f ns "
 					"%.2f %%\n",

@@ -16,6 +16,19 @@ test("gpu.profile reason path: no counters, a clear reason, the ncu command, a t
   ok(s:find("achieved occupancy not measured: counters = false", 1, true), s)
   ok(s:find("theoretical", 1, true), s)
 
+  -- the table print(p) shows, from rows like a measured profile's
+  local fmt = getmetatable(p).__tostring
+  local t = fmt({ achieved = true, wall_ms = 12.5, profiled = 3, dropped = 1, kernels = {
+    { name = "k_a", launches = 2, profiled = 2, achieved_occupancy = 0.5, theoretical_occupancy = 0.75,
+      duration_us = 10.25, sm_throughput = 0.3, mean_us = 999 },
+    { name = "lib::k", launches = 1, profiled = 1, achieved_occupancy = 0.25, duration_us = 3 },
+    { name = "k_b", launches = 1, profiled = 0, theoretical_occupancy = 1, mean_us = 777 } } })
+  for _, want in ipairs { "3 kernels in 12.5 ms", "3 launches measured by CUPTI", "1 not measured",
+    "k_a", "50.0%", "75.0%", "10.25", "30.0%", "lib::k", "25.0%", "100.0%" } do
+    ok(t:find(want, 1, true), want .. " in\n" .. t)
+  end
+  ok(not t:find("777", 1, true) and not t:find("999", 1, true), "no replay-inflated event times when measured")
+
   -- the default call: without a GPU (or CUDA) the reason says so and how to measure instead
   if not gpu.available() then
     local q = gpu.profile(function() end)
