@@ -200,7 +200,7 @@ if want("subtract") then
   local n = quick and 200000 or 1000000
   print(string.format("\nsibling subtraction (every node draws all 64 features; %d rows, 20 " ..
     "trees, depth 10, 64 bins): subtract = false / true", n))
-  print(string.format("  %-34s %10s %10s %10s %10s %10s  %s", "", "fit ms", "kernel ms",
+  print(string.format("  %-44s %10s %10s %10s %10s %10s  %s", "", "fit ms", "kernel ms",
     "hist ms", "derive ms", "plan ms", "same trees"))
   local function same(a, b)
     if a.nodes ~= b.nodes then return string.format("no (%d vs %d nodes)", a.nodes, b.nodes) end
@@ -234,12 +234,12 @@ if want("subtract") then
       local k = kernels()
       local t = g.timing
       res[#res + 1] = g
-      print(string.format("  %-34s %10.1f %10.1f %10.1f %10.1f %10.1f  %s",
+      print(string.format("  %-44s %10.1f %10.1f %10.1f %10.1f %10.1f  %s",
         s[1] .. (sub and ", subtract" or ""), t.total_ms - t.oob_ms, t.kernel_ms,
         (k.rf_hist or {ms = 0}).ms, (k.rf_derive or {ms = 0}).ms, (k.rf_plan or {ms = 0}).ms,
         sub and same(res[1], g) or ""))
     end
-    print(string.format("  %-34s kernels x%.2f faster, fit x%.2f", "",
+    print(string.format("  %-44s kernels x%.2f faster, fit x%.2f", "",
       ((res[1].timing.kernel_ms) / math.max(res[2].timing.kernel_ms, 1e-9)),
       (res[1].timing.total_ms - res[1].timing.oob_ms) /
         math.max(res[2].timing.total_ms - res[2].timing.oob_ms, 1e-9)))
