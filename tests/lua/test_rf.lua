@@ -262,6 +262,13 @@ T.test("max_features and criterion choices train", function()
   local nb = rf.train(d, opts { trees = 5, bootstrap = false })
   T.eq(nb.oob, nil)
   T.ok(tostring(nb):find("bootstrap = false", 1, true))
+  -- subtract (GPU sibling histograms) is an option of every backend; the CPU forest is the
+  -- same whatever it says
+  T.eq(full.params.subtract, true)
+  local ns = rf.train(d, opts { trees = 5, subtract = false })
+  T.eq(ns.params.subtract, false)
+  T.eq(ns.nodes, full.nodes)
+  T.raises(function() rf.train(d, opts { subtract = "no" }) end, "subtract")
 end)
 
 T.test("every rf.train and rf.cv call is in the run log", function()
