@@ -526,36 +526,48 @@ static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool t
  * few dozen rows: run the small projected problems on one thread (restored after). */
 typedef void (*set_threads_fn)(int);
 typedef int (*get_threads_fn)(void);
+static set_threads_fn blas_set_t;
+static get_threads_fn blas_get_t;
+
+/* Run the next LAPACK call on one OpenBLAS thread when small is true; returns the count to
+ * restore with blas_threads_pop (0: nothing changed). */
+static int blas_threads_push(bool small)
+{
+	static int looked;
+	if (!looked) {
+		*(void **)&blas_set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+		*(void **)&blas_get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		looked = 1;
+	}
+	if (!small || !blas_set_t || !blas_get_t)
+		return 0;
+	int old = blas_get_t();
+	if (old <= 1)
+		return 0;
+	blas_set_t(1);
+	return old;
+}
+
+static void blas_threads_pop(int old)
+{
+	if (old > 1)
+		blas_set_t(old);
+}
 
 static gwb_status small_syev(double *G, int m, double *w)
 {
-	static set_threads_fn set_t;
-	static get_threads_fn get_t;
-	static int looked;
-	int info = 0, lwork = -1, old = 0;
+	int info = 0, lwork = -1, old = blas_threads_push(m < 400);
 	double q;
-	if (!looked) {
-		*(void **)&set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		*(void **)&get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
-		looked = 1;
-	}
-	if (set_t && get_t && m < 400) {
-		old = get_t();
-		if (old > 1)
-			set_t(1);
-	}
 	dsyev_("V", "U", &m, G, &m, w, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	double *work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
-		if (old > 1)
-			set_t(old);
+		blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 	}
 	dsyev_("V", "U", &m, G, &m, w, work, &lwork, &info, 1, 1);
 	free(work);
-	if (old > 1)
-		set_t(old);
+	blas_threads_pop(old);
 	if (info)
 		return gwb_error(GWB_ENOCONV, "eig.solve: LAPACK dsyev failed on the %dx%d projected "
 				 "problem (info %d)", m, m, info);
@@ -1990,12 +2002,16 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 	double q1 = 0, q2 = 0, *tau = malloc((size_t)b * sizeof(double)), *work = NULL;
 	if (!tau)
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	/* tall and skinny: below a few million entries the work per OpenBLAS thread is a few
+	 * microseconds, less than waking them (as for the small eigenproblems above) */
+	int old = blas_threads_push((double)m * b < 4e6);
 	dgeqrf_(&m, &b, X, &m, tau, &q1, &lwork, &info);
 	dorgqr_(&m, &b, &b, X, &m, tau, &q2, &lwork, &info);
 	lwork = (int)(q1 > q2 ? q1 : q2) + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(tau);
+		blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgeqrf_(&m, &b, X, &m, tau, work, &lwork, &info);
@@ -2007,6 +2023,7 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 	}
 	free(tau);
 	free(work);
+	blas_threads_pop(old);
 	if (info)
 		st = gwb_error(GWB_EINVAL, "eig.svd: LAPACK QR failed (info %d)", info);
 	if (o->prof)
@@ -2021,14 +2038,17 @@ static gwb_status small_svd(double *R, int b, double *s, double *U, double *W)
 	double q, *VT = malloc((size_t)b * b * sizeof(double)), *work = NULL;
 	if (!VT)
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+	int old = blas_threads_push(b < 400);
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(VT);
+		blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, work, &lwork, &info, 1, 1);
+	blas_threads_pop(old);
 	for (int j = 0; j < b; j++)
 		for (int i = 0; i < b; i++)
 			W[i + (size_t)j * b] = VT[j + (size_t)i * b];
