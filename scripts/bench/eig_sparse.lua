@@ -86,6 +86,11 @@ do
   collectgarbage()
   local A = mat.sprand(m, n, { density = dens, seed = 1 })
   print(("svd      %s"):format(tostring(A)))
+  local path = ("%s/gwb-bench-svd.gwbs"):format(tmp)
+  A:save(path)
+  local cap_c = tonumber(os.getenv("GWB_SPARSE_BENCH_CUPY_LIMIT") or "") or math.huge
+  local cap_s = tonumber(os.getenv("GWB_SPARSE_BENCH_SCIPY_LIMIT") or "") or math.huge
+  peer_args[#peer_args + 1] = ("svd=%s,svd,%g,%g"):format(path, math.min(10, cap_c), math.min(10, cap_s))
   for _, be in ipairs(has_gpu and { "gpu", "cpu" } or { "cpu" }) do
     local e = eig.svd(A, { k = K, backend = be })
     svd_rows[#svd_rows + 1] = { be = be, s = e.timing.total_ms / 1000, res = e.max_residual,
@@ -116,6 +121,7 @@ do
   end
 end
 for _, c in ipairs(CASES) do os.remove(("%s/gwb-bench-%s.gwbs"):format(tmp, c.name)) end
+os.remove(("%s/gwb-bench-svd.gwbs"):format(tmp))
 
 local function peer(case, which, name)
   local p = peers[case .. "/" .. which .. "/" .. name]
@@ -148,6 +154,8 @@ for _, r in ipairs(svd_rows) do
   print(("  %s %.3f s (%.1e)%s, %d iterations; s1 = %.10g, s%d = %.10g; %s"):format(r.be, r.s, r.res,
     r.conv and "" or " not converged", r.it, r.v1, K, r.vk, r.note))
 end
+print(("  peers (svds, same matrix, k = %d): cupyx %s; scipy %s"):format(K, peer("svd", "svd", "cupyx"),
+  peer("svd", "svd", "scipy")))
 
 if #spmv > 0 then
   print()

@@ -9,7 +9,8 @@ with the seconds it was given. Times are wall clock including the device synchro
 matrix already resident (cupy) or in memory (scipy). Residuals: max ||A x - l x|| / ||A||_2
 with ||A||_2 from the extreme values found (or a power iteration).
 
-Arguments: k, then case=path,which,limit_cupy,limit_scipy ... . Prints one line per run:
+Arguments: k, then case=path,which,limit_cupy,limit_scipy ... (which: smallest, largest, or
+svd for the k largest singular triplets by svds). Prints one line per run:
 case=... which=... peer=... s=... residual=... status=ok|limit|unavailable|error."""
 import signal
 import sys
@@ -94,6 +95,11 @@ def main():
             loaded.clear()
             loaded[path] = sp.csr_matrix((val, ci, rp), shape=(rows, cols)) if sp else None
         A = loaded[path]
+        if which == "svd":
+            svd_peers(name, A, k, lim_cupy, lim_scipy, sp, spla if sp is not None else None, cp,
+                      csp if cp is not None else None, cspla if cp is not None else None,
+                      None if sp is not None else sp_why, None if cp is not None else cp_why)
+            continue
         w = "SA" if which == "smallest" else "LA"
         # cupyx
         if cp is None:
@@ -146,6 +152,52 @@ def main():
                 say(case=name, which=which, peer="scipy", s=f">{lim_scipy:g}", status="limit")
             except Exception as e:  # noqa: BLE001
                 say(case=name, which=which, peer="scipy", status="error", reason=type(e).__name__)
+
+
+def svd_peers(name, A, k, lim_cupy, lim_scipy, sp, spla, cp, csp, cspla, sp_why, cp_why):
+    """The k largest singular triplets by scipy's and cupyx's svds; residual
+    max(||Av - su||, ||A^T u - sv||) / s_max, as gwb reports it."""
+    def resid(M, u, s, vt, xp):
+        v = vt.T
+        r1 = xp.linalg.norm(M @ v - u * s[None, :], axis=0)
+        r2 = xp.linalg.norm(M.T @ u - v * s[None, :], axis=0)
+        return float(xp.maximum(r1, r2).max()) / float(s.max())
+    runs = [("cupyx", lim_cupy, cp_why), ("scipy", lim_scipy, sp_why)]
+    for peer, lim, why in runs:
+        if why is not None:
+            say(case=name, which="svd", peer=peer, status="unavailable", reason=why.replace(" ", "_"))
+            continue
+        if lim <= 0:
+            say(case=name, which="svd", peer=peer, status="skipped")
+            continue
+        try:
+            if peer == "cupyx":
+                M = csp.csr_matrix(A)
+                cspla.svds(csp.csr_matrix(sp.identity(64, format="csr") * 2.0), k=2)  # warm-up
+                cp.cuda.Device().synchronize()
+                t0 = time.perf_counter()
+
+                def run():
+                    r = cspla.svds(M, k=k)
+                    cp.cuda.Device().synchronize()
+                    return r
+                u, s, vt = limited(run, lim)
+                t = time.perf_counter() - t0
+                res = resid(M, u, s, vt, cp)
+            else:
+                M = A
+                t0 = time.perf_counter()
+                u, s, vt = limited(lambda: spla.svds(M, k=k, tol=0), lim)
+                t = time.perf_counter() - t0
+                res = resid(M, u, s, vt, np)
+            say(case=name, which="svd", peer=peer, s=f"{t:.3f}", residual=f"{res:.1e}", status="ok")
+        except Limit:
+            say(case=name, which="svd", peer=peer, s=f">{lim:g}", status="limit")
+        except Exception as e:  # noqa: BLE001
+            say(case=name, which="svd", peer=peer, status="error", reason=type(e).__name__)
+        finally:
+            if peer == "cupyx" and cp is not None:
+                cp.get_default_memory_pool().free_all_blocks()
 
 
 def power_norm(A, xp, steps=60):
