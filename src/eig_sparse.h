@@ -47,8 +47,8 @@ typedef struct gwb_sp_opts {
 	uint64_t seed;
 	bool vectors;         /* keep eigenvectors in the result */
 	gwb_backend backend;
-	int spmv_kind;        /* GPU SpMV: 0 auto (ours for vectors, cuSPARSE SpMM for blocks),
-			       * 1 ours, 2 cuSPARSE */
+	int spmv_kind;        /* GPU SpMV: 0 auto (ours, vectors and blocks: row-major blocks for
+			       * the Chebyshev filter), 1 ours, 2 cuSPARSE (SpMV and SpMM) */
 } gwb_sp_opts;
 
 /* Defaults: k = 6, smallest, tol 1e-10, auto method, vectors kept, auto backend. */
