@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dupstr(const char *s)
-{
-	size_t n;
-	char *c;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	c = malloc(n);
-	if (c)
-		memcpy(c, s, n);
-	return c;
-}
-
 gwb_status gwb_dataset_new(size_t rows, int features, gwb_task task, int classes,
 			   gwb_dataset **out)
 {
@@ -109,16 +95,16 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 {
 	int j, k;
 
-	if (src->target && !(dst->target = dupstr(src->target)))
+	if (src->target && !(dst->target = strdup(src->target)))
 		goto oom;
 	if (dst->task == GWB_TASK_CLASSIFICATION && src->class_names)
 		for (k = 0; k < dst->classes && k < src->classes; k++)
 			if (src->class_names[k] &&
-			    !(dst->class_names[k] = dupstr(src->class_names[k])))
+			    !(dst->class_names[k] = strdup(src->class_names[k])))
 				goto oom;
 	for (j = 0; j < dst->features; j++) {
 		int s = cols ? cols[j] : j;
-		if (src->names && src->names[s] && !(dst->names[j] = dupstr(src->names[s])))
+		if (src->names && src->names[s] && !(dst->names[j] = strdup(src->names[s])))
 			goto oom;
 		if (src->cat_levels && src->cat_levels[s]) {
 			int n = src->cat_count[s];
@@ -127,7 +113,7 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 				goto oom;
 			dst->cat_count[j] = n;
 			for (k = 0; k < n; k++)
-				if (!(dst->cat_levels[j][k] = dupstr(src->cat_levels[s][k])))
+				if (!(dst->cat_levels[j][k] = strdup(src->cat_levels[s][k])))
 					goto oom;
 		}
 	}

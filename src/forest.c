@@ -248,20 +248,6 @@ gwb_status gwb_rf_params_check(const gwb_rf_params *p, const gwb_dataset *d)
 
 /* ---- the model: lifecycle ------------------------------------------------------------------- */
 
-static char *dupstr(const char *s)
-{
-	size_t n;
-	char *c;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	c = malloc(n);
-	if (c)
-		memcpy(c, s, n);
-	return c;
-}
-
 gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,
 			  const double *class_weight, gwb_forest **out)
 {
@@ -293,15 +279,15 @@ gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry
 	if (!f->names || !f->importance || !f->class_names || !f->class_weight || !f->tree_offset)
 		goto oom_free;
 	for (j = 0; j < d->features; j++)
-		if (d->names && d->names[j] && !(f->names[j] = dupstr(d->names[j])))
+		if (d->names && d->names[j] && !(f->names[j] = strdup(d->names[j])))
 			goto oom_free;
 	for (j = 0; j < f->classes; j++) {
 		if (d->class_names && d->class_names[j] &&
-		    !(f->class_names[j] = dupstr(d->class_names[j])))
+		    !(f->class_names[j] = strdup(d->class_names[j])))
 			goto oom_free;
 		f->class_weight[j] = class_weight ? class_weight[j] : 1.0;
 	}
-	if (d->target && !(f->target = dupstr(d->target)))
+	if (d->target && !(f->target = strdup(d->target)))
 		goto oom_free;
 	*out = f;
 	return GWB_OK;

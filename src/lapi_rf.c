@@ -18,31 +18,19 @@ typedef struct fbox {
 
 static int forest_release(lua_State *L)
 {
-	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
-
-	gwb_forest_free(b->f);
-	b->f = NULL;
+	gwb_forest_free(gwb_lua_takebox(L, 1, FOREST_MT));
 	return 0;
 }
 
+/* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
 static fbox *newbox(lua_State *L)
 {
-	fbox *b = lua_newuserdatauv(L, sizeof(*b), 0);
-
-	b->f = NULL;
-	luaL_setmetatable(L, FOREST_MT);
-	return b;
+	return gwb_lua_newbox(L, FOREST_MT, 0);
 }
 
 static gwb_forest *checkforest(lua_State *L, int idx)
 {
-	fbox *b = luaL_testudata(L, idx, FOREST_MT);
-
-	if (!b)
-		luaL_typeerror(L, idx, "Forest (from rf.train or rf.load)");
-	if (!b->f)
-		luaL_argerror(L, idx, "the Forest was closed");
-	return b->f;
+	return gwb_lua_checkbox(L, idx, FOREST_MT, "Forest (from rf.train or rf.load)", "Forest");
 }
 
 /* ---- options -------------------------------------------------------------------------------- */

@@ -29,27 +29,19 @@ typedef struct lsparse {
 
 static int sp_release(lua_State *L)
 {
-	lsparse *u = luaL_checkudata(L, 1, SPARSE_T);
-	gwb_csr_free(u->A);
-	u->A = NULL;
+	gwb_csr_free(gwb_lua_takebox(L, 1, SPARSE_T));
 	return 0;
 }
 
 /* A new empty userdata on the stack; the caller fills u->A. */
 static lsparse *sp_new(lua_State *L)
 {
-	lsparse *u = lua_newuserdatauv(L, sizeof(*u), 0);
-	u->A = NULL;
-	luaL_setmetatable(L, SPARSE_T);
-	return u;
+	return gwb_lua_newbox(L, SPARSE_T, 0);
 }
 
 static gwb_csr *sp_check(lua_State *L, int arg)
 {
-	lsparse *u = luaL_checkudata(L, arg, SPARSE_T);
-	if (!u->A)
-		luaL_argerror(L, arg, "the SparseMatrix was closed");
-	return u->A;
+	return gwb_lua_checkbox(L, arg, SPARSE_T, SPARSE_T, "SparseMatrix");
 }
 
 static void human_bytes(char *buf, size_t n, double b)

@@ -7,7 +7,8 @@
 --   the CPU/GPU crossover that backend = "auto" uses.
 --   sibling histogram subtraction on and off where it applies (same trees, time saved);
 -- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|subtract|deep|cross runs one
--- part (default: all). Without a GPU it says so and stops.
+-- part (default: all); peerdata only writes the fit's rows for scikit-learn (GWB_BENCH_PEER_DIR,
+-- see the fit part). Without a GPU it says so and stops.
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
 local part = os.getenv("GWB_BENCH_PART") or "all"
 local function want(p) return part == "all" or part == p end
@@ -16,13 +17,15 @@ local gwb_bin = os.getenv("GWB") or "build/gwb"
 
 print("== rf_gpu: random forests on the GPU" .. (quick and " (quick sizes)" or ""))
 local ok, why = gpu.available()
-if not ok then
+if not ok and part ~= "peerdata" then
   print("rf_gpu: skipped, no GPU: " .. tostring(why))
   return
 end
-local info = gpu.info()
-print(string.format("device: %s, %d SMs, %.0f GiB", info.name, info.sms,
-  info.memory_bytes / 2 ^ 30))
+if ok then
+  local info = gpu.info()
+  print(string.format("device: %s, %d SMs, %.0f GiB", info.name, info.sms,
+    info.memory_bytes / 2 ^ 30))
+end
 
 local function wall(fn)
   local r = gwb.bench(fn, {runs = 1, warmup = 0, log = false})
@@ -46,13 +49,18 @@ local function sum(k, names)
   return ms, bytes
 end
 
-if want("fit") then
--- the device-to-device copy rate: the ceiling of every memory-bound phase
-local bw = gpu.bandwidth{bytes = 512 * 2 ^ 20, reps = 3, log = false}
-local peak = bw.d2d_gbps * 1e9
-print(string.format("memory ceiling (device-to-device copy, read + written): %.0f GB/s; " ..
-  "host to device %.1f GB/s pageable, %.1f pinned", bw.d2d_gbps, bw.h2d_pageable_gbps,
-  bw.h2d_pinned_gbps))
+if want("fit") or part == "peerdata" then
+-- GWB_BENCH_PART=peerdata: only write the headline train/test rows to $GWB_BENCH_PEER_DIR, for
+-- scikit-learn's full fit started early in the background (scripts/gpu-check); the fit part
+-- then reads its result from $GWB_BENCH_PEER_OUT instead of running a budgeted fit itself.
+local peak = 1
+if part ~= "peerdata" then
+  local bw = gpu.bandwidth{bytes = 512 * 2 ^ 20, reps = 3, log = false}
+  peak = bw.d2d_gbps * 1e9
+  print(string.format("memory ceiling (device-to-device copy, read + written): %.0f GB/s; " ..
+    "host to device %.1f GB/s pageable, %.1f pinned", bw.d2d_gbps, bw.h2d_pageable_gbps,
+    bw.h2d_pinned_gbps))
+end
 
 -- ---- the headline fit -------------------------------------------------------------------
 local N, F = quick and 250000 or 1000000, quick and 64 or 256
@@ -61,6 +69,14 @@ local d = data.synth{kind = "classification", rows = N, features = F, informativ
 local train, test = d:split(0.8, {seed = 1})
 d = nil
 collectgarbage()
+if part == "peerdata" then
+  local dir = assert(os.getenv("GWB_BENCH_PEER_DIR"), "GWB_BENCH_PEER_DIR is not set")
+  train:save(dir .. "/train.gwbd")
+  test:save(dir .. "/test.gwbd")
+  print(string.format("rf_gpu peer data: %d train and %d test rows x %d features in %s",
+    train.rows, test.rows, train.features, dir))
+  return
+end
 local opts = {trees = 100, depth = 10, bins = 64, max_features = "sqrt", seed = 1,
               backend = "gpu"}
 -- warm-up: context, module load, first allocations (not timed)
@@ -158,7 +174,14 @@ end
 local trpath = tmp .. "/rf_gpu_train.gwbd"
 local budget = tonumber(os.getenv("GWB_BENCH_PEER_BUDGET") or "") or (quick and 10 or 30)
 local pout = "skipped: GWB_BENCH_PEER_BUDGET < 0"
-if budget >= 0 then
+local peer_out = os.getenv("GWB_BENCH_PEER_OUT")
+if peer_out then
+  -- scikit-learn's full fit on the same rows, run before this script (no time budget)
+  local fh = io.open(peer_out)
+  pout = fh and fh:read("a") or ("no result file " .. peer_out)
+  if fh then fh:close() end
+  budget = 0
+elseif budget >= 0 then
   train:save(trpath)
   local ph = io.popen(string.format("python3 scripts/bench/rf_gpu_peer.py %s %s %d %d %d 2>&1",
     trpath, tpath, opts.trees, opts.depth, budget))
