@@ -390,14 +390,28 @@ static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_
 		if (!s || !ws || !Q || (!V && !Vt)) {
 			rc = gwb_error(GWB_ENOMEM, "out of memory: mixed-precision solve of order %d", n);
 		} else {
+			/* Solve 2^-e A (largest entry near 1; scaling by a power of two is exact)
+			 * and scale the values back: entries far outside the f32 range (1e+-160)
+			 * neither overflow nor flush to zero in the f32 solve, nor overflow the
+			 * squares of the f64 Jacobi finish. a is ours to change. */
+			double mx = 0;
+			int ex = 0;
 			for (i = 0; i < nn; i++)
+				mx = fmax(mx, fabs(a[i]));
+			if (mx > 0 && isfinite(mx))
+				frexp(mx, &ex);
+			for (i = 0; i < nn; i++) {
+				a[i] = ldexp(a[i], -ex);
 				s[i] = (float)a[i];
+			}
 			rc = lapack_ssyevd(n, s, ws, true);
 			if (!rc) {
 				for (i = 0; i < nn; i++)
 					Q[i] = s[i];
 				rc = refine_f64(n, a, Q, w, V ? V : Vt, iters);
 			}
+			for (i = 0; !rc && i < (size_t)n; i++)
+				w[i] = ldexp(w[i], ex);
 		}
 		(void)A;
 		(void)b;
@@ -632,6 +646,33 @@ static gwb_status check_symmetric(const gwb_matrix *A, size_t b, double tol, con
 	return GWB_OK;
 }
 
+/* The GPU mixed path converts each f64 matrix to f32 as it is (the CPU path scales first):
+ * refuse matrices whose largest entry f32 cannot carry with room for the sweeps' products. */
+static gwb_status check_f32_range(const gwb_matrix *A, const char *fn)
+{
+	size_t nn = A->rows * A->cols, b, i;
+	const double *d = A->data;
+
+	if (A->dtype != GWB_F64)
+		return GWB_OK;
+	for (b = 0; b < A->count; b++) {
+		double mx = 0;
+		for (i = 0; i < nn; i++)
+			mx = fmax(mx, fabs(d[b * nn + i]));
+		if (mx > 1e30 || (mx > 0 && mx < 1e-30)) {
+			char where[64] = "";
+			if (A->count > 1)
+				snprintf(where, sizeof(where), " (matrix %zu of the batch)", b + 1);
+			return gwb_error(GWB_EINVAL, "%s: method \"mixed\" on the GPU solves in f32 "
+					 "first, and the matrix%s has entries up to %.3g, outside the "
+					 "range it can carry (1e-30 .. 1e30): use method = \"jacobi\" "
+					 "(any range), backend = \"cpu\", or scale the matrix", fn,
+					 where, mx);
+		}
+	}
+	return GWB_OK;
+}
+
 static void set_str(char *dst, size_t size, const char *s)
 {
 	size_t i;
@@ -719,6 +760,8 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 				goto out_free;
 			}
 		}
+		if (m == GWB_DM_MIXED && (rc = check_f32_range(A, fn)))
+			goto out_free;
 		if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
 			rc = gwb_gpu_jacobi_batched(A->data, A->dtype, 1, (int)n,
 						    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
@@ -988,6 +1031,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)
 			rc = gwb_gpu_cusolver_batched(B->data, B->dtype, count, (int)n, e->values,
 						      e->vectors, &st);
+		else if (m == GWB_DM_MIXED && (rc = check_f32_range(B, fn)))
+			;
 		else
 			rc = gwb_gpu_jacobi_batched(B->data, B->dtype, count, (int)n,
 						    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,

@@ -116,31 +116,29 @@ void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 	return box;
 }
 
-/* Runs under lua_pcall: 1 = the object, 2 = the metatable name (light userdata), 3 = nuv. */
-static int pushbox_protected(lua_State *L)
+/* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
+ * only: a hook that raises as this returns (Ctrl-C) must not leave a box that owns the object
+ * the caller then frees. */
+static int newbox_protected(lua_State *L)
 {
-	void *p = lua_touserdata(L, 1);
-	void *box = lua_newuserdatauv(L, sizeof(void *), (int)lua_tointeger(L, 3));
-
-	memcpy(box, &p, sizeof(p));
-	luaL_setmetatable(L, (const char *)lua_touserdata(L, 2));
+	gwb_lua_newbox(L, (const char *)lua_touserdata(L, 1), (int)lua_tointeger(L, 2));
 	return 1;
 }
 
 void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *))
 {
-	if (!lua_checkstack(L, 5)) {
+	if (!lua_checkstack(L, 4)) {
 		free_fn(p);
 		luaL_error(L, "Lua stack overflow pushing a %s", mt);
 	}
-	lua_pushcfunction(L, pushbox_protected);
-	lua_pushlightuserdata(L, p);
+	lua_pushcfunction(L, newbox_protected);
 	lua_pushlightuserdata(L, (void *)mt);
 	lua_pushinteger(L, nuv);
-	if (lua_pcall(L, 3, 1, 0) != LUA_OK) {
-		free_fn(p);  /* the box, if made, had no metatable yet: it owns nothing */
+	if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+		free_fn(p);  /* no box owns it */
 		lua_error(L);
 	}
+	memcpy(lua_touserdata(L, -1), &p, sizeof(p));  /* cannot fail: the box owns p from here */
 }
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)

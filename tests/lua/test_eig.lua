@@ -132,6 +132,9 @@ T.test("residuals stay accurate for entries near the ends of the f64 range (1e+-
         for j = 1, 20 do C:set(i, j, B:get(i, j, b) * f, b) end
       end
     end
+    -- mixed solves 2^-e C in f32 first (no overflow, no flush to zero), then refines in f64
+    local m = eig.batched(C, { backend = "cpu", method = "mixed", vectors = true })
+    T.ok(m.max_residual > 0 and m.max_residual <= 1e-12, ("mixed x %g: residual %s"):format(f, m.max_residual))
     local e = eig.batched(C, { backend = "cpu", vectors = true })
     T.ok(e.max_residual > 0 and e.max_residual <= 1e-12, ("x %g: residual %s"):format(f, e.max_residual))
     T.ok(e.orthogonality <= 1e-12, ("x %g: orthogonality %s"):format(f, e.orthogonality))

@@ -107,6 +107,20 @@ T.test("gpu mixed precision: f32 sweeps refined to f64 residuals", function()
   end
 end)
 
+T.test("gpu mixed precision refuses entries f32 cannot carry and says what to use", function()
+  T.need_gpu()
+  local B = mat.batch(2, 16, { seed = 4 })
+  for _, f in ipairs { 1e160, 1e-160 } do
+    T.raises(function() eig.batched(scaled(B, f), { backend = "gpu", method = "mixed" }) end,
+      "outside the range")
+    T.raises(function() eig.batched(scaled(B, f), { backend = "gpu", method = "mixed" }) end,
+      "method = \"jacobi\"")
+  end
+  -- the CPU's mixed path scales first and solves them
+  local e = eig.batched(scaled(B, 1e160), { backend = "cpu", method = "mixed", vectors = true })
+  T.ok(e.max_residual <= 1e-12, "cpu mixed x 1e160: residual " .. e.max_residual)
+end)
+
 T.test("gpu cuSOLVER batched (method = cusolver) against LAPACK", function()
   T.need_gpu()
   for _, dt in ipairs { "f64", "f32" } do
