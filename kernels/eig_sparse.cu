@@ -170,8 +170,9 @@ extern "C" gwb_status gwb_gpu_qr(gwb_gpu_csr *g, int64_t m, int b, double *A, do
 	if (!h)
 		return st;
 	if (m > INT32_MAX || b > m)
-		return gwb_error(GWB_EINVAL, "QR of a %lldx%d block: needs rows < 2^31 and b <= rows",
-				 (long long)m, b);
+		return gwb_error(GWB_EINVAL, "eig.svd: the GPU QR of a %lldx%d block needs rows < 2^31 "
+				 "and block <= rows; use a smaller block/k (backend = \"cpu\" has the "
+				 "same row limit)", (long long)m, b);
 	if ((st = gwb_gpu_malloc((void **)&tau, (size_t)b * sizeof(double), "eig.sparse.qr")) ||
 	    (st = gwb_gpu_malloc((void **)&dinfo, sizeof(int), "eig.sparse.qr")) ||
 	    (st = SOCHECK(cusolverDnDgeqrf_bufferSize(h, (int)m, b, A, (int)m, &lw1),

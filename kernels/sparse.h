@@ -28,7 +28,10 @@ typedef enum gwb_spmv_kind { GWB_SPMV_AUTO = 0, GWB_SPMV_OURS, GWB_SPMV_CUSPARSE
 gwb_status gwb_gpu_csr_upload(const gwb_csr *A, gwb_gpu_csr **out);
 void gwb_gpu_csr_free(gwb_gpu_csr *g);
 
-/* Y = alpha A X for b columns (A rows x cols: X cols x b, Y rows x b, column-major). */
+/* Y = alpha A X for b columns (A rows x cols: X cols x b, Y rows x b, column-major). Ours
+ * (auto) with b > 1 and rows, cols < 2^31 transposes X into row-major scratch, runs spmm_rows
+ * and transposes Y back (spmm_via_rows); the scratch, (rows + cols) x b doubles, stays with
+ * g (grown on demand) until gwb_gpu_csr_free. One column, or sizes past 2^31: spmm_seg. */
 gwb_status gwb_gpu_spmm(gwb_gpu_csr *g, const double *X, double *Y, int b, double alpha,
 			int kind);
 /* The same with X and Y in row-major order (ld b): ours (spmm_rows, auto) or cuSPARSE SpMM
@@ -77,9 +80,11 @@ typedef struct gwb_spmv_bench {
 	int lanes;                       /* threads per row our kernel used */
 	/* ours with 1, 2, 4, 8, 16, 32 lanes per row (one vector); ours_err covers them all */
 	double sweep_ms[6];
-	/* a block of block_b vectors: ours and cuSPARSE in column-major order (the matrix read
-	 * once per 4 columns / cuSPARSE SpMM) and in row-major order (spmm_rows / cuSPARSE
-	 * SpMM CSR_ALG2); errors against the CPU as above */
+	/* a block of block_b vectors: ours and cuSPARSE in column-major order (ours: the
+	 * block transposed to row-major, spmm_rows, transposed back, i.e. gwb_gpu_spmm's
+	 * spmm_via_rows, the two transposes included in the time / cuSPARSE SpMM) and in
+	 * row-major order (spmm_rows / cuSPARSE SpMM CSR_ALG2); errors against the CPU as
+	 * above */
 	int block_b;
 	double blk_ms[4];                /* ours col, cuSPARSE col, ours rows, cuSPARSE rows */
 	double blk_err[4];

@@ -1,8 +1,9 @@
 // spmv.cu - the device CSR matrix, our SpMV/SpMM kernel and cuSPARSE's, and their benchmark.
 // Our kernel gives each row a segment of LANES threads (1..32, a whole warp for long rows),
 // chosen from the mean row length; a segment reads its row's entries coalesced and reduces
-// with warp shuffles (one vector: spmv_seg, one accumulator; blocks in column-major order:
-// spmm_seg, each thread carries up to 4 columns, so the matrix is read once per 4 columns).
+// with warp shuffles (one vector: spmv_seg, one accumulator; spmm_seg, each thread carrying
+// up to 4 columns of a column-major block, is what gwb_gpu_spmm runs only for one column or
+// sizes past 2^31: column-major blocks otherwise go through spmm_via_rows below).
 // Blocks in row-major order (the Chebyshev filter's layout on the GPU): spmm_rows, one thread
 // per (row, column): the b threads of a row read its entries together (one broadcast load)
 // and gather b contiguous doubles of X per entry, so the matrix is read once for the whole

@@ -76,7 +76,13 @@ typedef struct ops {
 	bool rows;            /* GPU: filter blocks in row-major order (better gathers) */
 	bool prof;            /* GWB_EIG_PROF: synchronize and time every operation */
 	double ph[8];         /* seconds per phase (enum below) when prof */
+	const char *fn;       /* the Lua function for messages: "eig.solve" (NULL) or "eig.svd" */
 } ops;
+
+static const char *opfn(const ops *o)
+{
+	return o->fn ? o->fn : "eig.solve";
+}
 
 /* Phases of the per-operation profile (GWB_EIG_PROF=1 prints them to stderr): the GPU is
  * synchronized after each operation so its time lands in the phase that queued it. */
@@ -106,11 +112,10 @@ static gwb_status op_alloc(ops *o, size_t cnt, double **p)
 	if (o->gpu)
 		return gwb_gpu_malloc((void **)p, cnt * sizeof(double), "eig.sparse");
 #endif
-	(void)o;
 	*p = malloc(cnt * sizeof(double) + 8);
 	if (!*p)
-		return gwb_error(GWB_ENOMEM, "eig.solve: cannot allocate %zu bytes of work space",
-				 cnt * sizeof(double));
+		return gwb_error(GWB_ENOMEM, "%s: cannot allocate %zu bytes of work space",
+				 opfn(o), cnt * sizeof(double));
 	return GWB_OK;
 }
 
@@ -295,7 +300,7 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 	int pq = p * q;
 	double *part = calloc((size_t)T * 2 * pq, sizeof(double));
 	if (!part)
-		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
 	struct gtn_ctx c = {X, Y, o->n, p, q, part};
 	int64_t grain = (int64_t)(4e5 / (pq > 0 ? pq : 1));
 	gwb_parallel_for(o->n, grain < 2048 ? 2048 : grain, gtn_part, &c);
@@ -701,18 +706,18 @@ typedef struct solve {
 	int ndefl;
 } solve;
 
-static gwb_status check_intr(void)
+static gwb_status check_intr(const char *fn)
 {
 	if (gwb_intr_pending())
-		return gwb_error(GWB_EINTR, "eig.solve: interrupted");
+		return gwb_error(GWB_EINTR, "%s: interrupted", fn);
 	return GWB_OK;
 }
 
-static void record(solve *S, int conv, double maxres)
+static gwb_status record(solve *S, int conv, double maxres)
 {
 	S->iter++;
-	gwb_eigen_history_push(S->e, S->iter, conv, maxres / (S->normA > 0 ? S->normA : 1));
 	gwb_progress_update(S->iter, "residual", maxres / (S->normA > 0 ? S->normA : 1));
+	return gwb_eigen_history_push(S->e, S->iter, conv, maxres / (S->normA > 0 ? S->normA : 1));
 }
 
 /* Fill the n x b block with numbers uniform in [-1, 1): element i is a hash of (seed, i)
@@ -726,6 +731,16 @@ static inline double hash_uniform(uint64_t key, uint64_t i)
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
 	z ^= z >> 31;
 	return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* splitmix64's finalizer of seed + G: a bijection of 64 bits whose outputs for consecutive
+ * seeds share no linear structure. */
+static uint64_t mix_seed(uint64_t seed)
+{
+	uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
 }
 
 struct rnd_ctx {
@@ -743,7 +758,12 @@ static void rnd_part(void *p, int64_t lo, int64_t hi, int part)
 static gwb_status random_block(ops *o, double *X, int b, uint64_t seed)
 {
 	size_t cnt = (size_t)o->n * b;
-	uint64_t key = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
+	/* element i hashes key + (i + 1) G: with a key linear in the seed (seed G + c), seed s + 1
+	 * gave seed s's numbers shifted by one place, and the callers' fresh blocks (seed + 7 +
+	 * outer, ...) were shifted copies of the start; the finalizer makes nearby seeds
+	 * unrelated. The key is mixed here on the host, so the GPU (handed the key) and the CPU
+	 * still draw the same numbers. */
+	uint64_t key = mix_seed(seed);
 	double t0 = prof_begin(o);
 	gwb_status st = GWB_OK;
 #ifdef GWB_HAVE_CUDA
@@ -957,7 +977,7 @@ static gwb_status cheb_filter(ops *o, double *Y, int m, int d, double a, double 
 		Yc = Ynew;
 		Ynew = t;
 		sigma = sigma2;
-		if (i % 8 == 0 && (st = check_intr()))
+		if (i % 8 == 0 && (st = check_intr(opfn(o))))
 			return st;
 	}
 	if (rows) {
@@ -1011,7 +1031,7 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 	 * to them and get their own Rayleigh-Ritz. */
 	int nl = 0, outer;
 	for (outer = 0; outer < max_outer; outer++) {
-		if ((st = check_intr()))
+		if ((st = check_intr("eig.solve")))
 			goto out;
 		double *Ya = Y + n * nl, *AYa = AY + n * nl;
 		int ra = r - nl;
@@ -1063,7 +1083,8 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 			if (res[i] > mx)
 				mx = res[i];
 		}
-		record(S, conv, mx);
+		if ((st = record(S, conv, mx)))
+			goto out;
 		if (conv == k) {
 			S->converged = true;
 			outer++;
@@ -1180,7 +1201,7 @@ static gwb_status lobpcg(solve *S)
 	int np = 0;  /* columns of P, stored after W */
 	int outer;
 	for (outer = 0; outer < S->maxiter; outer++) {
-		if ((st = check_intr()))
+		if ((st = check_intr("eig.solve")))
 			goto out;
 		int conv = 0;
 		double mx = 0;
@@ -1190,7 +1211,8 @@ static gwb_status lobpcg(solve *S)
 			if (res[i] > mx)
 				mx = res[i];
 		}
-		record(S, conv, mx);
+		if ((st = record(S, conv, mx)))
+			goto out;
 		if (conv == k) {
 			S->converged = true;
 			break;
@@ -1363,7 +1385,7 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	om1[0] = 1;           /* omega_{j,.}: om1; omega_{j-1,.}: om0 */
 	int outer;
 	for (outer = 0; outer < S->maxiter; outer++) {
-		if ((st = check_intr()))
+		if ((st = check_intr("eig.solve")))
 			goto out;
 		for (int j = l; j < m; j++) {
 			double *vj = V + n * j, *w = V + n * (j + 1);
@@ -1527,7 +1549,8 @@ reset_full:
 			if (r > mx)
 				mx = r;
 		}
-		record(S, conv, mx);
+		if ((st = record(S, conv, mx)))
+			goto out;
 		bool last = outer + 1 == S->maxiter;
 		if (conv == k || last) {
 			/* Ritz vectors and their true residuals */
@@ -1708,7 +1731,8 @@ static gwb_status dense_solve(solve *S)
 		memcpy(S->theta, w, (size_t)k * sizeof(double));
 		st = op_put(o, S->X, D, (size_t)n * k);
 		S->converged = true;
-		record(S, k, 0);
+		if (!st)
+			st = record(S, k, 0);
 		snprintf(S->note, sizeof(S->note), "dense LAPACK dsyev on the %dx%d matrix", n, n);
 	}
 	free(D);
@@ -1989,6 +2013,12 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 {
 	gwb_status st = GWB_OK;
 	double t0 = prof_begin(o);
+	/* LAPACK and cuSOLVER take 32-bit sizes; b <= rows holds by construction (b <= min) */
+	if (o->n > INT32_MAX || b > o->n)
+		return gwb_error(GWB_EINVAL, "%s: the QR of a %lldx%d block needs fewer than 2^31 rows "
+				 "and block <= rows (on the CPU and the GPU alike); use a smaller "
+				 "block/k, or a matrix with fewer than 2^31 rows and columns", opfn(o),
+				 (long long)o->n, b);
 #ifdef GWB_HAVE_CUDA
 	if (o->gpu) {
 		st = gwb_gpu_qr(o->g, o->n, b, X, R);
@@ -1996,12 +2026,10 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 		return st;
 	}
 #endif
-	if (o->n > INT32_MAX)
-		return gwb_error(GWB_EINVAL, "eig.svd: the CPU QR needs fewer than 2^31 rows");
 	int m = (int)o->n, lwork = -1, info = 0;
 	double q1 = 0, q2 = 0, *tau = malloc((size_t)b * sizeof(double)), *work = NULL;
 	if (!tau)
-		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
 	/* tall and skinny: below a few million entries the work per OpenBLAS thread is a few
 	 * microseconds, less than waking them (as for the small eigenproblems above) */
 	int old = blas_threads_push((double)m * b < 4e6);
@@ -2100,6 +2128,8 @@ static gwb_status svd_filter(ops *oA, ops *oT, double *V, double *W1, double *W2
 		Yc = Yn;
 		Yn = t;
 		sigma = sigma2;
+		if (i % 8 == 0 && (st = check_intr(opfn(oT))))
+			return st;
 	}
 	return Yc == V ? GWB_OK : op_copy(oT, V, Yc, len);
 }
@@ -2162,6 +2192,7 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	oT.A = At;
 	oT.n = cols;
 	oA.sign = oT.sign = 1.0;
+	oA.fn = oT.fn = "eig.svd";
 	{
 		const char *pe = getenv("GWB_EIG_PROF");
 		oA.prof = oT.prof = pe && *pe && strcmp(pe, "0");
@@ -2197,7 +2228,7 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		goto done;
 	double smax = 0;
 	for (it = 1; it <= maxit; it++) {
-		if ((st = check_intr()))
+		if ((st = check_intr("eig.svd")))
 			goto done;
 		/* Y = A V = Q R; R = Ur S Wr^T: u = Q Ur, v = V Wr, A v = s u */
 		if ((st = op_spmm(&oA, V, Y, b)) || (st = op_copy(&oA, Q, Y, (size_t)rows * b)) ||
@@ -2229,7 +2260,8 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 				nconv++;
 			mx = r > mx ? r : mx;
 		}
-		gwb_eigen_history_push(e, it, nconv, mx);
+		if ((st = gwb_eigen_history_push(e, it, nconv, mx)))
+			goto done;
 		gwb_progress_update(it, "residual", mx);
 		conv = nconv == k;
 		if (conv || it == maxit)
@@ -2267,12 +2299,19 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		    (st = op_get(&oT, e->vectors, Tn, (size_t)cols * k)))
 			goto done;
 		tx += gwb_now() - t1;
+		/* orthogonality: the larger of ||V^T V - I||_max and ||U^T U - I||_max (G is b x b,
+		 * k <= b) */
 		double orth = 0;
-		if ((st = op_gemm_tn(&oT, Tn, k, Tn, k, G)))
-			goto done;
-		for (int j = 0; j < k; j++)
-			for (int i = 0; i < k; i++)
-				orth = fmax(orth, fabs(G[i + (size_t)j * k] - (i == j)));
+		for (int side = 0; side < 2; side++) {
+			if ((st = side ? op_gemm_tn(&oA, Tm, k, Tm, k, G) : op_gemm_tn(&oT, Tn, k, Tn, k, G)))
+				goto done;
+			for (int j = 0; j < k; j++)
+				for (int i = 0; i < k; i++) {
+					double x = fabs(G[i + (size_t)j * k] - (i == j));
+					if (!(x <= orth))
+						orth = x;   /* NaN too */
+				}
+		}
 		e->orthogonality = orth;
 	}
 	gwb_eigen_update_max(e);

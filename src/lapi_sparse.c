@@ -424,7 +424,7 @@ static int solve_sparse(lua_State *L)
 	gwb_opt_check_keys(L, 2, fn, solve_keys);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
-		return luaL_error(L, "eig.solve: k must be >= 1 (got %I)", k);
+		return luaL_error(L, "eig.solve: k must be in [1, 100000] (got %I)", k);
 	o.k = (int)k;
 	const char *which = gwb_opt_str(L, 2, fn, "which", "smallest");
 	if (!strcmp(which, "smallest"))
@@ -437,12 +437,22 @@ static int solve_sparse(lua_State *L)
 		return luaL_error(L, "eig.solve: which must be \"smallest\", \"largest\" or \"both\" "
 				  "(got \"%s\")", which);
 	o.tol = gwb_opt_num(L, 2, fn, "tol", 1e-10);
-	o.maxiter = (int)gwb_opt_int(L, 2, fn, "maxiter", 0);
+	lua_Integer mi = gwb_opt_int(L, 2, fn, "maxiter", 0);
+	if (mi < 0 || mi > INT32_MAX)
+		return luaL_error(L, "eig.solve: maxiter must be in [0, %d] (0: the method's default; "
+				  "got %I)", INT32_MAX, mi);
+	o.maxiter = (int)mi;
 	gwb_lua_check(L, gwb_sp_method_parse(gwb_opt_str(L, 2, fn, "method", "auto"), &o.method));
 	o.backend = gwb_opt_backend(L, 2, fn);
-	o.ncv = (int)gwb_opt_int(L, 2, fn, "ncv", 0);
-	o.block = (int)gwb_opt_int(L, 2, fn, "block", 0);
-	o.degree = (int)gwb_opt_int(L, 2, fn, "degree", 0);
+	static const char *const sizes[] = {"ncv", "block", "degree"};
+	int *size_out[] = {&o.ncv, &o.block, &o.degree};
+	for (int i = 0; i < 3; i++) {
+		lua_Integer v = gwb_opt_int(L, 2, fn, sizes[i], 0);
+		if (v < 0 || v > 100000)
+			return luaL_error(L, "eig.solve: %s must be in [0, 100000] (0: the default; got "
+					  "%I)", sizes[i], v);
+		*size_out[i] = (int)v;
+	}
 	const char *re = gwb_opt_str(L, 2, fn, "reorth", "selective");
 	if (!strcmp(re, "full"))
 		o.full_reorth = true;
@@ -461,8 +471,6 @@ static int solve_sparse(lua_State *L)
 	else
 		return luaL_error(L, "eig.solve: spmv must be \"auto\", \"ours\" or \"cusparse\" (got "
 				  "\"%s\")", sk);
-	if (o.ncv < 0 || o.block < 0 || o.degree < 0 || o.maxiter < 0)
-		return luaL_error(L, "eig.solve: ncv, block, degree and maxiter must be >= 0");
 	if (o.ncv > 0 && o.ncv <= o.k)
 		return luaL_error(L, "eig.solve: ncv must exceed k (got ncv = %d, k = %d)", o.ncv, o.k);
 	gwb_lua_check(L, gwb_eig_sparse(A, &o, &e));
@@ -525,12 +533,16 @@ static int svd_sparse(lua_State *L)
 	gwb_opt_check_keys(L, 2, fn, known);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
-		return luaL_error(L, "eig.svd: k must be >= 1 (got %I)", k);
+		return luaL_error(L, "eig.svd: k must be in [1, 100000] (got %I)", k);
 	o.k = (int)k;
 	o.tol = gwb_opt_num(L, 2, fn, "tol", 1e-10);
 	lua_Integer mi = gwb_opt_int(L, 2, fn, "maxiter", 0), bl = gwb_opt_int(L, 2, fn, "block", 0);
-	if (mi < 0 || bl < 0 || mi > INT32_MAX || bl > 100000)
-		return luaL_error(L, "eig.svd: maxiter and block must be >= 0");
+	if (mi < 0 || mi > INT32_MAX)
+		return luaL_error(L, "eig.svd: maxiter must be in [0, %d] (0: the default, 5000; got "
+				  "%I)", INT32_MAX, mi);
+	if (bl < 0 || bl > 100000)
+		return luaL_error(L, "eig.svd: block must be in [0, 100000] (0: the default, k + "
+				  "max(10, k); got %I)", bl);
 	o.maxiter = (int)mi;
 	o.block = (int)bl;
 	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
@@ -599,13 +611,20 @@ static const char svd_help[] =
 	"For a SparseMatrix (any shape): the k largest singular triplets by randomized subspace\n"
 	"iteration on A and A^T: V orthonormal, Y = A V = Q R (Householder QR: LAPACK, or\n"
 	"cuSOLVER geqrf/orgqr on the GPU), R = Ur S Wr^T gives u = Q Ur, v = V Wr; then\n"
-	"V <- orth(A^T Q), until every pair has max(||Av - su||, ||A^T u - sv||) <= tol * s_1.\n"
+	"V <- orth(p(A^T A) A^T Q), p a Chebyshev polynomial damping [0, s_b^2] (s_b the block's\n"
+	"smallest Ritz value; degree 2..32, in the note; none when block = k or no gap shows),\n"
+	"until every pair has max(||Av - su||, ||A^T u - sv||) <= tol * s_1.\n"
 	"Products by our SpMM (A and a stored A^T) on the GPU, CPU threads otherwise.\n"
-	"Options: k (6), tol (1e-10), maxiter (5000), block (k + max(10, k): a wider block\n"
-	"converges in fewer iterations when the singular values are close), seed, vectors (true),\n"
-	"backend = \"auto\" | \"cpu\" | \"gpu\", method = \"auto\" | \"randomized\".\n"
+	"Options: k (6), tol (1e-10), maxiter (5000; when it runs out the result comes back with\n"
+	"converged = false and its residuals, not an error), block (k + max(10, k): a wider\n"
+	"block converges in fewer iterations when the singular values are close), seed (1),\n"
+	"vectors (true), backend = \"auto\" | \"cpu\" | \"gpu\", method = \"auto\" | \"randomized\"\n"
+	"(\"rsvd\" is the same). GPU memory: A, A^T, six blocks of (rows or cols) x block\n"
+	"doubles, and (rows + cols) x block doubles per matrix of scratch for the row-major\n"
+	"products, held until the call returns.\n"
 	"The result: values (descending), e:vector(i) (right, A.cols entries), e:left(i) (left,\n"
-	"A.rows entries), residuals, max_residual, history, iterations.\n"
+	"A.rows entries), residuals, max_residual, orthogonality (the larger of ||V^T V - I||\n"
+	"and ||U^T U - I||, max entry), converged, history, iterations.\n"
 	"Example: s = eig.svd(mat.sprand(2000, 500, {density = 0.01}), {k = 5}).values";
 
 /* eig.solve: sparse matrices here, anything else to the original (upvalue 1). */

@@ -563,6 +563,10 @@ static uint64_t sm64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* The random generators refuse more entries than this (2^48: 6.8 PB of COO triples) before
+ * llround, which is undefined past 2^63, and the byte counts, which overflow near 2^60. */
+#define GWB_RAND_MAX_ENTRIES 0x1p48
+
 gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, gwb_csr **out)
 {
 	int64_t m, e = 0;
@@ -576,7 +580,16 @@ gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, 
 		return gwb_error(GWB_EINVAL, "randsym: n must be >= 1 (got %lld)", (long long)n);
 	if (!(density > 0 && density <= 1))
 		return gwb_error(GWB_EINVAL, "randsym: density must be in (0, 1] (got %g)", density);
-	m = (int64_t)llround(density * (double)n * (double)(n - 1) / 2.0);
+	{
+		double want = density * (double)n * (double)(n - 1) / 2.0;
+		/* + n: the arrays below hold room for a diagonal too */
+		if (!(want + (double)n < GWB_RAND_MAX_ENTRIES))
+			return gwb_error(GWB_EINVAL, "randsym: density * n * (n - 1) / 2 + n = %.3g "
+					 "entries (density %g, n %lld) is more than any memory holds "
+					 "(limit 2^48); use a smaller density or n", want + (double)n,
+					 density, (long long)n);
+		m = (int64_t)llround(want);
+	}
 	if (n > 1 && m < 1)
 		m = 1;
 	if (n == 1)
@@ -631,7 +644,13 @@ gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t s
 				 (long long)rows, (long long)cols);
 	if (!(density > 0 && density <= 1))
 		return gwb_error(GWB_EINVAL, "sprand: density must be in (0, 1] (got %g)", density);
-	m = (int64_t)llround(density * (double)rows * (double)cols);
+	double want = density * (double)rows * (double)cols;
+	if (!(want < GWB_RAND_MAX_ENTRIES))
+		return gwb_error(GWB_EINVAL, "sprand: density * rows * cols = %.3g entries (density %g, "
+				 "rows %lld, cols %lld) is more than any memory holds (limit 2^48); use "
+				 "a smaller density, rows or cols", want, density, (long long)rows,
+				 (long long)cols);
+	m = (int64_t)llround(want);
 	if (m < 1)
 		m = 1;
 	I = malloc((size_t)m * sizeof(int64_t));

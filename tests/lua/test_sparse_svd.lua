@@ -58,18 +58,85 @@ test("eig.svd sparse: close singular values (Chebyshev on A^T A) still match the
   local e = eig.svd(A, { k = 8, backend = "cpu" })
   local d = eig.svd(A:todense(), { k = 8 })
   ok(e.converged, "converged")
-  ok(e.note:find("Chebyshev degree", 1, true), "note: " .. e.note)
+  -- block (18) > k: the filter ran, with a degree of at least 2
+  local deg = tonumber(e.note:match("Chebyshev degree (%d+)"))
+  ok(deg and deg >= 2, "Chebyshev filter on (degree >= 2): " .. e.note)
   for i = 1, 8 do
     near(e.values[i], d.values[i], 1e-10 * d.values[1], "value " .. i)
     ok(e.residuals[i] <= 1e-10, "residual " .. i .. " " .. e.residuals[i])
   end
-  ok(e.orthogonality <= 1e-12, "orthogonality " .. e.orthogonality)
+  ok(e.orthogonality <= 1e-12, "orthogonality (right and left) " .. e.orthogonality)
   -- the left vectors are unit and orthogonal too
   local u1, u2 = e:left(1), e:left(2)
   local n1, d12 = 0, 0
   for i = 1, #u1 do n1 = n1 + u1[i] * u1[i]; d12 = d12 + u1[i] * u2[i] end
   near(n1, 1, 1e-12, "||u1||")
   near(d12, 0, 1e-12, "u1 . u2")
+end)
+
+test("eig.svd sparse: block = k runs without the filter (degree 0 in the note)", function()
+  local A = mat.sprand(300, 200, { density = 0.05, seed = 3 })
+  local e = eig.svd(A, { k = 3, block = 3, backend = "cpu" })
+  local d = eig.svd(A:todense(), { k = 3 })
+  eq(tonumber(e.note:match("Chebyshev degree (%d+)")), 0, "no filter: " .. e.note)
+  ok(e.converged, "converged without the filter")
+  for i = 1, 3 do near(e.values[i], d.values[i], 1e-10 * d.values[1], "value " .. i) end
+end)
+
+test("eig.svd sparse: nearby seeds start from unrelated vectors", function()
+  -- k = block = 1, maxiter = 1: the right vector is the normalized random start itself. The
+  -- start's key was once linear in the seed, so seed s + 1 drew seed s's numbers shifted by
+  -- one place (correlation 0.997 at shift 1); unrelated vectors of 300 entries correlate
+  -- ~0.06 at any shift.
+  local A = mat.sprand(400, 300, { density = 0.05, seed = 3 })
+  local function start(seed)
+    local e = eig.svd(A, { k = 1, block = 1, maxiter = 1, seed = seed, backend = "cpu" })
+    eq(e.iterations, 1, "one iteration")
+    return e:vector(1)
+  end
+  for s = 1, 3 do
+    local a, b = start(s), start(s + 1)
+    for t = -2, 2 do
+      local c = 0
+      for i = 1, #b do
+        local j = i + t
+        if j >= 1 and j <= #a then c = c + a[j] * b[i] end
+      end
+      ok(math.abs(c) < 0.5, ("seeds %d and %d, shift %d: correlation %.3f"):format(s, s + 1, t, c))
+    end
+  end
+  -- and both seeds converge to the same (correct) triplets along different histories
+  local B = mat.sprand(120, 80, { density = 0.08, seed = 11 })
+  local e1 = eig.svd(B, { k = 4, seed = 1, backend = "cpu" })
+  local e2 = eig.svd(B, { k = 4, seed = 2, backend = "cpu" })
+  local d = eig.svd(B:todense(), { k = 4 })
+  ok(e1.converged and e2.converged, "both seeds converge")
+  ok(e1.history[1].max_residual ~= e2.history[1].max_residual,
+     ("different histories: %.6g vs %.6g"):format(e1.history[1].max_residual, e2.history[1].max_residual))
+  for i = 1, 4 do
+    near(e1.values[i], d.values[i], 1e-10 * d.values[1], "seed 1 value " .. i)
+    near(e2.values[i], d.values[i], 1e-10 * d.values[1], "seed 2 value " .. i)
+  end
+end)
+
+test("eig.svd sparse: an unconverged run comes back with converged = false", function()
+  local A = mat.sprand(300, 200, { density = 0.05, seed = 3 })
+  local e = eig.svd(A, { k = 6, maxiter = 2, backend = "cpu" })
+  eq(e.converged, false, "not converged after 2 iterations")
+  eq(e.iterations, 2, "iterations")
+  eq(#e.history, 2, "history")
+  ok(e.max_residual > 1e-10, "residual above tol: " .. e.max_residual)
+end)
+
+test("eig.svd sparse: Ctrl-C stops it with its own name", function()
+  -- a run that cannot converge (tol 1e-300) and an interrupt from a background shell
+  local A = mat.sprand(400, 300, { density = 0.05, seed = 3 })
+  local t0 = os.time()
+  os.execute("(sleep 0.3; kill -INT $PPID) >/dev/null 2>&1 &")
+  local okc, err = pcall(eig.svd, A, { k = 4, tol = 1e-300, maxiter = 5000, backend = "cpu" })
+  ok(not okc, "interrupted, not finished")
+  ok(tostring(err):find("eig.svd: interrupted", 1, true), "message: " .. tostring(err))
+  ok(os.time() - t0 <= 30, "stopped promptly")
 end)
 
 test("eig.svd sparse: repeated and zero singular values, the full spectrum", function()
@@ -114,7 +181,11 @@ end)
 
 test("eig.svd sparse: errors name the problem", function()
   local A = mat.sprand(30, 20, { density = 0.2, seed = 2 })
-  raises(function() eig.svd(A, { k = 0 }) end, "k must be")
+  raises(function() eig.svd(A, { k = 0 }) end, "k must be in [1, 100000] (got 0)")
+  raises(function() eig.svd(A, { k = 200000 }) end, "k must be in [1, 100000] (got 200000)")
+  raises(function() eig.svd(A, { k = 2, block = 100001 }) end, "block must be in [0, 100000]")
+  raises(function() eig.svd(A, { k = 2, maxiter = 2 ^ 31 | 0 }) end, "maxiter must be in [0, 2147483647]")
+  raises(function() eig.svd(A, { k = 2, maxiter = -1 }) end, "maxiter must be in [0, 2147483647]")
   raises(function() eig.svd(A, { k = 21 }) end, "k must be in [1, min(rows, cols)] = [1, 20]")
   raises(function() eig.svd(A, { k = 2, tol = 0 }) end, "tol must be in (0, 1)")
   raises(function() eig.svd(A, { k = 2, block = 1 }) end, "block must be >= k")
@@ -125,6 +196,11 @@ test("eig.svd sparse: errors name the problem", function()
   raises(function() eig.svd(mat.read(dir .. "/svd-inf.mtx"), { k = 1 }) end, "NaN or Inf at (3, 2)")
   raises(function() mat.sprand(0, 5) end, "rows and cols must be >= 1")
   raises(function() mat.sprand(5, 5, { density = 2 }) end, "density must be in (0, 1]")
+  raises(function() mat.sprand(2 ^ 40 | 0, 2 ^ 40 | 0, { density = 1 }) end,
+    "density * rows * cols = 1.21e+24 entries (density 1, rows 1099511627776, cols 1099511627776)")
+  raises(function() mat.randsym(2 ^ 40 | 0, { density = 0.5 }) end, "more than any memory holds")
+  -- "rsvd" is an alias of "randomized"
+  eq(eig.svd(A, { k = 2, method = "rsvd", backend = "cpu" }).method, "randomized", "rsvd alias")
   -- the dense path is still there for dense matrices
   local d = eig.svd(A:todense(), { k = 2 })
   eq(#d.values, 2, "dense eig.svd still works")
