@@ -646,6 +646,7 @@ static gwb_status check_symmetric(const gwb_matrix *A, size_t b, double tol, con
 	return GWB_OK;
 }
 
+#ifdef GWB_HAVE_CUDA
 /* The GPU mixed path converts each f64 matrix to f32 as it is (the CPU path scales first):
  * refuse matrices whose largest entry f32 cannot carry with room for the sweeps' products. */
 static gwb_status check_f32_range(const gwb_matrix *A, const char *fn)
@@ -672,6 +673,7 @@ static gwb_status check_f32_range(const gwb_matrix *A, const char *fn)
 	}
 	return GWB_OK;
 }
+#endif
 
 static void set_str(char *dst, size_t size, const char *s)
 {
