@@ -52,17 +52,21 @@ gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f);
  * histogram (indexed by feature, in a level slot of mtry x bins x channels) when its children
  * may be derived: not on the last split level, at least 2 x min_rows rows. The kept histograms
  * of one level must fit in a quarter of free device memory (with those of the level before
- * still held); where they do not, that level builds every histogram and the next derives none.
- * Counts are exact (integer histograms in unweighted classification), so the trees are the
- * same bit for bit; with weights or regression the sums are float/double and may differ in
- * the last bits, as atomics' order already makes them. GWB_RF_GPU_SUB_MIN=n and
- * GWB_RF_GPU_SUB_BUDGET=bytes in the environment override min_rows and the budget (tests). */
+ * still held). Where they do not, in two steps: first the level keeps only its smaller
+ * siblings' histograms (those its derived siblings read), so it still derives and only the
+ * next level derives none (counted in fallbacks); only where even those do not fit does the
+ * level build every histogram. Counts are exact (integer histograms in unweighted
+ * classification), so the trees are the same bit for bit; with weights or regression the sums
+ * are float/double and may differ in the last bits (as atomics' order already makes them), so
+ * a near-tie split may tip. GWB_RF_GPU_SUB_MIN=n (1..2^28) and GWB_RF_GPU_SUB_BUDGET=bytes
+ * in the environment override min_rows and the budget (tests); other values are ignored with
+ * a warning on stderr. */
 typedef struct gwb_rf_sub_stats {
 	bool active;       /* the last training used subtraction (valid and asked for) */
 	int min_rows;
 	size_t kept;       /* histograms kept for a next level */
 	size_t derived;    /* histograms derived by subtraction */
-	size_t fallbacks;  /* levels whose kept histograms did not fit */
+	size_t fallbacks;  /* levels whose parents' histograms did not fit (next derives none) */
 } gwb_rf_sub_stats;
 
 /* The counts of the last gwb_rf_train_gpu call (process-wide, not thread-safe). */

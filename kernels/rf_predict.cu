@@ -279,7 +279,9 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 				int64_t lc = b + f->left[g], rc2 = b + f->right[g];
 				if (next + 2 > e || lc < b || lc >= e || rc2 < b || rc2 >= e)
 					return gwb_error(GWB_EINVAL, "rf predict: tree %d is malformed at "
-							 "node %lld", t + 1, (long long)(g - b));
+							 "node %lld: the forest is corrupt: retrain "
+							 "it, or load an intact copy", t + 1,
+							 (long long)(g - b));
 				n.x = (unsigned)j | ((unsigned)k << 16) | (f->nan_left[g] ? NANL : 0u);
 				n.y = (unsigned)next;
 				queue.push_back(lc);
@@ -290,7 +292,8 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 		}
 		if ((int64_t)queue.size() != e - b)
 			return gwb_error(GWB_EINVAL, "rf predict: tree %d has %lld nodes of which %zu "
-					 "are reachable", t + 1, (long long)(e - b), queue.size());
+					 "are reachable: the forest is corrupt: retrain it, or load an "
+					 "intact copy", t + 1, (long long)(e - b), queue.size());
 	}
 
 	DBuf dX, dthr, dtoff, dcodes, dnodes, droot, dval, dvotes;

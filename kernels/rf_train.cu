@@ -12,6 +12,7 @@
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1416,6 +1417,24 @@ gwb_rf_sub_stats g_sub_stats;  // the last gwb_rf_train_gpu call's (rf.h)
 
 static unsigned grid1(size_t n, int b) { return (unsigned)((n + b - 1) / b); }
 
+// The integer 1..hi in environment variable `name`; 0 when unset, or (with a warning on
+// stderr) when it is not such an integer: it is then ignored.
+static long long env_count(const char *name, long long hi)
+{
+	const char *s = getenv(name);
+	if (!s)
+		return 0;
+	char *end = nullptr;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > hi) {
+		fprintf(stderr, "gwb: warning: %s=\"%s\" ignored: it must be an integer from 1 to "
+			"%lld\n", name, s, hi);
+		return 0;
+	}
+	return v;
+}
+
 template <typename T>
 gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 {
@@ -1485,7 +1504,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			return rc;
 		int kept = 0;
 		if (cfg.sub) {
-			// which histograms are derived and which are kept, then whether the kept ones fit
+			// which histograms are derived and which are kept, then whether the kept ones
+			// fit, in two steps: parents = 1 keeps the parents of the next level too; if
+			// that is over the budget, parents = 0 keeps only the smaller siblings that this
+			// level's derived ones read (this level still derives, the next derives none);
+			// if even that is over, kept = -1: this level builds every histogram.
 			const size_t slot_b = cfg.slot_elems * sizeof(T);
 			Buf &hb_cur = hs[level & 1];
 			size_t allowed = sub_budget, free_b = 0, total_b = 0;
@@ -1860,10 +1883,11 @@ gwb_status Trainer::train()
 	// feature).
 	cfg.sub = p->subtract && cfg.mtry == F;
 	cfg.sub_min = (int)(3 * per_feat / 32) + 1;
-	if (getenv("GWB_RF_GPU_SUB_MIN") && atoi(getenv("GWB_RF_GPU_SUB_MIN")) > 0)
-		cfg.sub_min = atoi(getenv("GWB_RF_GPU_SUB_MIN"));  // tests: derive small nodes too
-	if (getenv("GWB_RF_GPU_SUB_BUDGET") && atol(getenv("GWB_RF_GPU_SUB_BUDGET")) > 0)
-		sub_budget = (size_t)atol(getenv("GWB_RF_GPU_SUB_BUDGET"));  // tests: force fallbacks
+	long long ev;
+	if ((ev = env_count("GWB_RF_GPU_SUB_MIN", 1LL << 28)) > 0)
+		cfg.sub_min = (int)ev;  // tests: derive small nodes too
+	if ((ev = env_count("GWB_RF_GPU_SUB_BUDGET", 1LL << 50)) > 0)
+		sub_budget = (size_t)ev;  // tests: force fallbacks
 	void (*kh)(HistArgs) = reg ? (void (*)(HistArgs))k_hist<double>
 				   : (intmode ? (void (*)(HistArgs))k_hist<unsigned>
 					      : (void (*)(HistArgs))k_hist<float>);
@@ -1972,6 +1996,15 @@ gwb_status Trainer::train()
 		}
 		if (rc) {
 			hb.release();
+			if (rc == GWB_ENOMEM && cfg.sub &&
+			    !strncmp(gwb_errmsg(), "GPU out of memory", 17)) {
+				// the kept parent histograms are not in the batch estimate above
+				char msg[1024];
+				snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+				rc = gwb_error(GWB_ENOMEM, "rf.train: %s; or subtract = false: sibling "
+					       "subtraction keeps parent histograms on the device, "
+					       "training without it needs less GPU memory", msg);
+			}
 			return rc;
 		}
 		batches[nbatches++] = hb;
@@ -2053,6 +2086,8 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	gwb_prof_totals(&k1, &x1);
 	f->timing.kernel_ms = k1 - k0;
 	f->timing.transfer_ms = x1 - x0;
+	f->timing.subtract_kept = g_sub_stats.kept;
+	f->timing.subtract_derived = g_sub_stats.derived;
 	// grow = everything here but the device quantization (reported as quantize_ms)
 	f->timing.grow_ms = (gwb_now() - t0) * 1e3 - (job->q ? 0.0 : f->timing.quantize_ms);
 	return rc;

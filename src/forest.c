@@ -1051,6 +1051,7 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 	put_u64(&b, p->quantile_sample);
 	put_u32(&b, (uint32_t)f->mtry);
 	put_u32(&b, (uint32_t)f->backend);
+	put_u32(&b, p->subtract);  /* version 2 */
 	/* summary */
 	put_u32(&b, (uint32_t)f->depth_reached);
 	put_u64(&b, f->leaves);
@@ -1168,10 +1169,11 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	}
 	memcpy(&ver, head + 10, 4);
 	memcpy(&len, head + 14, 8);
-	if (ver != GWB_FOREST_VERSION) {
+	if (ver < 1 || ver > GWB_FOREST_VERSION) {
 		fclose(fp);
 		return gwb_error(GWB_EPARSE, "rf.load: %s is a forest file of version %u; this gwb "
-				 "reads version %d", path, ver, GWB_FOREST_VERSION);
+				 "reads versions 1 to %d (a newer gwb wrote it? load it there)", path,
+				 ver, GWB_FOREST_VERSION);
 	}
 	if (len != (uint64_t)size - sizeof(head) - 8) {
 		fclose(fp);
@@ -1233,6 +1235,13 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	f->params.progress = false;
 	f->mtry = (int)get_u32(&b);
 	f->backend = (gwb_backend)get_u32(&b);
+	f->file_version = (int)ver;
+	if (ver >= 2) {
+		uint32_t sub = get_u32(&b);
+		if (sub > 1)
+			goto corrupt;
+		f->params.subtract = sub != 0;
+	}
 	f->bins_used = f->params.bins;
 	f->depth_reached = (int)get_u32(&b);
 	f->leaves = get_u64(&b);
@@ -1336,9 +1345,9 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 
 	if (!fp)
 		return gwb_error(GWB_EIO, "rf: cannot write %s: %s", path, strerror(errno));
-	fprintf(fp, "{\"format\": \"gwb-forest\", \"version\": %d, \"task\": \"%s\", ",
-		GWB_FOREST_VERSION, f->task == GWB_TASK_CLASSIFICATION ? "classification" :
-		"regression");
+	/* "version" is the JSON layout's own (1), not the binary file's */
+	fprintf(fp, "{\"format\": \"gwb-forest\", \"version\": 1, \"task\": \"%s\", ",
+		f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
 	fputs("\"target\": ", fp);
 	json_str(fp, f->target);
 	fputs(", \"features\": [", fp);

@@ -161,7 +161,10 @@ typedef struct gwb_rf_params {
 	size_t quantile_sample;       /* rows used to place edges, 0 = GWB_QUANT_DEFAULT_SAMPLE */
 	bool progress;                /* report trees done through intr.h */
 	bool subtract;                /* GPU: a sibling's histogram as parent - sibling where every
-					 node draws all features (default true; same trees) */
+					 node draws all features and the node has enough rows
+					 (default true; the same trees bit for bit with integer
+					 counts, unweighted classification; up to rounding
+					 otherwise; no effect on the CPU backend) */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64
@@ -190,6 +193,8 @@ typedef struct gwb_rf_timing {
 	double oob_ms;
 	double kernel_ms;    /* GPU only: kernel time within grow */
 	double transfer_ms;  /* GPU only: host<->device copies */
+	size_t subtract_kept;     /* GPU only: histograms kept for sibling subtraction */
+	size_t subtract_derived;  /* GPU only: histograms derived as parent - sibling */
 } gwb_rf_timing;
 
 typedef struct gwb_forest {
@@ -235,6 +240,7 @@ typedef struct gwb_forest {
 	gwb_backend backend;      /* where it was trained: CPU or GPU */
 	char backend_why[160];
 	gwb_rf_timing timing;
+	int file_version;         /* loaded: the file's format version; 0 = trained here */
 } gwb_forest;
 
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
@@ -295,8 +301,9 @@ gwb_status gwb_forest_permutation_importance(const gwb_forest *f, const gwb_data
 
 /* Binary format: "GWBFOREST\0" magic, u32 version (GWB_FOREST_VERSION), u64 payload length,
  * the payload (little endian), then a u64 FNV-1a checksum of the payload. Timings and the thread
- * count are not saved, so equal forests give equal files. */
-#define GWB_FOREST_VERSION 1
+ * count are not saved, so equal forests give equal files. Version 2 added params.subtract (a
+ * u32 after the backend); version 1 files still load, with file_version 1 (subtract unknown). */
+#define GWB_FOREST_VERSION 2
 gwb_status gwb_forest_save(const gwb_forest *f, const char *path);
 /* GWB_EIO (cannot open), GWB_ECORRUPT (truncated, checksum, impossible structure) or GWB_EPARSE
  * (not a forest file / unknown version), with the path and what was wrong. */

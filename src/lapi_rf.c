@@ -244,13 +244,15 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 static void push_timing(lua_State *L, const gwb_forest *f)
 {
-	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 8);
 	SETN("total_ms", f->timing.total_ms);
 	SETN("quantize_ms", f->timing.quantize_ms);
 	SETN("grow_ms", f->timing.grow_ms);
 	SETN("oob_ms", f->timing.oob_ms);
 	SETN("kernel_ms", f->timing.kernel_ms);
 	SETN("transfer_ms", f->timing.transfer_ms);
+	SETI("subtract_kept", f->timing.subtract_kept);
+	SETI("subtract_derived", f->timing.subtract_derived);
 }
 
 static const char *mf_name(const gwb_rf_params *p)
@@ -290,7 +292,8 @@ static void push_params(lua_State *L, const gwb_forest *f)
 	if (p->threads)
 		SETI("threads", p->threads);
 	SETI("block", p->block);
-	SETB("subtract", p->subtract);
+	if (f->file_version != 1)  /* version 1 files did not save it */
+		SETB("subtract", p->subtract);
 	if (f->classes) {
 		int k;
 		if (p->class_weight_balanced) {
@@ -521,6 +524,8 @@ static int l_cv(lua_State *L)
 			tsum.oob_ms += F->timing.oob_ms;
 			tsum.kernel_ms += F->timing.kernel_ms;
 			tsum.transfer_ms += F->timing.transfer_ms;
+			tsum.subtract_kept += F->timing.subtract_kept;
+			tsum.subtract_derived += F->timing.subtract_derived;
 			if (!isnan(F->oob)) {
 				oob_sum += F->oob;
 				oob_n++;
@@ -951,8 +956,11 @@ static const gwb_reg funcs[] = {
 	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
 	 "  subtract (true; GPU: when every node draws all features, max_features = \"all\" or\n"
 	 "  the regression default, the larger of two sibling nodes gets its histogram as\n"
-	 "  parent - smaller sibling instead of from its rows, where the level's kept\n"
-	 "  histograms fit in a quarter of free GPU memory; same trees, false builds every one).\n"
+	 "  parent - smaller sibling instead of from its rows, for nodes of enough rows (about\n"
+	 "  3 x bins x channels x element bytes / 32), where the level's kept histograms fit in\n"
+	 "  a quarter of free GPU memory; the same trees as false bit for bit with integer\n"
+	 "  counts (unweighted classification), up to rounding otherwise (weights,\n"
+	 "  regression); false builds every one and needs less GPU memory; no effect on CPU).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},

@@ -128,6 +128,43 @@ T.test("save, load, and refusing damaged files", function()
   T.eq(ntrees, 12)
 end)
 
+T.test("save and load keep subtract; a version-1 file loads without it", function()
+  local d = iris()
+  local path = T.tmpdir() .. "/nosub.gwbf"
+  local f = rf.train(d, opts { trees = 3, subtract = false })
+  T.eq(f.params.subtract, false)
+  f:save(path)
+  T.eq(rf.load(path).params.subtract, false)
+  f = rf.train(d, opts { trees = 3 })
+  f:save(path)
+  local g = rf.load(path)
+  T.eq(g.params.subtract, true)
+  -- the same forest as version 1 wrote it: no subtract word (payload bytes 113..116, after
+  -- the header of 22 bytes), version 1, length and FNV-1a checksum recomputed
+  local s = T.readfile(path)
+  T.eq(string.unpack("<I4", s, 11), 2, "files are version 2")
+  local payload = s:sub(23, #s - 8)
+  T.eq(#payload, string.unpack("<I8", s, 15))
+  T.eq(string.unpack("<I4", payload, 113), 1, "the subtract word")
+  local p1 = payload:sub(1, 112) .. payload:sub(117)
+  local h = 0xcbf29ce484222325
+  for i = 1, #p1 do h = (h ~ p1:byte(i)) * 0x100000001b3 end
+  local v1 = T.tmpdir() .. "/v1.gwbf"
+  T.writefile(v1, s:sub(1, 10) .. string.pack("<I4I8", 1, #p1) .. p1 .. string.pack("<i8", h))
+  local o = rf.load(v1)
+  T.eq(o.params.subtract, nil, "version 1 did not save subtract")
+  T.eq(o.nodes, g.nodes)
+  T.eq(o:score(d), g:score(d))
+  -- a subtract word other than 0 or 1 is refused; so is a version from the future
+  local p2 = payload:sub(1, 112) .. string.pack("<I4", 7) .. payload:sub(117)
+  h = 0xcbf29ce484222325
+  for i = 1, #p2 do h = (h ~ p2:byte(i)) * 0x100000001b3 end
+  T.writefile(v1, s:sub(1, #s - #payload - 8) .. p2 .. string.pack("<i8", h))
+  T.raises(function() rf.load(v1) end, "impossible layout")
+  T.writefile(v1, s:sub(1, 10) .. string.pack("<I4", 3) .. s:sub(15))
+  T.raises(function() rf.load(v1) end, "version 3")
+end)
+
 T.test("regression on diabetes: R2, predictions, OOB", function()
   local d = diabetes()
   T.eq(d.task, "regression")

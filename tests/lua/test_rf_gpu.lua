@@ -90,9 +90,13 @@ T.test("gpu forest: subtract = true and false give the same trees (max_features 
   same_trees(a, b)
   same_trees(rf.train(digits, {trees = 3, depth = 8, max_features = "all", seed = 4,
                                backend = "cpu"}), b)
-  -- regression (all features by default): double sums, the same predictions to rounding
+  T.ok(b.timing.subtract_derived > 0, "digits derives")
+  T.eq(a.timing.subtract_derived, 0)
+  -- regression (all features by default): double sums, the same predictions to rounding;
+  -- without bootstrap every node holds all its rows (the root 442 >= 2 x min rows 145)
   local diab = data.load("datasets/diabetes.csv")
-  a, b = pair(diab, {trees = light and 10 or 40})
+  a, b = pair(diab, {trees = light and 10 or 40, bootstrap = false})
+  T.ok(b.timing.subtract_derived > 0, "diabetes derives")
   T.ok(math.abs(a:score(diab) - b:score(diab)) <= 1e-3, "diabetes R2 with and without")
   T.raises(function() rf.train(diab, {backend = "gpu", subtract = "yes"}) end, "subtract")
 end)

@@ -348,6 +348,7 @@ static void test_gpu_subtract(void **state)
 	gwb_rf_sub_stats st;
 	size_t i;
 	bool light = getenv("GWB_RF_GPU_LIGHT") != NULL;  /* under compute-sanitizer: smaller */
+	static const double cw[3] = {1, 2.5, 1};
 	(void)state;
 
 	NEED_GPU();
@@ -372,12 +373,16 @@ static void test_gpu_subtract(void **state)
 	gwb_rf_gpu_sub_stats(&st);
 	assert_false(st.active);
 	assert_int_equal(st.derived, 0);
-	unsetenv("GWB_RF_GPU_SUB_MIN");
-	/* class weights: float histograms */
+	/* class weights that are not all 1: float histograms (iris's balanced weights are all
+	 * exactly 1 and keep integer counts), still deriving every node it can */
 	p.max_features = GWB_MF_ALL;
-	p.class_weight_balanced = true;
+	p.class_weight = cw;
 	st = sub_pair(d, &p, false);
 	assert_true(st.active);
+	assert_int_equal(st.min_rows, 1);
+	assert_true(st.derived > 0);
+	p.class_weight = NULL;
+	unsetenv("GWB_RF_GPU_SUB_MIN");
 	gwb_dataset_free(d);
 
 	/* digits at the default min rows: the top levels derive */
