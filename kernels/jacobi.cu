@@ -494,9 +494,11 @@ __global__ void jacobi_add_shift(double *__restrict__ G, const double *__restric
 		G[i] += shift[i / nn] * V[i];
 }
 
-// The kernel instance for a given n (L lanes per pair, R elements per lane, n <= L * R).
-// L defaults to the smallest group that keeps R <= 8; GWB_JACOBI_LANES (8, 16, 32) overrides
-// it for tuning (benchmarks), when n <= L * R still holds.
+// The kernel instance for a given n (L lanes per pair, R elements per lane, n <= L * R; R is
+// the smallest instantiated one that covers n). L defaults to the smallest group (4, 8, 16 or
+// 32 lanes) that keeps R <= 16 (lanes_for: n <= 64 runs jacobi_os<L4,R16>); GWB_JACOBI_LANES
+// (4, 8, 16, 32) or GWB_JACOBI_TUNE overrides it for tuning (benchmarks), when n <= L * R
+// still holds (lanes_ok).
 template <typename T> struct kernel_pick {
 	void (*fn)(const T *, T *, double *, double *, int *, jparams);
 	int L;
