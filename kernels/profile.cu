@@ -1,7 +1,8 @@
 // profile.cu - the CUPTI range profiler behind gpu.profile (see profile.h). Host code only:
 // libcupti is dlopen()ed at the first session, so neither gwb nor this plugin links it, and a
 // machine without it (or a build without its headers) gets a reason instead of a failure.
-// Call sequence (CUPTI 12.6+ Range Profiling + Profiler Host APIs):
+// Call sequence (CUPTI Range Profiling + Profiler Host APIs; CUPTI from CUDA 13.0 or newer,
+// whose launch callback ids this file uses):
 //   cuptiProfilerInitialize -> cuptiProfilerDeviceSupported -> cuptiDeviceGetChipName
 //   -> cuptiRangeProfilerEnable(ctx) -> host: Initialize(chip), ConfigAddMetrics,
 //      GetConfigImage -> GetCounterDataSize + CounterDataImageInitialize
@@ -22,6 +23,7 @@
 
 #include <map>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,8 @@
 #include "profile.h"
 
 #if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>) && \
-	__has_include(<cupti_callbacks.h>) && __has_include(<cupti_target.h>)
+	__has_include(<cupti_callbacks.h>) && __has_include(<cupti_target.h>) && \
+	__has_include(<cupti_version.h>)
 #define GWB_CUPTI_HEADERS 1
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
@@ -39,6 +42,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_runtime_cbid.h>
 #include <cupti_target.h>
+#include <cupti_version.h>
 #endif
 
 namespace {
@@ -85,6 +89,10 @@ struct Api {
 #undef GWB_DECL
 };
 Api api;
+// The oldest libcupti used: CUDA 13.0's (cuptiGetVersion's API version; from 13.0 on it reads
+// xxyyzz, major, minor, CUPTI update). It has the range profiler and the launch callback ids
+// this file uses (CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000).
+const uint32_t kMinCuptiVersion = 130000;
 bool g_loaded, g_load_failed, g_initialized;
 std::string g_load_reason;
 CUresult (*p_cuCtxGetCurrent)(CUcontext *) = nullptr;
@@ -141,25 +149,50 @@ std::vector<std::string> candidates()
 	return v;
 }
 
+// cuptiGetVersion's number as a CUDA release ("13.0 (CUPTI API 130001)", "CUPTI API 24").
+std::string cupti_version_text(uint32_t v)
+{
+	char buf[80];
+	if (v >= 100000)
+		snprintf(buf, sizeof(buf), "CUDA %u.%u (CUPTI API %u)", v / 10000, v / 100 % 100, v);
+	else
+		snprintf(buf, sizeof(buf), "CUPTI API %u (CUDA 12.9 or older)", v);
+	return buf;
+}
+
 gwb_status load_cupti()
 {
 	if (g_loaded)
 		return GWB_OK;
 	if (g_load_failed)
 		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
-	std::string tried, last_err;
+	std::string tried, last_err, too_old;
 	void *h = nullptr;
 	for (const std::string &c : candidates()) {
 		h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
 		if (h) {
+			std::string at = c;
 			char path[4096] = "";
 			if (dlinfo(h, RTLD_DI_ORIGIN, path) == 0 && path[0]) {
 				const char *base = strrchr(c.c_str(), '/');
-				g_lib_path = std::string(path) + "/" + (base ? base + 1 : c.c_str());
-			} else {
-				g_lib_path = c;
+				at = std::string(path) + "/" + (base ? base + 1 : c.c_str());
 			}
-			break;
+			// an older CUPTI (say libcupti.so from CUDA 12 first on the path): try the next
+			CUptiResult (*get_version)(uint32_t *) = nullptr;
+			*(void **)&get_version = dlsym(h, "cuptiGetVersion");
+			uint32_t ver = 0;
+			if (get_version && get_version(&ver) == CUPTI_SUCCESS &&
+			    ver >= kMinCuptiVersion) {
+				g_lib_path = at;
+				break;
+			}
+			if (too_old.size() < 400)
+				too_old += (too_old.empty() ? "" : ", ") + at + " is " +
+					   (get_version ? cupti_version_text(ver)
+							: std::string("without cuptiGetVersion"));
+			dlclose(h);
+			h = nullptr;
+			continue;
 		}
 		const char *e = dlerror();
 		if (e && !strstr(e, "No such file"))
@@ -168,13 +201,21 @@ gwb_status load_cupti()
 			tried += (tried.empty() ? "" : ", ") + c;
 	}
 	if (!h) {
-		char buf[1200];
-		snprintf(buf, sizeof(buf),
-			 "libcupti (CUDA's profiling library) was not found (tried %s%s)%s%s; install "
-			 "the toolkit's CUPTI or the nvidia-cuda-cupti wheel, or set "
-			 "GWB_CUPTI=/path/to/libcupti.so.13",
-			 tried.c_str(), tried.size() >= 600 ? ", ..." : "",
-			 last_err.empty() ? "" : "; last error: ", last_err.c_str());
+		char buf[1600];
+		if (!too_old.empty())
+			snprintf(buf, sizeof(buf),
+				 "no libcupti (CUDA's profiling library) new enough was found: %s; the "
+				 "range profiler needs the CUPTI of %s or newer; install it (the "
+				 "toolkit's CUPTI or the nvidia-cuda-cupti 13.x wheel) or set "
+				 "GWB_CUPTI=/path/to/libcupti.so.13",
+				 too_old.c_str(), cupti_version_text(kMinCuptiVersion).c_str());
+		else
+			snprintf(buf, sizeof(buf),
+				 "libcupti (CUDA's profiling library) was not found (tried %s%s)%s%s; "
+				 "install the toolkit's CUPTI or the nvidia-cuda-cupti wheel, or set "
+				 "GWB_CUPTI=/path/to/libcupti.so.13",
+				 tried.c_str(), tried.size() >= 600 ? ", ..." : "",
+				 last_err.empty() ? "" : "; last error: ", last_err.c_str());
 		g_load_reason = buf;
 		g_load_failed = true;
 		return gwb_error(GWB_ENODEV, "%s", buf);
@@ -187,9 +228,11 @@ gwb_status load_cupti()
 #undef GWB_LOAD
 	if (missing) {
 		g_load_reason = "the libcupti at " + g_lib_path + " has no " + missing +
-				" (the range profiler needs CUPTI from CUDA 12.6 or newer); set "
-				"GWB_CUPTI to a newer libcupti.so";
+				" (the range profiler needs CUPTI from " +
+				cupti_version_text(kMinCuptiVersion) +
+				" or newer); set GWB_CUPTI to a newer libcupti.so";
 		g_load_failed = true;
+		g_lib_path.clear();  // none is loaded
 		dlclose(h);
 		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
 	}
@@ -201,6 +244,8 @@ gwb_status load_cupti()
 		g_load_reason = "the CUDA driver does not give cuCtxGetCurrent, which the range "
 				"profiler needs";
 		g_load_failed = true;
+		g_lib_path.clear();  // none is loaded
+		dlclose(h);
 		return gwb_error(GWB_ENODEV, "%s", g_load_reason.c_str());
 	}
 	g_loaded = true;  // never dlclose()d: CUPTI stays attached to the driver
@@ -257,9 +302,13 @@ gwb_status cupti_fail(const char *what, CUptiResult r)
 			return cupti_fail(what, r_);                                      \
 	} while (0)
 
-// Launch names, in order, from the two API layers (whichever matches the range count wins).
+// Launch names, in order, from the two API layers (whichever matches the range count wins):
+// the first g_name_cap of each (max_ranges: later launches make no range), then only counted.
+// g_names_lost: a name could not be stored (out of memory); the names kept are a prefix.
 std::mutex g_mu;
 std::vector<std::string> g_drv, g_rt;
+size_t g_drv_n, g_rt_n, g_name_cap;
+bool g_names_lost;
 
 bool is_launch(CUpti_CallbackDomain dom, CUpti_CallbackId id)
 {
@@ -293,9 +342,17 @@ void CUPTIAPI on_launch(void *, CUpti_CallbackDomain dom, CUpti_CallbackId id, c
 		if (rv != 0)
 			return;  // a failed launch makes no range
 	}
-	std::lock_guard<std::mutex> lk(g_mu);
-	(dom == CUPTI_CB_DOMAIN_DRIVER_API ? g_drv : g_rt)
-		.emplace_back(cb->symbolName ? cb->symbolName : "");
+	bool drv = dom == CUPTI_CB_DOMAIN_DRIVER_API;
+	try {  // a C callback: nothing may escape it
+		std::lock_guard<std::mutex> lk(g_mu);
+		std::vector<std::string> &v = drv ? g_drv : g_rt;
+		size_t &n = drv ? g_drv_n : g_rt_n;
+		n++;
+		if (!g_names_lost && v.size() < g_name_cap)
+			v.emplace_back(cb->symbolName ? cb->symbolName : "");
+	} catch (...) {
+		g_names_lost = true;  // the names stored so far stay in launch order
+	}
 }
 
 // A launch's mangled name, demangled and trimmed for a table: *shown is the library namespace
@@ -474,6 +531,9 @@ static gwb_status begin(gwb_profile_session *s)
 		std::lock_guard<std::mutex> lk(g_mu);
 		g_drv.clear();
 		g_rt.clear();
+		g_drv_n = g_rt_n = 0;
+		g_name_cap = (size_t)s->max_ranges;
+		g_names_lost = false;
 	}
 	// Launch names: optional (without them ranges keep CUPTI's names).
 	if (api.cuptiSubscribe(&s->sub, (CUpti_CallbackFunc)on_launch, nullptr) == CUPTI_SUCCESS) {
@@ -624,22 +684,28 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		nranges = p.numTotalRanges;
 	}
 	std::vector<std::string> drv, rt;
+	size_t drv_n, rt_n;
+	bool names_lost;
 	{
 		std::lock_guard<std::mutex> lk(g_mu);
 		drv.swap(g_drv);
 		rt.swap(g_rt);
+		drv_n = g_drv_n;
+		rt_n = g_rt_n;
+		names_lost = g_names_lost;
 	}
-	// Range i is launch i: take the API layer whose launches cover the ranges.
+	// Range i is launch i: take the API layer whose launches cover the ranges (names holds
+	// the first max_ranges of them, fewer when names_lost).
 	const std::vector<std::string> *names = nullptr;
-	if (drv.size() == nranges)
-		names = &drv;
-	else if (rt.size() == nranges)
-		names = &rt;
-	else if (drv.size() > nranges)
-		names = &drv;
-	else if (rt.size() > nranges)
-		names = &rt;
-	size_t launches = names ? names->size() : nranges;
+	size_t launches = nranges;
+	if (drv_n == nranges)
+		names = &drv, launches = drv_n;
+	else if (rt_n == nranges)
+		names = &rt, launches = rt_n;
+	else if (drv_n > nranges)
+		names = &drv, launches = drv_n;
+	else if (rt_n > nranges)
+		names = &rt, launches = rt_n;
 	if (dropped)
 		*dropped = (long)(launches > nranges ? launches - nranges : ndropped);
 
@@ -647,9 +713,10 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 	gwb_prof_each_registered(collect_registered, &reg);
 	bool debug = getenv("GWB_PROFILE_DEBUG") != nullptr;
 	if (debug)
-		fprintf(stderr, "gpu.profile: %zu ranges, %zu driver / %zu runtime launches, %zu "
+		fprintf(stderr, "gpu.profile: %zu ranges, %zu driver / %zu runtime launches%s, %zu "
 				"dropped, chip %s, %zu metrics\n",
-			nranges, drv.size(), rt.size(), ndropped, s->chip.c_str(), s->nmetrics);
+			nranges, drv_n, rt_n, names_lost ? " (names lost: out of memory)" : "",
+			ndropped, s->chip.c_str(), s->nmetrics);
 	for (size_t i = 0; i < nranges; i++) {
 		GWB_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
 		ri.pCounterDataImage = s->counters.data();
@@ -733,10 +800,17 @@ extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session 
 				 "compute-sanitizer, Nsight Compute or Nsight Systems) and holds the "
 				 "GPU's counters; run without the tool",
 				 inj);
-	gwb_profile_session *s = new gwb_profile_session;
+	gwb_profile_session *s = new (std::nothrow) gwb_profile_session;
+	if (!s)
+		return gwb_error(GWB_ENOMEM, "gpu.profile: out of host memory");
 	s->max_ranges = max_ranges;
 	g_active = true;
-	gwb_status rc = begin(s);
+	gwb_status rc;
+	try {  // nothing may escape into C
+		rc = begin(s);
+	} catch (...) {
+		rc = gwb_error(GWB_ENOMEM, "gpu.profile: out of host memory starting the profiler");
+	}
 	if (rc) {
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
@@ -761,7 +835,12 @@ extern "C" gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_ra
 	delete s;
 	return GWB_OK;
 #else
-	gwb_status rc = end(s, fn, ctx, dropped);
+	gwb_status rc;
+	try {  // nothing may escape into C
+		rc = end(s, fn, ctx, dropped);
+	} catch (...) {
+		rc = gwb_error(GWB_ENOMEM, "gpu.profile: out of host memory decoding the counters");
+	}
 	char msg[1024];
 	snprintf(msg, sizeof(msg), "%s", rc ? gwb_errmsg() : "");
 	session_release(s);

@@ -42,8 +42,9 @@ typedef struct gwb_profile_session gwb_profile_session;
 /* Start measuring every kernel launched from now on the current device (creating the CUDA
  * context if needed), up to max_ranges launches (1..100000; later launches are not measured).
  * GWB_OK and *out, or a status with the reason in gwb_errmsg(): GWB_ENODEV when libcupti is
- * missing, profiling is not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the driver's
- * NVreg_RestrictProfilingToAdminUsers=1), the device or environment is not supported
+ * missing or older than CUDA 13.0's (cuptiGetVersion below 130000; an older one found first
+ * is passed over), profiling is not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the
+ * driver's NVreg_RestrictProfilingToAdminUsers=1), the device or environment is not supported
  * (virtualized, confidential compute, another profiler or sanitizer attached) or the build
  * had no CUPTI headers; GWB_EINVAL for a bad max_ranges or a session already running. */
 gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session **out);
@@ -58,7 +59,8 @@ gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_range_fn fn, 
 /* Stop and free a session without decoding (the measured code failed). NULL is fine. */
 void gwb_gpu_profile_abort(gwb_profile_session *s);
 
-/* The libcupti that was loaded ("" before the first session or when none was found). */
+/* The libcupti that was loaded ("" before the first session or when none was found or the
+ * one found could not be used). */
 const char *gwb_gpu_profile_library(void);
 
 #ifdef __cplusplus

@@ -725,7 +725,56 @@ static void range_cb(const gwb_profile_range *g, void *ctx)
 		r->has_sm = true;
 	}
 }
+
+/* Add the CUPTI measurements (rows made by range_cb) to the telemetry rows: called only when
+ * the session ended well, so a profile that failed partway shows none of them. Out of memory
+ * (here or in range_cb) sets rows->oom. */
+static void prows_merge(struct prows *rows, const struct prows *m)
+{
+	int i;
+
+	if (m->oom) {
+		rows->oom = true;
+		return;
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct prow *g = &m->v[i];
+		struct prow *r = prow_find(rows, g->name, true);
+
+		if (!r)
+			return;
+		if (g->ours)
+			r->ours = true;
+		r->profiled = g->profiled;
+		r->occ_w = g->occ_w;
+		r->occ_sum = g->occ_sum;
+		r->occ_min = g->occ_min;
+		r->occ_max = g->occ_max;
+		r->dur_ns = g->dur_ns;
+		r->sm_w = g->sm_w;
+		r->has_dur = g->has_dur;
+		r->has_sm = g->has_sm;
+	}
+}
 #endif
+
+/* The rows live in a userdata while the result is built, so a raising Lua allocation frees
+ * them (__gc); rows: telemetry, measured: range_cb's scratch. */
+#define PROWS_MT "gwb.profile.rows"
+struct pscratch { struct prows rows, measured; };
+
+static void pscratch_release(struct pscratch *p)
+{
+	free(p->rows.v);
+	free(p->measured.v);
+	memset(p, 0, sizeof(*p));
+}
+
+static int pscratch_gc(lua_State *L)
+{
+	pscratch_release(luaL_checkudata(L, 1, PROWS_MT));
+	return 0;
+}
 
 /* Most measured time first, then most event time. */
 static int prow_cmp(const void *a, const void *b)
@@ -747,10 +796,10 @@ static void push_row(lua_State *L, const struct prow *r)
 	lua_setfield(L, -2, "gwb");
 	SETI("launches", r->launches > 0 ? r->launches : r->profiled);
 	SETI("profiled", r->profiled);
-	if (r->ours) {
+	if (r->launches > 0) {  /* telemetry saw it (not when only CUPTI did: telemetry off) */
 		lua_pushnumber(L, r->total_ms);
 		lua_setfield(L, -2, "total_ms");
-		lua_pushnumber(L, r->launches > 0 ? r->total_ms / r->launches * 1e3 : 0);
+		lua_pushnumber(L, r->total_ms / r->launches * 1e3);
 		lua_setfield(L, -2, "mean_us");
 		SETS("block", r->block);
 		SETI("regs", r->regs);
@@ -878,10 +927,11 @@ static int l_profile(lua_State *L)
 	static const char *const known[] = {"max_ranges", "counters", NULL};
 	struct kbefore v[256];
 	struct kcollect before = {v, 0, 256};
-	struct prows rows = {NULL, 0, 0, false};
-	struct kdiff d = {&before, &rows};
+	struct pscratch *ps;
+	struct kdiff d = {&before, NULL};
 	char reason[1400] = "";
-	int max_ranges, st, i;
+	lua_Integer max_ranges;
+	int st, i;
 	bool counters;
 	long profiled = 0, dropped = 0;
 	double t0, wall;
@@ -890,11 +940,21 @@ static int l_profile(lua_State *L)
 #endif
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
-	max_ranges = (int)gwb_opt_int(L, 2, "gpu.profile", "max_ranges", 2000);
+	max_ranges = gwb_opt_int(L, 2, "gpu.profile", "max_ranges", 2000);
 	counters = gwb_opt_bool(L, 2, "gpu.profile", "counters", true);
 	gwb_opt_check_keys(L, 2, "gpu.profile", known);
-	if (max_ranges < 1 || max_ranges > 100000)
-		return luaL_error(L, "gpu.profile: max_ranges must be 1..100000 (got %d)", max_ranges);
+	if (max_ranges < 1 || max_ranges > 100000)  /* before the cast to int */
+		return luaL_error(L, "gpu.profile: max_ranges must be 1..100000 (got %I)",
+				  max_ranges);
+	lua_settop(L, 2);
+	ps = lua_newuserdatauv(L, sizeof(*ps), 0);  /* index 3, owns the rows until the end */
+	memset(ps, 0, sizeof(*ps));
+	if (luaL_newmetatable(L, PROWS_MT)) {
+		lua_pushcfunction(L, pscratch_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	d.rows = &ps->rows;
 	gwb_prof_each_kernel(collect_cb, &before);
 	if (!counters)
 		snprintf(reason, sizeof(reason), "counters = false (telemetry only)");
@@ -902,7 +962,7 @@ static int l_profile(lua_State *L)
 	else if (!gwb_gpu_available())
 		snprintf(reason, sizeof(reason), "no GPU (%s). " PROFILE_NCU_HINT,
 			 gwb_gpu_unavailable_reason());
-	else if (gwb_gpu_profile_begin(max_ranges, &sess))
+	else if (gwb_gpu_profile_begin((int)max_ranges, &sess))
 		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
 #else
 	else
@@ -922,17 +982,18 @@ static int l_profile(lua_State *L)
 	}
 	gwb_prof_each_kernel(diff_cb, &d);
 #ifdef GWB_HAVE_CUDA
-	if (sess && gwb_gpu_profile_end(sess, range_cb, &rows, &dropped))
+	/* CUPTI's rows go to the scratch and join the table only when the session ended well */
+	if (sess && gwb_gpu_profile_end(sess, range_cb, &ps->measured, &dropped))
 		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
+	else if (sess)
+		prows_merge(&ps->rows, &ps->measured);
 #endif
-	if (rows.oom) {
-		free(rows.v);
+	if (ps->rows.oom)
 		return luaL_error(L, "gpu.profile: out of host memory for the kernel table");
-	}
-	for (i = 0; i < rows.n; i++)
-		profiled += rows.v[i].profiled;
-	if (rows.n > 1)
-		qsort(rows.v, (size_t)rows.n, sizeof(rows.v[0]), prow_cmp);
+	for (i = 0; i < ps->rows.n; i++)
+		profiled += ps->rows.v[i].profiled;
+	if (ps->rows.n > 1)
+		qsort(ps->rows.v, (size_t)ps->rows.n, sizeof(ps->rows.v[0]), prow_cmp);
 
 	lua_createtable(L, 0, 8);
 	lua_pushnumber(L, wall);
@@ -953,12 +1014,12 @@ static int l_profile(lua_State *L)
 		SETS("sm_throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed");
 		lua_setfield(L, -2, "metrics");
 	}
-	lua_createtable(L, rows.n, 0);
-	for (i = 0; i < rows.n; i++) {
-		push_row(L, &rows.v[i]);
+	lua_createtable(L, ps->rows.n, 0);
+	for (i = 0; i < ps->rows.n; i++) {
+		push_row(L, &ps->rows.v[i]);
 		lua_rawseti(L, -2, i + 1);
 	}
-	free(rows.v);
+	pscratch_release(ps);  /* now rather than at the next collection */
 	lua_setfield(L, -2, "kernels");
 	if (luaL_newmetatable(L, PROFILE_MT)) {
 		lua_pushcfunction(L, l_profile_tostring);

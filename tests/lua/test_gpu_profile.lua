@@ -12,6 +12,10 @@ test("gpu.profile reason path: no counters, a clear reason, the ncu command, a t
   ok(p.reason:find("counters = false", 1, true), p.reason)
   ok(p.wall_ms >= 40, "wall_ms covers fn (a 50 ms sleep): " .. p.wall_ms)
   eq(type(p.kernels), "table")
+  for _, k in ipairs(p.kernels) do  -- not measured: no row carries CUPTI's fields
+    eq(k.profiled, 0, k.name)
+    eq(k.achieved_occupancy, nil, k.name)
+  end
   local s = tostring(p)
   ok(s:find("achieved occupancy not measured: counters = false", 1, true), s)
   ok(s:find("theoretical", 1, true), s)
@@ -29,6 +33,16 @@ test("gpu.profile reason path: no counters, a clear reason, the ncu command, a t
   end
   ok(not t:find("777", 1, true) and not t:find("999", 1, true), "no replay-inflated event times when measured")
 
+  -- a row without telemetry (mean_us, block, regs nil: CUPTI saw it, telemetry did not) and
+  -- one without measurements print "-" where the value is missing, not a 0
+  local u = fmt({ achieved = false, wall_ms = 1, reason = "r", kernels = {
+    { name = "k_only_cupti", launches = 2, profiled = 0 },
+    { name = "k_timed", launches = 1, profiled = 0, mean_us = 4.5 } } })
+  local only = u:match("k_only_cupti[^\n]*")
+  ok(only and select(2, only:gsub(" %-", "")) == 4 and not only:find("0.0", 1, true),
+    "achieved, theoretical, duration, SM all '-': " .. tostring(only))
+  ok(u:match("k_timed[^\n]*"):find("4.50", 1, true), u)
+
   -- the default call: without a GPU (or CUDA) the reason says so and how to measure instead
   if not gpu.available() then
     local q = gpu.profile(function() end)
@@ -45,6 +59,16 @@ test("gpu.profile: errors in fn propagate, bad options raise, the next call stil
     "inside the measured code")
   T.raises(function() gpu.profile(42) end, "function expected")
   T.raises(function() gpu.profile(function() end, { max_ranges = 0 }) end, "max_ranges must be 1..100000")
+  -- checked as the integer given, not as an int cast (2^32 + 5 would wrap to 5), and before
+  -- the no-GPU / no-CUDA reason path returns
+  local ran = false
+  T.raises(function() gpu.profile(function() ran = true end, { max_ranges = 2^32 + 5 }) end,
+    "max_ranges must be 1..100000 (got 4294967301)")
+  T.raises(function() gpu.profile(function() ran = true end, { max_ranges = -(2^32) + 5 }) end,
+    "max_ranges must be 1..100000")
+  T.raises(function() gpu.profile(function() ran = true end, { max_ranges = 100001, counters = false }) end,
+    "max_ranges must be 1..100000")
+  eq(ran, false, "fn does not run when an option is bad")
   T.raises(function() gpu.profile(function() end, { max_range = 10 }) end, "unknown option 'max_range'")
   T.raises(function() gpu.profile(function() end, { counters = "yes" }) end, "counters")
   local p = gpu.profile(function() end)  -- no session was left open by the error above
@@ -81,6 +105,21 @@ test("gpu profile: achieved occupancy of the transpose kernels, not above theore
   ok(s:find("measured by CUPTI", 1, true), s)
 end)
 
+test("gpu profile: counters = false keeps the telemetry rows and no CUPTI fields", function()
+  T.need_gpu()
+  local p = gpu.profile(function() teach.transpose { rows = 256, cols = 256, reps = 1 } end,
+    { counters = false })
+  eq(p.achieved, false)
+  local k = row(p, "transpose_padded")
+  ok(k, "a telemetry row:\n" .. tostring(p))
+  ok(k.launches >= 1 and type(k.mean_us) == "number" and type(k.total_ms) == "number" and
+    #k.block > 0 and k.regs > 0, "telemetry fields")
+  for _, r in ipairs(p.kernels) do
+    eq(r.profiled, 0, r.name)
+    eq(r.achieved_occupancy, nil, r.name)
+  end
+end)
+
 test("gpu profile: sessions do not nest; the inner call gives a reason", function()
   T.need_gpu()
   local inner
@@ -108,6 +147,8 @@ test("gpu profile: every gwb launch is measured under its label; library kernels
     elseif not k.gwb then
       lib = lib + 1
       ok(k.profiled >= 1 and k.achieved_occupancy > 0 and k.achieved_occupancy <= 1, k.name)
+      -- seen by CUPTI only: no telemetry fields that would read as real zeros
+      ok(k.mean_us == nil and k.total_ms == nil and k.block == nil and k.regs == nil, k.name)
     end
   end
   ok(row(p, "spmv_seg"), "our SpMV has a row:\n" .. tostring(p))
