@@ -12,6 +12,7 @@
 #include "lapi.h"
 
 #define EIGEN_T "gwb.Eigen"
+#define VALUES_T "gwb.EigenValues"   /* a single result's e.values: also callable as e:values(1) */
 #define PCA_T "gwb.PCA"
 
 typedef struct leigen {
@@ -275,6 +276,20 @@ static int e_matrix(lua_State *L)
 	return 1;
 }
 
+/* __call of a single result's values array: e:values() / e:values(1) work on every result, as
+ * eb:values(b) does on a batch (1 = the array, 2 = the result, 3 = the matrix index). */
+static int values_call(lua_State *L)
+{
+	if (!lua_isnoneornil(L, 3)) {
+		lua_Integer b = luaL_checkinteger(L, 3);
+		if (b != 1)
+			return luaL_error(L, "values: matrix %d is out of range: this result has 1 "
+					  "matrix", (int)b);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
 static int eigen_index(lua_State *L)
 {
 	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
@@ -284,9 +299,10 @@ static int eigen_index(lua_State *L)
 	if (e) {
 		if (!strcmp(k, "values")) {
 			/* One matrix: the array. A batch: the method, so eb:values(b) works. */
-			if (e->count == 1)
+			if (e->count == 1) {
 				push_array(L, e->values, e->k);
-			else
+				luaL_setmetatable(L, VALUES_T);  /* e:values() and e:values(1) too */
+			} else
 				lua_pushcfunction(L, e_values);
 			return 1;
 		}
@@ -683,6 +699,15 @@ static const char pca_help[] =
 int gwb_open_eig(lua_State *L)
 {
 	gwb_lua_newclass(L, EIGEN_T, methods, meta);
+	luaL_newmetatable(L, VALUES_T);
+	lua_pushcfunction(L, values_call);
+	lua_setfield(L, -2, "__call");
+	gwb_lua_sethelp(L, -1, VALUES_T,
+			"e.values -> array\nThe eigenvalues of a single result, ascending: e.values[1] is "
+			"the smallest. Also callable as e:values() or e:values(1), like eb:values(b) on a "
+			"batch, so one script handles both.\nExample: e = eig.solve(mat.laplacian1d(5)); "
+			"print(e.values[1], e:values()[1])");
+	lua_pop(L, 1);
 	luaL_newmetatable(L, PCA_T);
 	lua_pushcfunction(L, pca_tostring);
 	lua_setfield(L, -2, "__tostring");

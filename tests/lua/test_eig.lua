@@ -146,6 +146,17 @@ T.test("residuals stay accurate for entries near the ends of the f64 range (1e+-
   end
 end)
 
+T.test("a single result's values are an array and also answer e:values() like a batch's", function()
+  local one = eig.batched(mat.batch(1, 6, { seed = 2 }), { backend = "cpu" })
+  T.eq(#one.values, 6)
+  T.eq(one:values(1)[1], one.values[1])
+  T.eq(#one:values(), 6)
+  T.raises(function() return one:values(2) end, "out of range")
+  local s = eig.solve(mat.laplacian1d(5), { backend = "cpu" })
+  T.eq(s:values()[3], s.values[3])
+  for i = 2, #s.values do T.ok(s.values[i] >= s.values[i - 1], "ascending") end
+end)
+
 T.test("eig.svd: singular values, vectors, residuals, k, shapes", function()
   local A = mat.randn(30, 20, { seed = 6 })
   local s = eig.svd(A)
