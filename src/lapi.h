@@ -102,5 +102,9 @@ struct gwb_eigen;
 void gwb_lua_push_matrix(lua_State *L, struct gwb_matrix *A);
 struct gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg);
 void gwb_lua_push_eigen(lua_State *L, struct gwb_eigen *e);
+/* One run-log record for an eigensolver call: the params table on top of the stack (popped) plus
+ * kind, backend, timing and metrics (method, max_residual, orthogonality, iterations, converged)
+ * from e. Push the result first (its box owns e), then log. */
+void gwb_lua_log_eigen(lua_State *L, const char *kind, const struct gwb_eigen *e);
 
 #endif

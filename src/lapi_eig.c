@@ -90,23 +90,12 @@ static void push_timing(lua_State *L, const gwb_eigen *e)
 	SETN("total_ms", e->total_ms);
 }
 
-static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const gwb_dense_opts *o,
-		      const char *dtype)
+void gwb_lua_log_eigen(lua_State *L, const char *kind, const gwb_eigen *e)
 {
+	/* params table on top: wrap it in the record */
 	lua_createtable(L, 0, 5);
 	SETS("kind", kind);
-	lua_createtable(L, 0, 8);
-	SETI("n", e->n);
-	if (e->svd)
-		SETI("m", e->m);
-	SETI("k", e->k);
-	SETI("count", e->count);
-	SETS("method", gwb_dense_method_name(o->method));
-	SETS("which", o->which == GWB_END_LARGEST ? "largest" : o->which == GWB_END_BOTH ? "both" :
-		      "smallest");
-	SETS("dtype", dtype);
-	lua_pushboolean(L, o->vectors);
-	lua_setfield(L, -2, "vectors");
+	lua_rotate(L, -2, 1);
 	lua_setfield(L, -2, "params");
 	SETS("backend", e->backend);
 	push_timing(L, e);
@@ -123,6 +112,24 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	lua_setfield(L, -2, "metrics");
 	gwb_lua_log_run(L, -1);
 	lua_pop(L, 1);
+}
+
+static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const gwb_dense_opts *o,
+		      const char *dtype)
+{
+	lua_createtable(L, 0, 8);
+	SETI("n", e->n);
+	if (e->svd)
+		SETI("m", e->m);
+	SETI("k", e->k);
+	SETI("count", e->count);
+	SETS("method", gwb_dense_method_name(o->method));
+	SETS("which", o->which == GWB_END_LARGEST ? "largest" : o->which == GWB_END_BOTH ? "both" :
+		      "smallest");
+	SETS("dtype", dtype);
+	lua_pushboolean(L, o->vectors);
+	lua_setfield(L, -2, "vectors");
+	gwb_lua_log_eigen(L, kind, e);
 }
 
 /* --- eig.solve, eig.batched, eig.svd ------------------------------------------------------ */

@@ -23,6 +23,10 @@
 /* Order up to which mat.laplacian1d/2d return a dense Matrix unless opts.sparse says otherwise. */
 #define DENSE_AUTO_MAX 4096
 
+#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, k))
+#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
+#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
+
 typedef struct lsparse {
 	gwb_csr *A;   /* NULL once released */
 } lsparse;
@@ -475,46 +479,16 @@ static int solve_sparse(lua_State *L)
 		return luaL_error(L, "eig.solve: ncv must exceed k (got ncv = %d, k = %d)", o.ncv, o.k);
 	gwb_lua_check(L, gwb_eig_sparse(A, &o, &e));
 
-	/* one line in the run log */
-	lua_createtable(L, 0, 6);
-	lua_pushstring(L, "eig.solve");
-	lua_setfield(L, -2, "kind");
-	lua_createtable(L, 0, 8);
-	lua_pushstring(L, A->name);
-	lua_setfield(L, -2, "matrix");
-	lua_pushinteger(L, A->rows);
-	lua_setfield(L, -2, "n");
-	lua_pushinteger(L, A->nnz);
-	lua_setfield(L, -2, "nnz");
-	lua_pushinteger(L, o.k);
-	lua_setfield(L, -2, "k");
-	lua_pushstring(L, which);
-	lua_setfield(L, -2, "which");
-	lua_pushstring(L, e->method);
-	lua_setfield(L, -2, "method");
-	lua_pushnumber(L, o.tol);
-	lua_setfield(L, -2, "tol");
-	lua_setfield(L, -2, "params");
-	lua_pushstring(L, e->backend);
-	lua_setfield(L, -2, "backend");
-	lua_createtable(L, 0, 3);
-	lua_pushnumber(L, e->total_ms);
-	lua_setfield(L, -2, "total_ms");
-	lua_pushnumber(L, e->transfer_ms);
-	lua_setfield(L, -2, "transfer_ms");
-	lua_setfield(L, -2, "timing");
-	lua_createtable(L, 0, 3);
-	lua_pushnumber(L, e->max_residual);
-	lua_setfield(L, -2, "max_residual");
-	lua_pushinteger(L, e->iterations);
-	lua_setfield(L, -2, "iterations");
-	lua_pushboolean(L, e->converged);
-	lua_setfield(L, -2, "converged");
-	lua_setfield(L, -2, "metrics");
-	gwb_lua_log_run(L, -1);
-	lua_pop(L, 1);
-
-	gwb_lua_push_eigen(L, e);
+	gwb_lua_push_eigen(L, e);  /* first: its box owns e if logging raises */
+	lua_createtable(L, 0, 6);  /* one line in the run log */
+	SETS("matrix", A->name);
+	SETI("n", A->rows);
+	SETI("nnz", A->nnz);
+	SETI("k", o.k);
+	SETS("which", which);
+	SETS("method", e->method);
+	SETN("tol", o.tol);
+	gwb_lua_log_eigen(L, "eig.solve", e);
 	return 1;
 }
 
@@ -554,41 +528,15 @@ static int svd_sparse(lua_State *L)
 				  "\"randomized\" (got \"%s\"); A:todense() for the dense methods", m);
 	gwb_lua_check(L, gwb_svd_sparse(A, &o, &e));
 
-	lua_createtable(L, 0, 6);
-	lua_pushstring(L, "eig.svd");
-	lua_setfield(L, -2, "kind");
-	lua_createtable(L, 0, 6);
-	lua_pushstring(L, A->name);
-	lua_setfield(L, -2, "matrix");
-	lua_pushinteger(L, A->rows);
-	lua_setfield(L, -2, "rows");
-	lua_pushinteger(L, A->cols);
-	lua_setfield(L, -2, "cols");
-	lua_pushinteger(L, A->nnz);
-	lua_setfield(L, -2, "nnz");
-	lua_pushinteger(L, o.k);
-	lua_setfield(L, -2, "k");
-	lua_pushnumber(L, o.tol);
-	lua_setfield(L, -2, "tol");
-	lua_setfield(L, -2, "params");
-	lua_pushstring(L, e->backend);
-	lua_setfield(L, -2, "backend");
-	lua_createtable(L, 0, 1);
-	lua_pushnumber(L, e->total_ms);
-	lua_setfield(L, -2, "total_ms");
-	lua_setfield(L, -2, "timing");
-	lua_createtable(L, 0, 3);
-	lua_pushnumber(L, e->max_residual);
-	lua_setfield(L, -2, "max_residual");
-	lua_pushinteger(L, e->iterations);
-	lua_setfield(L, -2, "iterations");
-	lua_pushboolean(L, e->converged);
-	lua_setfield(L, -2, "converged");
-	lua_setfield(L, -2, "metrics");
-	gwb_lua_log_run(L, -1);
-	lua_pop(L, 1);
-
-	gwb_lua_push_eigen(L, e);
+	gwb_lua_push_eigen(L, e);  /* first: its box owns e if logging raises */
+	lua_createtable(L, 0, 6);  /* one line in the run log */
+	SETS("matrix", A->name);
+	SETI("rows", A->rows);
+	SETI("cols", A->cols);
+	SETI("nnz", A->nnz);
+	SETI("k", o.k);
+	SETN("tol", o.tol);
+	gwb_lua_log_eigen(L, "eig.svd", e);
 	return 1;
 }
 
