@@ -196,9 +196,9 @@ __device__ __forceinline__ int rotate_pair(T *S, int n, int sp, int sq, double *
 	return 1;
 }
 
-// Squared norms of columns [0, cols) of S (stride ld, length n) into nrm[colidx(c)].
+// Squared norms of columns [0, cols) of S (stride ld, length n) into nrm[c].
 template <typename T>
-__device__ void column_norms(const T *S, int ld, int n, int cols, const int *gidx, double *nrm)
+__device__ void column_norms(const T *S, int ld, int n, int cols, double *nrm)
 {
 	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
 	for (int c = wid; c < cols; c += nw) {
@@ -211,7 +211,7 @@ __device__ void column_norms(const T *S, int ld, int n, int cols, const int *gid
 		for (int o = 16; o > 0; o >>= 1)
 			s += __shfl_xor_sync(0xffffffffu, s, o);
 		if (lane == 0)
-			nrm[gidx ? gidx[c] : c] = s;
+			nrm[c] = s;
 	}
 }
 
@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 			flag[0] = 0;
 		int rot = 0;
 		if (!P.blocked) {
-			column_norms<T>(S, n, n, n, nullptr, nrm);
+			column_norms<T>(S, n, n, n, nrm);
 			__syncthreads();
 			for (int r = 0; r < m - 1; r++) {
 				for (int k0 = wid * (32 / L); k0 < m / 2; k0 += groups) {
@@ -379,18 +379,7 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 		} else {
 			const int nb = m / w;
 			// Exact norms from global at the start of each sweep.
-			for (int c = wid; c < n; c += nw) {
-				double s = 0;
-				for (int r = lane; r < n; r += 32) {
-					double v = (double)G[(size_t)c * n + r];
-					s += v * v;
-				}
-#pragma unroll
-				for (int o = 16; o > 0; o >>= 1)
-					s += __shfl_xor_sync(0xffffffffu, s, o);
-				if (lane == 0)
-					nrm[c] = s;
-			}
+			column_norms<T>(G, n, n, n, nrm);
 			__syncthreads();
 			for (int br = 0; br < nb - 1; br++)
 				for (int kb = 0; kb < nb / 2; kb++) {
