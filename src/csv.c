@@ -433,6 +433,27 @@ static inline const char *scan_field(const char *p, const char *end, char sep)
 
 /* Split the record starting at buf[cur] into r->f. TOK_REC sets *next to the first byte after
  * it (its line end consumed); TOK_MORE asks for more bytes; TOK_EOF when no bytes are left. */
+/* Step *pp over the line end it points at (\n, \r or \r\n; a \r\n marks the file as CRLF).
+ * false: a \r ends the buffer before the end of the file, and its \n may be in the next block. */
+static inline bool eat_eol(struct rd *r, const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	if (*p == '\r') {
+		if (p + 1 == end && !r->eof)
+			return false;
+		p++;
+		if (p < end && *p == '\n') {
+			p++;
+			r->crlf = true;
+		}
+	} else {
+		p++;
+	}
+	*pp = p;
+	return true;
+}
+
 static int tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_status *err)
 {
 	const char *p = r->buf + cur, *end = r->buf + r->len;
@@ -532,17 +553,8 @@ static int tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_sta
 	*next = (size_t)(p - r->buf);
 	return TOK_REC;
 line_end:
-	if (*p == '\r') {
-		if (p + 1 == end && !r->eof)
-			return TOK_MORE;
-		p++;
-		if (p < end && *p == '\n') {
-			p++;
-			r->crlf = true;
-		}
-	} else {
-		p++;
-	}
+	if (!eat_eol(r, &p, end))
+		return TOK_MORE;
 	*next = (size_t)(p - r->buf);
 	return TOK_REC;
 }
@@ -1121,19 +1133,8 @@ static bool fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *
 		if (j < ncol - 1)
 			p++;
 	}
-	if (p < end) {
-		if (*p == '\r') {
-			if (p + 1 == end && !r->eof)
-				return false;
-			p++;
-			if (p < end && *p == '\n') {
-				p++;
-				r->crlf = true;
-			}
-		} else {
-			p++;
-		}
-	}
+	if (p < end && !eat_eol(r, &p, end))
+		return false;
 	*next = (size_t)(p - r->buf);
 	return true;
 }
