@@ -308,6 +308,7 @@ static void m_memory(lua_State *L, const char *fn, int reps, bool want_gpu, doub
 
 	gwb_progress_begin(fn, n);
 	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 5);
 	check(L, gwb_teach_cpu_sweep(sizes, n, touched, reps, gbps));
 	push_sizes(L, "sizes", sizes, n);
 	push_nums(L, "gbps", gbps, n);
@@ -423,7 +424,7 @@ static int gcd(int a, int b)
 static void m_banks(lua_State *L, const char *fn, int reps, bool want_gpu, double work)
 {
 	(void)work;  /* used by the GPU side */
-	size_t rows = (size_t)opt_range(L, fn, "rows", 4096, 64, 1 << 16);
+	size_t rows = (size_t)opt_range(L, fn, "rows", 1024, 64, 1 << 16);
 	static const int pitches[] = {1024, 1040, 2048, 2064, 4096, 4112};
 	double ns[6];
 

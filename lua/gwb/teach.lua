@@ -614,8 +614,11 @@ function M.atomics(opts)
     append(t, P.bar(bars, { width = 70, unit = "x", format = "%.1f", sort = false, title = "GPU: block vote speed-up over global atomics" }).lines)
     local x = crossover(m.classes, m.gpu.block_ms, m.gpu.global_ms)
     m.gpu.crossover = x
-    t[#t + 1] = x and string.format("Crossover: from %d classes on, global atomics are as fast as the block vote here.", x)
-      or string.format("No crossover between %d and %d classes: the block vote wins (or loses) throughout.", m.classes[1], m.classes[#m.classes])
+    local wins = m.gpu.block_ms[1] < m.gpu.global_ms[1]
+    t[#t + 1] = x and string.format("Crossover: at %d classes the %s becomes the faster one here.", x,
+        wins and "global atomic vote" or "block vote")
+      or string.format("No crossover between %d and %d classes: the %s is faster at every class count on this card.",
+        m.classes[1], m.classes[#m.classes], wins and "block vote" or "global atomic vote")
   end
   t[#t + 1] = string.format("On the CPU (%d threads) the same idea is private counters per thread, merged at the end.", m.cpu.threads)
   scaled_note(t, m)
@@ -713,7 +716,17 @@ function M.launch(opts)
     g.per_launch_us = per
     t[#t + 1] = string.format("  GPU: %d launches %.3f ms, one launch over all %.3f ms: %.1fx; %.2f us per extra launch",
       g.count, g.many_ms, g.one_ms, ratio(g.many_ms, g.one_ms), per)
-    t[#t + 1] = "  (launches go through gwb_launch, so they include gwb's telemetry: gwb.telemetry(false) shows the bare cost)"
+    -- the same without gwb's telemetry (events and a record per launch), restored after
+    local was = gwb.telemetry()
+    gwb.telemetry(false)
+    local ok, bare = pcall(teach.measure, "launch", { reps = opts.reps, count = g.count, cpu_count = 2, elems = m.elems })
+    gwb.telemetry(was)
+    if not ok then error(bare, 2) end
+    local b = bare.gpu
+    b.per_launch_us = (b.many_ms - b.one_ms) / b.count * 1000
+    g.bare = b
+    t[#t + 1] = string.format("  GPU, telemetry off (gwb.telemetry(false)): %d launches %.3f ms: %.2f us per extra launch; gwb's records cost the other %.2f us",
+      b.count, b.many_ms, b.per_launch_us, per - b.per_launch_us)
   end
   local c = m.cpu
   c.per_task_us = (c.many_ms - c.one_ms) / c.count * 1000
@@ -778,7 +791,7 @@ help.register(M.coalescing, "teach.coalescing",
   .. "gpu.aos_ms/soa_ms.\n"
   .. "Example: teach.coalescing{bytes = 16 << 20, rows = 1 << 18}")
 help.register(M.banks, "teach.banks",
-  "teach.banks([{reps = 3, gpu = true, work = 1, rows = 4096}]) -> lesson\n"
+  "teach.banks([{reps = 3, gpu = true, work = 1, rows = 1024}]) -> lesson\n"
   .. "Shared-memory bank conflicts measured on a GPU: a warp reading words lane * stride for\n"
   .. "strides 1..32 (the conflict degree gcd(stride, 32) beside the time, bars), and a 32 x 32\n"
   .. "tile read by column with row pitch 32 against the padded 33 (teach.transpose shows the\n"

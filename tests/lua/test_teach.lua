@@ -104,6 +104,8 @@ end)
 T.test("teach.memory: the CPU sweep is measured and shown", function()
   local l = teach.memory(small.memory)
   local s = tostring(l)
+  T.ok(rawequal(next(l) and l, l) and small.memory.cpu == nil and small.memory.l2_bytes == nil,
+    "the options table is left as it was (the result is a new table)")
   T.eq(#l.cpu.sizes, #l.cpu.gbps)
   T.eq(l.cpu.sizes[1], 4096)
   T.eq(l.cpu.sizes[#l.cpu.sizes], 1 << 20)
