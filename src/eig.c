@@ -72,6 +72,13 @@ static void widen_part(void *ctx, int64_t lo, int64_t hi, int part)
 		w->out[i] = w->in[i];
 }
 
+/* A staged chunk of f32 vectors, widened straight into the result's f64 array. */
+static void widen_sink(void *ctx, size_t off, const void *chunk, size_t len)
+{
+	struct widen w = {chunk, (double *)ctx + off / sizeof(float)};
+	gwb_parallel_for((int64_t)(len / sizeof(float)), 1 << 18, widen_part, &w);
+}
+
 gwb_status gwb_eigen_host_vectors(gwb_eigen *e)
 {
 	size_t len = e->count * e->k * e->n;
@@ -86,12 +93,15 @@ gwb_status gwb_eigen_host_vectors(gwb_eigen *e)
 	if (e->dvec_dtype) {
 		/* f64: straight into the result's array */
 		rc = e->dvectors->ops->copy_out(e->vectors, e->dvectors->dev, len * sizeof(double));
-	} else {
+	} else if (e->dvectors->host_valid) {
+		struct widen w;
 		rc = gwb_buf_host(e->dvectors, &p);
-		if (!rc) {
-			struct widen w = {p, e->vectors};
-			gwb_parallel_for((int64_t)len, 1 << 16, widen_part, &w);
-		}
+		w.in = p;
+		w.out = e->vectors;
+		gwb_parallel_for((int64_t)len, 1 << 18, widen_part, &w);
+	} else {
+		/* f32 on the device: widened chunk by chunk as the copy arrives */
+		rc = gwb_gpu_copy_out_to(e->dvectors->dev, len * sizeof(float), widen_sink, e->vectors);
 	}
 	if (rc) {
 		free(e->vectors);

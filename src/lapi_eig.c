@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "dataset.h"
 #include "dense.h"
 #include "eig.h"
@@ -304,6 +305,29 @@ static int e_matrix(lua_State *L)
 	return 1;
 }
 
+/* e:to("cpu"): the vectors of a GPU result to the host (widened to f64), device copy freed;
+ * e:to("gpu") on a GPU result does nothing, on a CPU result it says why not. */
+static int e_to(lua_State *L)
+{
+	gwb_eigen *e = check_eigen(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+
+	if (!strcmp(s, "cpu") || !strcmp(s, "host")) {
+		gwb_lua_check(L, gwb_eigen_host_vectors(e));
+		gwb_buf_free(e->dvectors);
+		e->dvectors = NULL;
+	} else if (!strcmp(s, "gpu") || !strcmp(s, "cuda")) {
+		if (!e->dvectors && e->vectors)
+			return luaL_error(L, "e:to(\"gpu\"): this result was computed on the %s and its "
+					  "vectors live there; solve with backend = \"gpu\" (or move the "
+					  "vectors: e:matrix():to(\"gpu\"))", e->backend);
+	} else {
+		return luaL_error(L, "e:to: device must be \"cpu\" or \"gpu\" (got \"%s\")", s);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
 /* e:check(A): the CPU check (eig_dense.c's dense_check) of this result's vectors against A,
  * recomputed on the host whatever computed the result: for comparing the device checks with
  * the CPU ones, or re-verifying a result. */
@@ -428,6 +452,10 @@ static int eigen_index(lua_State *L)
 			lua_pushboolean(L, e->svd);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {  /* where the vectors are */
+			lua_pushstring(L, e->dvectors ? "gpu" : "cpu");
+			return 1;
+		}
 		if (!strcmp(k, "has_vectors")) {
 			lua_pushboolean(L, gwb_eigen_has_vectors(e));
 			return 1;
@@ -521,6 +549,11 @@ static const gwb_reg methods[] = {
 	 "(default 1); e.values for one matrix.\nExample: print(eig.batched(B):values(3)[1])"},
 	{"residual_list", e_residuals, "eb:residual_list([b]) -> array\nPer-pair residuals "
 	 "||Av - lv|| / (||A||_2 ||v||) of matrix b.\nExample: r = eb:residual_list(2)"},
+	{"to", e_to, "e:to(\"cpu\") -> e\n"
+	 "Copy a GPU result's vectors to the host (as f64) and free their device copy; e.device\n"
+	 "says where they are (\"gpu\" until then). Host reads (e:vector, printing) work either\n"
+	 "way: e:vector(i) copies one vector when asked.\n"
+	 "Example: e = eig.solve(A, {backend = \"gpu\"}):to(\"cpu\")"},
 	{"check", e_check, "e:check(A) -> {max_residual, orthogonality, residuals}\n"
 	 "Recompute the residuals ||Av - lv|| / (||A|| ||v||) and ||V^T V - I||_max of this result\n"
 	 "on the CPU against A (the matrix or batch that was solved); residuals is flat (pair i of\n"
