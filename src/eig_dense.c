@@ -20,6 +20,7 @@
 #include "dense.h"
 #include "gpu.h"
 #include "intr.h"
+#include "lapack.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/eig.h"
 #endif
@@ -571,8 +572,8 @@ static int blas_threads(int n)
 	int old;
 
 	if (!looked) {
-		void *s = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		void *g = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		void *s = gwb_lapack_sym("openblas_set_num_threads");
+		void *g = gwb_lapack_sym("openblas_get_num_threads");
 		memcpy(&set, &s, sizeof(s));
 		memcpy(&get, &g, sizeof(g));
 		looked = 1;

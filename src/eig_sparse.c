@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "intr.h"
+#include "lapack.h"
 #include "gpu.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/sparse.h"
@@ -540,8 +541,8 @@ static int blas_threads_push(bool small)
 {
 	static int looked;
 	if (!looked) {
-		*(void **)&blas_set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		*(void **)&blas_get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		*(void **)&blas_set_t = gwb_lapack_sym("openblas_set_num_threads");
+		*(void **)&blas_get_t = gwb_lapack_sym("openblas_get_num_threads");
 		looked = 1;
 	}
 	if (!small || !blas_set_t || !blas_get_t)
