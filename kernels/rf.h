@@ -36,7 +36,11 @@ extern "C" {
 #endif
 
 /* Grow job->p->trees trees into f (gwb_forest_alloc_nodes + tree_offset), like
- * gwb_rf_train_cpu. When job->q is NULL the data is quantized here: edges placed on the host
+ * gwb_rf_train_cpu. With bootstrap and params.oob, also the OOB (gwb_forest_oob_set): after each
+ * batch a kernel walks every training row's codes down the batch's trees where its in-bag count
+ * (regenerated from the RNG) is 0 and adds the leaf values to per-row double sums on the device;
+ * at the end the per-row labels / means come back (4 or 8 bytes a row) and are scored on the
+ * host exactly as the CPU scores them; f->timing.oob_ms says how long. When job->q is NULL the data is quantized here: edges placed on the host
  * exactly as gwb_quant_build places them (same row sample), codes computed on the device.
  * Sets f->timing.grow_ms, kernel_ms, transfer_ms (and quantize_ms when it quantized).
  * GWB_ENOMEM with bytes needed and free when one tree cannot fit on the device. */
@@ -91,6 +95,10 @@ typedef struct gwb_rf_predict_stats {
 gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
 			      gwb_rf_vote vote, float *proba, int32_t *labels, float *values,
 			      gwb_rf_predict_stats *stats);
+
+/* Free the device copy of f's nodes that the first GPU prediction made (f->gpu_model; NULL
+ * is fine). Called by gwb_forest_free. */
+void gwb_rf_gpu_model_free(gwb_forest *f);
 
 /* "auto" crossovers. Training (the dispatcher's estimate rows x mtry x min(depth, 16) x trees),
  * measured on an H200 host with 16 cores, end to end with transfers: the GPU won from 5 MB

@@ -417,3 +417,8 @@ extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset
 	*done = rc == GWB_OK;
 	return rc;
 }
+
+extern "C" void gwb_rf_gpu_model_free(gwb_forest *f)
+{
+	(void)f;
+}

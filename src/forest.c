@@ -103,6 +103,7 @@ void gwb_rf_params_init(gwb_rf_params *p)
 	p->backend = GWB_BACKEND_AUTO;
 	p->progress = true;
 	p->subtract = true;
+	p->oob = true;
 }
 
 static const char *const crit_names[] = {"default", "gini", "entropy", "mse"};
@@ -351,7 +352,13 @@ void gwb_forest_free(gwb_forest *f)
 
 	if (!f)
 		return;
+#ifdef GWB_HAVE_CUDA
+	if (f->gpu_model)  /* the nodes kept on the device for prediction (rf_predict.cu) */
+		gwb_rf_gpu_model_free(f);
+#endif
 	free_nodes(f);
+	free(f->oob_label);
+	free(f->oob_value);
 	if (f->names)
 		for (j = 0; j < f->features; j++)
 			free(f->names[j]);
@@ -749,39 +756,50 @@ out_free:
 
 /* ---- summary, importance, OOB --------------------------------------------------------------- */
 
-static gwb_status forest_oob(gwb_forest *f, const gwb_dataset *d, int threads)
+gwb_status gwb_forest_oob_set(gwb_forest *f, const gwb_dataset *d, const int32_t *labels,
+			      const double *values)
 {
-	double *acc;
-	int32_t *nt;
-	size_t i, n = 0;
-	gwb_status st;
-	int K = f->outputs;
+	size_t i, n = 0, rows = d->rows;
 
-	if ((st = predict_sums(f, d->X, d->rows, threads, true, &acc, &nt)))
-		return st;
+	free(f->oob_label);
+	free(f->oob_value);
+	f->oob_label = NULL;
+	f->oob_value = NULL;
+	f->oob = NAN;
+	f->oob_rows = 0;
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		size_t right = 0;
-		for (i = 0; i < d->rows; i++) {
-			if (!nt[i])
+		if (!labels)
+			return gwb_error(GWB_EINVAL, "rf: OOB labels missing");
+		if (!(f->oob_label = malloc(rows * sizeof(int32_t) + 1)))
+			return gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", rows);
+		memcpy(f->oob_label, labels, rows * sizeof(int32_t));
+		for (i = 0; i < rows; i++) {
+			if (labels[i] < 0)
 				continue;
 			n++;
-			right += argmax(acc + i * (size_t)K, K) == d->y[i];
+			right += labels[i] == d->y[i];
 		}
 		f->oob = n ? (double)right / (double)n : NAN;
 	} else {
 		double mean = 0, ss = 0, sr = 0;
-		for (i = 0; i < d->rows; i++)
-			if (nt[i]) {
+		if (!values)
+			return gwb_error(GWB_EINVAL, "rf: OOB values missing");
+		if (!(f->oob_value = malloc(rows * sizeof(float) + 1)))
+			return gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", rows);
+		for (i = 0; i < rows; i++) {
+			f->oob_value[i] = (float)values[i];
+			if (!isnan(values[i])) {
 				n++;
 				mean += d->yr[i];
 			}
+		}
 		if (n) {
 			mean /= (double)n;
-			for (i = 0; i < d->rows; i++) {
-				double p, y = d->yr[i];
-				if (!nt[i])
+			for (i = 0; i < rows; i++) {
+				double p = values[i], y = d->yr[i];
+				if (isnan(p))
 					continue;
-				p = acc[i] / nt[i];
 				sr += (y - p) * (y - p);
 				ss += (y - mean) * (y - mean);
 			}
@@ -789,9 +807,40 @@ static gwb_status forest_oob(gwb_forest *f, const gwb_dataset *d, int threads)
 		f->oob = n && ss > 0 ? 1 - sr / ss : NAN;
 	}
 	f->oob_rows = n;
+	return GWB_OK;
+}
+
+gwb_status gwb_forest_oob_cpu(gwb_forest *f, const gwb_dataset *d, int threads)
+{
+	double *acc, *val = NULL;
+	int32_t *nt, *lab = NULL;
+	size_t i;
+	gwb_status st;
+	int K = f->outputs;
+
+	if ((st = predict_sums(f, d->X, d->rows, threads, true, &acc, &nt)))
+		return st;
+	if (f->task == GWB_TASK_CLASSIFICATION)
+		lab = malloc(d->rows * sizeof(int32_t) + 1);
+	else
+		val = malloc(d->rows * sizeof(double) + 1);
+	if (!lab && !val) {
+		st = gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", d->rows);
+		goto out_free;
+	}
+	for (i = 0; i < d->rows; i++) {
+		if (lab)
+			lab[i] = nt[i] ? argmax(acc + i * (size_t)K, K) : -1;
+		else
+			val[i] = nt[i] ? acc[i] / nt[i] : NAN;
+	}
+	st = gwb_forest_oob_set(f, d, lab, val);
+out_free:
+	free(lab);
+	free(val);
 	free(acc);
 	free(nt);
-	return GWB_OK;
+	return st;
 }
 
 gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads)
@@ -848,11 +897,13 @@ gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads)
 		tot_all += f->importance[j];
 	for (j = 0; j < f->features && used && tot_all > 0; j++)
 		f->importance[j] /= tot_all;
+	if (f->oob_label || f->oob_value)
+		return GWB_OK;  /* the trainer computed OOB already (the GPU's, on the device) */
 	f->oob = NAN;
 	f->oob_rows = 0;
-	if (d && f->params.bootstrap) {
+	if (d && f->params.bootstrap && f->params.oob) {
 		double t0 = gwb_now();
-		st = forest_oob(f, d, threads);
+		st = gwb_forest_oob_cpu(f, d, threads);
 		f->timing.oob_ms = (gwb_now() - t0) * 1e3;
 		if (st)
 			return st;
@@ -952,6 +1003,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	if ((st = gwb_forest_finish(f, d, p.threads)))
 		goto out_free;
 	f->timing.total_ms = (gwb_now() - t0) * 1e3;
+	f->timing.host_ms = f->timing.total_ms - f->timing.kernel_ms - f->timing.transfer_ms;
 	*out = f;
 	f = NULL;
 out_free:

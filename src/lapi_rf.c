@@ -38,13 +38,13 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", NULL,
+	"quantile_sample", "progress", "task", "subtract", "oob", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", NULL,
+	"quantile_sample", "progress", "task", "subtract", "oob", "folds", "shuffle", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -214,6 +214,7 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	}
 	p->progress = gwb_opt_bool(L, idx, fn, "progress", true);
 	p->subtract = gwb_opt_bool(L, idx, fn, "subtract", true);
+	p->oob = gwb_opt_bool(L, idx, fn, "oob", true);
 	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
 	if (s && gwb_rf_criterion_parse(s, &p->criterion))
 		luaL_error(L, "%s: %s", fn, gwb_errmsg());
@@ -244,8 +245,9 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 static void push_timing(lua_State *L, const gwb_forest *f)
 {
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 10);
 	SETN("total_ms", f->timing.total_ms);
+	SETN("host_ms", f->timing.host_ms);
 	SETN("quantize_ms", f->timing.quantize_ms);
 	SETN("grow_ms", f->timing.grow_ms);
 	SETN("oob_ms", f->timing.oob_ms);
@@ -661,6 +663,39 @@ static int m_predict(lua_State *L)
 	return 1;
 }
 
+static int m_oob_predict(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	static const char *const keys[] = {"codes", NULL};
+	bool codes;
+	size_t i;
+
+	gwb_opt_check_keys(L, 2, "oob_predict", keys);
+	codes = gwb_opt_bool(L, 2, "oob_predict", "codes", false);
+	if (!f->oob_label && !f->oob_value)
+		return luaL_error(L, "oob_predict: this forest has no OOB predictions (%s)",
+				  f->file_version ? "they are not saved: a loaded forest has none" :
+				  !f->params.bootstrap ? "trained with bootstrap = false" :
+				  "trained with oob = false");
+	lua_createtable(L, (int)f->train_rows, 0);
+	for (i = 0; i < f->train_rows; i++) {
+		if (f->oob_label) {
+			int32_t c = f->oob_label[i];
+			if (c < 0)
+				lua_pushboolean(L, 0);
+			else if (codes || !f->class_names[c])
+				lua_pushinteger(L, c + 1);
+			else
+				lua_pushstring(L, f->class_names[c]);
+		} else {
+			lua_pushnumber(L, isnan(f->oob_value[i]) ? (lua_Number)NAN :
+				       tidy(f->oob_value[i]));
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
 static int m_predict_proba(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
@@ -870,14 +905,20 @@ static int forest_tostring(lua_State *L)
 			 f->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "R2", f->oob, f->oob_rows);
 	else
 		snprintf(line, sizeof(line), "  oob       none (%s)\n",
-			 f->params.bootstrap ? "no row was out of bag" : "bootstrap = false");
+			 !f->params.bootstrap ? "bootstrap = false" :
+			 !f->params.oob ? "oob = false" : "no row was out of bag");
 	luaL_addstring(&B, line);
-	if (f->timing.total_ms > 0)
+	if (f->timing.total_ms > 0) {
 		snprintf(line, sizeof(line), "  backend   %s (%s), %.1f ms: quantize %.1f, grow %.1f, "
-			 "oob %.1f", gwb_backend_name(f->backend), f->backend_why,
+			 "oob %.1f%s\n", gwb_backend_name(f->backend), f->backend_why,
 			 f->timing.total_ms, f->timing.quantize_ms, f->timing.grow_ms,
-			 f->timing.oob_ms);
-	else
+			 f->timing.oob_ms, f->backend == GWB_BACKEND_GPU && (f->oob_label || f->oob_value)
+			 ? " on the gpu" : "");
+		luaL_addstring(&B, line);
+		snprintf(line, sizeof(line), "  time      total %.1f ms = kernels %.1f + transfers %.1f "
+			 "+ host %.1f", f->timing.total_ms, f->timing.kernel_ms,
+			 f->timing.transfer_ms, f->timing.host_ms);
+	} else
 		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
 			 f->backend_why);
 	luaL_addstring(&B, line);
@@ -960,7 +1001,9 @@ static const gwb_reg funcs[] = {
 	 "  3 x bins x channels x element bytes / 32), where the level's kept histograms fit in\n"
 	 "  a quarter of free GPU memory; the same trees as false bit for bit with integer\n"
 	 "  counts (unweighted classification), up to rounding otherwise (weights,\n"
-	 "  regression); false builds every one and needs less GPU memory; no effect on CPU).\n"
+	 "  regression); false builds every one and needs less GPU memory; no effect on CPU),\n"
+	 "  oob (true: the out-of-bag score f.oob and f:oob_predict(); on the GPU backend\n"
+	 "  computed on the device; false skips it).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
@@ -985,6 +1028,14 @@ static const gwb_reg methods[] = {
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
 	 "regression values. d must have the forest's features.\n"
 	 "Example: p = f:predict(test); print(p[1])"},
+	{"oob_predict", m_oob_predict,
+	 "f:oob_predict([{codes = false}]) -> array\n"
+	 "Each training row's out-of-bag prediction (from the trees that did not draw it): a\n"
+	 "class name (codes = true: number 1..classes) or a regression value; false (a class)\n"
+	 "or NaN (a value) for rows that every tree drew. f.oob is their accuracy or R2. On\n"
+	 "the GPU backend they are computed on the device, identical to the CPU's. Not saved\n"
+	 "with the forest.\n"
+	 "Example: o = f:oob_predict(); print(o[1], f.oob)"},
 	{"predict_proba", m_predict_proba,
 	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
 	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"

@@ -1,6 +1,7 @@
 -- test_rf_gpu.lua - rf.train(backend = "gpu") against the CPU backend through the Lua API:
 -- the same trees node for node on small forests, accuracy and R^2 within 0.01 on iris, digits,
--- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, bad options.
+-- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, OOB on the device
+-- row by row, bad options.
 -- (tests/unit/test_rf_gpu.c checks the same at the C level, plus NaN, batches and votes.)
 -- Under compute-sanitizer (it sets CUDA_INJECTION64_PATH) the sizes shrink, so that the
 -- instrumented run of every GPU test stays within scripts/gpu-check's time limit.
@@ -99,6 +100,33 @@ T.test("gpu forest: subtract = true and false give the same trees (max_features 
   T.ok(b.timing.subtract_derived > 0, "diabetes derives")
   T.ok(math.abs(a:score(diab) - b:score(diab)) <= 1e-3, "diabetes R2 with and without")
   T.raises(function() rf.train(diab, {backend = "gpu", subtract = "yes"}) end, "subtract")
+end)
+
+T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row", function()
+  T.need_gpu()
+  local cases = {
+    {data.load("datasets/iris.csv"), {trees = 20, seed = 2}},
+    {data.load("datasets/digits.csv", {target = "digit"}), {trees = light and 5 or 20, depth = 10}},
+    {data.synth{kind = "classification", rows = light and 5000 or 50000, features = 20,
+                classes = 3, seed = 4}, {trees = 12, depth = 10}},
+    {data.load("datasets/diabetes.csv"), {trees = 10}},
+  }
+  for _, c in ipairs(cases) do
+    local d, o = c[1], c[2]
+    local a, b = both(d, o)
+    same_trees(a, b)
+    T.eq(b.oob, a.oob, "oob score")
+    T.eq(b.oob_rows, a.oob_rows)
+    local pa, pb = a:oob_predict(), b:oob_predict()
+    for i = 1, #pa do
+      if pa[i] ~= pa[i] then T.ok(pb[i] ~= pb[i], "row " .. i .. " has no OOB tree")
+      else T.eq(pb[i], pa[i], "row " .. i .. " OOB prediction") end
+    end
+    T.ok(tostring(b):find("on the gpu", 1, true), tostring(b))
+    T.ok(b.timing.kernel_ms > 0 and b.timing.host_ms >= 0)
+    o.backend, o.oob = "gpu", false
+    T.eq(rf.train(d, o).oob, nil)
+  end
 end)
 
 T.test("gpu forest: bad block size is refused with the parameter named", function()
