@@ -1230,6 +1230,12 @@ __global__ void k_qedges(const uint32_t *keys, int n, int maxnb, float *edges, i
 
 // ---- host side -------------------------------------------------------------------------------
 
+// host -> device copies of the training data
+gwb_status upload(void *dev, const void *host, size_t bytes)
+{
+	return gwb_copy(dev, host, bytes, GWB_H2D, false);
+}
+
 struct Buf {
 	void *p = nullptr;
 	size_t cap = 0;
@@ -1809,6 +1815,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	X.tag = flags.tag = sidx.tag = nsel.tag = keys.tag = keys2.tag = edges.tag = nbd.tag =
 		hn.tag = tmp.tag = offs.tag = "rf.quantize";
 	int n = (int)N;
+	const float *Xd = nullptr;
 
 	*out = nullptr;
 	if (!q)
@@ -1825,9 +1832,13 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		rc = gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
 		goto out;
 	}
-	if ((rc = buf_need(X, N * (size_t)F * 4)) ||
-	    (rc = gwb_copy(X.p, ds->X, N * (size_t)F * 4, GWB_H2D, false)))
-		goto out;
+	// a GPU-resident dataset (d:to("gpu")) is read in place; else the features are copied up
+	Xd = gwb_dataset_gpu_X(ds);
+	if (!Xd) {
+		if ((rc = buf_need(X, N * (size_t)F * 4)) || (rc = upload(X.p, ds->X, N * (size_t)F * 4)))
+			goto out;
+		Xd = (const float *)X.p;
+	}
 	if (N > sample) {
 		uint64_t cut = (uint64_t)((double)sample / (double)N * 18446744073709551615.0);
 		size_t bytes = 0;
@@ -1857,7 +1868,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	if (n > 0) {
 		if ((rc = gwb_launch("rf_qkeys", k_qkeys,
 				     dim3((unsigned)std::min(((size_t)n + 255) / 256, (size_t)64), F),
-				     dim3(256), 0, 0, (double)F * n * 8, (const float *)X.p, N,
+				     dim3(256), 0, 0, (double)F * n * 8, Xd, N,
 				     N > sample ? (const int *)P<int>(sidx) : (const int *)nullptr, n,
 				     P<uint32_t>(keys))))
 			goto out;
@@ -1893,7 +1904,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		goto out;
 	if ((rc = gwb_launch("rf_quantize", k_quantize,
 			     dim3((unsigned)std::min<size_t>((N + 255) / 256, 256), F), dim3(256),
-			     (size_t)maxnb * 4, 0, (double)N * F * 5, (const float *)X.p, N, F,
+			     (size_t)maxnb * 4, 0, (double)N * F * 5, Xd, N, F,
 			     (const float *)P<float>(edges), maxnb, (const int *)P<int>(nbd),
 			     P<uint8_t>(codes), P<int>(hn))))
 		goto out;
@@ -2023,13 +2034,13 @@ gwb_status Trainer::train()
 	}
 	if (qz->codes &&
 	    ((rc = buf_need(codes, N * (size_t)F)) ||
-	     (rc = gwb_copy(codes.p, qz->codes, N * (size_t)F, GWB_H2D, false))))
+	     (rc = upload(codes.p, qz->codes, N * (size_t)F))))
 		return rc;
 	if (reg) {
-		if ((rc = buf_need(yr, N * 4)) || (rc = gwb_copy(yr.p, ds->yr, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(yr, N * 4)) || (rc = upload(yr.p, ds->yr, N * 4)))
 			return rc;
 	} else {
-		if ((rc = buf_need(y, N * 4)) || (rc = gwb_copy(y.p, ds->y, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(y, N * 4)) || (rc = upload(y.p, ds->y, N * 4)))
 			return rc;
 		if (!intmode && job->class_weight &&
 		    ((rc = buf_need(cw, (size_t)ds->classes * 8)) ||
@@ -2037,7 +2048,7 @@ gwb_status Trainer::train()
 			return rc;
 	}
 	if (p->sample_weight &&
-	    ((rc = buf_need(sw, N * 4)) || (rc = gwb_copy(sw.p, p->sample_weight, N * 4, GWB_H2D, false))))
+	    ((rc = buf_need(sw, N * 4)) || (rc = upload(sw.p, p->sample_weight, N * 4))))
 		return rc;
 	d.codes = P<uint8_t>(codes);
 	d.N = N;

@@ -542,6 +542,18 @@ gwb_status gwb_forest_check_data(const gwb_forest *f, const gwb_dataset *d)
 	return GWB_OK;
 }
 
+bool gwb_forest_predict_maybe_gpu(const gwb_forest *f, const gwb_dataset *d)
+{
+#ifdef GWB_HAVE_CUDA
+	return gwb_dataset_gpu_X(d) || gwb_backend_default == GWB_BACKEND_GPU ||
+	       (double)d->rows * f->trees * 64.0 >= GWB_RF_GPU_PREDICT_MIN_BYTES;
+#else
+	(void)f;
+	(void)d;
+	return false;
+#endif
+}
+
 static int argmax(const double *v, int K)
 {
 	int k, best = 0;
@@ -565,7 +577,8 @@ gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, i
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
 #ifdef GWB_HAVE_CUDA
-	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
 		bool done = false;
 		if ((st = gwb_rf_predict_auto(f, d, out, NULL, NULL, &done)) || done)
 			return st;
@@ -590,7 +603,8 @@ gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int thr
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
 #ifdef GWB_HAVE_CUDA
-	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
 		bool done = false;
 		if ((st = gwb_rf_predict_auto(f, d, NULL, labels, values, &done)) || done)
 			return st;
@@ -672,6 +686,49 @@ static gwb_status score_sums(const gwb_forest *f, const gwb_dataset *d, const do
 	return GWB_OK;
 }
 
+#ifdef GWB_HAVE_CUDA
+/* The score of per-row predictions (labels: f's class codes; values: regression means). */
+static gwb_status score_pred(const gwb_forest *f, const gwb_dataset *d, const int32_t *lab,
+			     const float *val, double *out)
+{
+	size_t i;
+
+	if (f->task == GWB_TASK_CLASSIFICATION) {
+		int *map;
+		size_t right = 0;
+		if (d->task != GWB_TASK_CLASSIFICATION || !d->y)
+			return gwb_error(GWB_EINVAL, "rf: score needs class labels, but the dataset's "
+					 "target '%s' is numeric", d->target ? d->target : "?");
+		map = calloc((size_t)d->classes + 1, sizeof(int));
+		if (!map)
+			return gwb_error(GWB_ENOMEM, "rf: out of memory");
+		class_map(f, d, map);
+		for (i = 0; i < d->rows; i++) {
+			int y = d->y[i];
+			right += y >= 0 && y < d->classes && map[y] >= 0 && lab[i] == map[y];
+		}
+		free(map);
+		*out = (double)right / (double)d->rows;
+	} else {
+		double mean = 0, ss = 0, sr = 0;
+		if (d->task != GWB_TASK_REGRESSION || !d->yr)
+			return gwb_error(GWB_EINVAL, "rf: score of a regression forest needs a numeric "
+					 "target, but the dataset's target '%s' holds classes",
+					 d->target ? d->target : "?");
+		for (i = 0; i < d->rows; i++)
+			mean += d->yr[i];
+		mean /= (double)d->rows;
+		for (i = 0; i < d->rows; i++) {
+			double p = val[i], y = d->yr[i];
+			sr += (y - p) * (y - p);
+			ss += (y - mean) * (y - mean);
+		}
+		*out = ss > 0 ? 1 - sr / ss : (sr == 0 ? 1.0 : 0.0);
+	}
+	return GWB_OK;
+}
+#endif
+
 gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threads, double *out)
 {
 	double *acc;
@@ -679,6 +736,21 @@ gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threa
 
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
+#ifdef GWB_HAVE_CUDA
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* large work: labels (or means) on the GPU, 4 bytes a row back, scored here */
+		bool cls = f->task == GWB_TASK_CLASSIFICATION, done = false;
+		void *p = malloc(d->rows * 4 + 4);
+		if (!p)
+			return gwb_error(GWB_ENOMEM, "rf: out of memory scoring %zu rows", d->rows);
+		st = gwb_rf_predict_auto(f, d, NULL, cls ? p : NULL, cls ? NULL : p, &done);
+		if (!st && done)
+			st = score_pred(f, d, cls ? p : NULL, cls ? NULL : p, out);
+		free(p);
+		if (st || done)
+			return st;
+	}
+#endif
 	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
 		return st;
 	st = score_sums(f, d, acc, out);

@@ -311,7 +311,12 @@ gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, i
 /* Labels (class codes of f) or regression values, rows entries. */
 gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int threads,
 			      int32_t *labels, float *values);
-/* Accuracy (classification; d's labels matched to f's classes by name) or R^2. */
+/* Whether a prediction of d might go to the GPU (a GPU-resident d, or enough work for "auto",
+ * or --backend gpu): a host-side test, so small work never loads the GPU plugin. */
+bool gwb_forest_predict_maybe_gpu(const gwb_forest *f, const gwb_dataset *d);
+/* Accuracy (classification; d's labels matched to f's classes by name) or R^2. On the GPU
+ * for large work (labels or values computed there, scored on the host; R^2 from float means,
+ * so it may differ from the CPU's in the last digits). */
 gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threads, double *out);
 /* Permutation importance on d: the mean and std (over `repeats` shuffles) of the score drop
  * when one feature's column is shuffled; features entries each. */

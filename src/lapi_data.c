@@ -242,6 +242,10 @@ static int ds_index(lua_State *L)
 			lua_getiuservalue(L, 1, 1);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, gwb_dataset_gpu_X(d) ? "gpu" : "cpu");
+			return 1;
+		}
 	}
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
@@ -1603,7 +1607,33 @@ static const gwb_reg funcs[] = {
 	{NULL, NULL, NULL},
 };
 
+/* d:to("gpu" | "cpu"): where the features live (dataset.h); returns d. */
+static int m_to(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *dev = luaL_checkstring(L, 2);
+
+	if (!strcmp(dev, "gpu") || !strcmp(dev, "cuda")) {
+		gwb_lua_check(L, gwb_dataset_to_gpu(d));
+	} else if (!strcmp(dev, "cpu")) {
+		gwb_dataset_to_cpu(d);
+	} else {
+		return luaL_error(L, "to: the device must be \"gpu\" or \"cpu\" (got \"%s\")", dev);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
 static const gwb_reg methods[] = {
+	{"to", m_to,
+	 "d:to(\"gpu\" | \"cpu\") -> d\n"
+	 "Where the features live. \"gpu\" copies them to the device once: rf.train,\n"
+	 "f:predict, f:predict_proba, f:score and d:transpose{backend = \"gpu\"} then read\n"
+	 "them there in place (no copy per call). The host copy stays (a Dataset never\n"
+	 "changes), so reading values costs nothing. \"cpu\" gives the device memory back,\n"
+	 "as d:close() and the GC do. d.device says which (\"cpu\" | \"gpu\"). Without a\n"
+	 "GPU, or when it has too little free memory (the error names the bytes), d stays.\n"
+	 "Example: big:to(\"gpu\"); p = f:predict(big)"},
 	{"head", m_head,
 	 "d:head([n]) -> table\n"
 	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
