@@ -362,7 +362,7 @@ gwb_status get_model(const gwb_forest *f, Model **out)
 
 // Traverse: the sums of the trees' leaf values per row into votes (N x O floats, device),
 // from the rows' features dX (device, column-major).
-gwb_status predict_votes(const gwb_forest *f, Model *m, const float *dX, size_t N, int block,
+gwb_status predict_votes(Model *m, const float *dX, size_t N, int block,
 			 gwb_rf_vote vote, const gwb_gpu_info &info, DBuf &dcodes, float *votes)
 {
 	gwb_status rc;
@@ -474,7 +474,7 @@ gwb_status predict_dev(const gwb_forest *f, const gwb_dataset *d, int block, gwb
 		X = (const float *)dX.p;
 	}
 	if ((rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)m->O * 4, "rf.predict")) ||
-	    (rc = predict_votes(f, m, X, N, block, vote, info, dcodes, (float *)dvotes.p)))
+	    (rc = predict_votes(m, X, N, block, vote, info, dcodes, (float *)dvotes.p)))
 		return rc;
 	if ((rc = gwb_launch("rf_predict_finish", k_finish, dim3((unsigned)((N + 255) / 256)),
 			     dim3(256), 0, 0, (double)N * m->O * 8, (const float *)dvotes.p, N, m->O,
