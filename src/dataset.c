@@ -1,6 +1,7 @@
 /* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
 #define _GNU_SOURCE
 #include "dataset.h"
+#include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
 
@@ -128,35 +129,32 @@ oom:
 gwb_status gwb_dataset_to_gpu(gwb_dataset *d)
 {
 	size_t bytes = d->rows * (size_t)d->features * sizeof(float);
-	void *p = NULL;
+	gwb_buf *b = NULL;
 	gwb_status st;
 
-	if (d->X_gpu)
+	if (d->xbuf)
 		return GWB_OK;
 	if ((st = gwb_gpu_init()))
 		return gwb_error(st, "to(\"gpu\"): no GPU: %s", gwb_gpu_unavailable_reason());
-	if ((st = gwb_gpu_malloc(&p, bytes, "data.X"))) {
+	if ((st = gwb_buf_wrap(d->X, bytes, false, "data.X", &b)))
+		return st;
+	if ((st = gwb_buf_to(b, GWB_DEVICE_GPU))) {  /* pinned staging (buffer.h) */
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+		gwb_buf_free(b);
 		return gwb_error(st, "to(\"gpu\"): the dataset's %zu x %d features need %zu bytes "
 				 "on the device: %s; the dataset stays on the host", d->rows,
 				 d->features, bytes, msg);
 	}
-#ifdef GWB_HAVE_CUDA
-	if ((st = CUDA_CHECK(cudaMemcpy(p, d->X, bytes, cudaMemcpyHostToDevice)))) {
-		gwb_gpu_free(p);
-		return st;
-	}
-#endif
-	d->X_gpu = p;
+	d->xbuf = b;
 	return GWB_OK;
 }
 
 void gwb_dataset_to_cpu(gwb_dataset *d)
 {
-	if (d && d->X_gpu) {
-		gwb_gpu_free(d->X_gpu);
-		d->X_gpu = NULL;
+	if (d && d->xbuf) {
+		gwb_buf_free(d->xbuf);  /* the device copy back to the pool; X is borrowed */
+		d->xbuf = NULL;
 	}
 }
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buffer.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -31,10 +32,11 @@ typedef struct gwb_dataset {
 	 * cat_levels[j] is NULL for numeric columns, else cat_count[j] level names. */
 	char ***cat_levels;
 	int *cat_count;
-	/* GPU residency (d:to("gpu")): a copy of X on the device, in X's layout, used in place by
-	 * GPU operations; NULL when the dataset lives on the host only. X stays valid: a dataset
-	 * never changes after it is made, so the host copy is the cache every host read uses. */
-	void *X_gpu;
+	/* GPU residency (d:to("gpu")): a buffer (buffer.h) over X, resident on the device and used
+	 * in place by GPU operations; NULL when the dataset lives on the host only. X stays valid:
+	 * a dataset never changes after it is made, so the host copy is the cache every host read
+	 * uses (the buffer borrows X: it never frees it). */
+	gwb_buf *xbuf;
 } gwb_dataset;
 
 /* A zeroed dataset with X (and y or yr) allocated for rows x features, names NULL-filled.
@@ -84,7 +86,7 @@ void gwb_dataset_to_cpu(gwb_dataset *d);
 /* The device copy of X, or NULL when d is host-only. */
 static inline const float *gwb_dataset_gpu_X(const gwb_dataset *d)
 {
-	return (const float *)d->X_gpu;
+	return d->xbuf && d->xbuf->device == GWB_DEVICE_GPU ? (const float *)d->xbuf->dev : NULL;
 }
 
 /* GWB_OK when labels lie in 0..classes-1 (classification) or targets exist (regression). */

@@ -129,6 +129,76 @@ T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row
   end
 end)
 
+T.test("GPU-resident Dataset: d:to, d.device, used in place, freed by to(cpu) and close", function()
+  T.need_gpu()
+  local d = data.synth{kind = "classification", rows = light and 4000 or 30000, features = 12,
+                       classes = 3, seed = 6}
+  local o = {trees = 8, depth = 8, seed = 3, backend = "gpu"}
+  local host = rf.train(d, o)
+  local function held()
+    local e = gpu.mem().by_purpose["data.X"]
+    return e and e.bytes or 0
+  end
+  local before = held()
+  T.eq(d.device, "cpu")
+  T.eq(d:to("gpu"), d)
+  T.eq(d.device, "gpu")
+  T.eq(held() - before, d.rows * d.features * 4)
+  T.eq(d:to("gpu").device, "gpu")                -- twice: nothing more
+  T.eq(held() - before, d.rows * d.features * 4)
+  local dev = rf.train(d, o)                      -- trained from the device copy in place
+  same_trees(host, dev)
+  T.eq(dev.oob, host.oob)
+  -- host reads still work (the host copy stays)
+  T.eq(#d:column(1), d.rows)
+  -- predictions: the CPU's labels, a Predictions object that reads like the array
+  local ref = rf.train(d, {trees = 8, depth = 8, seed = 3, backend = "cpu"})
+  local want = ref:predict(d:select{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {codes = true})
+  local p = ref:predict(d, {codes = true})
+  T.eq(type(p), "userdata")
+  T.eq(#p, d.rows)
+  T.eq(p.device, "gpu")
+  T.ok(tostring(p):find("not read yet", 1, true), tostring(p))
+  local bad = 0
+  for i, v in ipairs(p) do if v ~= want[i] then bad = bad + 1 end end
+  T.ok(bad <= d.rows // 1000, "labels differ from the CPU's on " .. bad .. " rows (near ties)")
+  T.ok(tostring(p):find("cached", 1, true), tostring(p))
+  T.eq(p[0], nil)
+  T.eq(p[d.rows + 1], nil)
+  local t = p:totable()
+  T.eq(type(t), "table")
+  T.eq(#t, d.rows)
+  T.eq(t[1], p[1])
+  T.ok(p.timing.kernel_ms > 0 and p.timing.total_ms >= p.timing.kernel_ms)
+  local names = ref:predict(d)
+  T.eq(names[1], ref.labels[p[1]])
+  local pr = ref:predict_proba(d)
+  T.eq(#pr, d.rows)
+  T.near(pr[1][1] + pr[1][2] + pr[1][3], 1, 1e-5)
+  T.near(ref:score(d), ref:score(d:select{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), 2e-3)
+  p:close()
+  T.raises(function() return p[1] end, "closed")
+  -- back to the host: the device memory goes back
+  T.eq(d:to("cpu").device, "cpu")
+  T.eq(held(), before)
+  d:to("gpu")
+  d:close()
+  collectgarbage()
+  T.eq(held(), before)
+  T.raises(function() d:to("gpu") end, "closed")
+  T.raises(function() data.load("datasets/iris.csv"):to("tpu") end, "\"gpu\" or \"cpu\"")
+end)
+
+T.test("d:transpose on the GPU: copies through pinned staging, rates reported", function()
+  T.need_gpu()
+  local d = data.synth{kind = "classification", rows = light and 2000 or 100000, features = 16,
+                       seed = 2}
+  local t = d:transpose{backend = "gpu", reps = 2}
+  T.eq(t.verified, true)
+  T.ok(t.h2d_gbps > 0 and t.d2h_gbps > 0, "copy rates")
+  T.near(t.transfer_ms, t.h2d_ms + t.d2h_ms, 1e-9)
+end)
+
 T.test("gpu forest: bad block size is refused with the parameter named", function()
   T.need_gpu()
   local d = data.load("datasets/iris.csv")
