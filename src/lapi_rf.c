@@ -706,8 +706,10 @@ static void push_pred_timing(lua_State *L, const gwb_rf_gpu_pred *p)
 static int pred_index(lua_State *L)
 {
 	pbox *b = checkpred(L, 1);
-	if (lua_isinteger(L, 2)) {
-		lua_Integer i = lua_tointeger(L, 2);
+	int isint = 0;
+	lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
+
+	if (isint) {  /* p[2.0] reads as p[2], as a table's would */
 		if (i < 1 || (size_t)i > b->p->rows)
 			lua_pushnil(L);
 		else
@@ -816,7 +818,9 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 	gwb_lua_check(L, gwb_rf_predict_wants_gpu(f, d, &use));
 	if (!use)
 		return false;
-	b = gwb_lua_newbox(L, PRED_MT, 1);
+	b = lua_newuserdatauv(L, sizeof(pbox), 1);  /* empty first: __gc is always safe */
+	memset(b, 0, sizeof(*b));
+	luaL_setmetatable(L, PRED_MT);
 	b->codes = codes;
 	st = gwb_rf_predict_gpu_keep(f, d, what, &b->p);
 	if ((st == GWB_EINVAL || st == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
