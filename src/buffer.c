@@ -96,6 +96,15 @@ gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
 	return gwb_gpu_init();
 }
 
+gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
+{
+	(void)dev_src;
+	(void)bytes;
+	(void)sink;
+	(void)ctx;
+	return gwb_gpu_init();
+}
+
 size_t gwb_gpu_staging_bytes(void)
 {
 	return 0;
@@ -292,17 +301,16 @@ out_unlock:
 	return rc;
 }
 
-gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
+/* The staged device-to-host loop: each chunk lands in pinned memory and is handed to sink
+ * (on the host, with the CPU threads) while the next chunks' DMA runs. */
+static gwb_status staged_out(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
 {
 	const char *src = dev_src;
-	char *dst = host_dst;
 	size_t nchunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK, c, issued = 0;
 	void *e0, *e1;
 	gwb_status rc = GWB_OK;
 	double t0;
 
-	if (bytes < STAGE_DIRECT)
-		return bytes ? direct_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost) : GWB_OK;
 	pthread_mutex_lock(&stage_lock);
 	if ((rc = stage_init()))
 		goto out_unlock;
@@ -334,7 +342,7 @@ gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
 				       "bytes received)", off, bytes);
 			break;
 		}
-		par_memcpy(dst + off, stage.chunk[i], len);
+		sink(ctx, off, stage.chunk[i], len);
 	}
 	xfer_end(e0, e1, GWB_D2H, bytes, rc == GWB_OK);
 	if (rc) {
@@ -344,6 +352,36 @@ gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
 	copy_ms_total += (gwb_now() - t0) * 1e3;
 out_unlock:
 	pthread_mutex_unlock(&stage_lock);
+	return rc;
+}
+
+static void memcpy_sink(void *ctx, size_t off, const void *chunk, size_t len)
+{
+	par_memcpy((char *)ctx + off, chunk, len);
+}
+
+gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
+{
+	if (bytes < STAGE_DIRECT)
+		return bytes ? direct_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost) : GWB_OK;
+	return staged_out(dev_src, bytes, memcpy_sink, host_dst);
+}
+
+gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
+{
+	gwb_status rc;
+	void *tmp;
+
+	if (bytes >= STAGE_DIRECT)
+		return staged_out(dev_src, bytes, sink, ctx);
+	if (!bytes)
+		return GWB_OK;
+	if (!(tmp = malloc(bytes)))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	rc = direct_copy(tmp, dev_src, bytes, cudaMemcpyDeviceToHost);
+	if (!rc)
+		sink(ctx, 0, tmp, bytes);
+	free(tmp);
 	return rc;
 }
 

@@ -117,6 +117,12 @@ gwb_status gwb_buf_adopt_dev(void *dev, size_t bytes, const char *purpose, gwb_b
  * the host. GWB_ENODEV without a GPU. */
 gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes);
 gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes);
+/* A device-to-host copy that hands each staged chunk (pinned host memory, valid only during
+ * the call) to sink(ctx, offset, chunk, len) instead of copying it: conversion (f32 -> f64,
+ * say) overlapped with the DMA of the next chunks, with no intermediate host copy. */
+typedef void (*gwb_gpu_sink_fn)(void *ctx, size_t off, const void *chunk, size_t len);
+gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink,
+			       void *ctx);
 /* Wall milliseconds spent in gwb_gpu_copy_in/out since start (callers take differences to
  * fill a result's transfer_ms). */
 double gwb_gpu_copy_ms(void);

@@ -227,6 +227,7 @@ void gwb_gpu_shutdown(void)
 
 	if (!plugin)
 		return;  /* never loaded: nothing to give back, and no reason to load it now */
+	gwb_gpu_trim();  /* the pool's cached blocks and the staging ring */
 	*(void **)&release = dlsym(plugin, "gwb_gpu_handles_release");
 	if (release)
 		release();
@@ -313,10 +314,10 @@ static void human(char *buf, size_t n, size_t bytes)
 /* --- the caching pool ----------------------------------------------------------------------
  * Freed blocks are kept (with the event recorded on the legacy default stream when they were
  * freed) and handed out again to a request they fit closely; cudaMalloc runs only when no
- * cached block fits, and cudaFree only in gwb_gpu_trim() or when cudaMalloc fails. A block is
- * reused only once its free event has completed, so work still reading it on any blocking
- * stream is never overwritten (copies on gwb's non-blocking copy stream are ordered with the
- * default stream by events; see buffer.c). */
+ * cached block fits, and cudaFree only in gwb_gpu_trim() or when cudaMalloc fails. A reused
+ * block's new work is ordered after its free event on the device, so work still reading it
+ * on any blocking stream is never overwritten (copies on gwb's non-blocking copy stream are
+ * ordered with the default stream by events; see buffer.c). */
 struct pool_block {
 	void *ptr;
 	size_t size;         /* rounded size of the cudaMalloc */
@@ -339,31 +340,32 @@ static size_t pool_round(size_t bytes)
 }
 
 /* The smallest cached block of at least `size` and at most 2x it (1/8 + 2 MiB over it for
- * large blocks) whose free has completed; removed from the list. Under ledger_lock. */
+ * large blocks); removed from the list. When the work queued before its free may still be
+ * running, the default stream waits for it on the device (no host wait): every later use of
+ * the block is ordered after it (gwb's copy stream first waits on the default stream). Under
+ * ledger_lock. */
 static struct pool_block *pool_take(size_t size)
 {
-	struct pool_block **pp, **best = NULL;
+	struct pool_block **pp, **best = NULL, *b;
 	size_t lim = size < (1u << 20) ? 2 * size : size + size / 8 + ((size_t)2 << 20);
 
 	for (pp = &pool_free_list; *pp; pp = &(*pp)->next) {
-		struct pool_block *b = *pp;
+		b = *pp;
 		if (b->size < size || b->size > lim || (best && b->size >= (*best)->size))
 			continue;
-		if (b->freed && cudaEventQuery(b->freed) != cudaSuccess) {
-			cudaGetLastError();
-			continue;  /* still in use by queued work */
-		}
 		best = pp;
 	}
 	if (!best)
 		return NULL;
-	{
-		struct pool_block *b = *best;
-		*best = b->next;
-		pool_cached_bytes -= b->size;
-		pool_cached_blocks--;
-		return b;
-	}
+	b = *best;
+	*best = b->next;
+	pool_cached_bytes -= b->size;
+	pool_cached_blocks--;
+	if (b->freed && cudaEventQuery(b->freed) != cudaSuccess &&
+	    cudaStreamWaitEvent(0, b->freed, 0) != cudaSuccess)
+		cudaEventSynchronize(b->freed);
+	cudaGetLastError();
+	return b;
 }
 
 /* Give every cached block back to the driver (waits for their free events). Under

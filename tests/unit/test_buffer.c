@@ -126,6 +126,38 @@ static void test_gpu_round_trip(void **state)
 	assert_int_equal(cnt1, cnt0);
 }
 
+/* The chunked sink sees every byte once, in order of offset within each chunk. */
+static void sink_copy(void *ctx, size_t off, const void *chunk, size_t len)
+{
+	memcpy((char *)ctx + off, chunk, len);
+}
+
+static void test_gpu_copy_out_to(void **state)
+{
+	size_t n = ((size_t)70 << 20) + 333, i;
+	unsigned char *x = malloc(n), *y = malloc(n);
+	void *d;
+	(void)state;
+	if (!gwb_gpu_available()) {
+		free(x);
+		free(y);
+		skip();
+	}
+	for (i = 0; i < n; i++)
+		x[i] = (unsigned char)(i * 7 + (i >> 20));
+	assert_int_equal(gwb_gpu_malloc(&d, n, "unit.sink"), GWB_OK);
+	assert_int_equal(gwb_gpu_copy_in(d, x, n), GWB_OK);
+	memset(y, 0, n);
+	assert_int_equal(gwb_gpu_copy_out_to(d, n, sink_copy, y), GWB_OK);
+	assert_memory_equal(x, y, n);
+	memset(y, 0, 1000);
+	assert_int_equal(gwb_gpu_copy_out_to(d, 1000, sink_copy, y), GWB_OK);  /* direct path */
+	assert_memory_equal(x, y, 1000);
+	gwb_gpu_free(d);
+	free(x);
+	free(y);
+}
+
 static void test_gpu_pool_reuse(void **state)
 {
 	gwb_gpu_pool_info a, b;
@@ -159,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cpu),
 		cmocka_unit_test(test_gpu_absent),
 		cmocka_unit_test(test_gpu_round_trip),
+		cmocka_unit_test(test_gpu_copy_out_to),
 		cmocka_unit_test(test_gpu_pool_reuse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
