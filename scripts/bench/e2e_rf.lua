@@ -13,9 +13,9 @@
 --                   against gpu.bandwidth()'s pinned figure for the same bytes (target ratio
 --                   <= 1.25, i.e. >= 80 % of pinned)
 -- Every case prints one line and appends it to bench/results/e2e-<date>.txt (GWB_E2E_OUT
--- overrides; scripts/bench/e2e.lua may set e2e_emit to collect them). Each timing is the median
+-- overrides), through scripts/bench/e2e.lua's E2E.emit when e2e.lua runs this file. Each timing is the median
 -- of GWB_E2E_RUNS (default 3) calls after a warm-up. GWB_BENCH_QUICK=1: 250k x 64 / 50k x 64.
-local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+local quick = (os.getenv("GWB_BENCH_QUICK") or "") ~= "" and os.getenv("GWB_BENCH_QUICK") ~= "0"
 local runs = tonumber(os.getenv("GWB_E2E_RUNS") or "") or 3
 
 print("== e2e_rf: random forests end to end on the GPU" .. (quick and " (quick sizes)" or ""))
@@ -25,22 +25,32 @@ if not ok then
   return
 end
 
+-- One line per case: through scripts/bench/e2e.lua's E2E.emit when it loaded this file, else
+-- printed and appended here in the same format (target and MET / MISSED at the end).
 local out_path = os.getenv("GWB_E2E_OUT") or ("bench/results/e2e-" .. os.date("!%Y-%m-%d") .. ".txt")
-local emit = rawget(_G, "e2e_emit") or function(line)
-  print(line)
+local function emit(f)
+  if rawget(_G, "E2E") and E2E.emit then return E2E.emit(f) end
+  local ratio = f.peer_s > 0 and f.gwb_s / f.peer_s or 0
+  local s = string.format("e2e case=%s mode=%s gwb_s=%.4f peer=%s peer_s=%.4f ratio=%.3f " ..
+    "kernel_ms=%.2f transfer_ms=%.2f host_ms=%.2f%s%s", f.case, f.mode, f.gwb_s, f.peer,
+    f.peer_s, ratio, f.kernel_ms, f.transfer_ms, f.host_ms,
+    f.target and string.format(" target<=%.2f %s", f.target, ratio <= f.target and "MET" or
+      "MISSED") or "", f.extra and (" " .. f.extra) or "")
+  print(s)
   local fh = io.open(out_path, "a")
   if fh then
-    fh:write(line, "\n")
+    fh:write(s, "\n")
     fh:close()
   else
     print("e2e_rf: cannot append to " .. out_path)
   end
 end
 
-local function line(case, mode, gwb_s, peer, peer_s, kernel_ms, transfer_ms, host_ms)
-  emit(string.format("e2e case=%s mode=%s gwb_s=%.6f peer=%s peer_s=%.6f ratio=%.3f " ..
-    "kernel_ms=%.3f transfer_ms=%.3f host_ms=%.3f", case, mode, gwb_s, peer, peer_s,
-    peer_s > 0 and gwb_s / peer_s or 0, kernel_ms, transfer_ms, host_ms))
+local function line(case, mode, gwb_s, peer, peer_s, kernel_ms, transfer_ms, host_ms, target,
+                    extra)
+  emit{case = case, mode = mode, gwb_s = gwb_s, peer = peer, peer_s = peer_s,
+       kernel_ms = kernel_ms, transfer_ms = transfer_ms, host_ms = host_ms, target = target,
+       extra = extra}
 end
 
 local function median(t)
@@ -94,7 +104,8 @@ for _, mode in ipairs({"host", "device"}) do
     "off %.1f ms; last fit: quantize %.1f, grow %.1f, kernels %.1f, transfers %.1f, host %.1f",
     train.rows, F, mode, on[1] * 1e3, f.oob or 0 / 0, t.oob_ms, off[1] * 1e3, t.quantize_ms,
     t.grow_ms, t.kernel_ms, t.transfer_ms, t.host_ms))
-  line("rf_train_oob", mode, on[1], "gwb_oob_off", off[1], t.kernel_ms, t.transfer_ms, t.host_ms)
+  line("rf_train_oob", mode, on[1], "gwb_oob_off", off[1], t.kernel_ms, t.transfer_ms, t.host_ms,
+    1.15, string.format("wall<=0.35s %s", on[1] <= 0.35 and "MET" or "MISSED"))
   f = nil
   collectgarbage()
 end
@@ -120,9 +131,10 @@ for _, mode in ipairs({"host", "device"}) do
     "input pinned floor %.3f ms (%s)", test.rows, F, mode, r[1] * 1e3, r[2], r[3], floor_s * 1e3,
     type(p) == "table" and "a table: ran on the CPU?" or tostring(p)))
   if mode == "host" then
-    line("rf_predict", mode, r[1], "kernel+pinned_floor", kern + floor_s, r[2], r[3], host_ms)
+    line("rf_predict", mode, r[1], "kernel+pinned_floor", kern + floor_s, r[2], r[3], host_ms,
+      1.2)
   else
-    line("rf_predict", mode, r[1], "kernel", kern, r[2], r[3], host_ms)
+    line("rf_predict", mode, r[1], "kernel", kern, r[2], r[3], host_ms, 1.5)
   end
 end
 test:to("cpu")
@@ -143,7 +155,7 @@ do
     t.h2d_gbps, 100 * t.h2d_gbps / bw.h2d_pinned_gbps, t.kernel_ms, t.d2h_ms, t.d2h_gbps,
     100 * t.d2h_gbps / bw.d2h_pinned_gbps))
   line("transpose_h2d", "host", t.h2d_ms / 1e3, "gpu.bandwidth_pinned", pin_h2d, t.kernel_ms,
-    t.h2d_ms, 0)
+    t.h2d_ms, 0, 1.25)
   line("transpose_d2h", "host", t.d2h_ms / 1e3, "gpu.bandwidth_pinned", pin_d2h, t.kernel_ms,
-    t.d2h_ms, 0)
+    t.d2h_ms, 0, 1.25)
 end
