@@ -102,7 +102,7 @@ for _, block in ipairs({128, 256, 512}) do
 end
 local f = bestf
 print(string.format("  fastest block %d: fit %.1f ms (target <= 500 ms); oob %.1f ms on the " ..
-  "CPU (oob %.4f)", best_block, best, f.timing.oob_ms, f.oob))
+  "GPU (oob %.4f)", best_block, best, f.timing.oob_ms, f.oob))
 
 -- ---- predict ----------------------------------------------------------------------------
 local function predict_kernel_ms()
@@ -283,7 +283,7 @@ if want("deep") then
   local g = rf.train(dd, {trees = trees, depth = 20, backend = "gpu", seed = 1})
   local t = g.timing
   print(string.format("%d trees, depth 20 on %d x 64: %.1f s (grow %.1f s, kernels %.1f s, " ..
-    "oob on the CPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
+    "oob on the GPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
     t.total_ms / 1e3, t.grow_ms / 1e3, t.kernel_ms / 1e3, t.oob_ms / 1e3, g.nodes,
     g.depth))
 end
