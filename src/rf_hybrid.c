@@ -225,6 +225,8 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
 		sd->job = *job;
 		sd->p = *p;
 		sd->p.progress = false;    /* the queue reports progress for both */
+		sd->p.oob = false;         /* a side's OOB covers only its trees: gwb_forest_finish
+					    * scores the whole forest after the merge */
 		sd->job.p = &sd->p;
 		sd->job.sched = &s;
 		sd->job.sched_front = k == 0;
