@@ -1,6 +1,7 @@
 /* lapi.c - shared Lua binding helpers and the list of modules. */
 #include "lapi.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -207,13 +208,13 @@ lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, 
 		int ok;
 		lua_Number x = lua_tonumber(L, -1);
 		v = lua_tointegerx(L, -1, &ok);
-		if (!ok) {
-			if (x != x || x >= 9.2e18 || x <= -9.2e18)
-				bad_opt(L, fn, key, "an integer");
-			v = (lua_Integer)x;
-			if ((lua_Number)v != x)
-				luaL_error(L, "%s: option '%s' must be an integer (got %g)", fn, key, x);
-		}
+		/* (lua_pushfstring knows %f, not %g: it prints x as Lua does, "1.5", "nan", "1e+30") */
+		if (!ok && x != x)
+			luaL_error(L, "%s: %s must be a whole number, got nan", fn, key);
+		else if (!ok && (x == HUGE_VAL || x == -HUGE_VAL || x == floor(x)))
+			luaL_error(L, "%s: %s must be a whole number within +-2^63, got %f", fn, key, x);
+		else if (!ok)
+			luaL_error(L, "%s: %s must be a whole number, got %f", fn, key, x);
 	} else
 		bad_opt(L, fn, key, "an integer");
 	if (idx && !lua_isnoneornil(L, idx))
