@@ -2,6 +2,7 @@
 #include "lapi.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -104,17 +105,76 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 	lua_pop(L, 1);
 }
 
+/* --- typed userdata ----------------------------------------------------------------------- */
+/* Every userdata gwb makes ends in an 8-byte tag, a hash of its type name, after the payload:
+ * the debug library can give any userdata any metatable (and every light userdata one), so a
+ * metatable alone does not say what the memory holds. */
+
+static uint64_t udata_tag(const char *tname)
+{
+	uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a, folded with a constant of our own */
+
+	for (; *tname; tname++)
+		h = (h ^ (unsigned char)*tname) * 0x100000001b3u;
+	return h ^ 0x9e3779b97f4a7c15u;
+}
+
+void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname)
+{
+	uint64_t tag = udata_tag(tname);
+	char *p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
+
+	memset(p, 0, size);
+	memcpy(p + size, &tag, sizeof(tag));
+	luaL_setmetatable(L, tname);   /* none when tname is not a registered metatable */
+	return p;
+}
+
+void *gwb_lua_toudata(lua_State *L, int idx, const char *tname)
+{
+	uint64_t tag, want = udata_tag(tname);
+	size_t len;
+	char *p;
+
+	if (lua_type(L, idx) != LUA_TUSERDATA)   /* a full userdata: not a light one */
+		return NULL;
+	len = lua_rawlen(L, idx);
+	p = lua_touserdata(L, idx);
+	if (len < sizeof(tag))
+		return NULL;
+	memcpy(&tag, p + len - sizeof(tag), sizeof(tag));
+	return tag == want ? p : NULL;
+}
+
+void *gwb_lua_testudata(lua_State *L, int idx, const char *tname)
+{
+	void *p = gwb_lua_toudata(L, idx, tname);
+	int same;
+
+	if (!p || !lua_getmetatable(L, idx))
+		return NULL;
+	luaL_getmetatable(L, tname);
+	same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same ? p : NULL;
+}
+
+void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what)
+{
+	void *p = gwb_lua_testudata(L, idx, tname);
+
+	if (!p)
+		luaL_typeerror(L, idx, what);
+	return p;
+}
+
 /* --- boxed objects ------------------------------------------------------------------------ */
-/* The box is a pointer-sized userdata; the modules view it through their own one-pointer struct
- * (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
+/* The box is a pointer-sized typed userdata; the modules view it through their own one-pointer
+ * struct (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
 
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 {
-	void *box = lua_newuserdatauv(L, sizeof(void *), nuv);
-
-	memset(box, 0, sizeof(void *));
-	luaL_setmetatable(L, mt);
-	return box;
+	return gwb_lua_newudata(L, sizeof(void *), nuv, mt);
 }
 
 /* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
@@ -144,7 +204,7 @@ void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
 {
-	void *box = luaL_testudata(L, idx, mt), *p;
+	void *box = gwb_lua_testudata(L, idx, mt), *p;
 
 	if (!box)
 		luaL_typeerror(L, idx, what);
@@ -158,8 +218,10 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 {
-	void *box = luaL_checkudata(L, idx, mt), *p;
+	void *box = gwb_lua_toudata(L, idx, mt), *p;
 
+	if (!box)   /* __gc or __close of another value given this metatable: not ours to free */
+		return NULL;
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
 	return p;

@@ -97,7 +97,7 @@ static void count_classes(const gwb_dataset *d, size_t *cnt)
 
 static int ds_tostring(lua_State *L)
 {
-	dsbox *b = luaL_checkudata(L, 1, DATASET_MT);
+	dsbox *b = gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
 	gwb_dataset *d = b->d;
 	luaL_Buffer B;
 	char mem[32];

@@ -299,7 +299,7 @@ static int values_call(lua_State *L)
 
 static int eigen_index(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	const char *k = luaL_checkstring(L, 2);
 	gwb_eigen *e = u->e;
 
@@ -401,7 +401,7 @@ static void add_fmt(luaL_Buffer *b, const char *fmt, ...)
 
 static int eigen_tostring(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	gwb_eigen *e = u->e;
 	luaL_Buffer b;
 	size_t i, show;

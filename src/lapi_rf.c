@@ -822,13 +822,13 @@ static int m_tree(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, FOREST_MT);
+	gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	return forest_release(L);
 }
 
 static int forest_tostring(lua_State *L)
 {
-	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
+	fbox *b = gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	gwb_forest *f = b->f;
 	luaL_Buffer B;
 	char line[512];
