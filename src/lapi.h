@@ -96,6 +96,14 @@ extern const char gwb_commit[];
 struct gwb_dataset;
 struct gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx);
 void gwb_lua_pushdataset(lua_State *L, struct gwb_dataset *d);
+/* The Dataset at idx with its feature columns in the order of names[0..n), the columns a model
+ * (what: "forest", "PCA") was fitted on, matched by name: the same names in another order give
+ * a reordered copy (owned by a Dataset pushed on the stack), missing or unexpected names raise
+ * an error from fn that names them. When either side has no names (header = false: col1,
+ * col2, ...), the columns are taken by position if their counts agree, and *by_position is
+ * set so the caller can say so. Returns d itself when nothing needed to change. */
+struct gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *names, int n,
+					  const char *fn, const char *what, bool *by_position);
 
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);

@@ -627,14 +627,39 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 	return clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
 }
 
+/* The Dataset at idx with its columns in the forest's feature order (matched by name, see
+ * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
+static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
+				const char **note)
+{
+	bool pos;
+	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
+
+	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
+		    : NULL;
+	return d;
+}
+
+/* Set t.note (the table on top) when there is one. */
+static void set_note(lua_State *L, const char *note)
+{
+	if (note) {
+		lua_pushstring(L, note);
+		lua_setfield(L, -2, "note");
+	}
+}
+
 static int m_predict(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", "codes", NULL};
+	const char *note;
+	gwb_dataset *d;
 	bool codes;
 	size_t i;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict", &note);
 	gwb_opt_check_keys(L, 3, "predict", keys);
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
@@ -658,18 +683,22 @@ static int m_predict(lua_State *L)
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
+	set_note(L, note);
 	return 1;
 }
 
 static int m_predict_proba(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	float *pr;
 	size_t i;
 	int k;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict_proba", &note);
 	gwb_opt_check_keys(L, 3, "predict_proba", keys);
 	if (f->task != GWB_TASK_CLASSIFICATION)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
@@ -687,20 +716,27 @@ static int m_predict_proba(lua_State *L)
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	set_note(L, note);
 	return 1;
 }
 
 static int m_score(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	double s;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "score", &note);
 	gwb_opt_check_keys(L, 3, "score", keys);
 	gwb_lua_check(L, gwb_forest_score(f, d, threads_opt(L, 3, "score"), &s));
 	lua_pushnumber(L, s);
-	return 1;
+	if (!note)
+		return 1;
+	lua_pushstring(L, note);   /* a second result: how the columns were matched */
+	return 2;
 }
 
 static int m_importance(lua_State *L)
@@ -735,7 +771,11 @@ static int m_importance(lua_State *L)
 		if (lua_getfield(L, 2, "data") == LUA_TNIL)
 			return luaL_error(L, "importance: method = \"permutation\" needs data = a "
 					  "Dataset to score on (held-out rows, e.g. a test split)");
-		d = gwb_lua_checkdataset(L, -1);
+		{
+			const char *note;
+			d = forest_data(L, f, lua_gettop(L), "importance", &note);
+			(void)note;
+		}
 		mean = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		sd = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		gwb_lua_check(L, gwb_forest_permutation_importance(f, d, repeats, seed, threads, mean,
