@@ -752,8 +752,11 @@ int gwb_open_eig(lua_State *L)
 	lua_newtable(L);
 	lua_pushcfunction(L, pca_transform);
 	gwb_lua_sethelp(L, -1, "PCA:transform",
-			"p:transform(d) -> Matrix\nScores (rows x k) of a dataset with the PCA's "
-			"features: (x - mean) projected on the components.\n"
+			"p:transform(d) -> Matrix [, note]\nScores (rows x k) of a dataset with the "
+			"PCA's features: (x - mean) projected on\nthe components. Columns are "
+			"matched by name (another order is fine; missing or\nunexpected ones are "
+			"an error); data without names (header = false) by position,\nand then "
+			"note says so.\n"
 			"Example: S = data.pca(d, 2):transform(d)");
 	lua_setfield(L, -2, "transform");
 	lua_setfield(L, -2, "__index");

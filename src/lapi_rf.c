@@ -1023,16 +1023,19 @@ static const gwb_reg methods[] = {
 	{"predict", m_predict,
 	 "f:predict(d [, {codes = false, threads}]) -> array\n"
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
-	 "regression values. d must have the forest's features.\n"
+	 "regression values. d's columns are matched to the forest's features by name (any\n"
+	 "order; missing or unexpected ones are an error that names them); data without names\n"
+	 "(header = false) by position, and then p.note says so.\n"
 	 "Example: p = f:predict(test); print(p[1])"},
 	{"predict_proba", m_predict_proba,
 	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
 	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"
-	 "order of f.labels. Classification forests only.\n"
+	 "order of f.labels. Classification forests only. Columns matched as f:predict does.\n"
 	 "Example: p = f:predict_proba(test); print(p[1][1])"},
 	{"score", m_score,
-	 "f:score(d [, {threads}]) -> number\n"
+	 "f:score(d [, {threads}]) -> number [, note]\n"
 	 "Accuracy (classification; labels matched by class name) or R2 (regression) on d.\n"
+	 "Columns matched as f:predict does; note: when they were matched by position.\n"
 	 "Example: print(f:score(test))"},
 	{"importance", m_importance,
 	 "f:importance([{method = \"impurity\" | \"permutation\", data, repeats = 5, seed = 1}])\n"
@@ -1044,7 +1047,8 @@ static const gwb_reg methods[] = {
 	{"save", m_save,
 	 "f:save(path) -> f\n"
 	 "Write the forest in gwb's versioned binary format (with a checksum). Equal forests\n"
-	 "give equal files. Read back with rf.load(path).\n"
+	 "give equal files. Read back with rf.load(path). The save is atomic: a crash, kill or\n"
+	 "Ctrl-C leaves the old file (or none), never a truncated one.\n"
 	 "Example: f:save(\"model.gwbf\")"},
 	{"export_json", m_export_json,
 	 "f:export_json(path) -> f\n"
