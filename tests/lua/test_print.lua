@@ -215,3 +215,18 @@ T.test("runs() prints with many records", function()
   T.eq(#r, 3000)
   T.ok(#tostring(r) > 0)
 end)
+
+T.test("splits, folds, bench, gpu and panel results print", function()
+  local d = synth(1000, 8)
+  local tr, te = d:split(0.8)
+  T.ok(#tostring(tr) > 0 and #tostring(te) > 0)
+  for _, fold in ipairs(d:kfold(3)) do
+    T.ok(#gwb.pretty(fold) > 0)
+    T.ok(#tostring(fold.train) > 0 and #tostring(fold.test) > 0)
+  end
+  T.ok(#gwb.pretty(gwb.bench(function() end, { runs = 3, log = false })) > 0)
+  T.ok(#gwb.pretty(gpu.info()) > 0)
+  T.ok(#gwb.pretty(panel.status()) > 0)
+  T.ok(#tostring(eig.svd(mat.randn(60, 40, { seed = 1 }))) > 0)
+  T.ok(#gwb.pretty(eig.svd(mat.randn(60, 40, { seed = 1 }))) > 0)
+end)
