@@ -134,6 +134,28 @@ static void sweep_stale(const char *dir, const char *base)
 	closedir(d);
 }
 
+/* The process's umask, read without changing it where the kernel says it (/proc, Linux 4.7+):
+ * umask() can only be read by setting it, which would race with other threads' files. */
+static mode_t current_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned int m;
+	mode_t um;
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Umask: %o", &m) == 1) {
+				fclose(f);
+				return (mode_t)m;
+			}
+		fclose(f);
+	}
+	um = umask(022);
+	umask(um);
+	return um;
+}
+
 static void release(gwb_afile *a)
 {
 	free(a->target);
@@ -148,7 +170,7 @@ gwb_status gwb_afile_open(gwb_afile *a, const char *path, const char *what)
 	struct stat st;
 	bool exists = false;
 	char *dir = NULL, *base = NULL;
-	mode_t mode, um;
+	mode_t mode;
 	gwb_status rc;
 
 	memset(a, 0, sizeof(*a));
@@ -181,13 +203,7 @@ gwb_status gwb_afile_open(gwb_afile *a, const char *path, const char *what)
 			       path, strerror(errno));
 		goto out_free;
 	}
-	if (exists) {
-		mode = st.st_mode & 07777;
-	} else {
-		um = umask(0);
-		umask(um);
-		mode = 0666 & ~um;
-	}
+	mode = exists ? st.st_mode & 07777 : 0666 & ~current_umask();
 	if (fchmod(a->fd, mode)) {
 		rc = gwb_error(GWB_EIO, "%s: %s: %s", what, a->tmp, strerror(errno));
 		goto out_unlink;

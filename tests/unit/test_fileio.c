@@ -88,6 +88,14 @@ static void test_new_and_replace(void **state)
 	assert_string_equal(get_text(at("a.txt")), "second");
 	assert_int_equal(stat(at("a.txt"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0640);   /* the old file's permissions */
+	/* a new file: 0666 less the umask, as open() would make it */
+	{
+		mode_t um = umask(027);
+		assert_int_equal(gwb_file_save(at("b.txt"), "x", 1, "save"), GWB_OK);
+		umask(um);
+		assert_int_equal(stat(at("b.txt"), &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0640);
+	}
 	assert_int_equal(temps(), 0);
 }
 
