@@ -28,6 +28,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "fileio.h"
 #include "intr.h"
 #include "transpose.h"
 
@@ -2420,20 +2421,6 @@ static void *wformat(void *arg)
 	return NULL;
 }
 
-static gwb_status wflush(int fd, const char *path, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return gwb_error(GWB_EIO, "%s: write failed: %s", path,
-					 k < 0 ? strerror(errno) : "no progress");
-		p += k;
-		n -= (size_t)k;
-	}
-	return GWB_OK;
-}
 
 gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,
 			 int threads)
@@ -2442,7 +2429,8 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	pthread_t tid[64];
 	gwb_status st = GWB_OK;
 	size_t r0;
-	int fd, k, j, nt;
+	gwb_afile a;
+	int k, j, nt;
 
 	if (!sep)
 		sep = ',';
@@ -2453,9 +2441,8 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	nt = threads > 0 ? threads : gwb_cpu_count();
 	if (nt > 64)
 		nt = 64;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
+	if ((st = gwb_afile_open(&a, path, "write_csv")))
+		return st;
 	memset(jobs, 0, sizeof(jobs));
 	for (k = 0; k < nt; k++) {
 		jobs[k].d = d;
@@ -2469,7 +2456,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 		if (!wreserve(&jobs[0], 1))
 			jobs[0].buf[jobs[0].len++] = j < d->features ? sep : '\n';
 	}
-	if (jobs[0].oom || (st = wflush(fd, path, jobs[0].buf, jobs[0].len)))
+	if (jobs[0].oom || (st = gwb_afile_write(&a, jobs[0].buf, jobs[0].len)))
 		goto out;
 	gwb_progress_begin("write", (double)d->rows);
 	for (r0 = 0; r0 < d->rows;) {
@@ -2493,12 +2480,13 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 				st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 				goto out_end;
 			}
-			if ((st = wflush(fd, path, jobs[k].buf, jobs[k].len)))
+			if ((st = gwb_afile_write(&a, jobs[k].buf, jobs[k].len)))
 				goto out_end;
 		}
 		gwb_progress_update((double)r0, NULL, 0);
 		if (gwb_intr_pending()) {
-			st = gwb_error(GWB_EINTR, "write_csv: interrupted after %zu rows", r0);
+			st = gwb_error(GWB_EINTR, "write_csv: interrupted after %zu rows; %s was "
+				       "left as it was", r0, path);
 			goto out_end;
 		}
 	}
@@ -2509,7 +2497,9 @@ out:
 		st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 	for (k = 0; k < nt; k++)
 		free(jobs[k].buf);
-	if (close(fd) && !st)
-		st = gwb_error(GWB_EIO, "%s: close failed: %s", path, strerror(errno));
-	return st;
+	if (st) {
+		gwb_afile_abort(&a);
+		return st;
+	}
+	return gwb_afile_commit(&a);
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
+
 #define GWBM_MAGIC "GWBM"
 #define GWBM_VERSION 1u
 
@@ -770,6 +772,8 @@ gwb_status gwb_matrix_save(const gwb_matrix *A, const char *path)
 	struct gwbm_header h;
 	uint64_t sum;
 	size_t bytes = gwb_matrix_bytes(A);
+	gwb_afile af;
+	gwb_status rc = GWB_OK;
 	FILE *f;
 
 	memset(&h, 0, sizeof(h));
@@ -782,18 +786,19 @@ gwb_status gwb_matrix_save(const gwb_matrix *A, const char *path)
 	h.cols = A->cols;
 	h.count = A->count;
 	sum = fnv1a(fnv1a(FNV_OFFSET, &h, sizeof(h)), A->data, bytes);
-	f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(errno));
-	if (fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(A->data, 1, bytes, f) != bytes ||
+	if ((rc = gwb_afile_open(&af, path, "A:save")))
+		return rc;
+	f = af.fp;
+	if (fwrite(&h, sizeof(h), 1, f) != 1 || fflush(f) ||
+	    (rc = gwb_afile_write(&af, A->data, bytes)) ||    /* (stops on Ctrl-C) */
 	    fwrite(&sum, sizeof(sum), 1, f) != 1) {
-		int e = errno;
-		fclose(f);
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(e));
+		if (!rc)
+			rc = gwb_error(GWB_EIO, "A:save: cannot write %s: %s; it was left as it "
+				       "was", path, strerror(errno));
+		gwb_afile_abort(&af);
+		return rc;
 	}
-	if (fclose(f))
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(errno));
-	return GWB_OK;
+	return gwb_afile_commit(&af);
 }
 
 gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)

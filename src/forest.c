@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "gpu.h"
 #include "intr.h"
 #ifdef GWB_HAVE_CUDA
@@ -1179,6 +1180,8 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 	size_t N = f->nodes;
 	uint64_t len, sum;
 	uint32_t ver = GWB_FOREST_VERSION;
+	gwb_afile af;
+	gwb_status st;
 	FILE *fp;
 	int j;
 	bool ok;
@@ -1238,19 +1241,24 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 	}
 	len = b.n;
 	sum = fnv1a(b.p, b.n);
-	fp = fopen(path, "wb");
-	if (!fp) {
+	if ((st = gwb_afile_open(&af, path, "rf: save"))) {
 		free(b.p);
-		return gwb_error(GWB_EIO, "rf: cannot write %s: %s", path, strerror(errno));
+		return st;
 	}
+	fp = af.fp;
 	ok = fwrite(magic, 1, sizeof(magic), fp) == sizeof(magic) && fwrite(&ver, 4, 1, fp) == 1 &&
-	     fwrite(&len, 8, 1, fp) == 1 && fwrite(b.p, 1, b.n, fp) == b.n &&
-	     fwrite(&sum, 8, 1, fp) == 1;
-	ok = (fclose(fp) == 0) && ok;
+	     fwrite(&len, 8, 1, fp) == 1 && fflush(fp) == 0;
+	st = ok ? gwb_afile_write(&af, b.p, b.n) : GWB_OK;   /* (stops on Ctrl-C) */
+	ok = ok && !st && fwrite(&sum, 8, 1, fp) == 1;
 	free(b.p);
-	if (!ok)
-		return gwb_error(GWB_EIO, "rf: writing %s failed: %s", path, strerror(errno));
-	return GWB_OK;
+	if (!ok) {
+		if (!st)
+			st = gwb_error(GWB_EIO, "rf: writing %s failed: %s; it was left as it was",
+				       path, strerror(errno));
+		gwb_afile_abort(&af);
+		return st;
+	}
+	return gwb_afile_commit(&af);
 }
 
 typedef struct rbuf {
@@ -1494,12 +1502,14 @@ static void json_num(FILE *fp, double v)
 
 gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 {
-	FILE *fp = fopen(path, "w");
+	gwb_afile af;
+	FILE *fp;
 	int t, j, k;
-	bool ok;
+	gwb_status st;
 
-	if (!fp)
-		return gwb_error(GWB_EIO, "rf: cannot write %s: %s", path, strerror(errno));
+	if ((st = gwb_afile_open(&af, path, "rf: export_json")))
+		return st;
+	fp = af.fp;
 	/* "version" is the JSON layout's own (1), not the binary file's */
 	fprintf(fp, "{\"format\": \"gwb-forest\", \"version\": 1, \"task\": \"%s\", ",
 		f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
@@ -1528,6 +1538,8 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 	fputs("],\n\"trees\": [\n", fp);
 	for (t = 0; t < f->trees; t++) {
 		int64_t b = f->tree_offset[t], n = f->tree_offset[t + 1] - b, i;
+		if (gwb_intr_pending() || ferror(fp))
+			break;   /* commit says which */
 		fprintf(fp, "%s{\"tree\": %d, \"nodes\": [\n", t ? ",\n" : "", t + 1);
 		for (i = 0; i < n; i++) {
 			int64_t g = b + i;
@@ -1564,9 +1576,5 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 		fputs("]}", fp);
 	}
 	fputs("\n]}\n", fp);
-	ok = !ferror(fp);
-	ok = fclose(fp) == 0 && ok;
-	if (!ok)
-		return gwb_error(GWB_EIO, "rf: writing %s failed: %s", path, strerror(errno));
-	return GWB_OK;
+	return gwb_afile_commit(&af);   /* (reports a write error, refuses on Ctrl-C) */
 }

@@ -1,6 +1,8 @@
 /* lapi.c - shared Lua binding helpers and the list of modules. */
 #include "lapi.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,17 +105,76 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 	lua_pop(L, 1);
 }
 
+/* --- typed userdata ----------------------------------------------------------------------- */
+/* Every userdata gwb makes ends in an 8-byte tag, a hash of its type name, after the payload:
+ * the debug library can give any userdata any metatable (and every light userdata one), so a
+ * metatable alone does not say what the memory holds. */
+
+static uint64_t udata_tag(const char *tname)
+{
+	uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a, folded with a constant of our own */
+
+	for (; *tname; tname++)
+		h = (h ^ (unsigned char)*tname) * 0x100000001b3u;
+	return h ^ 0x9e3779b97f4a7c15u;
+}
+
+void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname)
+{
+	uint64_t tag = udata_tag(tname);
+	char *p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
+
+	memset(p, 0, size);
+	memcpy(p + size, &tag, sizeof(tag));
+	luaL_setmetatable(L, tname);   /* none when tname is not a registered metatable */
+	return p;
+}
+
+void *gwb_lua_toudata(lua_State *L, int idx, const char *tname)
+{
+	uint64_t tag, want = udata_tag(tname);
+	size_t len;
+	char *p;
+
+	if (lua_type(L, idx) != LUA_TUSERDATA)   /* a full userdata: not a light one */
+		return NULL;
+	len = lua_rawlen(L, idx);
+	p = lua_touserdata(L, idx);
+	if (len < sizeof(tag))
+		return NULL;
+	memcpy(&tag, p + len - sizeof(tag), sizeof(tag));
+	return tag == want ? p : NULL;
+}
+
+void *gwb_lua_testudata(lua_State *L, int idx, const char *tname)
+{
+	void *p = gwb_lua_toudata(L, idx, tname);
+	int same;
+
+	if (!p || !lua_getmetatable(L, idx))
+		return NULL;
+	luaL_getmetatable(L, tname);
+	same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same ? p : NULL;
+}
+
+void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what)
+{
+	void *p = gwb_lua_testudata(L, idx, tname);
+
+	if (!p)
+		luaL_typeerror(L, idx, what);
+	return p;
+}
+
 /* --- boxed objects ------------------------------------------------------------------------ */
-/* The box is a pointer-sized userdata; the modules view it through their own one-pointer struct
- * (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
+/* The box is a pointer-sized typed userdata; the modules view it through their own one-pointer
+ * struct (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
 
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 {
-	void *box = lua_newuserdatauv(L, sizeof(void *), nuv);
-
-	memset(box, 0, sizeof(void *));
-	luaL_setmetatable(L, mt);
-	return box;
+	return gwb_lua_newudata(L, sizeof(void *), nuv, mt);
 }
 
 /* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
@@ -143,7 +204,7 @@ void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
 {
-	void *box = luaL_testudata(L, idx, mt), *p;
+	void *box = gwb_lua_testudata(L, idx, mt), *p;
 
 	if (!box)
 		luaL_typeerror(L, idx, what);
@@ -157,8 +218,10 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 {
-	void *box = luaL_checkudata(L, idx, mt), *p;
+	void *box = gwb_lua_toudata(L, idx, mt), *p;
 
+	if (!box)   /* __gc or __close of another value given this metatable: not ours to free */
+		return NULL;
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
 	return p;
@@ -207,13 +270,13 @@ lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, 
 		int ok;
 		lua_Number x = lua_tonumber(L, -1);
 		v = lua_tointegerx(L, -1, &ok);
-		if (!ok) {
-			if (x != x || x >= 9.2e18 || x <= -9.2e18)
-				bad_opt(L, fn, key, "an integer");
-			v = (lua_Integer)x;
-			if ((lua_Number)v != x)
-				luaL_error(L, "%s: option '%s' must be an integer (got %g)", fn, key, x);
-		}
+		/* (lua_pushfstring knows %f, not %g: it prints x as Lua does, "1.5", "nan", "1e+30") */
+		if (!ok && x != x)
+			luaL_error(L, "%s: %s must be a whole number, got nan", fn, key);
+		else if (!ok && (x == HUGE_VAL || x == -HUGE_VAL || x == floor(x)))
+			luaL_error(L, "%s: %s must be a whole number within +-2^63, got %f", fn, key, x);
+		else if (!ok)
+			luaL_error(L, "%s: %s must be a whole number, got %f", fn, key, x);
 	} else
 		bad_opt(L, fn, key, "an integer");
 	if (idx && !lua_isnoneornil(L, idx))

@@ -1,5 +1,6 @@
 /* lapi_eig.c - the `eig` Lua module (eig.solve on dense matrices, eig.batched, eig.svd), the
  * Eigen result userdata "gwb.Eigen", and data.pca (added to the `data` table). */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -385,7 +386,7 @@ static int values_call(lua_State *L)
 
 static int eigen_index(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	const char *k = luaL_checkstring(L, 2);
 	gwb_eigen *e = u->e;
 
@@ -491,7 +492,7 @@ static void add_fmt(luaL_Buffer *b, const char *fmt, ...)
 
 static int eigen_tostring(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	gwb_eigen *e = u->e;
 	luaL_Buffer b;
 	size_t i, show;
@@ -572,34 +573,58 @@ static const gwb_reg methods[] = {
 static int pca_tostring(lua_State *L)
 {
 	luaL_Buffer b;
-	lua_Integer k, i;
+	lua_Integer k, i, n;
 	double cum = 0;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
 	lua_getfield(L, 1, "k");
-	k = lua_tointeger(L, -1);
+	k = lua_tointeger(L, 2);
 	lua_getfield(L, 1, "features");
+	/* ratio (4) and values (5) below the buffer: it must stay on top while it is added to */
+	if (lua_getfield(L, 1, "ratio") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+	}
+	if (lua_getfield(L, 1, "values") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+	}
+	n = (lua_Integer)lua_rawlen(L, 4) < k ? (lua_Integer)lua_rawlen(L, 4) : k;
+	if ((lua_Integer)lua_rawlen(L, 5) < n)
+		n = (lua_Integer)lua_rawlen(L, 5);
 	luaL_buffinit(L, &b);
-	add_fmt(&b, "PCA: %d of %d components", (int)k, (int)lua_tointeger(L, -2));
-	lua_getfield(L, 1, "ratio");
-	lua_getfield(L, 1, "values");
-	for (i = 1; i <= k; i++) {
+	add_fmt(&b, "PCA: %lld of %lld components", (long long)k, (long long)lua_tointeger(L, 3));
+	for (i = 1; i <= n; i++) {
 		double r, v;
-		lua_rawgeti(L, -2, i);
+		lua_rawgeti(L, 4, i);
 		r = lua_tonumber(L, -1);
-		lua_rawgeti(L, -2, i);
+		lua_rawgeti(L, 5, i);
 		v = lua_tonumber(L, -1);
 		lua_pop(L, 2);
 		cum += r;
 		add_fmt(&b, "\n  PC%-3d variance %-12.6g explained %6.2f%%  cumulative %6.2f%%", (int)i, v,
 			100 * r, 100 * cum);
 	}
-	lua_pop(L, 4);
 	luaL_pushresult(&b);
 	return 1;
 }
 
-/* Scores of a dataset on the components: rows x k f64 Matrix (centred with the PCA's means). */
+/* The number at t[i] (t at index t), or raise naming the PCA field that is not one. */
+static double pca_num(lua_State *L, int t, lua_Integer i, const char *field)
+{
+	double v;
+
+	if (lua_rawgeti(L, t, i) != LUA_TNUMBER)
+		luaL_error(L, "pca:transform: p.%s[%d] is not a number (was the PCA changed?)", field,
+			   (int)i);
+	v = lua_tonumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* Scores of a dataset on the components: rows x k f64 Matrix (centred with the PCA's means).
+ * The dataset's columns are matched to the PCA's by name (gwb_lua_dataset_match). */
 static int pca_transform(lua_State *L)
 {
 	gwb_dataset *d;
@@ -607,46 +632,51 @@ static int pca_transform(lua_State *L)
 	lua_Integer k, p, c, j;
 	size_t i;
 	double *mean, *comp;
+	const char **names = NULL;
+	bool pos;
+	int ok_k, ok_p;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
-	d = gwb_lua_checkdataset(L, 2);
+	gwb_lua_checkdataset(L, 2);
+	lua_settop(L, 2);
 	lua_getfield(L, 1, "k");
-	k = lua_tointeger(L, -1);
+	k = lua_tointegerx(L, -1, &ok_k);
 	lua_getfield(L, 1, "features");
-	p = lua_tointeger(L, -1);
+	p = lua_tointegerx(L, -1, &ok_p);
 	lua_pop(L, 2);
-	if (d->features != p)
-		return luaL_error(L, "pca:transform: the dataset has %d features, the PCA %d",
-				  d->features, (int)p);
-	mean = malloc((size_t)p * sizeof(double));
-	comp = malloc((size_t)p * (size_t)k * sizeof(double));
-	if (!mean || !comp) {
-		free(mean);
-		free(comp);
-		return luaL_error(L, "pca:transform: out of memory");
-	}
-	lua_getfield(L, 1, "mean");
-	lua_getfield(L, 1, "components");
-	for (j = 0; j < p; j++) {
-		lua_rawgeti(L, -2, j + 1);
-		mean[j] = lua_tonumber(L, -1);
-		lua_pop(L, 1);
-	}
-	for (c = 0; c < k; c++) {
-		lua_rawgeti(L, -1, c + 1);
+	if (!ok_k || !ok_p || p < 1 || p > INT_MAX / 2 || k < 1 || k > p)
+		return luaL_error(L, "pca:transform: p.k and p.features must be whole numbers with "
+				  "1 <= k <= features (was the PCA changed?)");
+	if (lua_getfield(L, 1, "mean") != LUA_TTABLE || (lua_Integer)lua_rawlen(L, 3) != p)
+		return luaL_error(L, "pca:transform: p.mean must be a list of %d numbers", (int)p);
+	if (lua_getfield(L, 1, "components") != LUA_TTABLE || (lua_Integer)lua_rawlen(L, 4) != k)
+		return luaL_error(L, "pca:transform: p.components must be a list of %d components",
+				  (int)k);
+	if (lua_getfield(L, 1, "names") == LUA_TTABLE && (lua_Integer)lua_rawlen(L, 5) == p) {
+		/* (the strings stay referenced by p.names, at 5, until the end) */
+		names = lua_newuserdatauv(L, sizeof(*names) * (size_t)p, 0);
 		for (j = 0; j < p; j++) {
-			lua_rawgeti(L, -1, j + 1);
-			comp[c * p + j] = lua_tonumber(L, -1);
+			names[j] = lua_rawgeti(L, 5, j + 1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
 			lua_pop(L, 1);
 		}
+	}
+	d = gwb_lua_dataset_match(L, 2, (char *const *)names, (int)p, "pca:transform", "PCA",
+				  &pos);
+	/* userdata, so that an error below frees them */
+	mean = lua_newuserdatauv(L, (size_t)p * sizeof(double), 0);
+	comp = lua_newuserdatauv(L, (size_t)p * (size_t)k * sizeof(double), 0);
+	for (j = 0; j < p; j++)
+		mean[j] = pca_num(L, 3, j + 1, "mean");
+	for (c = 0; c < k; c++) {
+		if (lua_rawgeti(L, 4, c + 1) != LUA_TTABLE || (lua_Integer)lua_rawlen(L, -1) != p)
+			return luaL_error(L, "pca:transform: p.components[%d] must be a list of %d "
+					  "numbers", (int)c + 1, (int)p);
+		for (j = 0; j < p; j++)
+			comp[c * p + j] = pca_num(L, lua_gettop(L), j + 1, "components[i]");
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 2);
-	if (gwb_matrix_new(d->rows, (size_t)k, GWB_F64, GWB_ROW_MAJOR, &S)) {
-		free(mean);
-		free(comp);
+	if (gwb_matrix_new(d->rows, (size_t)k, GWB_F64, GWB_ROW_MAJOR, &S))
 		return gwb_lua_fail(L, GWB_ENOMEM);
-	}
 	for (i = 0; i < d->rows; i++)
 		for (c = 0; c < k; c++) {
 			double s = 0;
@@ -654,10 +684,11 @@ static int pca_transform(lua_State *L)
 				s += ((double)d->X[(size_t)j * d->rows + i] - mean[j]) * comp[c * p + j];
 			((double *)S->data)[i * (size_t)k + (size_t)c] = s;
 		}
-	free(mean);
-	free(comp);
 	gwb_lua_push_matrix(L, S);
-	return 1;
+	if (!pos)
+		return 1;
+	lua_pushstring(L, "columns matched by position: the dataset or the PCA has no column names");
+	return 2;   /* a second result: how the columns were matched */
 }
 
 static int l_pca(lua_State *L)
@@ -828,8 +859,11 @@ int gwb_open_eig(lua_State *L)
 	lua_newtable(L);
 	lua_pushcfunction(L, pca_transform);
 	gwb_lua_sethelp(L, -1, "PCA:transform",
-			"p:transform(d) -> Matrix\nScores (rows x k) of a dataset with the PCA's "
-			"features: (x - mean) projected on the components.\n"
+			"p:transform(d) -> Matrix [, note]\nScores (rows x k) of a dataset with the "
+			"PCA's features: (x - mean) projected on\nthe components. Columns are "
+			"matched by name (another order is fine; missing or\nunexpected ones are "
+			"an error); data without names (header = false) by position,\nand then "
+			"note says so.\n"
 			"Example: S = data.pca(d, 2):transform(d)");
 	lua_setfield(L, -2, "transform");
 	lua_setfield(L, -2, "__index");

@@ -789,7 +789,10 @@ static void pscratch_release(struct pscratch *p)
 
 static int pscratch_gc(lua_State *L)
 {
-	pscratch_release(luaL_checkudata(L, 1, PROWS_MT));
+	struct pscratch *p = gwb_lua_toudata(L, 1, PROWS_MT);
+
+	if (p)
+		pscratch_release(p);
 	return 0;
 }
 
@@ -964,7 +967,7 @@ static int l_profile(lua_State *L)
 		return luaL_error(L, "gpu.profile: max_ranges must be 1..100000 (got %I)",
 				  max_ranges);
 	lua_settop(L, 2);
-	ps = lua_newuserdatauv(L, sizeof(*ps), 0);  /* index 3, owns the rows until the end */
+	ps = gwb_lua_newudata(L, sizeof(*ps), 0, PROWS_MT);  /* index 3, owns the rows until the end */
 	memset(ps, 0, sizeof(*ps));
 	if (luaL_newmetatable(L, PROWS_MT)) {
 		lua_pushcfunction(L, pscratch_gc);

@@ -509,7 +509,7 @@ static void add_corner(lua_State *L, luaL_Buffer *buf, const gwb_matrix *A, size
 
 static int mat_tostring(lua_State *L)
 {
-	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
+	lmatrix *m = gwb_lua_checkudata(L, 1, MATRIX_T, MATRIX_T);
 	luaL_Buffer buf;
 	char head[160];
 	const gwb_matrix *A = m->A;
@@ -546,7 +546,7 @@ static int mat_len(lua_State *L)
 
 static int mat_index(lua_State *L)
 {
-	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
+	lmatrix *m = gwb_lua_checkudata(L, 1, MATRIX_T, MATRIX_T);
 	const char *k;
 
 	if (lua_isinteger(L, 2)) {
@@ -557,7 +557,7 @@ static int mat_index(lua_State *L)
 			return m_matrix(L);
 		} else {
 			size_t i = check_index(L, 2, A->rows, "row");
-			lrow *r = lua_newuserdatauv(L, sizeof(*r), 1);
+			lrow *r = gwb_lua_newudata(L, sizeof(*r), 1, ROW_T);
 			r->i = i;
 			lua_pushvalue(L, 1);
 			lua_setiuservalue(L, -2, 1);
@@ -608,7 +608,7 @@ static int mat_index(lua_State *L)
 
 static lrow *check_row(lua_State *L, gwb_matrix **A)
 {
-	lrow *r = luaL_checkudata(L, 1, ROW_T);
+	lrow *r = gwb_lua_checkudata(L, 1, ROW_T, ROW_T);
 
 	lua_getiuservalue(L, 1, 1);
 	*A = gwb_lua_checkmatrix(L, -1);

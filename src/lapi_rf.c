@@ -866,14 +866,39 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 }
 #endif
 
+/* The Dataset at idx with its columns in the forest's feature order (matched by name, see
+ * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
+static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
+				const char **note)
+{
+	bool pos;
+	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
+
+	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
+		    : NULL;
+	return d;
+}
+
+/* Set t.note (the table on top) when there is one. */
+static void set_note(lua_State *L, const char *note)
+{
+	if (note) {
+		lua_pushstring(L, note);
+		lua_setfield(L, -2, "note");
+	}
+}
+
 static int m_predict(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", "codes", NULL};
+	const char *note;
+	gwb_dataset *d;
 	bool codes;
 	size_t i;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict", &note);
 	gwb_opt_check_keys(L, 3, "predict", keys);
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
@@ -901,6 +926,7 @@ static int m_predict(lua_State *L)
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
+	set_note(L, note);
 	return 1;
 }
 
@@ -940,12 +966,15 @@ static int m_oob_predict(lua_State *L)
 static int m_predict_proba(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	float *pr;
 	size_t i;
 	int k;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict_proba", &note);
 	gwb_opt_check_keys(L, 3, "predict_proba", keys);
 	if (f->task != GWB_TASK_CLASSIFICATION)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
@@ -967,20 +996,27 @@ static int m_predict_proba(lua_State *L)
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	set_note(L, note);
 	return 1;
 }
 
 static int m_score(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	double s;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "score", &note);
 	gwb_opt_check_keys(L, 3, "score", keys);
 	gwb_lua_check(L, gwb_forest_score(f, d, threads_opt(L, 3, "score"), &s));
 	lua_pushnumber(L, s);
-	return 1;
+	if (!note)
+		return 1;
+	lua_pushstring(L, note);   /* a second result: how the columns were matched */
+	return 2;
 }
 
 static int m_importance(lua_State *L)
@@ -1015,7 +1051,11 @@ static int m_importance(lua_State *L)
 		if (lua_getfield(L, 2, "data") == LUA_TNIL)
 			return luaL_error(L, "importance: method = \"permutation\" needs data = a "
 					  "Dataset to score on (held-out rows, e.g. a test split)");
-		d = gwb_lua_checkdataset(L, -1);
+		{
+			const char *note;
+			d = forest_data(L, f, lua_gettop(L), "importance", &note);
+			(void)note;
+		}
 		mean = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		sd = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		gwb_lua_check(L, gwb_forest_permutation_importance(f, d, repeats, seed, threads, mean,
@@ -1102,13 +1142,13 @@ static int m_tree(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, FOREST_MT);
+	gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	return forest_release(L);
 }
 
 static int forest_tostring(lua_State *L)
 {
-	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
+	fbox *b = gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	gwb_forest *f = b->f;
 	luaL_Buffer B;
 	char line[512];
@@ -1283,7 +1323,9 @@ static const gwb_reg methods[] = {
 	{"predict", m_predict,
 	 "f:predict(d [, {codes = false, threads}]) -> array\n"
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
-	 "regression values. d must have the forest's features. Large work (and every\n"
+	 "regression values. d's columns are matched to the forest's features by name (any\n"
+	 "order; missing or unexpected ones are an error that names them); data without names\n"
+	 "(header = false) by position, and then p.note says so. Large work (and every\n"
 	 "GPU-resident d, see d:to) runs on the GPU and returns a Predictions object that\n"
 	 "reads like the array (p[i], #p, ipairs; p:totable() for a table, p.timing) and\n"
 	 "stays on the device until the first read copies it back.\n"
@@ -1299,12 +1341,13 @@ static const gwb_reg methods[] = {
 	{"predict_proba", m_predict_proba,
 	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
 	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"
-	 "order of f.labels. Classification forests only. On the GPU (as f:predict) a\n"
-	 "Predictions object whose p[i] is row i's array.\n"
+	 "order of f.labels. Classification forests only. Columns matched as f:predict does.\n"
+	 "On the GPU (as f:predict) a Predictions object whose p[i] is row i's array.\n"
 	 "Example: p = f:predict_proba(test); print(p[1][1])"},
 	{"score", m_score,
-	 "f:score(d [, {threads}]) -> number\n"
+	 "f:score(d [, {threads}]) -> number [, note]\n"
 	 "Accuracy (classification; labels matched by class name) or R2 (regression) on d.\n"
+	 "Columns matched as f:predict does; note: when they were matched by position.\n"
 	 "Example: print(f:score(test))"},
 	{"importance", m_importance,
 	 "f:importance([{method = \"impurity\" | \"permutation\", data, repeats = 5, seed = 1}])\n"
@@ -1316,7 +1359,8 @@ static const gwb_reg methods[] = {
 	{"save", m_save,
 	 "f:save(path) -> f\n"
 	 "Write the forest in gwb's versioned binary format (with a checksum). Equal forests\n"
-	 "give equal files. Read back with rf.load(path).\n"
+	 "give equal files. Read back with rf.load(path). The save is atomic: a crash, kill or\n"
+	 "Ctrl-C leaves the old file (or none), never a truncated one.\n"
 	 "Example: f:save(\"model.gwbf\")"},
 	{"export_json", m_export_json,
 	 "f:export_json(path) -> f\n"

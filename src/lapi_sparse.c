@@ -61,7 +61,7 @@ static void human_bytes(char *buf, size_t n, double b)
 
 static int sp_tostring(lua_State *L)
 {
-	lsparse *u = luaL_checkudata(L, 1, SPARSE_T);
+	lsparse *u = gwb_lua_checkudata(L, 1, SPARSE_T, SPARSE_T);
 	gwb_csr *A = u->A;
 	char mem[32], line[320];
 	if (!A) {
@@ -230,7 +230,7 @@ static int m_to(lua_State *L)
 
 static int sp_index(lua_State *L)
 {
-	lsparse *u = luaL_checkudata(L, 1, SPARSE_T);
+	lsparse *u = gwb_lua_checkudata(L, 1, SPARSE_T, SPARSE_T);
 	const char *k = lua_tostring(L, 2);
 	if (k && u->A) {
 		gwb_csr *A = u->A;
@@ -314,7 +314,7 @@ static int l_write(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 2);
 	const char *comment = luaL_optstring(L, 3, "written by gwb");
-	if (luaL_testudata(L, 1, SPARSE_T)) {
+	if (gwb_lua_testudata(L, 1, SPARSE_T)) {
 		gwb_lua_check(L, gwb_mm_write_csr(sp_check(L, 1), path, comment));
 		return 0;
 	}
@@ -560,7 +560,7 @@ static int svd_sparse(lua_State *L)
 /* eig.svd: sparse matrices here, anything else to the original (upvalue 1). */
 static int l_svd(lua_State *L)
 {
-	if (luaL_testudata(L, 1, SPARSE_T))
+	if (gwb_lua_testudata(L, 1, SPARSE_T))
 		return svd_sparse(L);
 	if (lua_isnil(L, lua_upvalueindex(1)))
 		return luaL_error(L, "eig.svd: expected a SparseMatrix (dense matrices need the dense "
@@ -595,7 +595,7 @@ static const char svd_help[] =
 /* eig.solve: sparse matrices here, anything else to the original (upvalue 1). */
 static int l_solve(lua_State *L)
 {
-	if (luaL_testudata(L, 1, SPARSE_T))
+	if (gwb_lua_testudata(L, 1, SPARSE_T))
 		return solve_sparse(L);
 	if (lua_isnil(L, lua_upvalueindex(1)))
 		return luaL_error(L, "eig.solve: expected a SparseMatrix (dense matrices need the "

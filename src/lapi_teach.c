@@ -37,12 +37,15 @@ static bool same(const float *a, const float *b, size_t n)
 	return memcmp(a, b, n * sizeof(float)) == 0;
 }
 
+#define BUFFERS_T "gwb.teach.buffers"   /* the tag of the scratch userdata */
 struct buffers { float *src, *ref, *out; };
 
 static int buffers_gc(lua_State *L)
 {
-	struct buffers *b = lua_touserdata(L, 1);
+	struct buffers *b = gwb_lua_toudata(L, 1, BUFFERS_T);
 
+	if (!b)
+		return 0;
 	free(b->src);
 	free(b->ref);
 	free(b->out);
@@ -71,8 +74,7 @@ static int l_measure_transpose(lua_State *L)
 		return luaL_error(L, "teach.transpose: reps must be 1..16 (got %d)", reps);
 	n = (size_t)rows * (size_t)cols;
 	bytes = n * sizeof(float);
-	b = lua_newuserdatauv(L, sizeof(*b), 0);
-	memset(b, 0, sizeof(*b));
+	b = gwb_lua_newudata(L, sizeof(*b), 0, BUFFERS_T);
 	lua_createtable(L, 0, 1);
 	lua_pushcfunction(L, buffers_gc);
 	lua_setfield(L, -2, "__gc");
