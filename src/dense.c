@@ -711,13 +711,31 @@ gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)
 		goto out_close;
 	}
 	es = gwb_dtype_size((gwb_dtype)h.dtype);
-	if (!h.rows || !h.cols || !h.count || h.rows > ((uint64_t)1 << 32) ||
-	    h.cols > ((uint64_t)1 << 32) || h.rows * h.cols > UINT64_MAX / h.count / es ||
-	    h.rows * h.cols * h.count * es != (uint64_t)len - sizeof(h) - 8) {
-		rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu x %llu "
-			       "but the file holds %ld bytes)", path, (unsigned long long)h.rows,
-			       (unsigned long long)h.cols, (unsigned long long)h.count, len);
-		goto out_close;
+	/* every size against what the file holds, one field at a time (no product can wrap) */
+	{
+		uint64_t data = (uint64_t)len - sizeof(h) - 8, lim = data / es;
+		const char *field = NULL;
+		uint64_t val = 0;
+		if (!h.rows || h.rows > lim || h.rows > ((uint64_t)1 << 32))
+			field = "rows", val = h.rows;
+		else if (!h.cols || h.cols > (lim /= h.rows) || h.cols > ((uint64_t)1 << 32))
+			field = "cols", val = h.cols;
+		else if (!h.count || h.count > (lim /= h.cols))
+			field = "count", val = h.count;
+		if (field) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt: the header says %s = %llu, but the %llu data "
+				       "bytes of the file hold at most %llu (1 to 2^32 rows and cols, "
+				       "%zu bytes a value)", path, field, (unsigned long long)val,
+				       (unsigned long long)data, (unsigned long long)lim, es);
+			goto out_close;
+		}
+		if (h.rows * h.cols * h.count * es != data) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu "
+				       "x %llu but the file holds %ld bytes)", path,
+				       (unsigned long long)h.rows, (unsigned long long)h.cols,
+				       (unsigned long long)h.count, len);
+			goto out_close;
+		}
 	}
 	rc = alloc_matrix(h.count, h.rows, h.cols, (gwb_dtype)h.dtype, (gwb_layout)h.layout,
 			  h.batched != 0, &A);
