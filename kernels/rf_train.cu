@@ -1976,9 +1976,23 @@ gwb_status Trainer::train()
 	batches = (HostBatch *)calloc((size_t)p->trees, sizeof(HostBatch));
 	if (!batches)
 		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
-	int done = 0;
-	while (done < p->trees) {
-		int T_ = std::min(Tb, p->trees - done);
+	// Without a queue the trees are [0, trees); with one (hybrid, forest.h's gwb_rf_sched)
+	// this side grows the consecutive ranges it claims from the front, and stops when the
+	// queue has none left (the trees it grew are then [0, front)).
+	int done = 0, end = 0;
+	for (;;) {
+		if (done >= end) {
+			int first = 0, n = 0;
+			if (job->sched)
+				n = gwb_rf_sched_front(job->sched, Tb, &first);
+			else if (end < p->trees)
+				first = end, n = p->trees - end;
+			if (n <= 0)
+				break;
+			done = first;
+			end = first + n;
+		}
+		int T_ = std::min(Tb, end - done);
 		HostBatch hb;
 		if (reg)
 			rc = run_batch<double>(done, T_, hb);
@@ -2009,6 +2023,8 @@ gwb_status Trainer::train()
 		}
 		batches[nbatches++] = hb;
 		done += T_;
+		if (job->sched)
+			gwb_rf_sched_front_grown(job->sched, T_);
 	}
 	g_sub_stats.active = cfg.sub != 0;
 	g_sub_stats.min_rows = cfg.sub_min;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpu.h"
 #include "intr.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
@@ -874,6 +875,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	gwb_status st;
 	size_t i;
 	int k;
+	bool hybrid_cpu;
 
 	*out = NULL;
 	if ((st = gwb_rf_params_check(&p, d)))
@@ -918,14 +920,39 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 
 	/* What the GPU path would read from device memory: the codes of mtry features per level. */
 	bytes = (double)d->rows * job.mtry * (p.depth < 16 ? p.depth : 16) * p.trees;
-	if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why))))
+	hybrid_cpu = p.hybrid && p.hybrid_cpu_front;
+	if (p.hybrid && !hybrid_cpu) {
+		/* hybrid: the GPU and the CPU together; without a GPU the CPU alone (said in why),
+		 * or an error when the caller requires the GPU */
+		if (gwb_gpu_available()) {
+			b = GWB_BACKEND_GPU;
+			snprintf(why, sizeof(why), "hybrid: the GPU and %d CPU threads grow the trees "
+				 "together", p.threads > 1 ? p.threads - 1 : 1);
+		} else if (p.require_gpu) {
+			st = gwb_error(GWB_ENODEV, "rf.train: backend = \"hybrid\" with require_gpu = "
+				       "true, but there is no GPU: %s", gwb_gpu_unavailable_reason());
+			goto out_free;
+		} else {
+			p.hybrid = false;
+			b = GWB_BACKEND_CPU;
+			snprintf(why, sizeof(why), "hybrid asked for, but no GPU (%.80s): trained on the "
+				 "CPU alone", gwb_gpu_unavailable_reason());
+		}
+	} else if (hybrid_cpu) {
+		b = GWB_BACKEND_CPU;
+		snprintf(why, sizeof(why), "hybrid with two CPU pools (hybrid_front = \"cpu\")");
+	} else if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why)))) {
 		goto out_free;
+	}
 	t1 = gwb_now();
 #ifdef GWB_HAVE_CUDA
 	if (b == GWB_BACKEND_GPU)
 		st = GWB_OK;  /* job.q = NULL: the GPU trainer quantizes on the device (rf.h) */
 	else
 #endif
+	if (p.hybrid)
+		st = GWB_OK;  /* the hybrid trainer builds the host codes itself, beside the GPU */
+	else
 		st = gwb_quant_build(d, p.bins, p.quantile_sample, p.seed, p.threads, &q);
 	if (st)
 		goto out_free;
@@ -935,15 +962,19 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	f->timing.quantize_ms = (gwb_now() - t1) * 1e3;
 	f->backend = b;
 	snprintf(f->backend_why, sizeof(f->backend_why), "%s", why);
-	switch (b) {
+	if (p.hybrid) {
+		st = gwb_rf_train_hybrid(&job, f, hybrid_cpu);  /* rf_hybrid.c */
+	} else {
+		switch (b) {
 #ifdef GWB_HAVE_CUDA
-	case GWB_BACKEND_GPU:
-		st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
-		break;
+		case GWB_BACKEND_GPU:
+			st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
+			break;
 #endif
-	default:
-		st = gwb_rf_train_cpu(&job, f);
-		break;
+		default:
+			st = gwb_rf_train_cpu(&job, f);
+			break;
+		}
 	}
 	if (st)
 		goto out_free;

@@ -160,6 +160,11 @@ typedef struct gwb_rf_params {
 	gwb_backend backend;
 	size_t quantile_sample;       /* rows used to place edges, 0 = GWB_QUANT_DEFAULT_SAMPLE */
 	bool progress;                /* report trees done through intr.h */
+	bool hybrid;                  /* backend = "hybrid": CPU threads and the GPU grow the trees
+					 of one forest at once (gwb_rf_sched); backend is then GPU */
+	bool require_gpu;             /* hybrid without a GPU is an error, not a CPU fallback */
+	bool hybrid_cpu_front;        /* hybrid's front side is a second CPU pool, not the GPU
+					 (tests the scheduler on a machine without a GPU) */
 	bool subtract;                /* GPU: a sibling's histogram as parent - sibling where every
 					 node draws all features and the node has enough rows
 					 (default true; the same trees bit for bit with integer
@@ -186,6 +191,15 @@ gwb_status gwb_rf_criterion_parse(const char *s, gwb_rf_criterion *out);
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
+/* What a hybrid fit did (gwb_rf_timing.hybrid): trees each side grew into the forest, each
+ * side's busy time, and the CPU trees begun and then dropped because the GPU claimed them. */
+typedef struct gwb_rf_hybrid_timing {
+	bool used;
+	int gpu_trees, cpu_trees, cpu_dropped, cpu_workers;
+	double gpu_busy_ms, cpu_busy_ms;
+	double gpu_trees_per_s, cpu_trees_per_s;  /* measured rates (busy time), for a rule */
+} gwb_rf_hybrid_timing;
+
 typedef struct gwb_rf_timing {
 	double total_ms;     /* the whole gwb_rf_train call */
 	double quantize_ms;
@@ -195,6 +209,7 @@ typedef struct gwb_rf_timing {
 	double transfer_ms;  /* GPU only: host<->device copies */
 	size_t subtract_kept;     /* GPU only: histograms kept for sibling subtraction */
 	size_t subtract_derived;  /* GPU only: histograms derived as parent - sibling */
+	gwb_rf_hybrid_timing hybrid;
 } gwb_rf_timing;
 
 typedef struct gwb_forest {
@@ -243,6 +258,32 @@ typedef struct gwb_forest {
 	int file_version;         /* loaded: the file's format version; 0 = trained here */
 } gwb_forest;
 
+/* The hybrid forest's queue of tree indices (forest.c). Trees are independent and each one's
+ * RNG stream is keyed by its index, so any side grows tree t the same way, node for node. The
+ * front side (the GPU trainer, or a CPU pool in tests) claims consecutive indices from the
+ * front in batches; the back side (the CPU workers) claims one tree at a time from the back.
+ * When nothing is free the front also claims the trees the back is still growing (they are
+ * dropped there: a worker checks gwb_rf_sched_dropped between steps), so the fit never waits
+ * for a slow side: the front's trees are [0, front), the back's [front, trees). */
+typedef struct gwb_rf_sched gwb_rf_sched;
+/* Front: up to `want` trees (the side's batch size; the queue may give fewer so the other side
+ * keeps work), the first index in *first; 0 when every tree is grown or claimed, or the fit
+ * stopped. */
+int gwb_rf_sched_front(gwb_rf_sched *s, int want, int *first);
+/* Back: one tree index, -1 when none is left (or the fit stopped). */
+int gwb_rf_sched_back(gwb_rf_sched *s);
+/* Back: tree t is grown (t >= the front when it finished: kept). */
+void gwb_rf_sched_back_done(gwb_rf_sched *s, int t);
+/* True when tree t (claimed by the back) is now the front's, or the fit stopped: drop it. */
+bool gwb_rf_sched_dropped(gwb_rf_sched *s, int t);
+/* Front: trees grown (progress); a side failed or was interrupted: stop both. */
+void gwb_rf_sched_front_grown(gwb_rf_sched *s, int n);
+void gwb_rf_sched_stop(gwb_rf_sched *s);
+/* The final split: trees [0, front) are the front's. */
+int gwb_rf_sched_front_end(gwb_rf_sched *s);
+/* Back: a tree was dropped (counted for f.timing.hybrid). */
+void gwb_rf_sched_count_dropped(gwb_rf_sched *s);
+
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
 typedef struct gwb_rf_job {
 	const gwb_dataset *d;
@@ -253,6 +294,8 @@ typedef struct gwb_rf_job {
 	gwb_rf_criterion criterion;  /* resolved (never DEFAULT) */
 	const double *class_weight;  /* classes entries (classification), else NULL */
 	double y_center;             /* regression: weighted target mean subtracted before growing */
+	gwb_rf_sched *sched;         /* hybrid: grow only the trees claimed here (NULL: all) */
+	bool sched_front;            /* claim from the front (GPU side), else from the back */
 } gwb_rf_job;
 
 /* The dispatcher: check parameters, choose the backend (gwb_backend_choose), quantize, call the
@@ -264,6 +307,11 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest
  * and sets f->timing.grow_ms. A GPU trainer has the same shape:
  *     gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f); */
 gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f);
+/* The hybrid trainer (rf_hybrid.c): job->q is not used (the CPU side builds the host codes
+ * while the GPU side quantizes on the device); cpu_front: a CPU pool stands in for the GPU
+ * (tests of the scheduler without a GPU). Fills f's nodes, grow/kernel/transfer times and
+ * f->timing.hybrid. A failure or an interrupt on either side stops both; nothing is kept. */
+gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_front);
 
 /* A forest with metadata copied from d and p, and no nodes yet. */
 gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,

@@ -38,13 +38,14 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", NULL,
+	"quantile_sample", "progress", "task", "subtract", "require_gpu", "hybrid_front", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", NULL,
+	"quantile_sample", "progress", "task", "subtract", "require_gpu", "hybrid_front", "folds",
+	"shuffle", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -205,7 +206,18 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	p->seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
 	p->threads = clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
 	p->block = clampi(L, gwb_opt_int(L, idx, fn, "block", 0), fn, "block");
-	p->backend = gwb_opt_backend(L, idx, fn);
+	s = gwb_opt_str(L, idx, fn, "backend", NULL);
+	if (s && !strcmp(s, "hybrid")) {   /* the GPU and CPU threads together (rf_hybrid.c) */
+		p->hybrid = true;
+		p->backend = GWB_BACKEND_GPU;
+	} else {
+		p->backend = gwb_opt_backend(L, idx, fn);
+	}
+	p->require_gpu = gwb_opt_bool(L, idx, fn, "require_gpu", false);
+	s = gwb_opt_str(L, idx, fn, "hybrid_front", "gpu");
+	if (strcmp(s, "gpu") && strcmp(s, "cpu"))
+		luaL_error(L, "%s: hybrid_front must be \"gpu\" or \"cpu\" (got \"%s\")", fn, s);
+	p->hybrid_cpu_front = !strcmp(s, "cpu");
 	{
 		lua_Integer qs = gwb_opt_int(L, idx, fn, "quantile_sample", 0);
 		if (qs < 0)
@@ -253,6 +265,19 @@ static void push_timing(lua_State *L, const gwb_forest *f)
 	SETN("transfer_ms", f->timing.transfer_ms);
 	SETI("subtract_kept", f->timing.subtract_kept);
 	SETI("subtract_derived", f->timing.subtract_derived);
+	if (f->timing.hybrid.used) {
+		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
+		lua_createtable(L, 0, 8);
+		SETI("gpu_trees", h->gpu_trees);
+		SETI("cpu_trees", h->cpu_trees);
+		SETI("cpu_dropped", h->cpu_dropped);
+		SETI("cpu_workers", h->cpu_workers);
+		SETN("gpu_busy_ms", h->gpu_busy_ms);
+		SETN("cpu_busy_ms", h->cpu_busy_ms);
+		SETN("gpu_trees_per_s", h->gpu_trees_per_s);
+		SETN("cpu_trees_per_s", h->cpu_trees_per_s);
+		lua_setfield(L, -2, "hybrid");
+	}
 }
 
 static const char *mf_name(const gwb_rf_params *p)
@@ -881,6 +906,14 @@ static int forest_tostring(lua_State *L)
 		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
 			 f->backend_why);
 	luaL_addstring(&B, line);
+	if (f->timing.hybrid.used) {
+		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
+		snprintf(line, sizeof(line), "\n  hybrid    %s grew %d trees (busy %.1f ms), %d CPU "
+			 "threads %d (busy %.1f ms, %d begun and left to the other side)",
+			 gwb_backend_name(f->backend), h->gpu_trees, h->gpu_busy_ms, h->cpu_workers,
+			 h->cpu_trees, h->cpu_busy_ms, h->cpu_dropped);
+		luaL_addstring(&B, line);
+	}
 	luaL_pushresult(&B);
 	return 1;
 }
@@ -951,7 +984,11 @@ static const gwb_reg funcs[] = {
 	 "  \"all\", a fraction 0.5 or a count 3), min_leaf (1), min_split (2),\n"
 	 "  min_impurity_decrease (0), bootstrap (true), criterion (\"gini\" | \"entropy\" |\n"
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
-	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\"),\n"
+	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\" |\n"
+	 "  \"hybrid\": the GPU and threads - 1 CPU workers grow trees of one forest at once from\n"
+	 "  one queue, the same forest either alone grows; f.timing.hybrid says who grew what;\n"
+	 "  without a GPU it trains on the CPU and says so, unless require_gpu = true;\n"
+	 "  hybrid_front = \"cpu\" puts a second CPU pool where the GPU would be, to test it),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
 	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
 	 "  subtract (true; GPU: when every node draws all features, max_features = \"all\" or\n"
