@@ -19,6 +19,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -397,7 +398,7 @@ extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset
 {
 	gwb_backend b = GWB_BACKEND_CPU;
 	double bytes = (double)d->rows * f->trees * 64.0;
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
 	gwb_status rc;
 
 	*done = false;
@@ -408,7 +409,8 @@ extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset
 	if (b != GWB_BACKEND_GPU)
 		return GWB_OK;
 	rc = gwb_rf_predict_gpu(f, d, eb ? atoi(eb) : 0,
-				ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+				gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								      : GWB_RF_VOTE_ATOMIC,
 				proba, labels, values, NULL);
 	if (rc == GWB_EINVAL || rc == GWB_ENOMEM) {
 		gwb_error_clear();  // a forest or data the GPU path does not take: the CPU does

@@ -23,6 +23,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -96,6 +97,8 @@ struct Cfg {
 	size_t slot_elems; // elements of one global slot (mtry * B * CH)
 	int sub;           // sibling subtraction on (every node draws all F features)
 	int sub_min;       // rows the larger sibling needs to be derived rather than built
+	int gatom;         // switch rf.smem_hist off: multi-chunk nodes add rows straight into
+			   // their global histogram (global atomics, no shared staging)
 };
 
 // Per-level node arrays (struct of arrays), Q entries.
@@ -482,6 +485,36 @@ __device__ void add_rows(const Data &d, const Cfg &cfg, T *h, const uint16_t *pe
 	}
 }
 
+// add_rows into a node's global histogram gs (slot layout: feature-major, B codes, CH
+// channels) with global atomics: the ablation of the shared-memory histograms (cfg.gatom).
+// keep: a kept slot is indexed by feature, otherwise by draw position.
+template <typename T>
+__device__ void add_rows_global(const Data &d, const Cfg &cfg, T *gs, const uint16_t *perm,
+				int jpos0, int nf, bool keep, const int *idx, const uint8_t *cnt,
+				int begin, int r0, int r1)
+{
+	for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+		int row = idx[begin + i];
+		int c = cnt[begin + i];
+		int y = cfg.C ? d.y[row] : -1;
+		double wd = row_weight(d, row, c, y);
+		T w = (T)wd, wy = cfg.C ? (T)0 : (T)__dmul_rn(wd, row_y(d, row));
+		for (int j = 0; j < nf; j++) {
+			int f = perm[jpos0 + j];
+			int code = d.codes[(size_t)f * d.N + row];
+			size_t fi = keep ? (size_t)f : (size_t)(jpos0 + j);
+			T *cell = gs + (fi * cfg.B + code) * cfg.CH;
+			atomicAdd(cell, (T)1);
+			if (cfg.C) {
+				atomicAdd(cell + 1 + y, w);
+			} else {
+				atomicAdd(cell + 1, w);
+				atomicAdd(cell + 2, wy);
+			}
+		}
+	}
+}
+
 // Gain of one candidate from left sums L (CH channels) and right sums R, or -inf when invalid.
 template <typename T>
 __device__ __forceinline__ double cand_gain(const Cfg &cfg, const double *Lc, const double *Rc,
@@ -729,10 +762,13 @@ __global__ void k_hist(HistArgs a)
 
 	node_setup(a, q, perm, s_P, ss, best);
 	int j0 = grp * cfg.G, nf = min(cfg.G, cfg.mtry - j0);
-	zero_smem(h, (size_t)nf * cells);
-	__syncthreads();
 	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
-	add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	bool direct = cfg.gatom && (has_slot || mode == 1);  // block-uniform
+	if (!direct) {
+		zero_smem(h, (size_t)nf * cells);
+		__syncthreads();
+		add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	}
 	__syncthreads();
 
 	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
@@ -744,11 +780,15 @@ __global__ void k_hist(HistArgs a)
 		int ks = keep ? a.L.hslot[q] : 0;
 		T *gs = keep ? (T *)a.hs_cur + (size_t)ks * cfg.slot_elems
 			     : (T *)a.ghist + (size_t)slot * cfg.slot_elems;
-		for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
-			size_t j = i / cells, at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
-			if (h[i] != (T)0)
-				atomicAdd(&gs[at], h[i]);
-		}
+		if (direct)
+			add_rows_global<T>(d, cfg, gs, perm, j0, nf, keep, a.idx, a.cnt, begin, r0, r1);
+		else
+			for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
+				size_t j = i / cells;
+				size_t at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
+				if (h[i] != (T)0)
+					atomicAdd(&gs[at], h[i]);
+			}
 		__threadfence();
 		__syncthreads();
 		unsigned *ticket = keep ? &a.tickets2[ks] : &a.tickets[slot];
@@ -1881,7 +1921,8 @@ gwb_status Trainer::train()
 	// A derived histogram costs reading two kept ones (and writing one): worth it from about
 	// 3 x (bins x channels x element) / 32 rows (a built row reads a 32-byte sector per
 	// feature).
-	cfg.sub = p->subtract && cfg.mtry == F;
+	cfg.sub = p->subtract && cfg.mtry == F && gwb_switch_on(GWB_SW_RF_SUBTRACT);
+	cfg.gatom = !gwb_switch_on(GWB_SW_RF_SMEM_HIST);
 	cfg.sub_min = (int)(3 * per_feat / 32) + 1;
 	long long ev;
 	if ((ev = env_count("GWB_RF_GPU_SUB_MIN", 1LL << 28)) > 0)

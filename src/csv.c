@@ -29,6 +29,7 @@
 #endif
 
 #include "intr.h"
+#include "switches.h"
 #include "transpose.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -1853,8 +1854,9 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
+	fast = fast && gwb_switch_on(GWB_SW_CSV_FAST);  /* switches.h: off, the tokenizer */
 	if (fast && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
-	    !memchr(r.buf, '"', r.len)) {
+	    !memchr(r.buf, '"', r.len) && gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
 			int pr = parallel_load(&r, r.off + r.pos, threads, progress, &st);
