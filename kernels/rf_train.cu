@@ -1488,8 +1488,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	if ((rc = buf_need(tiles, (ntiles + 1) * 4)) || (rc = buf_need(tree_next, (size_t)T_ * 4)) ||
 	    (rc = buf_need(root_w, (size_t)T_ * 8)))
 		return rc;
+	// bytes: one count per tile written (the bootstrap draw is a hash, nothing is read)
 	if ((rc = gwb_launch("rf_boot_count", k_boot_count, dim3((unsigned)ntiles), dim3(256), 0, 0,
-			     0.0, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
+			     (double)ntiles * 4, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
 		return rc;
 	if ((rc = CUDA_CHECK(cudaMemset(P<int>(tiles) + ntiles, 0, 4))) ||
 	    (rc = scan(P<int>(tiles), (int)ntiles + 1)))
@@ -1508,7 +1509,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	int Q = T_;
 	if ((rc = lv[cur].need(Q, cfg.ACC)))
 		return rc;
-	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0, 0.0, T_,
+	// bytes: two offsets read, six ints written per tree
+	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0,
+			     (double)T_ * 32, T_,
 			     tiles_n, (const int *)P<int>(tiles), lv[cur].view(), P<int>(tree_next))))
 		return rc;
 
@@ -1529,7 +1532,7 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 		Rec R = rec.view();
 		// node statistics
 		if ((rc = gwb_launch("rf_nchunk", k_nchunk, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, Q, cfg.R, L)) ||
+				     (double)(Q + 1) * 8, Q, cfg.R, L)) ||
 		    (rc = scan(L.nchk, Q + 1)))
 			return rc;
 		int call = 0;
@@ -1553,8 +1556,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			Buf &hb_cur = hs[level & 1];
 			size_t allowed = sub_budget, free_b = 0, total_b = 0;
 			for (int parents = 1; parents >= 0; parents--) {
+				// bytes per node: its and its sibling's n, acc (node_open) and pslot
+				// read; mode and hslot written
 				if ((rc = gwb_launch("rf_plan", k_plan, dim3(grid1(Q + 1, 256)), dim3(256), 0,
-						     0, 0.0, cfg, Q, level, L, parents)) ||
+						     0, (double)(Q + 1) * (16.0 + 16.0 * cfg.ACC), cfg, Q,
+						     level, L, parents)) ||
 				    (rc = scan(L.hslot, Q + 1)) || (rc = readback(&kept, L.hslot + Q, 1)))
 					return rc;
 				if (kept && !allowed) {
@@ -1585,8 +1591,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 				return rc;
 			sub_kept += (size_t)kept;
 		}
+		// bytes per node: acc and four ints read; the record (ids, count, weight,
+		// impurity, outputs, split fields) and the level's imp, W, S, split, pk written
 		if ((rc = gwb_launch("rf_decide", k_decide, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, d, cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
+				     (double)(Q + 1) * (8.0 * cfg.ACC + 96 + 4.0 * cfg.outputs), d,
+				     cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
 			return rc;
 		if ((rc = scan(L.pk, Q + 1)))
 			return rc;
@@ -1642,8 +1651,10 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			if ((rc = CUDA_CHECK(cudaMemsetAsync(P<int>(chunk_left) + chunks, 0, 4))) ||
 			    (rc = scan(P<int>(chunk_left), chunks + 1)))
 				return rc;
+			// bytes per node: feat, n, two pk and two chunk counts read; split, srows, nl
 			if ((rc = gwb_launch("rf_sizes", k_sizes, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-					     0.0, Q, chunks, L, (const int *)P<int>(chunk_left))) ||
+					     (double)(Q + 1) * 44, Q, chunks, L,
+					     (const int *)P<int>(chunk_left))) ||
 			    (rc = scan(L.split, Q + 1)) || (rc = scan(L.srows, Q + 1)))
 				return rc;
 			int sp = 0;
@@ -1662,11 +1673,13 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 					     (const int *)P<int>(chunk_left), P<int>(idx[nx]),
 					     P<uint8_t>(cnt[nx]))))
 				return rc;
-			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, lv[nx].view(), R, (int)nrec,
+			// bytes per node: k_emit reads ~10 ints of L and writes a record's split fields
+			// (14 bytes) and two children (2 x 20 bytes); k_tadv reads two flags per node
+			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 96, Q, L, lv[nx].view(), R, (int)nrec,
 					     (const int *)P<int>(tree_next), cfg.sub)) ||
-			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, P<int>(tree_next))))
+			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 12, Q, L, P<int>(tree_next))))
 				return rc;
 			cur = nx;
 		}

@@ -247,6 +247,51 @@ end
 
 gwb.ablate = M.ablate
 
+-- gwb ablate [--switches a,b] [--runs N] [--tol X] SCRIPT.lua [args...] (src/main.c calls
+-- this with the words after "ablate"): the script is fn, its return value the result.
+-- Returns the exit status: 0 all agree, 2 usage, 3 a result disagrees.
+function M.main(...)
+  local argv, i, opts = { ... }, 1, { print = true }
+  local function usage(msg)
+    io.stderr:write("gwb ablate: ", msg, "\nusage: gwb ablate [--switches a,b,...] [--runs N] "
+      .. "[--tol X] SCRIPT.lua [args...]\n")
+    return 2
+  end
+  while argv[i] and argv[i]:sub(1, 2) == "--" do
+    local a, v = argv[i], argv[i + 1]
+    if a == "--" then i = i + 1; break end
+    local key, inline = a:match("^%-%-([%w_]+)=(.*)$")
+    if key then a, v, i = "--" .. key, inline, i - 1 end
+    if a == "--switches" and v then
+      opts.switches = {}
+      for name in v:gmatch("[^,%s]+") do opts.switches[#opts.switches + 1] = name end
+    elseif a == "--runs" and v and math.tointeger(tonumber(v)) then
+      opts.runs = math.tointeger(tonumber(v))
+    elseif a == "--tol" and v and tonumber(v) then
+      opts.tol = tonumber(v)
+    elseif a == "--switches" or a == "--runs" or a == "--tol" then
+      return usage(a .. " needs a value" .. (a == "--switches" and " (names, comma-separated)"
+        or a == "--runs" and " (an integer)" or " (a number)"))
+    else
+      return usage("unknown option '" .. a .. "'")
+    end
+    i = i + 2
+  end
+  local path = argv[i]
+  if not path then return usage("no script given") end
+  local chunk, err = loadfile(path)
+  if not chunk then io.stderr:write("gwb ablate: ", err, "\n"); return 1 end
+  local args = table.move(argv, i + 1, #argv, 1, {})
+  opts.label = path
+  local r = M.ablate(function() return chunk(table.unpack(args)) end, opts)
+  if not r.ok then
+    io.stderr:write("gwb ablate: some results disagree (see the table)\n")
+    return 3
+  end
+  return 0
+end
+gwb.ablate_main = M.main
+
 help.register(M.ablate, "gwb.ablate",
   "gwb.ablate(fn [, opts]) -> result\n"
   .. "What each optimisation buys: run fn with every chosen switch on (gwb.switches()), then\n"
