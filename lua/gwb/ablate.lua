@@ -291,6 +291,11 @@ function M.main(...)
   return 0
 end
 gwb.ablate_main = M.main
+help.register(M.main, "gwb.ablate_main",
+  "gwb.ablate_main(word, ...) -> exit status\n"
+  .. "What `gwb ablate [--switches a,b] [--runs N] [--tol X] SCRIPT.lua [args]` runs, given the\n"
+  .. "words after `ablate`: gwb.ablate over the script (its return value is the result).\n"
+  .. "Returns 0 when every result agrees, 2 for bad usage, 3 when a result disagrees.")
 
 help.register(M.ablate, "gwb.ablate",
   "gwb.ablate(fn [, opts]) -> result\n"
