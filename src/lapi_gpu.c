@@ -673,6 +673,7 @@ struct prow {
 	double dram_rd, dram_wr, dram_pct_w, l2_bytes, l2_pct_w, flop_sp, flop_dp, tensor;
 	double peak_sp, peak_dp, peak_dram;  /* the device's peaks (FLOP/s, bytes/s) */
 	bool has_dram, has_dram_pct, has_l2, has_l2_pct, has_flop, has_peaks, has_tensor;
+	bool has_dram_peak;        /* peak_dram known: CUPTI's, else the device's clock x width */
 };
 
 struct prows { struct prow *v; int n, cap; bool oom; };
@@ -783,11 +784,14 @@ static void range_cb(const gwb_profile_range *g, void *ctx)
 		r->flop_dp += g->flop_dp;
 		r->has_flop = true;
 	}
-	if (g->peak_flops_sp > 0 && g->peak_flops_dp > 0 && g->peak_dram_bps > 0) {
+	if (g->peak_flops_sp > 0 && g->peak_flops_dp > 0) {
 		r->peak_sp = g->peak_flops_sp;
 		r->peak_dp = g->peak_flops_dp;
-		r->peak_dram = g->peak_dram_bps;
 		r->has_peaks = true;
+	}
+	if (g->peak_dram_bps > 0) {
+		r->peak_dram = g->peak_dram_bps;
+		r->has_dram_peak = true;
 	}
 	if (g->tensor_inst >= 0) {
 		r->tensor += g->tensor_inst;
@@ -841,10 +845,20 @@ static void prows_merge(struct prows *rows, const struct prows *m)
 		r->has_flop = g->has_flop;
 		r->has_peaks = g->has_peaks;
 		r->has_tensor = g->has_tensor;
+		r->has_dram_peak = g->has_dram_peak;
+		if (!r->has_dram_peak && r->has_dram) {
+			/* CUPTI gave no peak: the device's, 2 x memory clock x bus width */
+			gwb_gpu_info gi;
+			if (gwb_gpu_get_info(&gi) == GWB_OK && gi.mem_clock_khz > 0 &&
+			    gi.mem_bus_bits > 0) {
+				r->peak_dram = 2.0 * gi.mem_clock_khz * 1e3 * (gi.mem_bus_bits / 8.0);
+				r->has_dram_peak = true;
+			}
+		}
 		/* the telemetry's record keeps the measurement (gpu.kernels(), the panel) */
 		if (r->ours && g->has_dram)
 			gwb_prof_measured(g->name, g->profiled, g->dram_rd + g->dram_wr, g->dur_ns,
-					  g->has_peaks ? g->peak_dram : 0);
+					  r->has_dram_peak ? r->peak_dram : 0);
 	}
 }
 #endif
@@ -895,7 +909,7 @@ static void push_roofline(lua_State *L, const struct prow *r, double occupancy)
 			double gbps = (r->dram_rd + r->dram_wr) / sec * 1e-9;
 			lua_pushnumber(L, gbps);
 			lua_setfield(L, -2, "dram_gbps");
-			if (r->has_peaks) {
+			if (r->has_dram_peak) {
 				mem = gbps * 1e9 / r->peak_dram;
 				lua_pushnumber(L, mem);
 				lua_setfield(L, -2, "dram_peak_fraction");
@@ -938,9 +952,11 @@ static void push_roofline(lua_State *L, const struct prow *r, double occupancy)
 			lua_setfield(L, -2, "flop_per_byte");
 		}
 	}
-	if (r->has_peaks) {
+	if (r->has_dram_peak) {
 		lua_pushnumber(L, r->peak_dram * 1e-9);
 		lua_setfield(L, -2, "peak_dram_gbps");
+	}
+	if (r->has_peaks) {
 		lua_pushnumber(L, r->peak_sp * 1e-9);
 		lua_setfield(L, -2, "peak_gflops_sp");
 		lua_pushnumber(L, r->peak_dp * 1e-9);

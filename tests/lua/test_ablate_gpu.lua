@@ -5,6 +5,13 @@
 -- permitted, with CUPTI's reason). On the CPU: the roofline table's printing.
 local test, ok, eq = T.test, T.ok, T.eq
 
+-- Under compute-sanitizer (a CUDA tool attached) the large runs below would take minutes and
+-- CUPTI's counters are the tool's: those tests skip there.
+local function not_under_tool()
+  local inj = os.getenv("CUDA_INJECTION64_PATH")
+  if inj and inj ~= "" then T.skip("a CUDA tool is attached (" .. inj .. ")") end
+end
+
 local function row(p, name)
   for _, k in ipairs(p.kernels) do if k.name == name then return k end end
 end
@@ -48,6 +55,7 @@ end)
 
 test("measured DRAM bytes of a copy kernel are within 10 % of its declared bytes", function()
   T.need_gpu()
+  not_under_tool()
   gpu.reset()
   -- 2^21 x 32 floats: 256 MiB each way, far beyond the L2, so DRAM sees every byte once
   local d = data.synth { kind = "classification", rows = 1 << 21, features = 32, classes = 2, seed = 9 }
@@ -75,6 +83,7 @@ end)
 
 test("gpu.profile: FP64 work counts FLOPs against the FP64 peak", function()
   T.need_gpu()
+  not_under_tool()
   local B = mat.batch(2000, 32, { seed = 1, dtype = "f64" })
   local p = gpu.profile(function() eig.batched(B, { method = "jacobi", backend = "gpu" }) end)
   if not p.achieved then T.skip("CUPTI range profiler: " .. p.reason) end
@@ -89,6 +98,7 @@ end)
 
 test("a transpose ablation on the GPU shows the padding's gain", function()
   T.need_gpu()
+  not_under_tool()
   local d = data.synth { kind = "classification", rows = 1 << 20, features = 32, classes = 2, seed = 3 }
   local r = gwb.ablate(function()
     local t = d:transpose { backend = "gpu", reps = 9 }
@@ -108,6 +118,7 @@ end)
 
 test("GPU switches reach their code paths and keep the results", function()
   T.need_gpu()
+  not_under_tool()
   local B = mat.batch(500, 48, { seed = 2, dtype = "f64" })
   local r = gwb.ablate(function()
     return eig.batched(B, { method = "mixed", backend = "gpu", vectors = true })
