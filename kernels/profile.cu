@@ -529,6 +529,85 @@ static gwb_status device_supported(int dev)
 	return gwb_error(GWB_ENODEV, "the range profiler does not support device %d", dev);
 }
 
+// The host object, config image, counter data image and range profiler configuration for
+// the first n metrics of kMetrics (any left from an earlier tier are replaced).
+static gwb_status configure(gwb_profile_session *s, size_t n)
+{
+	if (s->host) {
+		GWB_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
+		d.pHostObject = s->host;
+		api.cuptiProfilerHostDeinitialize(&d);
+		s->host = nullptr;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+		p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+		p.pChipName = s->chip.c_str();
+		p.pCounterAvailabilityImage = nullptr;
+		CUPTI_TRY("cuptiProfilerHostInitialize", api.cuptiProfilerHostInitialize(&p));
+		s->host = p.pHostObject;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
+		p.pHostObject = s->host;
+		p.ppMetricNames = (const char **)kMetrics;
+		p.numMetrics = n;
+		CUPTI_TRY("cuptiProfilerHostConfigAddMetrics", api.cuptiProfilerHostConfigAddMetrics(&p));
+		s->nmetrics = n;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
+		p.pHostObject = s->host;
+		CUPTI_TRY("cuptiProfilerHostGetConfigImageSize",
+			  api.cuptiProfilerHostGetConfigImageSize(&p));
+		s->config.assign(p.configImageSize, 0);
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, q);
+		q.pHostObject = s->host;
+		q.configImageSize = s->config.size();
+		q.pConfigImage = s->config.data();
+		CUPTI_TRY("cuptiProfilerHostGetConfigImage", api.cuptiProfilerHostGetConfigImage(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.pMetricNames = (const char **)kMetrics;
+		p.numMetrics = s->nmetrics;
+		p.maxNumOfRanges = (size_t)s->max_ranges;
+		p.maxNumRangeTreeNodes = (uint32_t)s->max_ranges;
+		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
+			  api.cuptiRangeProfilerGetCounterDataSize(&p));
+		s->counters.assign(p.counterDataSize, 0);
+		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
+		q.pRangeProfilerObject = s->rp;
+		q.counterDataSize = s->counters.size();
+		q.pCounterData = s->counters.data();
+		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
+			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.configSize = s->config.size();
+		p.pConfig = s->config.data();
+		p.counterDataImageSize = s->counters.size();
+		p.pCounterDataImage = s->counters.data();
+		p.range = CUPTI_AutoRange;
+		p.replayMode = CUPTI_KernelReplay;
+		p.maxRangesPerPass = (size_t)s->max_ranges;
+		p.numNestingLevels = 1;
+		p.minNestingLevel = 1;
+		p.passIndex = 0;
+		p.targetNestingLevel = 0;
+		CUptiResult r = api.cuptiRangeProfilerSetConfig(&p);
+		if (r == CUPTI_ERROR_INVALID_PARAMETER) {  // older CUPTI wants level 1 here
+			p.targetNestingLevel = 1;
+			r = api.cuptiRangeProfilerSetConfig(&p);
+		}
+		CUPTI_TRY("cuptiRangeProfilerSetConfig", r);
+	}
+	return GWB_OK;
+}
+
 static gwb_status begin(gwb_profile_session *s)
 {
 	gwb_status rc;
@@ -596,84 +675,16 @@ static gwb_status begin(gwb_profile_session *s)
 		s->rp = p.pRangeProfilerObject;
 	}
 	{
-		// Every metric; where the chip refuses some, the tiers below (fewer groups), down
-		// to the occupancy alone, each on a fresh host object (a refused call may have
-		// added part of its list).
-		CUptiResult r = CUPTI_ERROR_UNKNOWN;
+		// Every metric; where the chip refuses some (adding them, sizing the images or
+		// setting the configuration), the tiers below (fewer groups), down to the occupancy
+		// alone, each on a fresh host object and images.
+		gwb_status rc2 = GWB_OK;
 		for (size_t t = 0; t < sizeof(kTiers) / sizeof(kTiers[0]); t++) {
-			if (s->host) {
-				GWB_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
-				d.pHostObject = s->host;
-				api.cuptiProfilerHostDeinitialize(&d);
-				s->host = nullptr;
-			}
-			GWB_PARAMS(CUpti_Profiler_Host_Initialize_Params, hi);
-			hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-			hi.pChipName = s->chip.c_str();
-			hi.pCounterAvailabilityImage = nullptr;
-			CUPTI_TRY("cuptiProfilerHostInitialize", api.cuptiProfilerHostInitialize(&hi));
-			s->host = hi.pHostObject;
-			GWB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
-			p.pHostObject = s->host;
-			p.ppMetricNames = (const char **)kMetrics;
-			p.numMetrics = kTiers[t];
-			r = api.cuptiProfilerHostConfigAddMetrics(&p);
-			if (r == CUPTI_SUCCESS) {
-				s->nmetrics = kTiers[t];
+			if (!(rc2 = configure(s, kTiers[t])))
 				break;
-			}
 		}
-		CUPTI_TRY("cuptiProfilerHostConfigAddMetrics (sm__warps_active)", r);
-	}
-	{
-		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
-		p.pHostObject = s->host;
-		CUPTI_TRY("cuptiProfilerHostGetConfigImageSize",
-			  api.cuptiProfilerHostGetConfigImageSize(&p));
-		s->config.resize(p.configImageSize);
-		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, q);
-		q.pHostObject = s->host;
-		q.configImageSize = s->config.size();
-		q.pConfigImage = s->config.data();
-		CUPTI_TRY("cuptiProfilerHostGetConfigImage", api.cuptiProfilerHostGetConfigImage(&q));
-	}
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		p.pMetricNames = (const char **)kMetrics;
-		p.numMetrics = s->nmetrics;
-		p.maxNumOfRanges = (size_t)s->max_ranges;
-		p.maxNumRangeTreeNodes = (uint32_t)s->max_ranges;
-		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
-			  api.cuptiRangeProfilerGetCounterDataSize(&p));
-		s->counters.resize(p.counterDataSize);
-		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
-		q.pRangeProfilerObject = s->rp;
-		q.counterDataSize = s->counters.size();
-		q.pCounterData = s->counters.data();
-		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
-			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
-	}
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		p.configSize = s->config.size();
-		p.pConfig = s->config.data();
-		p.counterDataImageSize = s->counters.size();
-		p.pCounterDataImage = s->counters.data();
-		p.range = CUPTI_AutoRange;
-		p.replayMode = CUPTI_KernelReplay;
-		p.maxRangesPerPass = (size_t)s->max_ranges;
-		p.numNestingLevels = 1;
-		p.minNestingLevel = 1;
-		p.passIndex = 0;
-		p.targetNestingLevel = 0;
-		CUptiResult r = api.cuptiRangeProfilerSetConfig(&p);
-		if (r == CUPTI_ERROR_INVALID_PARAMETER) {  // older CUPTI wants level 1 here
-			p.targetNestingLevel = 1;
-			r = api.cuptiRangeProfilerSetConfig(&p);
-		}
-		CUPTI_TRY("cuptiRangeProfilerSetConfig", r);
+		if (rc2)
+			return rc2;
 	}
 	{
 		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
@@ -765,16 +776,26 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		double v[kNumMetrics];
 		for (size_t m = 0; m < kNumMetrics; m++)
 			v[m] = -1;
-		GWB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
-		ev.pHostObject = s->host;
-		ev.pCounterDataImage = s->counters.data();
-		ev.counterDataImageSize = s->counters.size();
-		ev.rangeIndex = i;
-		ev.ppMetricNames = (const char **)kMetrics;
-		ev.numMetrics = s->nmetrics;
-		ev.pMetricValues = v;
-		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues",
-			  api.cuptiProfilerHostEvaluateToGpuValues(&ev));
+		// all the configured metrics; where one cannot be evaluated, fewer (the tiers)
+		size_t nm = 0;
+		CUptiResult er = CUPTI_ERROR_UNKNOWN;
+		for (size_t t = 0; t < sizeof(kTiers) / sizeof(kTiers[0]); t++) {
+			if (kTiers[t] > s->nmetrics)
+				continue;
+			GWB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+			ev.pHostObject = s->host;
+			ev.pCounterDataImage = s->counters.data();
+			ev.counterDataImageSize = s->counters.size();
+			ev.rangeIndex = i;
+			ev.ppMetricNames = (const char **)kMetrics;
+			ev.numMetrics = kTiers[t];
+			ev.pMetricValues = v;
+			if ((er = api.cuptiProfilerHostEvaluateToGpuValues(&ev)) == CUPTI_SUCCESS) {
+				nm = kTiers[t];
+				break;
+			}
+		}
+		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues", er);
 		std::string cupti_name = ri.rangeName ? ri.rangeName : "";
 		// without launch names (no callback), auto ranges are only numbered ("0", "1", ...)
 		bool numbered = !cupti_name.empty() &&
@@ -811,7 +832,6 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		r.symbol = sym.c_str();
 		r.ours = is_ours;
 		r.achieved_pct = v[0];
-		size_t nm = s->nmetrics;
 		auto at = [&](int m) { return (size_t)m < nm ? v[m] : -1.0; };
 		r.duration_ns = at(M_DUR);
 		r.sm_pct = at(M_SM);
