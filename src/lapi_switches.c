@@ -228,7 +228,8 @@ static int with_switches(lua_State *L)
 }
 
 /* Replace t[key] (t at idx) by the wrapper, with the same help entry. */
-static void wrap(lua_State *L, int idx, const char *key, int opts_arg, const char *name)
+static void wrap(lua_State *L, int idx, const char *key, int opts_arg, const char *name,
+		 const char *shown)
 {
 	idx = lua_absindex(L, idx);
 	if (lua_getfield(L, idx, key) != LUA_TFUNCTION) {
@@ -236,7 +237,7 @@ static void wrap(lua_State *L, int idx, const char *key, int opts_arg, const cha
 		return;
 	}
 	lua_pushinteger(L, opts_arg);
-	lua_pushstring(L, name);
+	lua_pushstring(L, shown);
 	lua_pushcclosure(L, with_switches, 3);
 	/* help[wrapper] = help[original] (lapi.c keys entries by value and by name) */
 	if (lua_getfield(L, LUA_REGISTRYINDEX, "gwb.help") == LUA_TTABLE) {
@@ -262,17 +263,18 @@ static const struct {
 	const char *global, *key;   /* a module table, or a class metatable ("gwb.Dataset") */
 	int opts_arg;
 	const char *name;           /* as help() knows it */
+	const char *shown;          /* in error messages */
 } wrapped[] = {
-	{"rf", "train", 2, "rf.train"},
-	{"rf", "cv", 2, "rf.cv"},
-	{"eig", "solve", 2, "eig.solve"},
-	{"eig", "batched", 2, "eig.batched"},
-	{"eig", "svd", 2, "eig.svd"},
-	{"data", "load", 2, "data.load"},
-	{"gwb.Dataset", "transpose", 2, "gwb.Dataset:transpose"},
-	{"gwb.Forest", "predict", 3, "gwb.Forest:predict"},
-	{"gwb.Forest", "predict_proba", 3, "gwb.Forest:predict_proba"},
-	{"gwb.Forest", "score", 3, "gwb.Forest:score"},
+	{"rf", "train", 2, "rf.train", "rf.train"},
+	{"rf", "cv", 2, "rf.cv", "rf.cv"},
+	{"eig", "solve", 2, "eig.solve", "eig.solve"},
+	{"eig", "batched", 2, "eig.batched", "eig.batched"},
+	{"eig", "svd", 2, "eig.svd", "eig.svd"},
+	{"data", "load", 2, "data.load", "data.load"},
+	{"gwb.Dataset", "transpose", 2, "gwb.Dataset:transpose", "d:transpose"},
+	{"gwb.Forest", "predict", 3, "gwb.Forest:predict", "f:predict"},
+	{"gwb.Forest", "predict_proba", 3, "gwb.Forest:predict_proba", "f:predict_proba"},
+	{"gwb.Forest", "score", 3, "gwb.Forest:score", "f:score"},
 };
 
 static void install_wrappers(lua_State *L)
@@ -285,11 +287,13 @@ static void install_wrappers(lua_State *L)
 					lua_getfield(L, -1, "__index");
 				}
 				if (lua_istable(L, -1))
-					wrap(L, -1, wrapped[i].key, wrapped[i].opts_arg, wrapped[i].name);
+					wrap(L, -1, wrapped[i].key, wrapped[i].opts_arg, wrapped[i].name,
+					     wrapped[i].shown);
 				lua_pop(L, 1);
 			}
 		} else if (lua_getglobal(L, wrapped[i].global) == LUA_TTABLE) {
-			wrap(L, -1, wrapped[i].key, wrapped[i].opts_arg, wrapped[i].name);
+			wrap(L, -1, wrapped[i].key, wrapped[i].opts_arg, wrapped[i].name,
+			     wrapped[i].shown);
 		}
 		lua_pop(L, 1);
 	}
