@@ -33,11 +33,29 @@ local function same(a, b, tol, path, depth)
     end
     return false, string.format("%s: %.10g against %.10g", where, a, b)
   end
+  if ta == "userdata" then
+    -- objects that read as a table (f:predict's Predictions on the GPU): their contents
+    local o1, t1 = pcall(function() return a:totable() end)
+    local o2, t2 = pcall(function() return b:totable() end)
+    if o1 and o2 and type(t1) == "table" and type(t2) == "table" then
+      return same(t1, t2, tol, path, depth + 1)
+    end
+  end
   if ta == "table" then
     if depth > 20 then return true, "same" end
+    local na, nb = #a, #b
+    if na ~= nb then return false, string.format("%s: %d against %d items", where, na, nb) end
+    for i = 1, na do  -- the array part in order (fast where equal)
+      local x, y = a[i], b[i]
+      if x ~= y then
+        local o, d = same(x, y, tol, string.format("%s[%d]", path, i), depth + 1)
+        if not o then return false, d end
+      end
+    end
+    local function in_array(k) return math.type(k) == "integer" and k >= 1 and k <= na end
     local keys = {}
-    for k in pairs(a) do keys[#keys + 1] = k end
-    for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
+    for k in pairs(a) do if not in_array(k) then keys[#keys + 1] = k end end
+    for k in pairs(b) do if a[k] == nil and not in_array(k) then keys[#keys + 1] = k end end
     table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
     for _, k in ipairs(keys) do
       local sub = type(k) == "string" and (path == "" and k or path .. "." .. k)

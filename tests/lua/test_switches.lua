@@ -233,6 +233,14 @@ test("gwb.ablate compares plain values: numbers within tol, tables key by key", 
   local o, d = same({ a = 1, b = { 2, 3 } }, { a = 1, b = { 2, 4 } })
   ok(not o and d:find("b[2]", 1, true), tostring(d))
   ok(not same(iris, 3))
+  local big1, big2 = {}, {}
+  for i = 1, 100000 do big1[i] = i; big2[i] = i end
+  ok(same(big1, big2), "long arrays")
+  big2[77777] = 0
+  local o2, d2 = same(big1, big2)
+  ok(not o2 and d2:find("[77777]", 1, true), tostring(d2))
+  local o3, d3 = same({ 1, 2 }, { 1, 2, 3 })
+  ok(not o3 and d3:find("2 against 3 items", 1, true), tostring(d3))
 end)
 
 test("gwb.ablate writes a run-log record", function()
