@@ -8,6 +8,8 @@ local test, ok, eq = T.test, T.ok, T.eq
 -- Under compute-sanitizer (a CUDA tool attached) the large runs below would take minutes and
 -- CUPTI's counters are the tool's: those tests skip there.
 local function not_under_tool()
+  local san = os.getenv("GWB_SANITIZER")  -- gpu-check's compute-sanitizer runs set it
+  if san then T.skip("under compute-sanitizer (" .. san .. "): sizes and timings are not for it") end
   local inj = os.getenv("CUDA_INJECTION64_PATH")
   if inj and inj ~= "" then T.skip("a CUDA tool is attached (" .. inj .. ")") end
 end
