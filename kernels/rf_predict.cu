@@ -19,6 +19,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -524,7 +525,7 @@ extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dat
 {
 	Timer tm;
 	gwb_status rc;
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
 	gwb_rf_gpu_pred *p;
 	DBuf dev;
 
@@ -541,7 +542,8 @@ extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dat
 		return gwb_error(GWB_ENOMEM, "rf predict: out of host memory");
 	if ((rc = gwb_gpu_malloc(&dev.p, bytes, "rf.predictions")) ||
 	    (rc = predict_dev(f, d, eb ? atoi(eb) : 0,
-			      ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+			      gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								    : GWB_RF_VOTE_ATOMIC,
 			      what == GWB_RF_OUT_LABELS ? (int32_t *)dev.p : nullptr,
 			      what == GWB_RF_OUT_PROBA ? (float *)dev.p : nullptr,
 			      what == GWB_RF_OUT_VALUES ? (float *)dev.p : nullptr))) {
@@ -617,7 +619,7 @@ extern "C" gwb_status gwb_rf_predict_wants_gpu(const gwb_forest *f, const gwb_da
 extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
 					  int32_t *labels, float *values, bool *done)
 {
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
 	bool use = false;
 	gwb_status rc;
 
@@ -625,7 +627,8 @@ extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset
 	if ((rc = gwb_rf_predict_wants_gpu(f, d, &use)) || !use)
 		return rc;
 	rc = gwb_rf_predict_gpu(f, d, eb ? atoi(eb) : 0,
-				ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+				gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								      : GWB_RF_VOTE_ATOMIC,
 				proba, labels, values, NULL);
 	if ((rc == GWB_EINVAL || rc == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  // a forest or data the GPU path does not take: the CPU does

@@ -30,6 +30,7 @@
 
 #include "fileio.h"
 #include "intr.h"
+#include "switches.h"
 #include "transpose.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -2114,7 +2115,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	gwb_status st;
 	size_t shift, next;
 	int header = 0, j, k, t;
-	bool progress = false, fast;
+	bool progress = false, fast, slow;
 	double t0 = gwb_now();
 
 	*out = NULL;
@@ -2246,7 +2247,11 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
-	if (!opts->slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES)) {
+	/* the switches (switches.h): csv.fast off reads every record through the tokenizer (as
+	 * opts->slow does), csv.parallel off keeps to one thread */
+	slow = opts->slow || !gwb_switch_on(GWB_SW_CSV_FAST);
+	if (!slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
+	    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
 			/* quotes in the first block: count them to find where the ranges start */
@@ -2264,7 +2269,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	for (;;) {
 		float *row;
-		if (!opts->slow) {
+		if (!slow) {
 			if ((st = reserve_row(&r, &row)))
 				goto out;
 			if ((fast && fast_row(&r, r.pos, &next, row, &r.tv[r.rows])) ||

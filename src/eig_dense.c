@@ -21,6 +21,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "lapack.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/eig.h"
 #endif
@@ -1061,6 +1062,8 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 		return rc;
 	if (m == GWB_DM_AUTO || m == GWB_DM_CUSOLVER)
 		m = all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
 	/* GPU results keep their vectors on the device: no host array for them */
 	rc = gwb_eigen_new(n, n, kk, 1, want_v && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
@@ -1323,6 +1326,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 			  (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
 	if (rc)
 		return rc;
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : GWB_DM_SYEVD;
 	if (be == GWB_BACKEND_CPU)
 		for (b = 0; b < count; b++)
 			if ((rc = check_symmetric(B, b, tol, fn)))

@@ -29,7 +29,7 @@ help.register(_G.help, "help", "help([x])\nWith no argument, list every module a
 
 -- Lua-written parts of modules: each lua/gwb/<name>.lua adds functions and help texts to a
 -- global module. Add the name here when you add such a file.
-local lua_modules = { "gwb.runs", "gwb.plot", "gwb.teach" }
+local lua_modules = { "gwb.runs", "gwb.plot", "gwb.teach", "gwb.ablate" }
 for _, m in ipairs(lua_modules) do require(m) end
 
 return gwb
