@@ -1441,7 +1441,7 @@ out:
 static int m_transpose(lua_State *L)
 {
 	static const char *const keys[] = {"backend", "tile", "pad", "kernel", "reps", "threads",
-					   NULL};
+					   "tag", NULL};
 	const char *fn = "transpose", *kname;
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	gwb_backend want, be;
@@ -1532,6 +1532,8 @@ static int m_transpose(lua_State *L)
 	lua_createtable(L, 0, 5);
 	lua_pushstring(L, "data.transpose");
 	lua_setfield(L, -2, "kind");
+	gwb_opt_tag(L, 2, "transpose");
+	lua_setfield(L, -2, "tag");
 	lua_pushstring(L, r.backend);
 	lua_setfield(L, -2, "backend");
 	lua_createtable(L, 0, 5);

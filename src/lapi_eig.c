@@ -92,10 +92,14 @@ static void push_timing(lua_State *L, const gwb_eigen *e)
 
 void gwb_lua_log_eigen(lua_State *L, const char *kind, const gwb_eigen *e)
 {
-	/* params table on top: wrap it in the record */
+	/* params table on top: wrap it in the record; params.tag becomes the record's tag */
 	lua_createtable(L, 0, 5);
 	SETS("kind", kind);
 	lua_rotate(L, -2, 1);
+	lua_getfield(L, -1, "tag");
+	lua_setfield(L, -3, "tag");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "tag");
 	lua_setfield(L, -2, "params");
 	SETS("backend", e->backend);
 	push_timing(L, e);
@@ -129,13 +133,15 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	SETS("dtype", dtype);
 	lua_pushboolean(L, o->vectors);
 	lua_setfield(L, -2, "vectors");
+	gwb_opt_tag(L, 2, kind);  /* every eig.* takes its options at 2 */
+	lua_setfield(L, -2, "tag");
 	gwb_lua_log_eigen(L, kind, e);
 }
 
 /* --- eig.solve, eig.batched, eig.svd ------------------------------------------------------ */
 
 static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
-					 "residuals", "max_sweeps", "threads", "sym_tol", NULL};
+					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
 
 static int l_solve(lua_State *L)
 {
@@ -144,6 +150,8 @@ static int l_solve(lua_State *L)
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.solve", solve_keys);
+	gwb_opt_tag(L, 2, "eig.solve");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.solve", &o);
 	gwb_lua_check(L, gwb_eig_dense(A, &o, &e));
 	gwb_lua_push_eigen(L, e);
@@ -158,6 +166,8 @@ static int l_batched(lua_State *L)
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.batched", solve_keys);
+	gwb_opt_tag(L, 2, "eig.batched");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.batched", &o);
 	if (o.k)
 		return luaL_error(L, "eig.batched: a batch gets all pairs of every matrix; drop 'k'");
@@ -171,7 +181,8 @@ static int l_batched(lua_State *L)
 
 static int l_svd(lua_State *L)
 {
-	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", NULL};
+	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", "tag",
+					    NULL};
 	gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
 	gwb_dense_opts o;
 	gwb_eigen *e;
@@ -179,6 +190,8 @@ static int l_svd(lua_State *L)
 	lua_Integer k;
 
 	gwb_opt_check_keys(L, 2, "eig.svd", known);
+	gwb_opt_tag(L, 2, "eig.svd");  /* checked before the solve */
+	lua_pop(L, 1);
 	gwb_dense_opts_default(&o);
 	k = gwb_opt_int(L, 2, "eig.svd", "k", 0);
 	if (k < 0)

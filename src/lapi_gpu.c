@@ -477,13 +477,15 @@ static gwb_status time_copy(void *dst, const void *src, size_t bytes, enum cudaM
 
 static int l_bandwidth(lua_State *L)
 {
-	static const char *const known[] = {"bytes", "reps", "log", NULL};
+	static const char *const known[] = {"bytes", "reps", "log", "tag", NULL};
 	lua_Integer bytes = gwb_opt_int(L, 1, "gpu.bandwidth", "bytes", 256 << 20);
 	int reps = (int)gwb_opt_int(L, 1, "gpu.bandwidth", "reps", 5);
 	bool log = gwb_opt_bool(L, 1, "gpu.bandwidth", "log", true);
 	double host;
 
 	gwb_opt_check_keys(L, 1, "gpu.bandwidth", known);
+	gwb_opt_tag(L, 1, "gpu.bandwidth");  /* checked before the copies */
+	lua_pop(L, 1);
 	if (bytes < 4096 || reps < 1 || reps > 32)
 		return luaL_error(L, "gpu.bandwidth: bytes must be >= 4096 and reps 1..32 (got %d, %d)",
 				  (int)bytes, reps);
@@ -580,6 +582,8 @@ static int l_bandwidth(lua_State *L)
 			int res = lua_gettop(L);
 			lua_createtable(L, 0, 4);
 			SETS("kind", "gpu.bandwidth");
+			gwb_opt_tag(L, 1, "gpu.bandwidth");
+			lua_setfield(L, -2, "tag");
 			SETS("backend", "gpu");
 			lua_createtable(L, 0, 2);
 			SETI("bytes", n);

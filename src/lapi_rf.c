@@ -38,13 +38,13 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", NULL,
+	"quantile_sample", "progress", "task", "subtract", "tag", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", NULL,
+	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", "tag", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -193,6 +193,8 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 	idx = lua_absindex(L, idx);
 	gwb_opt_check_keys(L, idx, fn, keys);
+	gwb_opt_tag(L, idx, fn);  /* checked now, not after the training */
+	lua_pop(L, 1);
 	gwb_rf_params_init(p);
 	p->trees = clampi(L, gwb_opt_int(L, idx, fn, "trees", p->trees), fn, "trees");
 	p->depth = clampi(L, gwb_opt_int(L, idx, fn, "depth", p->depth), fn, "depth");
@@ -336,11 +338,13 @@ static const char *feature_name(const gwb_forest *f, int j, char *buf, size_t n)
 	return buf;
 }
 
-/* The run-log record for a trained forest (on the stack top). */
-static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, const char *kind)
+/* The run-log record for a forest trained on the Dataset at data with the options at opts. */
+static void log_train(lua_State *L, const gwb_forest *f, int data, int opts, const char *kind)
 {
 	lua_createtable(L, 0, 8);
 	SETS("kind", kind);
+	gwb_opt_tag(L, opts, kind);
+	lua_setfield(L, -2, "tag");
 	push_params(L, f);
 	lua_setfield(L, -2, "params");
 	SETS("backend", gwb_backend_name(f->backend));
@@ -354,14 +358,7 @@ static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, c
 	SETI("leaves", f->leaves);
 	SETI("depth", f->depth_reached);
 	lua_setfield(L, -2, "metrics");
-	lua_createtable(L, 0, 5);
-	SETI("rows", d->rows);
-	SETI("features", d->features);
-	SETS("task", d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
-	if (d->classes)
-		SETI("classes", d->classes);
-	if (d->target)
-		SETS("target", d->target);
+	gwb_lua_push_datainfo(L, data);
 	lua_setfield(L, -2, "data");
 	gwb_lua_log_run(L, -1);
 	lua_pop(L, 1);
@@ -383,7 +380,7 @@ static int l_train(lua_State *L)
 	top = lua_gettop(L);
 	b = newbox(L);
 	gwb_lua_check(L, gwb_rf_train(d, &p, &b->f));
-	log_train(L, b->f, d, "rf.train");
+	log_train(L, b->f, 1, 2, "rf.train");
 	lua_settop(L, top + 1);
 	return 1;
 }
@@ -576,6 +573,8 @@ static int l_cv(lua_State *L)
 		int res = lua_gettop(L);
 		lua_createtable(L, 0, 6);
 		SETS("kind", "rf.cv");
+		gwb_opt_tag(L, 2, "rf.cv");
+		lua_setfield(L, -2, "tag");
 		lua_createtable(L, 0, 12);
 		SETI("folds", k);
 		SETB("shuffle", shuffle);
@@ -596,11 +595,7 @@ static int l_cv(lua_State *L)
 		lua_getfield(L, res, "folds");
 		lua_setfield(L, -2, "folds");
 		lua_setfield(L, -2, "metrics");
-		lua_createtable(L, 0, 3);
-		SETI("rows", d->rows);
-		SETI("features", d->features);
-		if (d->target)
-			SETS("target", d->target);
+		gwb_lua_push_datainfo(L, 1);
 		lua_setfield(L, -2, "data");
 		gwb_lua_log_run(L, -1);
 		lua_settop(L, res);

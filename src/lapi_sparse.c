@@ -415,7 +415,7 @@ static int l_knn_laplacian(lua_State *L)
 /* ---------------------------------------------------------------- eig.solve */
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
-	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", NULL};
+	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
 
 static int solve_sparse(lua_State *L)
 {
@@ -426,6 +426,8 @@ static int solve_sparse(lua_State *L)
 
 	gwb_sp_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, solve_keys);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.solve: k must be in [1, 100000] (got %I)", k);
@@ -488,6 +490,8 @@ static int solve_sparse(lua_State *L)
 	SETS("which", which);
 	SETS("method", e->method);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
 	gwb_lua_log_eigen(L, "eig.solve", e);
 	return 1;
 }
@@ -497,7 +501,7 @@ static int solve_sparse(lua_State *L)
 static int svd_sparse(lua_State *L)
 {
 	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
-					    "backend", "method", NULL};
+					    "backend", "method", "tag", NULL};
 	gwb_csr *A = sp_check(L, 1);
 	const char *fn = "eig.svd";
 	gwb_svd_opts o;
@@ -505,6 +509,8 @@ static int svd_sparse(lua_State *L)
 
 	gwb_svd_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, known);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.svd: k must be in [1, 100000] (got %I)", k);
@@ -536,6 +542,8 @@ static int svd_sparse(lua_State *L)
 	SETI("nnz", A->nnz);
 	SETI("k", o.k);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
 	gwb_lua_log_eigen(L, "eig.svd", e);
 	return 1;
 }

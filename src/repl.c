@@ -61,6 +61,11 @@ static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 
+	/* {usage = "..."}: a one-shot command's usage error (cli.c), passed through as it is */
+	if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "usage") == LUA_TSTRING) {
+		lua_settop(L, 1);
+		return 1;
+	}
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;
