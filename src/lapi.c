@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "dataset.h"
 #include "fmt.h"
@@ -490,7 +492,20 @@ static int core_libraries(lua_State *L)
 	return 1;
 }
 
+static int core_term_size(lua_State *L)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	lua_pushinteger(L, ws.ws_col);
+	lua_pushinteger(L, ws.ws_row);
+	return 2;
+}
+
 static const gwb_reg core_funcs[] = {
+	{"term_size", core_term_size, "gwb.term_size() -> columns, rows\n"
+	 "The terminal's size when standard output is a terminal; nothing otherwise."},
 	{"fmt_bytes", core_fmt_bytes, "gwb.fmt_bytes(n) -> string\n"
 	 "A size in the largest fitting unit, as gwb prints them: \"512 B\", \"1.5 KiB\", \"256 MiB\"."},
 	{"fmt_time", core_fmt_time, "gwb.fmt_time(ms) -> string\n"
