@@ -11,6 +11,7 @@
 #include "csv.h"
 #include "dataset.h"
 #include "dsio.h"
+#include "fmt.h"
 #include "lapi.h"
 #include "synth.h"
 #include "transpose.h"
@@ -75,12 +76,7 @@ static void push_names(lua_State *L, char **names, int n)
 
 static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-
-	while (x >= 1024 && i < 4)
-		x /= 1024, i++;
-	snprintf(b, sz, i ? "%.1f %s" : "%.0f %s", x, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static void count_classes(const gwb_dataset *d, size_t *cnt)

@@ -9,6 +9,7 @@
 #include "dataset.h"
 #include "dense.h"
 #include "eig.h"
+#include "fmt.h"
 #include "lapi.h"
 
 #define EIGEN_T "gwb.Eigen"
@@ -418,6 +419,7 @@ static int eigen_tostring(lua_State *L)
 	gwb_eigen *e = u->e;
 	luaL_Buffer b;
 	size_t i, show;
+	char cnt[64], t0[32], t1[32], t2[32];
 
 	if (!e) {
 		lua_pushstring(L, "Eigen (closed)");
@@ -442,11 +444,13 @@ static int eigen_tostring(lua_State *L)
 			e->orthogonality);
 	else
 		luaL_addstring(&b, "\n  residuals not computed (solve with vectors = true)");
-	if (e->iterations)
-		add_fmt(&b, "; %d %s%s", e->iterations, e->svd || strstr(e->method, "jacobi") ? "sweeps" :
-			"iterations", e->converged ? "" : " (NOT converged)");
-	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms)", e->total_ms, e->kernel_ms,
-		e->transfer_ms);
+	if (e->iterations) {
+		bool sweeps = e->svd || strstr(e->method, "jacobi");
+		add_fmt(&b, "; %s%s", gwb_fmt_count(cnt, sizeof(cnt), e->iterations,
+			sweeps ? "sweep" : "iteration", NULL), e->converged ? "" : " (NOT converged)");
+	}
+	add_fmt(&b, "\n  time %s (kernel %s, transfer %s)", gwb_fmt_ms(t0, sizeof(t0), e->total_ms),
+		gwb_fmt_ms(t1, sizeof(t1), e->kernel_ms), gwb_fmt_ms(t2, sizeof(t2), e->transfer_ms));
 	luaL_pushresult(&b);
 	return 1;
 }

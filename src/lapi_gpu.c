@@ -261,6 +261,25 @@ static void push_name(const char *name, void *ctx)
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
 
+/* gwb's kernels by their launch names, and what each does: so gpu.occupancy("rf_hist", 256)
+ * can say what it asked about when there is no GPU to ask (the registry itself is filled by
+ * the plugin as it loads, kernels/rf_train.cu and kernels/transpose.cu). */
+static const char *const kernel_about[][2] = {
+	{"rf_hist", "the GPU trainer's histogram kernel (rows of a node into per-feature bins, "
+		    "with the split search)"},
+	{"rf_derive", "the GPU trainer's sibling subtraction (parent - smaller child)"},
+	{"rf_stats", "the GPU trainer's per-node statistics"},
+	{"rf_decide", "the GPU trainer's split decision"},
+	{"rf_pcount", "the GPU trainer's partition count"},
+	{"rf_pscatter", "the GPU trainer's partition scatter"},
+	{"rf_quantize", "the GPU quantizer (features to bin codes)"},
+	{"rf_predict", "GPU prediction (a warp walks one tree for 32 rows)"},
+	{"transpose_naive", "teach.transpose's naive kernel (one thread per element)"},
+	{"transpose_tiled", "teach.transpose's 32 x 32 shared-memory tile"},
+	{"transpose_padded", "teach.transpose's padded 32 x 33 tile"},
+	{NULL, NULL},
+};
+
 static int l_occupancy(lua_State *L)
 {
 	static const char *const known[] = {"smem", NULL};
@@ -300,6 +319,25 @@ static int l_occupancy(lua_State *L)
 		const void *fn;
 		name = luaL_checkstring(L, 1);
 		fn = gwb_prof_kernel_fn(name);
+		if (!fn && gwb_gpu_available())
+			fn = gwb_prof_kernel_fn(name);  /* the plugin registered its kernels as it loaded */
+		if (!fn && !gwb_gpu_available()) {
+			const char *about = NULL;
+			int i;
+			for (i = 0; kernel_about[i][0]; i++)
+				if (!strcmp(kernel_about[i][0], name))
+					about = kernel_about[i][1];
+			if (about)
+				lua_pushfstring(L, "'%s' is %s", name, about);
+			else
+				lua_pushfstring(L, "'%s' is not one of gwb's kernels", name);
+			return luaL_error(L, "gpu.occupancy: no GPU (%s). %s; a kernel's registers and "
+					  "shared memory come from its compiled code, which only a GPU "
+					  "reports. Ask about a kernel of a given shape instead, with "
+					  "reference sm_90 limits: gpu.occupancy({regs = 32, smem = 0}, %d); "
+					  "teach.occupancy() explains the limits",
+					  gwb_gpu_unavailable_reason(), lua_tostring(L, -1), threads);
+		}
 		if (!fn) {
 			luaL_Buffer b;
 			lua_newtable(L);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dense.h"
+#include "fmt.h"
 #include "lapi.h"
 
 #define MATRIX_T "gwb.Matrix"
@@ -489,7 +490,7 @@ static int mat_tostring(lua_State *L)
 {
 	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
 	luaL_Buffer buf;
-	char head[160];
+	char head[160], mem[32];
 	const gwb_matrix *A = m->A;
 
 	if (!A) {
@@ -497,14 +498,14 @@ static int mat_tostring(lua_State *L)
 		return 1;
 	}
 	luaL_buffinit(L, &buf);
+	gwb_fmt_bytes(mem, sizeof(mem), (double)gwb_matrix_bytes(A));
 	if (A->batched)
-		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%.1f MiB); "
-			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype),
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%s); "
+			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype), mem);
 	else
-		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%.1f MiB)", A->rows,
+		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%s)", A->rows,
 			 A->cols, gwb_dtype_name(A->dtype), A->layout == GWB_ROW_MAJOR ? "row" : "column",
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+			 mem);
 	luaL_addstring(&buf, head);
 	add_corner(L, &buf, A, 0);
 	luaL_pushresult(&buf);

@@ -8,6 +8,7 @@
 #include "dataset.h"
 #include "forest.h"
 #include "intr.h"
+#include "fmt.h"
 #include "lapi.h"
 
 #define FOREST_MT "gwb.Forest"
@@ -867,12 +868,15 @@ static int forest_tostring(lua_State *L)
 		snprintf(line, sizeof(line), "  oob       none (%s)\n",
 			 f->params.bootstrap ? "no row was out of bag" : "bootstrap = false");
 	luaL_addstring(&B, line);
-	if (f->timing.total_ms > 0)
-		snprintf(line, sizeof(line), "  backend   %s (%s), %.1f ms: quantize %.1f, grow %.1f, "
-			 "oob %.1f", gwb_backend_name(f->backend), f->backend_why,
-			 f->timing.total_ms, f->timing.quantize_ms, f->timing.grow_ms,
-			 f->timing.oob_ms);
-	else
+	if (f->timing.total_ms > 0) {
+		char t[4][32];
+		snprintf(line, sizeof(line), "  backend   %s (%s), %s: quantize %s, grow %s, oob %s",
+			 gwb_backend_name(f->backend), f->backend_why,
+			 gwb_fmt_ms(t[0], sizeof(t[0]), f->timing.total_ms),
+			 gwb_fmt_ms(t[1], sizeof(t[1]), f->timing.quantize_ms),
+			 gwb_fmt_ms(t[2], sizeof(t[2]), f->timing.grow_ms),
+			 gwb_fmt_ms(t[3], sizeof(t[3]), f->timing.oob_ms));
+	} else
 		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
 			 f->backend_why);
 	luaL_addstring(&B, line);

@@ -11,6 +11,7 @@
 #include "eig.h"
 #include "eig_sparse.h"
 #include "gpu.h"
+#include "fmt.h"
 #include "lapi.h"
 #include "mm.h"
 #include "sparse.h"
@@ -48,15 +49,9 @@ static gwb_csr *sp_check(lua_State *L, int arg)
 	return gwb_lua_checkbox(L, arg, SPARSE_T, SPARSE_T, "SparseMatrix");
 }
 
-static void human_bytes(char *buf, size_t n, double b)
+static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-	while (b >= 1024 && i < 4) {
-		b /= 1024;
-		i++;
-	}
-	snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static int sp_tostring(lua_State *L)

@@ -342,5 +342,7 @@ function M.at_prompt(name)
 end
 
 gwb.help_at_prompt = M.at_prompt
+M.register(M.at_prompt, "gwb.help_at_prompt", "gwb.help_at_prompt(name)\n"
+  .. "What ?name and name? at the prompt run: help of the value name has, or of the name itself.")
 
 return M
