@@ -9,6 +9,7 @@
 
 #include "dense.h"
 #include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 
 #define MATRIX_T "gwb.Matrix"
@@ -384,7 +385,12 @@ static int m_set(lua_State *L)
 
 static int m_save(lua_State *L)
 {
-	gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), luaL_checkstring(L, 2)));
+	const char *path = luaL_checkstring(L, 2);
+
+	if (gwb_npy_path(path))  /* NumPy: its dtype and layout (C or Fortran order) */
+		gwb_lua_check(L, gwb_npy_save_matrix(gwb_lua_checkmatrix(L, 1), path));
+	else
+		gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), path));
 	return 0;
 }
 
@@ -647,6 +653,8 @@ static const gwb_reg methods[] = {
 	 "Example: A:set(1, 1, 4.0)"},
 	{"save", m_save, "A:save(path)\n"
 	 "Write the matrix (or batch) in gwb's binary format with a checksum; mat.load reads it.\n"
+	 "A path ending in .npy writes a NumPy array instead (its dtype; C order for row-major,\n"
+	 "Fortran for column-major); mat.read and numpy.load read it.\n"
 	 "Example: A:save(\"a.gwbm\"); B = mat.load(\"a.gwbm\")"},
 	{"matrix", m_matrix, "B:matrix(b) -> Matrix\nA copy of matrix b of a batch (also B[b]).\n"
 	 "Example: B = mat.batch(10, 8); print(B:matrix(3))"},

@@ -12,6 +12,7 @@
 #include "eig_sparse.h"
 #include "gpu.h"
 #include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 #include "mm.h"
 #include "sparse.h"
@@ -274,6 +275,12 @@ static int l_read(lua_State *L)
 	gwb_csr *A = NULL;
 	gwb_matrix *D = NULL;
 	lsparse *u = sp_new(L);
+	if (gwb_npy_is_npy(path)) {  /* a NumPy 2-D float array: a dense Matrix */
+		lua_pop(L, 1);
+		gwb_lua_check(L, gwb_npy_load_matrix(path, &D));
+		gwb_lua_push_matrix(L, D);
+		return 1;
+	}
 	if (gwb_csr_is_gwbs(path)) {
 		gwb_lua_check(L, gwb_csr_load(path, &u->A));
 		return 1;
@@ -655,7 +662,9 @@ static const gwb_reg funcs[] = {
 	 "(binary, checksummed) or a Matrix Market file: "
 	 "coordinate (real, integer, pattern; general, symmetric, skew-symmetric; duplicates "
 	 "summed) gives a SparseMatrix, array gives a dense Matrix. Malformed lines are reported "
-	 "as file:line.\nExample: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
+	 "as file:line. A NumPy .npy file (a 2-D float32/float64 array, C or Fortran order, as "
+	 "numpy.save writes it) gives a dense Matrix of its dtype.\n"
+	 "Example: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
 	{"write", l_write, "mat.write(A, path [, comment])\nWrite a SparseMatrix as Matrix Market "
 	 "coordinate (symmetric matrices as their lower triangle) or a dense Matrix as array; 17 "
 	 "significant digits, so a read gives the same values back.\nExample: mat.write(A, "
