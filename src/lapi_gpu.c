@@ -327,16 +327,13 @@ static int l_occupancy(lua_State *L)
 			for (i = 0; kernel_about[i][0]; i++)
 				if (!strcmp(kernel_about[i][0], name))
 					about = kernel_about[i][1];
-			if (about)
-				lua_pushfstring(L, "'%s' is %s", name, about);
-			else
-				lua_pushfstring(L, "'%s' is not one of gwb's kernels", name);
-			return luaL_error(L, "gpu.occupancy: no GPU (%s). %s; a kernel's registers and "
-					  "shared memory come from its compiled code, which only a GPU "
-					  "reports. Ask about a kernel of a given shape instead, with "
-					  "reference sm_90 limits: gpu.occupancy({regs = 32, smem = 0}, %d); "
-					  "teach.occupancy() explains the limits",
-					  gwb_gpu_unavailable_reason(), lua_tostring(L, -1), threads);
+			if (about)  /* one of ours: what it is, and what to ask instead */
+				return luaL_error(L, "gpu.occupancy: no GPU (%s). '%s' is %s; a "
+					  "kernel's registers and shared memory come from its compiled "
+					  "code, which only a GPU reports. Ask about a kernel of a given "
+					  "shape instead, with reference sm_90 limits: gpu.occupancy({regs "
+					  "= 32, smem = 0}, %d); teach.occupancy() explains the limits",
+					  gwb_gpu_unavailable_reason(), name, about, threads);
 		}
 		if (!fn) {
 			luaL_Buffer b;
