@@ -73,7 +73,6 @@ static const cli_opt rf_cv_opts[] = {
 static const cli_opt rf_predict_opts[] = {
 	{"out", O_STR, "out", "FILE     write the predictions there (CSV) instead of stdout"},
 	{"proba", O_FLAG, "proba", "         add one probability column per class"},
-	{"backend", O_STR, "backend", "B        cpu, gpu or auto"},
 	{"threads", O_INT, "threads", "N        CPU threads (all cores)"},
 	{NULL, 0, NULL, NULL},
 };
