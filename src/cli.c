@@ -369,6 +369,15 @@ int gwb_cli_run(lua_State *L, int argc, char **argv)
 			return 0;
 		}
 		h = find(argc - 1, argv + 1, &w);
+		if (!h && argc == 2 && is_group(argv[1])) {
+			/* gwb help rf: the rf commands */
+			const cli_cmd *c2;
+			size_t n = strlen(argv[1]);
+			for (c2 = commands; c2->name; c2++)
+				if (!strncmp(c2->name, argv[1], n) && c2->name[n] == ' ')
+					printf("  gwb %-18s %s\n", c2->name, c2->summary);
+			return 0;
+		}
 		if (!h || w != argc - 1) {
 			fprintf(stderr, "gwb help: no command '%s%s%s'; the commands are:\n", argv[1],
 				argc > 2 ? " " : "", argc > 2 ? argv[2] : "");

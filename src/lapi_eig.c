@@ -8,6 +8,7 @@
 
 #include "dataset.h"
 #include "dense.h"
+#include "dsio.h"
 #include "eig.h"
 #include "fmt.h"
 #include "lapi.h"
@@ -101,6 +102,10 @@ void gwb_lua_log_eigen(lua_State *L, const char *kind, const gwb_eigen *e)
 	lua_setfield(L, -3, "tag");
 	lua_pushnil(L);
 	lua_setfield(L, -2, "tag");
+	lua_getfield(L, -1, "data");  /* the matrix: name, shape, checksum */
+	lua_setfield(L, -3, "data");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "data");
 	lua_setfield(L, -2, "params");
 	SETS("backend", e->backend);
 	push_timing(L, e);
@@ -136,6 +141,20 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	lua_setfield(L, -2, "vectors");
 	gwb_opt_tag(L, 2, kind);  /* every eig.* takes its options at 2 */
 	lua_setfield(L, -2, "tag");
+	{
+		/* the matrix (at 1), so two runs on different matrices are never confused */
+		const gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+		char hex[24];
+		lua_createtable(L, 0, 5);
+		SETI("rows", A->rows);
+		SETI("cols", A->cols);
+		SETI("count", A->count);
+		SETS("dtype", gwb_dtype_name(A->dtype));
+		snprintf(hex, sizeof(hex), "%016llx",
+			 (unsigned long long)gwb_xxh64(A->data, gwb_matrix_bytes(A), 0));
+		SETS("checksum", hex);
+		lua_setfield(L, -2, "data");
+	}
 	gwb_lua_log_eigen(L, kind, e);
 }
 

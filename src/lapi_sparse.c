@@ -11,6 +11,7 @@
 #include "eig.h"
 #include "eig_sparse.h"
 #include "gpu.h"
+#include "dsio.h"
 #include "fmt.h"
 #include "npy.h"
 #include "lapi.h"
@@ -419,6 +420,30 @@ static int l_knn_laplacian(lua_State *L)
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
 	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
 
+/* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
+ * its CSR arrays. Pushes the table. */
+static void push_csr_info(lua_State *L, const gwb_csr *A)
+{
+	gwb_xxh64_state h;
+	char hex[24];
+	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+
+	gwb_xxh64_init(&h, 0);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+			 (size_t)(A->rows + 1) * ib);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+			 (size_t)A->nnz * ib);
+	gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_xxh64_final(&h));
+	lua_createtable(L, 0, 5);
+	if (*A->name)
+		SETS("name", A->name);
+	SETI("rows", A->rows);
+	SETI("cols", A->cols);
+	SETI("nnz", A->nnz);
+	SETS("checksum", hex);
+}
+
 static int solve_sparse(lua_State *L)
 {
 	gwb_csr *A = sp_check(L, 1);
@@ -494,6 +519,8 @@ static int solve_sparse(lua_State *L)
 	SETN("tol", o.tol);
 	gwb_opt_tag(L, 2, fn);
 	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.solve", e);
 	return 1;
 }
@@ -546,6 +573,8 @@ static int svd_sparse(lua_State *L)
 	SETN("tol", o.tol);
 	gwb_opt_tag(L, 2, fn);
 	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.svd", e);
 	return 1;
 }

@@ -307,9 +307,10 @@ cmd["info"] = function(_, o)
     backend = gwb.backend(),
   }
   if g.available then
-    local ok, free, total = pcall(gpu.mem)
-    if ok and type(free) == "table" then r.gpu_memory = free
-    elseif ok then r.gpu_memory = { free_bytes = free, total_bytes = total } end
+    local ok, m = pcall(gpu.mem)  -- {free, total, ...}
+    if ok and type(m) == "table" then
+      r.gpu_memory = { free_bytes = m.free, total_bytes = m.total }
+    end
   end
   if o.json then json(r) return end
   say("gwb %s (commit %s), %s, %s", gwb.version, gwb.commit,

@@ -291,6 +291,9 @@ function M.text(x)
     (M.classes[mt.__name] or next(sorted_entries(function(k) return k:sub(1, #mt.__name + 1) == mt.__name .. ":" end))) then
     return class_text(mt.__name, width)
   end
+  if type(mt) == "table" and type(mt.__name) == "string" and gwb.helpentry(mt.__name) then
+    return gwb.helpentry(mt.__name).text  -- a class with a text of its own (gwb.Lesson, ...)
+  end
   if type(x) == "string" then
     for tname, c in pairs(M.classes) do
       if x == c.short or x == tname then return class_text(tname, width) end

@@ -6,6 +6,7 @@ echo "$out" | grep -q '^usage: gwb rf train FILE.csv --target NAME' || die "usag
 echo "$out" | grep -q -- '--max-features' || die "options: $out"
 "$GWB" rf predict --help | grep -q -- '--proba' || die "rf predict --help"
 "$GWB" help eig | grep -q -- '--which' || die "help eig"
+"$GWB" help rf | grep -q "gwb rf predict" || die "help rf lists the rf commands"
 "$GWB" --help | grep -q 'gwb bench bandwidth' || die "--help lists commands"
 "$GWB" help frob 2>/dev/null; [ $? -eq 2 ] || die "help of unknown: want 2"
 "$GWB" rf frob 2>"$T/err"; [ $? -eq 2 ] || die "unknown subcommand: want 2"

@@ -57,6 +57,17 @@ T.test("each record names its dataset: path, rows, features, a checksum of the c
     T.ok(r[1].data.checksum:match("^%x+$") and #r[1].data.checksum == 16, r[1].data.checksum)
     T.ok(r[1].data.checksum ~= r[2].data.checksum, "different data, different checksums")
     T.eq(r[1].data.checksum, r[3].data.checksum, "the same content, the same checksum")
+    -- eigensolver records name their matrix the same way
+    eig.solve(mat.laplacian1d(12), { k = 2 })
+    eig.solve(mat.laplacian1d(13), { k = 2 })
+    eig.solve(mat.read("datasets/matrices/bcsstk04.mtx"), { k = 2 })
+    local e = runs { kind = "eig.solve" }
+    T.eq(#e, 3)
+    T.eq(e[1].data.rows, 12)
+    T.ok(#e[1].data.checksum == 16 and e[1].data.checksum ~= e[2].data.checksum, "dense checksums")
+    T.eq(e[3].data.name, "bcsstk04.mtx")
+    T.eq(e[3].data.nnz, mat.read("datasets/matrices/bcsstk04.mtx").nnz)
+    T.eq(e[3].params.data, nil)
   end)
 end)
 

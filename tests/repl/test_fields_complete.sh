@@ -13,8 +13,16 @@ wait_for_re '^150$' || die "d.rows: $(screen)"
 send -l 'rf.trai'
 send Tab
 send -l '(d, {trees = 2, progress = false}).trees'
+wait_for 'gwb> rf.train(d, {trees = 2' || die "a space after rf.train: $(screen)"
 send Enter
 wait_for_re '^2$' || die "rf.trai<Tab>( did not give rf.train(: $(screen)"
+# nor after a table name
+send -l 'tea'
+send Tab
+send -l '.layout ~= nil'
+wait_for 'gwb> teach.layout ~= nil' || die "a space after the table teach: $(screen)"
+send Enter
+wait_for_re '^true$' || die "teach.layout ~= nil: $(screen)"
 # file names inside a string
 send -l "x = io.open(\"$T/files/iris_c"
 send Tab

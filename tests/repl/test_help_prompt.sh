@@ -27,6 +27,18 @@ send C-l
 type_line '?d:head'
 wait_for 'd:head([n])' || die "?d:head: $(screen)"
 repl_stop
+# help() longer than the screen goes through $PAGER (here a script that keeps what it got)
+printf '#!/bin/sh\ncat > "%s/paged"\necho PAGER-RAN\n' "$T" >"$T/pager" && chmod +x "$T/pager"
+export PAGER="$T/pager"
+repl_start
+type_line 'help()'
+wait_for 'PAGER-RAN' || die "help() did not page: $(screen)"
+grep -q '^class Dataset$' "$T/paged" || die "the pager got no help text"
+type_line '?rf.load'
+wait_for 'rf.load(path) -> Forest' || die "short help: $(screen)"
+[ "$(grep -c . "$T/paged")" -gt 40 ] || die "paged text too short"
+unset PAGER
+repl_stop
 # help() groups methods under their class, not under "gwb"; wraps to the width (no pager: not
 # longer than... it is, so check the text itself, as a script)
 out=$(COLUMNS=60 "$GWB" -e 'help()')
