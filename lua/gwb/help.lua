@@ -316,7 +316,12 @@ local function show(t)
   local _, rows = nil, nil
   if gwb.term_size then _, rows = gwb.term_size() end
   local n = select(2, t:gsub("\n", "")) + 1
-  if rows and n >= rows then
+  -- not while the live panel owns the screen (panel.on()): it shows output in its own area
+  local up = panel and panel.status and (function()
+    local ok, st = pcall(panel.status)
+    return ok and type(st) == "table" and st.up
+  end)()
+  if rows and n >= rows and not up then
     local pager = os.getenv("PAGER")
     if not pager or pager == "" then pager = "less -R" end
     local p = io.popen(pager, "w")

@@ -15,6 +15,13 @@ type_line 'print("mark")'
 wait_for 'mark' || die "no output after 1+1;"
 screen | grep -q 'syntax error' && die "1+1; was an error: $(screen)"
 screen | grep -qE '^2$' && die "1+1; printed: $(screen)"
+# a result that draws as it is made is not printed a second time
+type_line 'dd = data.load("datasets/iris.csv", {target = "species"});'
+send C-l
+type_line 'dd:describe()'
+wait_for 'petal_width' || die "describe drew nothing: $(screen)"
+sleep 0.3
+[ "$(count_on_screen 'sepal_length')" -eq 1 ] || die "describe printed twice: $(screen)"
 type_line 'exit'
 wait_for 'Ctrl-D' || die "exit gave no hint: $(screen)"
 sleep 0.3
