@@ -129,6 +129,9 @@ end
 section("The REPL")
 print("At the gwb> prompt: bare expressions print their values, tables are pretty-printed,")
 print("a trailing ';' keeps a result quiet, Tab completes names, Ctrl-C stops long work.")
+print("?rf.train (or rf.train?) explains a function, help(rf) lists a module, help(d) an object; _ is")
+print("the last result. One-shot commands need no Lua: gwb rf train FILE --target y, gwb eig A.mtx,")
+print("gwb info, gwb runs --tag x (gwb help lists them).")
 print("For example, the value of {b = 2, a = {1, 2, 3}} prints as:")
 gwb.print_results({ b = 2, a = { 1, 2, 3 } })
 
