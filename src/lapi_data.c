@@ -106,8 +106,13 @@ static int ds_tostring(lua_State *L)
 	if (d->task == GWB_TASK_CLASSIFICATION)   /* before the buffer, which owns the stack top */
 		counts = lua_newuserdatauv(L, sizeof(*counts) * ((size_t)d->classes + 1), 0);
 	luaL_buffinit(L, &B);
-	lua_pushfstring(L, "Dataset: %I rows x %d features, %s", (lua_Integer)d->rows, d->features,
-			task_name(d->task));
+	{
+		char nr[48], nf[48];
+		lua_pushfstring(L, "Dataset: %s x %s, %s",
+				gwb_fmt_count(nr, sizeof(nr), (long long)d->rows, "row", NULL),
+				gwb_fmt_count(nf, sizeof(nf), d->features, "feature", NULL),
+				task_name(d->task));
+	}
 	luaL_addvalue(&B);
 	if (d->task == GWB_TASK_CLASSIFICATION) {
 		size_t *cnt = counts;

@@ -835,9 +835,14 @@ static int forest_tostring(lua_State *L)
 		return 1;
 	}
 	luaL_buffinit(L, &B);
-	snprintf(line, sizeof(line), "Forest: %d trees, %s on %d features (target '%s')\n",
-		 f->trees, f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
-		 f->features, f->target ? f->target : "?");
+	{
+		char nt[48], nf[48];
+		snprintf(line, sizeof(line), "Forest: %s, %s on %s (target '%s')\n",
+			 gwb_fmt_count(nt, sizeof(nt), f->trees, "tree", NULL),
+			 f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
+			 gwb_fmt_count(nf, sizeof(nf), f->features, "feature", NULL),
+			 f->target ? f->target : "?");
+	}
 	luaL_addstring(&B, line);
 	if (f->classes) {
 		luaL_addstring(&B, "  classes   ");

@@ -312,7 +312,7 @@ function List.__tostring(self)
       tostring(r.backend or ""):sub(1, 5), dev:sub(1, 22), fmt_ms(total), first_metric(r.metrics)
       .. (type(r.tag) == "table" and #r.tag > 0 and ("  [" .. table.concat(r.tag, ", ") .. "]") or ""))
   end
-  out[#out + 1] = string.format("(%d runs from %s; r[i] for one record)", #self, self.path or "?")
+  out[#out + 1] = string.format("(%s from %s; r[i] for one record)", gwb.plural(#self, "run"), self.path or "?")
   return table.concat(out, "\n")
 end
 

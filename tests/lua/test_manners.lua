@@ -132,6 +132,11 @@ T.test("sizes, times and counts are formatted in one place", function()
   T.eq(e.iterations, 1)
   local s = tostring(e)
   T.ok(not s:find("1 iterations", 1, true) and not s:find("1 sweeps", 1, true), s)
+  T.ok(s:find("; 1 iteration\n", 1, true), s)
+  local d = data.load("datasets/iris.csv", { target = "species", progress = false })
+  T.ok(tostring(d:take { 1 }):find("Dataset: 1 row x 4 features", 1, true), tostring(d:take { 1 }))
+  local f = rf.train(d:select { 1 }, { trees = 1, progress = false })
+  T.ok(tostring(f):find("Forest: 1 tree, classification on 1 feature ", 1, true), tostring(f))
 end)
 
 -- Run a script in a fresh gwb and return its output.
