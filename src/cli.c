@@ -39,6 +39,8 @@ typedef struct cli_cmd {
 	const cli_opt *more;   /* shared options (may be NULL) */
 	const char *summary;   /* one line */
 	const char *help;      /* what it does, what it prints */
+	bool raw;              /* pass every argument through as positional (a command that runs
+				* a script with its own arguments); opts must then be no_opts */
 } cli_cmd;
 
 static const cli_opt train_opts[] = {
@@ -394,6 +396,11 @@ int gwb_cli_run(lua_State *L, int argc, char **argv)
 	lua_newtable(L);  /* 4: options */
 	for (i = words; i < argc; i++) {
 		const char *a = argv[i];
+		if (c->raw) {
+			lua_pushstring(L, a);
+			lua_rawseti(L, 3, ++npos);
+			continue;
+		}
 		if (!opts_done && !strcmp(a, "--")) {
 			opts_done = true;
 			continue;
