@@ -143,47 +143,47 @@ static const cli_cmd commands[] = {
 	 "OOB score, trees, and the time split into kernel, transfer and host. --backend both\n"
 	 "trains on the CPU and on the GPU and prints the parity line: the OOB accuracy (or R2)\n"
 	 "difference, whether the trees are the same, and the speed ratio; without a GPU it says\n"
-	 "so and exits 1 after the CPU run."},
+	 "so and exits 1 after the CPU run.", false},
 	{"rf predict", 2, 2, "MODEL FILE.csv [--out preds.csv] [--proba]", rf_predict_opts, NULL,
 	 "predict with a saved forest",
 	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE:\n"
 	 "CSV with a column 'prediction' (and, with --proba, one column per class). When FILE\n"
-	 "has the forest's target column, the score (accuracy or R2) goes to stderr."},
+	 "has the forest's target column, the score (accuracy or R2) goes to stderr.", false},
 	{"rf cv", 1, 1, "FILE.csv --target NAME --folds K [options]", rf_cv_opts, train_opts,
 	 "k-fold cross-validation of a forest",
 	 "rf.cv on FILE: train on k-1 folds, score on the last, for each fold; prints each\n"
-	 "fold's score and the mean and standard deviation. Takes rf train's options."},
+	 "fold's score and the mean and standard deviation. Takes rf train's options.", false},
 	{"eig", 1, 1, "FILE.mtx|FILE.gwbs [options]", eig_opts, NULL,
 	 "eigenpairs of a symmetric matrix",
 	 "Read a matrix (Matrix Market, or a file written by A:save) and solve (eig.solve):\n"
 	 "prints the eigenvalues, residuals, orthogonality and time. --vectors writes the\n"
-	 "eigenvectors as a dense Matrix Market file."},
+	 "eigenvectors as a dense Matrix Market file.", false},
 	{"svd", 1, 1, "FILE.mtx|FILE.gwbs [options]", svd_opts, NULL,
 	 "singular values of a matrix",
 	 "Read a matrix and compute its largest singular triplets (eig.svd); prints the\n"
-	 "singular values, residuals and time. --vectors writes the right singular vectors."},
+	 "singular values, residuals and time. --vectors writes the right singular vectors.", false},
 	{"bench bandwidth", 0, 0, "[--bytes N --reps N --json]", bw_opts, NULL,
 	 "host<->device and device copy bandwidth",
 	 "gpu.bandwidth(): host to device and back from pageable and pinned memory, and\n"
 	 "device to device, in GB/s, against the DRAM peak. Without a GPU it prints why and\n"
-	 "the host memcpy rate, and exits 1."},
+	 "the host memcpy rate, and exits 1.", false},
 	{"bench transpose", 0, 0, "[--rows N --cols N --reps N --json]", tr_opts, NULL,
 	 "transpose on the CPU and the GPU kernels",
 	 "teach.transpose(): a table transposed by the CPU loops and, with a GPU, by the naive,\n"
-	 "tiled and padded kernels; time and GB/s of each."},
+	 "tiled and padded kernels; time and GB/s of each.", false},
 	{"info", 0, 0, "[--json]", json_only, NULL,
 	 "device, memory, BLAS, build",
 	 "The GPU (or why there is none), its memory, host memory and CPUs, the BLAS and LAPACK\n"
-	 "libraries in use, and how this gwb was built."},
+	 "libraries in use, and how this gwb was built.", false},
 	{"runs", 0, 0, "[--tag TAG] [--kind KIND] [--last N] [--json]", runs_opts, NULL,
 	 "the run log as a table",
 	 "runs(): every recorded run (rf.train, eig.solve, gwb.bench, ...), oldest first,\n"
 	 "filtered by tag, kind (a prefix) and the N newest. The log is $GWB_RUNS, else\n"
-	 "~/.local/share/gwb/runs.jsonl."},
+	 "~/.local/share/gwb/runs.jsonl.", false},
 	{"help", 0, 2, "[COMMAND]", no_opts, NULL,
 	 "describe a command",
-	 "gwb help lists the commands; gwb help COMMAND describes one and its options."},
-	{NULL, 0, 0, NULL, NULL, NULL, NULL, NULL},
+	 "gwb help lists the commands; gwb help COMMAND describes one and its options.", false},
+	{NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, false},
 };
 
 /* The command named by argv[0] (and argv[1]), and how many words its name took. */
