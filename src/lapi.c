@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "lapi.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
+#include "lapack.h"
 
 #define HELP_KEY "gwb.help"   /* registry: value -> {name, text}; name -> {name, text} */
 
@@ -109,17 +112,76 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 	lua_pop(L, 1);
 }
 
+/* --- typed userdata ----------------------------------------------------------------------- */
+/* Every userdata gwb makes ends in an 8-byte tag, a hash of its type name, after the payload:
+ * the debug library can give any userdata any metatable (and every light userdata one), so a
+ * metatable alone does not say what the memory holds. */
+
+static uint64_t udata_tag(const char *tname)
+{
+	uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a, folded with a constant of our own */
+
+	for (; *tname; tname++)
+		h = (h ^ (unsigned char)*tname) * 0x100000001b3u;
+	return h ^ 0x9e3779b97f4a7c15u;
+}
+
+void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname)
+{
+	uint64_t tag = udata_tag(tname);
+	char *p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
+
+	memset(p, 0, size);
+	memcpy(p + size, &tag, sizeof(tag));
+	luaL_setmetatable(L, tname);   /* none when tname is not a registered metatable */
+	return p;
+}
+
+void *gwb_lua_toudata(lua_State *L, int idx, const char *tname)
+{
+	uint64_t tag, want = udata_tag(tname);
+	size_t len;
+	char *p;
+
+	if (lua_type(L, idx) != LUA_TUSERDATA)   /* a full userdata: not a light one */
+		return NULL;
+	len = lua_rawlen(L, idx);
+	p = lua_touserdata(L, idx);
+	if (len < sizeof(tag))
+		return NULL;
+	memcpy(&tag, p + len - sizeof(tag), sizeof(tag));
+	return tag == want ? p : NULL;
+}
+
+void *gwb_lua_testudata(lua_State *L, int idx, const char *tname)
+{
+	void *p = gwb_lua_toudata(L, idx, tname);
+	int same;
+
+	if (!p || !lua_getmetatable(L, idx))
+		return NULL;
+	luaL_getmetatable(L, tname);
+	same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same ? p : NULL;
+}
+
+void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what)
+{
+	void *p = gwb_lua_testudata(L, idx, tname);
+
+	if (!p)
+		luaL_typeerror(L, idx, what);
+	return p;
+}
+
 /* --- boxed objects ------------------------------------------------------------------------ */
-/* The box is a pointer-sized userdata; the modules view it through their own one-pointer struct
- * (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
+/* The box is a pointer-sized typed userdata; the modules view it through their own one-pointer
+ * struct (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
 
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 {
-	void *box = lua_newuserdatauv(L, sizeof(void *), nuv);
-
-	memset(box, 0, sizeof(void *));
-	luaL_setmetatable(L, mt);
-	return box;
+	return gwb_lua_newudata(L, sizeof(void *), nuv, mt);
 }
 
 /* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
@@ -149,7 +211,7 @@ void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
 {
-	void *box = luaL_testudata(L, idx, mt), *p;
+	void *box = gwb_lua_testudata(L, idx, mt), *p;
 
 	if (!box)
 		luaL_typeerror(L, idx, what);
@@ -163,8 +225,10 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 {
-	void *box = luaL_checkudata(L, idx, mt), *p;
+	void *box = gwb_lua_toudata(L, idx, mt), *p;
 
+	if (!box)   /* __gc or __close of another value given this metatable: not ours to free */
+		return NULL;
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
 	return p;
@@ -213,13 +277,13 @@ lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, 
 		int ok;
 		lua_Number x = lua_tonumber(L, -1);
 		v = lua_tointegerx(L, -1, &ok);
-		if (!ok) {
-			if (x != x || x >= 9.2e18 || x <= -9.2e18)
-				bad_opt(L, fn, key, "an integer");
-			v = (lua_Integer)x;
-			if ((lua_Number)v != x)
-				luaL_error(L, "%s: option '%s' must be an integer (got %g)", fn, key, x);
-		}
+		/* (lua_pushfstring knows %f, not %g: it prints x as Lua does, "1.5", "nan", "1e+30") */
+		if (!ok && x != x)
+			luaL_error(L, "%s: %s must be a whole number, got nan", fn, key);
+		else if (!ok && (x == HUGE_VAL || x == -HUGE_VAL || x == floor(x)))
+			luaL_error(L, "%s: %s must be a whole number within +-2^63, got %f", fn, key, x);
+		else if (!ok)
+			luaL_error(L, "%s: %s must be a whole number, got %f", fn, key, x);
 	} else
 		bad_opt(L, fn, key, "an integer");
 	if (idx && !lua_isnoneornil(L, idx))
@@ -463,11 +527,20 @@ static int core_libraries(lua_State *L)
 {
 	static const char *const want[][2] = {{"blas", "blas"}, {"lapack", "lapack"},
 					      {"cudart", "cuda_runtime"}, {NULL, NULL}};
-	FILE *f = fopen("/proc/self/maps", "r");
+	FILE *f;
 	char line[4096];
 	int i;
 
+	char *(*config)(void);
+
+	(void)gwb_lapack_sym("dgemm_");  /* loaded on first use (lapack.h): load it now */
+	f = fopen("/proc/self/maps", "r");
 	lua_newtable(L);
+	*(void **)&config = gwb_lapack_sym("openblas_get_config");  /* "OpenBLAS 0.3.21 ..." */
+	if (config) {
+		lua_pushstring(L, config());
+		lua_setfield(L, -2, "blas_config");
+	}
 	if (!f)
 		return 1;
 	while (fgets(line, sizeof(line), f)) {
@@ -514,8 +587,9 @@ static const gwb_reg core_funcs[] = {
 	 "\"1 iteration\", \"3 iterations\" (gwb.plural(2, \"matrix\", \"matrices\"))."},
 	{"cpu_count", core_cpu_count, "gwb.cpu_count() -> n\n"
 	 "CPUs this process may use: the default thread count of every parallel operation."},
-	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime}\n"
-	 "The real paths of the BLAS, LAPACK (and CUDA runtime) this process has loaded."},
+	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime, blas_config}\n"
+	 "The real paths of the BLAS, LAPACK (and CUDA runtime) this process has loaded (LAPACK\n"
+	 "is loaded now if it was not), and OpenBLAS's own description when it is OpenBLAS."},
 	{"helpentry", core_helpentry, "gwb.helpentry(x) -> {name, text} or nil\n"
 	 "The help record for a value or a dotted name (used by help())."},
 	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},

@@ -117,6 +117,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+#define BENCH_T "gwb.bench.times"   /* the tag of bench's scratch userdata */
 struct bench {
 	double *t;
 	size_t n, cap;
@@ -124,8 +125,10 @@ struct bench {
 
 static int bench_gc(lua_State *L)
 {
-	struct bench *b = lua_touserdata(L, 1);
+	struct bench *b = gwb_lua_toudata(L, 1, BENCH_T);
 
+	if (!b)
+		return 0;
 	free(b->t);
 	b->t = NULL;
 	return 0;
@@ -157,8 +160,7 @@ static int l_bench(lua_State *L)
 	if (runs < 0 || warmup < 0)
 		return luaL_error(L, "gwb.bench: runs and warmup must be >= 0");
 	/* the times live in a userdata so that an error cannot leak them */
-	b = lua_newuserdatauv(L, sizeof(*b), 0);
-	memset(b, 0, sizeof(*b));
+	b = gwb_lua_newudata(L, sizeof(*b), 0, BENCH_T);
 	lua_createtable(L, 0, 1);
 	lua_pushcfunction(L, bench_gc);
 	lua_setfield(L, -2, "__gc");

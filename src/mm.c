@@ -12,6 +12,8 @@
 #include <strings.h>
 
 #include "dense.h"
+#include "fileio.h"
+#include "intr.h"
 
 long long gwb_mm_max_order = (long long)1 << 40;
 
@@ -367,22 +369,33 @@ gwb_status gwb_mm_read(const char *path, gwb_csr **csr, struct gwb_matrix **dens
 	return st;
 }
 
-static gwb_status write_close(FILE *f, const char *path)
+/* Open path for an atomic write (fileio.h) with a 1 MiB buffer; *f is the stream. */
+static gwb_status write_open(gwb_afile *a, FILE **f, const char *path)
 {
-	bool bad = ferror(f);
-	if (fclose(f) || bad)
-		return gwb_error(GWB_EIO, "%s: write failed (disk full?)", path);
-	return GWB_OK;
+	gwb_status st = gwb_afile_open(a, path, "mat.write");
+
+	if (!st) {
+		*f = a->fp;
+		setvbuf(*f, NULL, _IOFBF, 1 << 20);
+	}
+	return st;
+}
+
+/* Every row or column: stop on Ctrl-C or a write error (commit reports which). */
+static bool write_stop(FILE *f)
+{
+	return gwb_intr_pending() || ferror(f);
 }
 
 gwb_status gwb_mm_write_csr(gwb_csr *A, const char *path, const char *comment)
 {
 	bool sym = A->rows == A->cols && (A->sym == 1 || (A->sym == -1 && gwb_csr_is_symmetric(A, NULL)));
 	long long cnt = 0;
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	gwb_afile a;
+	FILE *f;
+	gwb_status st = write_open(&a, &f, path);
+	if (st)
+		return st;
 	for (int64_t i = 0; i < A->rows; i++)
 		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++)
 			if (!sym || gwb_csr_ci(A, p) <= i)
@@ -393,28 +406,29 @@ gwb_status gwb_mm_write_csr(gwb_csr *A, const char *path, const char *comment)
 	fprintf(f, "%lld %lld %lld\n", (long long)A->rows, (long long)A->cols, cnt);
 	/* column by column of the lower triangle = row by row of the upper one; for symmetric
 	 * matrices row-wise order of the lower triangle is just as valid */
-	for (int64_t i = 0; i < A->rows; i++)
+	for (int64_t i = 0; i < A->rows && !write_stop(f); i++)
 		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++) {
 			int64_t j = gwb_csr_ci(A, p);
 			if (sym && j > i)
 				continue;
 			fprintf(f, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, A->val[p]);
 		}
-	return write_close(f, path);
+	return gwb_afile_commit(&a);
 }
 
 gwb_status gwb_mm_write_dense(const struct gwb_matrix *A, const char *path, const char *comment)
 {
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	gwb_afile a;
+	FILE *f;
+	gwb_status st = write_open(&a, &f, path);
+	if (st)
+		return st;
 	fprintf(f, "%%%%MatrixMarket matrix array real general\n");
 	if (comment && *comment)
 		fprintf(f, "%% %s\n", comment);
 	fprintf(f, "%zu %zu\n", A->rows, A->cols);
-	for (size_t j = 0; j < A->cols; j++)
+	for (size_t j = 0; j < A->cols && !write_stop(f); j++)
 		for (size_t i = 0; i < A->rows; i++)
 			fprintf(f, "%.17g\n", gwb_matrix_get(A, 0, i, j));
-	return write_close(f, path);
+	return gwb_afile_commit(&a);
 }

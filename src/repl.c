@@ -4,10 +4,12 @@
 #include "repl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/select.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "fileio.h"
 #include "intr.h"
 #include "panel.h"
 
@@ -444,10 +447,92 @@ static char **complete(const char *text, int start, int end)
 
 static char history_path[4096];
 
+/* The history file is shared by every REPL of the user: appends and trims hold an exclusive
+ * flock on "<path>.lock" (not on the file itself, which a trim replaces by rename), so
+ * concurrent REPLs lose no line at the cap; a trim is an atomic save (fileio.h). */
+static int history_lock(const char *path)
+{
+	char lk[4200];
+	int fd;
+
+	snprintf(lk, sizeof(lk), "%s.lock", path);
+	fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+/* Keep the last max lines of path once it holds more than max + max / 10 (a rewrite every
+ * tenth of the cap, not at every line); called under the lock. */
+static int history_trim(const char *path, int max)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, k, lines = 0, start = 0;
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	for (;;) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+			if (!nb) {
+				rc = -1;
+				goto out;
+			}
+			buf = nb;
+		}
+		k = fread(buf + n, 1, cap - n, f);
+		if (!k)
+			break;
+		n += k;
+	}
+	for (k = 0; k < n; k++)
+		lines += buf[k] == '\n';
+	if (lines > (size_t)max + (size_t)max / 10) {
+		size_t drop = lines - (size_t)max;
+		for (k = 0; k < n && drop; k++)
+			if (buf[k] == '\n' && !--drop)
+				start = k + 1;
+		rc = gwb_file_save(path, buf + start, n - start, "history") ? -1 : 0;
+	}
+out:
+	fclose(f);
+	free(buf);
+	return rc;
+}
+
+int gwb_history_append(const char *path, const char *entry, int max)
+{
+	size_t len = strlen(entry);
+	char *line = malloc(len + 2);
+	int lk, fd, rc = -1;
+
+	if (!line)
+		return -1;
+	memcpy(line, entry, len);
+	line[len++] = '\n';
+	lk = history_lock(path);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		/* one write: O_APPEND puts it whole at the end, after any other REPL's */
+		rc = write(fd, line, len) == (ssize_t)len ? 0 : -1;
+		if (close(fd))
+			rc = -1;
+		if (!rc && max > 0)
+			rc = history_trim(path, max);
+	}
+	if (lk >= 0)
+		close(lk);   /* releases the lock */
+	free(line);
+	return rc;
+}
+
 static void history_setup(void)
 {
 	const char *h = getenv("GWB_HISTORY"), *home = getenv("HOME");
-	FILE *f;
 
 	if (h && *h)
 		snprintf(history_path, sizeof(history_path), "%s", h);
@@ -457,11 +542,7 @@ static void history_setup(void)
 		return;
 	using_history();
 	stifle_history(HISTORY_MAX);
-	if (read_history(history_path) != 0) {
-		f = fopen(history_path, "a");  /* create it so append_history works */
-		if (f)
-			fclose(f);
-	}
+	read_history(history_path);
 }
 
 static void history_add(const char *chunk)
@@ -469,10 +550,8 @@ static void history_add(const char *chunk)
 	if (!*chunk)
 		return;
 	add_history(chunk);
-	if (history_path[0]) {
-		append_history(1, history_path);
-		history_truncate_file(history_path, HISTORY_MAX);
-	}
+	if (history_path[0])
+		gwb_history_append(history_path, chunk, HISTORY_MAX);
 }
 
 /* Compile the buffer as `return <buf>` (expression) or as statements. Returns LUA_OK, an error

@@ -40,7 +40,7 @@ end
 -- kernel + transfer + host = total (host: everything that is not a kernel or a copy)
 local function time_split(t)
   local k, x = t.kernel_ms or 0, t.transfer_ms or 0
-  local host = math.max(0, (t.total_ms or 0) - k - x)
+  local host = t.host_ms or math.max(0, (t.total_ms or 0) - k - x)
   return { total_ms = t.total_ms, kernel_ms = k, transfer_ms = x, host_ms = host }
 end
 
@@ -48,6 +48,14 @@ local function time_line(t)
   local s = time_split(t)
   return string.format("  time      %s = kernel %s + transfer %s + host %s", fmt_ms(s.total_ms),
     fmt_ms(s.kernel_ms), fmt_ms(s.transfer_ms), fmt_ms(s.host_ms))
+end
+
+-- A Forest's summary has its own time line (total = kernels + transfers + host); add ours
+-- only to a summary without one.
+local function forest_text(f)
+  local s = tostring(f)
+  if s:find("\n  time ", 1, true) then return s end
+  return s .. "\n" .. time_line(f.timing)
 end
 
 local function forest_json(f)
@@ -82,7 +90,7 @@ local function train_both(d, opts, o)
       json({ command = "rf train", data = data_json(d), cpu = forest_json(cpu),
         gpu = { available = false, reason = why } })
     else
-      say("%s\n%s", tostring(cpu), time_line(cpu.timing))
+      say("%s", forest_text(cpu))
     end
     warn("rf train --backend both: the GPU is unavailable (%s); trained on the CPU only, "
       .. "no parity check", why)
@@ -103,7 +111,7 @@ local function train_both(d, opts, o)
       gpu = forest_json(g), parity = parity, saved = o.save })
     return 0
   end
-  say("%s\n%s\n\n%s\n%s", tostring(cpu), time_line(cpu.timing), tostring(g), time_line(g.timing))
+  say("%s\n\n%s", forest_text(cpu), forest_text(g))
   say("parity    OOB %s cpu %.4f, gpu %.4f (difference %+.4f); same trees: %s (%d of %d); "
     .. "gpu %.2fx the speed of cpu (%s vs %s)", metric, cpu.oob or 0 / 0, g.oob or 0 / 0, diff,
     same and "yes" or "no", nsame, cpu.trees, ratio, fmt_ms(g.timing.total_ms),
@@ -122,7 +130,7 @@ cmd["rf train"] = function(pos, o)
     r.command, r.data, r.saved = "rf train", data_json(d), o.save
     json(r)
   else
-    say("%s\n%s", tostring(f), time_line(f.timing))
+    say("%s", forest_text(f))
     if o.save then say("saved     %s", o.save) end
   end
 end
@@ -304,6 +312,7 @@ cmd["info"] = function(_, o)
     command = "info", version = gwb.version, commit = gwb.commit, cuda_build = gwb.cuda_build,
     lua = _VERSION, gpu = g, host_memory_bytes = m.MemTotal, host_available_bytes = m.MemAvailable,
     cpus = gwb.cpu_count and gwb.cpu_count() or nil, blas = libs.blas, lapack = libs.lapack,
+    blas_config = libs.blas_config,
     backend = gwb.backend(),
   }
   if g.available then
@@ -326,7 +335,7 @@ cmd["info"] = function(_, o)
   end
   say("host      %s CPUs, %s memory (%s available)", tostring(r.cpus or "?"),
     m.MemTotal and fb(m.MemTotal) or "?", m.MemAvailable and fb(m.MemAvailable) or "?")
-  say("BLAS      %s", libs.blas or "?")
+  say("BLAS      %s%s", libs.blas or "?", libs.blas_config and (" (" .. libs.blas_config:gsub("%s+$", "") .. ")") or "")
   say("LAPACK    %s", libs.lapack or "?")
   say("backend   %s (the default for every operation; --backend sets it)", r.backend)
 end
