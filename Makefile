@@ -147,6 +147,8 @@ deps:
 	@scripts/install-deps
 
 demo: deps
+	@if [ "$(CUDA)" = 1 ] && ! ls /dev/nvidia0 >/dev/null 2>&1; then \
+		echo "make demo: no NVIDIA GPU here; 'make demo CUDA=0' builds without compiling the CUDA kernels (most of the build time)"; fi
 	@$(MAKE) --no-print-directory all
 	$(GWB) scripts/demo.lua
 

@@ -2319,3 +2319,40 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 			    tr_oob_ms;
 	return rc;
 }
+
+// Every trainer kernel under the name its launch records, registered as the plugin loads
+// (gwb_gpu_init), so gpu.occupancy("rf_hist", 256) answers before the first training. rf_hist
+// and rf_derive are registered as their float-count variant (weighted classification);
+// unweighted classification launches the unsigned one and regression the double one, which
+// the first launch does not replace (the registry keeps the first function per name).
+static const struct rf_train_registry {
+	rf_train_registry()
+	{
+		static const struct {
+			const char *name;
+			const void *fn;
+		} k[] = {
+			{"rf_hist", (const void *)k_hist<float>},
+			{"rf_derive", (const void *)k_derive<float>},
+			{"rf_stats", (const void *)k_stats<256>},
+			{"rf_plan", (const void *)k_plan},
+			{"rf_decide", (const void *)k_decide},
+			{"rf_pcount", (const void *)k_pcount<256>},
+			{"rf_sizes", (const void *)k_sizes},
+			{"rf_pscatter", (const void *)k_pscatter<256>},
+			{"rf_emit", (const void *)k_emit},
+			{"rf_tadv", (const void *)k_tadv},
+			{"rf_reorder", (const void *)k_reorder},
+			{"rf_boot_count", (const void *)k_boot_count},
+			{"rf_boot_write", (const void *)k_boot_write},
+			{"rf_roots", (const void *)k_roots},
+			{"rf_nchunk", (const void *)k_nchunk},
+			{"rf_quantize", (const void *)k_quantize},
+			{"rf_qsample", (const void *)k_qflags},
+			{"rf_qkeys", (const void *)k_qkeys},
+			{"rf_qedges", (const void *)k_qedges<256>},
+		};
+		for (const auto &e : k)
+			gwb_prof_register_kernel(e.name, e.fn);
+	}
+} rf_train_registry_;

@@ -1,6 +1,7 @@
 /* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
 #define _GNU_SOURCE
 #include "dataset.h"
+#include "dsio.h"
 #include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
@@ -394,4 +395,20 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 		pthread_join(tid[k], NULL);
 	pthread_mutex_destroy(&j.mu);
 	return j.st;
+}
+
+uint64_t gwb_dataset_checksum(const gwb_dataset *d)
+{
+	gwb_xxh64_state h;
+	uint64_t shape[3] = {d->rows, (uint64_t)d->features, (uint64_t)d->task};
+
+	gwb_xxh64_init(&h, 0);
+	gwb_xxh64_update(&h, shape, sizeof(shape));
+	if (d->X)
+		gwb_xxh64_update(&h, d->X, d->rows * (size_t)d->features * sizeof(float));
+	if (d->y)
+		gwb_xxh64_update(&h, d->y, d->rows * sizeof(int32_t));
+	if (d->yr)
+		gwb_xxh64_update(&h, d->yr, d->rows * sizeof(float));
+	return gwb_xxh64_final(&h);
 }

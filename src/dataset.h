@@ -78,6 +78,9 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 /* The same summary for n floats with the given stride of 1 (e.g. a regression target). */
 gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out);
 
+/* XXH64 of the content: rows, features, the feature columns and the targets (bit patterns),
+ * so equal tables give equal sums whatever file they came from. */
+uint64_t gwb_dataset_checksum(const gwb_dataset *d);
 /* Where d's features live: "gpu" uploads X to the device (the host copy stays; nothing changes
  * on failure: GWB_ENOMEM names the bytes needed and free, GWB_ENODEV says why there is no GPU),
  * "cpu" gives the device copy back. */

@@ -185,10 +185,11 @@ static void do_init(void)
 	if (err != cudaSuccess) {
 		int drv = 0;
 		cudaDriverGetVersion(&drv);
+		/* one reason, in words: the runtime's own text here ("CUDA driver version is
+		 * insufficient") reads as "upgrade the driver" when there is none */
 		if (err == cudaErrorInsufficientDriver && drv == 0)
 			snprintf(init_reason, sizeof(init_reason),
-				 "no NVIDIA driver found (%s); CPU backends only",
-				 cudaGetErrorString(err));
+				 "no NVIDIA driver found (no GPU on this machine?); CPU backends only");
 		else
 			snprintf(init_reason, sizeof(init_reason),
 				 "CUDA unavailable: %s (%s); CPU backends only",

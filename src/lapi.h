@@ -82,6 +82,15 @@ gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn);
 /* Raise an error if opts has a key not in the NULL-terminated list `known`. */
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[]);
 
+/* Every run-logged call takes opts.tag = "name" or {"a", "b"}: push it as a list of strings
+ * (nil when absent) for the record; a tag of another type raises naming fn. */
+void gwb_opt_tag(lua_State *L, int idx, const char *fn);
+
+/* The dataset part of a run record for the Dataset at idx: {path (when loaded from a file),
+ * rows, features, task, target, classes, checksum (XXH64 of the features and targets, hex)},
+ * so two runs on different data are never confused. Pushes the table. */
+void gwb_lua_push_datainfo(lua_State *L, int idx);
+
 /* Append one record to the run log: the table at idx ({kind = "rf.train", params = {...},
  * backend = ..., timing = {...}, metrics = {...}}) is passed to gwb.log_run (lua/gwb/runs.lua
  * adds version, device and time, and writes one JSON line). A failure to log only warns. */

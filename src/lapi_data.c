@@ -14,6 +14,8 @@
 #include "csv.h"
 #include "dataset.h"
 #include "dsio.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 #include "synth.h"
 #include "transpose.h"
@@ -218,12 +220,7 @@ static void push_names(lua_State *L, char **names, int n)
 
 static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-
-	while (x >= 1024 && i < 4)
-		x /= 1024, i++;
-	snprintf(b, sz, i ? "%.1f %s" : "%.0f %s", x, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static void count_classes(const gwb_dataset *d, size_t *cnt)
@@ -252,8 +249,13 @@ static int ds_tostring(lua_State *L)
 	if (d->task == GWB_TASK_CLASSIFICATION)   /* before the buffer, which owns the stack top */
 		counts = lua_newuserdatauv(L, sizeof(*counts) * ((size_t)d->classes + 1), 0);
 	luaL_buffinit(L, &B);
-	lua_pushfstring(L, "Dataset: %I rows x %d features, %s", (lua_Integer)d->rows, d->features,
-			task_name(d->task));
+	{
+		char nr[48], nf[48];
+		lua_pushfstring(L, "Dataset: %s x %s, %s",
+				gwb_fmt_count(nr, sizeof(nr), (long long)d->rows, "row", NULL),
+				gwb_fmt_count(nf, sizeof(nf), d->features, "feature", NULL),
+				task_name(d->task));
+	}
 	luaL_addvalue(&B);
 	if (d->task == GWB_TASK_CLASSIFICATION) {
 		size_t *cnt = counts;
@@ -817,6 +819,42 @@ static int l_load(lua_State *L)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
+	if (gwb_npy_path(path) || gwb_npy_is_npy(path)) {
+		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
+		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
+						       NULL};
+		int i, target = 0, task;
+		for (i = 0; !lua_isnil(L, 2) && csv_only[i]; i++) {
+			if (lua_getfield(L, 2, csv_only[i]) != LUA_TNIL)
+				return luaL_error(L, "data.load: option '%s' applies to CSV files; %s is "
+						  "a .npy array (columns col1, col2, ...)", csv_only[i],
+						  path);
+			lua_pop(L, 1);
+		}
+		if (!lua_isnil(L, 2)) {
+			t = lua_getfield(L, 2, "target");
+			if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
+				target = (int)lua_tointeger(L, -1);
+			else if (t == LUA_TSTRING && sscanf(lua_tostring(L, -1), "col%d", &target) == 1 &&
+				 target > 0)
+				;
+			else if (t != LUA_TNIL)
+				return luaL_error(L, "data.load: for a .npy array, option 'target' is a "
+						  "column index (1-based, -1 = last) or \"colN\"");
+			lua_pop(L, 1);
+		}
+		task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
+		st = gwb_npy_load_dataset(path, target, task, &b->d);
+		if (st)
+			return gwb_lua_fail(L, st);
+		lua_createtable(L, 0, 2);  /* d.source */
+		lua_pushstring(L, path);
+		lua_setfield(L, -2, "path");
+		lua_pushstring(L, "npy");
+		lua_setfield(L, -2, "format");
+		lua_setiuservalue(L, -2, 1);
+		return 1;
+	}
 	gwb_csv_opts_init(&o);
 	if (!lua_isnoneornil(L, 2)) {
 		t = lua_getfield(L, 2, "target");
@@ -894,7 +932,10 @@ static int l_save(lua_State *L)
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *path = luaL_checkstring(L, 2);
 
-	gwb_lua_check(L, gwb_dsio_save(d, path));
+	if (gwb_npy_path(path))
+		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
+	else
+		gwb_lua_check(L, gwb_dsio_save(d, path));
 	lua_pushvalue(L, 1);
 	return 1;
 }
@@ -1775,7 +1816,7 @@ out:
 static int m_transpose(lua_State *L)
 {
 	static const char *const keys[] = {"backend", "tile", "pad", "kernel", "reps", "threads",
-					   NULL};
+					   "tag", NULL};
 	const char *fn = "transpose", *kname;
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	gwb_backend want, be;
@@ -1876,6 +1917,8 @@ static int m_transpose(lua_State *L)
 	lua_createtable(L, 0, 5);
 	lua_pushstring(L, "data.transpose");
 	lua_setfield(L, -2, "kind");
+	gwb_opt_tag(L, 2, "transpose");
+	lua_setfield(L, -2, "tag");
 	lua_pushstring(L, r.backend);
 	lua_setfield(L, -2, "backend");
 	lua_createtable(L, 0, 5);
@@ -1907,7 +1950,10 @@ static int m_transpose(lua_State *L)
 static const gwb_reg funcs[] = {
 	{"load", l_load,
 	 "data.load(path [, opts]) -> Dataset\n"
-	 "Read a CSV file (RFC 4180) or a .gwbd file saved by d:save. The CSV is streamed; the\n"
+	 "Read a CSV file (RFC 4180), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D\n"
+	 "float32/float64 array as numpy.save writes it, format 1.0-3.0, C or Fortran order; the\n"
+	 "last column is the target unless target = index; columns are named col1, col2, ...;\n"
+	 "other dtypes, big-endian, 1-D or 3-D arrays are refused). The CSV is streamed; the\n"
 	 "separator (comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
 	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
 	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
@@ -2027,7 +2073,9 @@ static const gwb_reg methods[] = {
 	{"print", m_print,
 	 "d:print([n])\nPrint the summary and the first n rows (default 5)."},
 	{"save", m_save,
-	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save)."},
+	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
+	 ".npy writes a NumPy float32 array instead: the features, then the target as the last\n"
+	 "column (class codes 0, 1, ... unless the class names are numbers)."},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}]) -> d\n"
 	 "Write the Dataset as CSV: a header, the features, the target last. Without decimals\n"

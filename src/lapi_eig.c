@@ -10,7 +10,9 @@
 #include "buffer.h"
 #include "dataset.h"
 #include "dense.h"
+#include "dsio.h"
 #include "eig.h"
+#include "fmt.h"
 #include "intr.h"
 #include "lapi.h"
 
@@ -107,10 +109,18 @@ static void push_timing(lua_State *L, const gwb_eigen *e)
 
 void gwb_lua_log_eigen(lua_State *L, const char *kind, const gwb_eigen *e)
 {
-	/* params table on top: wrap it in the record */
+	/* params table on top: wrap it in the record; params.tag becomes the record's tag */
 	lua_createtable(L, 0, 5);
 	SETS("kind", kind);
 	lua_rotate(L, -2, 1);
+	lua_getfield(L, -1, "tag");
+	lua_setfield(L, -3, "tag");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "tag");
+	lua_getfield(L, -1, "data");  /* the matrix: name, shape, checksum */
+	lua_setfield(L, -3, "data");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "data");
 	lua_setfield(L, -2, "params");
 	SETS("backend", e->backend);
 	push_timing(L, e);
@@ -144,13 +154,29 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	SETS("dtype", dtype);
 	lua_pushboolean(L, o->vectors);
 	lua_setfield(L, -2, "vectors");
+	gwb_opt_tag(L, 2, kind);  /* every eig.* takes its options at 2 */
+	lua_setfield(L, -2, "tag");
+	{
+		/* the matrix (at 1), so two runs on different matrices are never confused */
+		const gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+		char hex[24];
+		lua_createtable(L, 0, 5);
+		SETI("rows", A->rows);
+		SETI("cols", A->cols);
+		SETI("count", A->count);
+		SETS("dtype", gwb_dtype_name(A->dtype));
+		snprintf(hex, sizeof(hex), "%016llx",
+			 (unsigned long long)gwb_xxh64(A->data, gwb_matrix_bytes(A), 0));
+		SETS("checksum", hex);
+		lua_setfield(L, -2, "data");
+	}
 	gwb_lua_log_eigen(L, kind, e);
 }
 
 /* --- eig.solve, eig.batched, eig.svd ------------------------------------------------------ */
 
 static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
-					 "residuals", "max_sweeps", "threads", "sym_tol", NULL};
+					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
 
 static int l_solve(lua_State *L)
 {
@@ -160,6 +186,8 @@ static int l_solve(lua_State *L)
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.solve", solve_keys);
+	gwb_opt_tag(L, 2, "eig.solve");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.solve", &o);
 	gwb_lua_check(L, gwb_eig_dense(A, &o, &e));
 	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
@@ -176,6 +204,8 @@ static int l_batched(lua_State *L)
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.batched", solve_keys);
+	gwb_opt_tag(L, 2, "eig.batched");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.batched", &o);
 	if (o.k)
 		return luaL_error(L, "eig.batched: a batch gets all pairs of every matrix; drop 'k'");
@@ -190,7 +220,8 @@ static int l_batched(lua_State *L)
 
 static int l_svd(lua_State *L)
 {
-	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", NULL};
+	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", "tag",
+					    NULL};
 	gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
 	gwb_dense_opts o;
 	gwb_eigen *e;
@@ -198,6 +229,8 @@ static int l_svd(lua_State *L)
 	lua_Integer k;
 
 	gwb_opt_check_keys(L, 2, "eig.svd", known);
+	gwb_opt_tag(L, 2, "eig.svd");  /* checked before the solve */
+	lua_pop(L, 1);
 	gwb_dense_opts_default(&o);
 	k = gwb_opt_int(L, 2, "eig.svd", "k", 0);
 	if (k < 0)
@@ -496,6 +529,7 @@ static int eigen_tostring(lua_State *L)
 	gwb_eigen *e = u->e;
 	luaL_Buffer b;
 	size_t i, show;
+	char cnt[64], t0[32], t1[32], t2[32], t3[32], t4[32];
 
 	if (!e) {
 		lua_pushstring(L, "Eigen (closed)");
@@ -520,11 +554,15 @@ static int eigen_tostring(lua_State *L)
 			e->orthogonality);
 	else
 		luaL_addstring(&b, "\n  residuals not computed (solve with vectors = true)");
-	if (e->iterations)
-		add_fmt(&b, "; %d %s%s", e->iterations, e->svd || strstr(e->method, "jacobi") ? "sweeps" :
-			"iterations", e->converged ? "" : " (NOT converged)");
-	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms, host %.3f ms; checks %.3f ms)",
-		e->total_ms, e->kernel_ms, e->transfer_ms, host_ms_of(e), e->check_ms);
+	if (e->iterations) {
+		bool sweeps = e->svd || strstr(e->method, "jacobi");
+		add_fmt(&b, "; %s%s", gwb_fmt_count(cnt, sizeof(cnt), e->iterations,
+			sweeps ? "sweep" : "iteration", NULL), e->converged ? "" : " (NOT converged)");
+	}
+	add_fmt(&b, "\n  time %s (kernel %s, transfer %s, host %s; checks %s)",
+		gwb_fmt_ms(t0, sizeof(t0), e->total_ms), gwb_fmt_ms(t1, sizeof(t1), e->kernel_ms),
+		gwb_fmt_ms(t2, sizeof(t2), e->transfer_ms), gwb_fmt_ms(t3, sizeof(t3), host_ms_of(e)),
+		gwb_fmt_ms(t4, sizeof(t4), e->check_ms));
 	if (e->dvectors)
 		luaL_addstring(&b, "\n  vectors on the GPU (e:matrix() stays there; e:vector(i) copies)");
 	luaL_pushresult(&b);

@@ -301,6 +301,25 @@ static void push_name(const char *name, void *ctx)
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
 
+/* gwb's kernels by their launch names, and what each does: so gpu.occupancy("rf_hist", 256)
+ * can say what it asked about when there is no GPU to ask (the registry itself is filled by
+ * the plugin as it loads, kernels/rf_train.cu and kernels/transpose.cu). */
+static const char *const kernel_about[][2] = {
+	{"rf_hist", "the GPU trainer's histogram kernel (rows of a node into per-feature bins, "
+		    "with the split search)"},
+	{"rf_derive", "the GPU trainer's sibling subtraction (parent - smaller child)"},
+	{"rf_stats", "the GPU trainer's per-node statistics"},
+	{"rf_decide", "the GPU trainer's split decision"},
+	{"rf_pcount", "the GPU trainer's partition count"},
+	{"rf_pscatter", "the GPU trainer's partition scatter"},
+	{"rf_quantize", "the GPU quantizer (features to bin codes)"},
+	{"rf_predict", "GPU prediction (a warp walks one tree for 32 rows)"},
+	{"transpose_naive", "teach.transpose's naive kernel (one thread per element)"},
+	{"transpose_tiled", "teach.transpose's 32 x 32 shared-memory tile"},
+	{"transpose_padded", "teach.transpose's padded 32 x 33 tile"},
+	{NULL, NULL},
+};
+
 static int l_occupancy(lua_State *L)
 {
 	static const char *const known[] = {"smem", NULL};
@@ -340,6 +359,22 @@ static int l_occupancy(lua_State *L)
 		const void *fn;
 		name = luaL_checkstring(L, 1);
 		fn = gwb_prof_kernel_fn(name);
+		if (!fn && gwb_gpu_available())
+			fn = gwb_prof_kernel_fn(name);  /* the plugin registered its kernels as it loaded */
+		if (!fn && !gwb_gpu_available()) {
+			const char *about = NULL;
+			int i;
+			for (i = 0; kernel_about[i][0]; i++)
+				if (!strcmp(kernel_about[i][0], name))
+					about = kernel_about[i][1];
+			if (about)  /* one of ours: what it is, and what to ask instead */
+				return luaL_error(L, "gpu.occupancy: no GPU (%s). '%s' is %s; a "
+					  "kernel's registers and shared memory come from its compiled "
+					  "code, which only a GPU reports. Ask about a kernel of a given "
+					  "shape instead, with reference sm_90 limits: gpu.occupancy({regs "
+					  "= 32, smem = 0}, %d); teach.occupancy() explains the limits",
+					  gwb_gpu_unavailable_reason(), name, about, threads);
+		}
 		if (!fn) {
 			luaL_Buffer b;
 			lua_newtable(L);
@@ -517,13 +552,15 @@ static gwb_status time_copy(void *dst, const void *src, size_t bytes, enum cudaM
 
 static int l_bandwidth(lua_State *L)
 {
-	static const char *const known[] = {"bytes", "reps", "log", NULL};
+	static const char *const known[] = {"bytes", "reps", "log", "tag", NULL};
 	lua_Integer bytes = gwb_opt_int(L, 1, "gpu.bandwidth", "bytes", 256 << 20);
 	int reps = (int)gwb_opt_int(L, 1, "gpu.bandwidth", "reps", 5);
 	bool log = gwb_opt_bool(L, 1, "gpu.bandwidth", "log", true);
 	double host;
 
 	gwb_opt_check_keys(L, 1, "gpu.bandwidth", known);
+	gwb_opt_tag(L, 1, "gpu.bandwidth");  /* checked before the copies */
+	lua_pop(L, 1);
 	if (bytes < 4096 || reps < 1 || reps > 32)
 		return luaL_error(L, "gpu.bandwidth: bytes must be >= 4096 and reps 1..32 (got %d, %d)",
 				  (int)bytes, reps);
@@ -620,6 +657,8 @@ static int l_bandwidth(lua_State *L)
 			int res = lua_gettop(L);
 			lua_createtable(L, 0, 4);
 			SETS("kind", "gpu.bandwidth");
+			gwb_opt_tag(L, 1, "gpu.bandwidth");
+			lua_setfield(L, -2, "tag");
 			SETS("backend", "gpu");
 			lua_createtable(L, 0, 2);
 			SETI("bytes", n);

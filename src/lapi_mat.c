@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "dense.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 
 #define MATRIX_T "gwb.Matrix"
@@ -405,7 +407,12 @@ static int m_to(lua_State *L)
 
 static int m_save(lua_State *L)
 {
-	gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), luaL_checkstring(L, 2)));
+	const char *path = luaL_checkstring(L, 2);
+
+	if (gwb_npy_path(path))  /* NumPy: its dtype and layout (C or Fortran order) */
+		gwb_lua_check(L, gwb_npy_save_matrix(gwb_lua_checkmatrix(L, 1), path));
+	else
+		gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), path));
 	return 0;
 }
 
@@ -511,7 +518,7 @@ static int mat_tostring(lua_State *L)
 {
 	lmatrix *m = gwb_lua_checkudata(L, 1, MATRIX_T, MATRIX_T);
 	luaL_Buffer buf;
-	char head[160];
+	char head[160], mem[32];
 	const gwb_matrix *A = m->A;
 
 	if (!A) {
@@ -520,14 +527,14 @@ static int mat_tostring(lua_State *L)
 	}
 	gwb_lua_check(L, gwb_matrix_host(A));  /* the corner shown: a lazy, cached copy */
 	luaL_buffinit(L, &buf);
+	gwb_fmt_bytes(mem, sizeof(mem), (double)gwb_matrix_bytes(A));
 	if (A->batched)
-		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%.1f MiB); "
-			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype),
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%s); "
+			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype), mem);
 	else
-		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%.1f MiB)", A->rows,
+		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%s)", A->rows,
 			 A->cols, gwb_dtype_name(A->dtype), A->layout == GWB_ROW_MAJOR ? "row" : "column",
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+			 mem);
 	luaL_addstring(&buf, head);
 	if (gwb_matrix_device(A) == GWB_DEVICE_GPU)
 		luaL_addstring(&buf, " [on the GPU]");
@@ -675,6 +682,8 @@ static const gwb_reg methods[] = {
 	 "Example: A:set(1, 1, 4.0)"},
 	{"save", m_save, "A:save(path)\n"
 	 "Write the matrix (or batch) in gwb's binary format with a checksum; mat.load reads it.\n"
+	 "A path ending in .npy writes a NumPy array instead (its dtype; C order for row-major,\n"
+	 "Fortran for column-major); mat.read and numpy.load read it.\n"
 	 "Example: A:save(\"a.gwbm\"); B = mat.load(\"a.gwbm\")"},
 	{"matrix", m_matrix, "B:matrix(b) -> Matrix\nA copy of matrix b of a batch (also B[b]).\n"
 	 "Example: B = mat.batch(10, 8); print(B:matrix(3))"},

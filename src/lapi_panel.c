@@ -136,7 +136,8 @@ static int bench_gc(lua_State *L)
 
 static int l_bench(lua_State *L)
 {
-	static const char *const known[] = {"seconds", "runs", "warmup", "label", "log", NULL};
+	static const char *const known[] = {"seconds", "runs", "warmup", "label", "log", "tag",
+					    NULL};
 	double seconds, t0, tlast = 0, sum = 0, mn = INFINITY, mx = 0;
 	lua_Integer runs, warmup, i;
 	const char *label;
@@ -146,6 +147,8 @@ static int l_bench(lua_State *L)
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
 	gwb_opt_check_keys(L, 2, "gwb.bench", known);
+	gwb_opt_tag(L, 2, "gwb.bench");  /* checked before the runs */
+	lua_pop(L, 1);
 	seconds = gwb_opt_num(L, 2, "gwb.bench", "seconds", 1.0);
 	runs = gwb_opt_int(L, 2, "gwb.bench", "runs", 0);
 	warmup = gwb_opt_int(L, 2, "gwb.bench", "warmup", 1);
@@ -250,6 +253,8 @@ static int l_bench(lua_State *L)
 		lua_createtable(L, 0, 5);
 		lua_pushstring(L, "bench");
 		lua_setfield(L, -2, "kind");
+		gwb_opt_tag(L, 2, "gwb.bench");
+		lua_setfield(L, -2, "tag");
 		lua_pushstring(L, "cpu");
 		lua_setfield(L, -2, "backend");
 		lua_createtable(L, 0, 3);

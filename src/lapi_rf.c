@@ -8,6 +8,7 @@
 #include "dataset.h"
 #include "forest.h"
 #include "intr.h"
+#include "fmt.h"
 #include "lapi.h"
 
 #ifdef GWB_HAVE_CUDA
@@ -44,14 +45,14 @@ static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	NULL,
+	"tag", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"folds", "shuffle", NULL,
+	"folds", "shuffle", "tag", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -200,6 +201,8 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 	idx = lua_absindex(L, idx);
 	gwb_opt_check_keys(L, idx, fn, keys);
+	gwb_opt_tag(L, idx, fn);  /* checked now, not after the training */
+	lua_pop(L, 1);
 	gwb_rf_params_init(p);
 	p->trees = clampi(L, gwb_opt_int(L, idx, fn, "trees", p->trees), fn, "trees");
 	p->depth = clampi(L, gwb_opt_int(L, idx, fn, "depth", p->depth), fn, "depth");
@@ -369,11 +372,13 @@ static const char *feature_name(const gwb_forest *f, int j, char *buf, size_t n)
 	return buf;
 }
 
-/* The run-log record for a trained forest (on the stack top). */
-static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, const char *kind)
+/* The run-log record for a forest trained on the Dataset at data with the options at opts. */
+static void log_train(lua_State *L, const gwb_forest *f, int data, int opts, const char *kind)
 {
 	lua_createtable(L, 0, 8);
 	SETS("kind", kind);
+	gwb_opt_tag(L, opts, kind);
+	lua_setfield(L, -2, "tag");
 	push_params(L, f);
 	lua_setfield(L, -2, "params");
 	SETS("backend", gwb_backend_name(f->backend));
@@ -387,14 +392,7 @@ static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, c
 	SETI("leaves", f->leaves);
 	SETI("depth", f->depth_reached);
 	lua_setfield(L, -2, "metrics");
-	lua_createtable(L, 0, 5);
-	SETI("rows", d->rows);
-	SETI("features", d->features);
-	SETS("task", d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
-	if (d->classes)
-		SETI("classes", d->classes);
-	if (d->target)
-		SETS("target", d->target);
+	gwb_lua_push_datainfo(L, data);
 	lua_setfield(L, -2, "data");
 	gwb_lua_log_run(L, -1);
 	lua_pop(L, 1);
@@ -416,7 +414,7 @@ static int l_train(lua_State *L)
 	top = lua_gettop(L);
 	b = newbox(L);
 	gwb_lua_check(L, gwb_rf_train(d, &p, &b->f));
-	log_train(L, b->f, d, "rf.train");
+	log_train(L, b->f, 1, 2, "rf.train");
 	lua_settop(L, top + 1);
 	return 1;
 }
@@ -609,6 +607,8 @@ static int l_cv(lua_State *L)
 		int res = lua_gettop(L);
 		lua_createtable(L, 0, 6);
 		SETS("kind", "rf.cv");
+		gwb_opt_tag(L, 2, "rf.cv");
+		lua_setfield(L, -2, "tag");
 		lua_createtable(L, 0, 12);
 		SETI("folds", k);
 		SETB("shuffle", shuffle);
@@ -629,11 +629,7 @@ static int l_cv(lua_State *L)
 		lua_getfield(L, res, "folds");
 		lua_setfield(L, -2, "folds");
 		lua_setfield(L, -2, "metrics");
-		lua_createtable(L, 0, 3);
-		SETI("rows", d->rows);
-		SETI("features", d->features);
-		if (d->target)
-			SETS("target", d->target);
+		gwb_lua_push_datainfo(L, 1);
 		lua_setfield(L, -2, "data");
 		gwb_lua_log_run(L, -1);
 		lua_settop(L, res);
@@ -1159,9 +1155,14 @@ static int forest_tostring(lua_State *L)
 		return 1;
 	}
 	luaL_buffinit(L, &B);
-	snprintf(line, sizeof(line), "Forest: %d trees, %s on %d features (target '%s')\n",
-		 f->trees, f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
-		 f->features, f->target ? f->target : "?");
+	{
+		char nt[48], nf[48];
+		snprintf(line, sizeof(line), "Forest: %s, %s on %s (target '%s')\n",
+			 gwb_fmt_count(nt, sizeof(nt), f->trees, "tree", NULL),
+			 f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
+			 gwb_fmt_count(nf, sizeof(nf), f->features, "feature", NULL),
+			 f->target ? f->target : "?");
+	}
 	luaL_addstring(&B, line);
 	if (f->classes) {
 		luaL_addstring(&B, "  classes   ");
@@ -1194,15 +1195,21 @@ static int forest_tostring(lua_State *L)
 			 !f->params.oob ? "oob = false" : "no row was out of bag");
 	luaL_addstring(&B, line);
 	if (f->timing.total_ms > 0) {
-		snprintf(line, sizeof(line), "  backend   %s (%s), %.1f ms: quantize %.1f, grow %.1f, "
-			 "oob %.1f%s\n", gwb_backend_name(f->backend), f->backend_why,
-			 f->timing.total_ms, f->timing.quantize_ms, f->timing.grow_ms,
-			 f->timing.oob_ms, f->backend == GWB_BACKEND_GPU && (f->oob_label || f->oob_value)
+		char t[8][32];
+		snprintf(line, sizeof(line), "  backend   %s (%s), %s: quantize %s, grow %s, oob %s%s\n",
+			 gwb_backend_name(f->backend), f->backend_why,
+			 gwb_fmt_ms(t[0], sizeof(t[0]), f->timing.total_ms),
+			 gwb_fmt_ms(t[1], sizeof(t[1]), f->timing.quantize_ms),
+			 gwb_fmt_ms(t[2], sizeof(t[2]), f->timing.grow_ms),
+			 gwb_fmt_ms(t[3], sizeof(t[3]), f->timing.oob_ms),
+			 f->backend == GWB_BACKEND_GPU && (f->oob_label || f->oob_value)
 			 ? " on the gpu" : "");
 		luaL_addstring(&B, line);
-		snprintf(line, sizeof(line), "  time      total %.1f ms = kernels %.1f + transfers %.1f "
-			 "+ host %.1f", f->timing.total_ms, f->timing.kernel_ms,
-			 f->timing.transfer_ms, f->timing.host_ms);
+		snprintf(line, sizeof(line), "  time      total %s = kernels %s + transfers %s + host %s",
+			 gwb_fmt_ms(t[4], sizeof(t[4]), f->timing.total_ms),
+			 gwb_fmt_ms(t[5], sizeof(t[5]), f->timing.kernel_ms),
+			 gwb_fmt_ms(t[6], sizeof(t[6]), f->timing.transfer_ms),
+			 gwb_fmt_ms(t[7], sizeof(t[7]), f->timing.host_ms));
 	} else
 		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
 			 f->backend_why);

@@ -11,6 +11,9 @@
 #include "eig.h"
 #include "eig_sparse.h"
 #include "gpu.h"
+#include "dsio.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 #include "mm.h"
 #include "sparse.h"
@@ -48,15 +51,9 @@ static gwb_csr *sp_check(lua_State *L, int arg)
 	return gwb_lua_checkbox(L, arg, SPARSE_T, SPARSE_T, "SparseMatrix");
 }
 
-static void human_bytes(char *buf, size_t n, double b)
+static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-	while (b >= 1024 && i < 4) {
-		b /= 1024;
-		i++;
-	}
-	snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static int sp_tostring(lua_State *L)
@@ -296,6 +293,12 @@ static int l_read(lua_State *L)
 	gwb_csr *A = NULL;
 	gwb_matrix *D = NULL;
 	lsparse *u = sp_new(L);
+	if (gwb_npy_is_npy(path)) {  /* a NumPy 2-D float array: a dense Matrix */
+		lua_pop(L, 1);
+		gwb_lua_check(L, gwb_npy_load_matrix(path, &D));
+		gwb_lua_push_matrix(L, D);
+		return 1;
+	}
 	if (gwb_csr_is_gwbs(path)) {
 		gwb_lua_check(L, gwb_csr_load(path, &u->A));
 		return 1;
@@ -432,7 +435,31 @@ static int l_knn_laplacian(lua_State *L)
 /* ---------------------------------------------------------------- eig.solve */
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
-	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", NULL};
+	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
+
+/* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
+ * its CSR arrays. Pushes the table. */
+static void push_csr_info(lua_State *L, const gwb_csr *A)
+{
+	gwb_xxh64_state h;
+	char hex[24];
+	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+
+	gwb_xxh64_init(&h, 0);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+			 (size_t)(A->rows + 1) * ib);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+			 (size_t)A->nnz * ib);
+	gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_xxh64_final(&h));
+	lua_createtable(L, 0, 5);
+	if (*A->name)
+		SETS("name", A->name);
+	SETI("rows", A->rows);
+	SETI("cols", A->cols);
+	SETI("nnz", A->nnz);
+	SETS("checksum", hex);
+}
 
 static int solve_sparse(lua_State *L)
 {
@@ -443,6 +470,8 @@ static int solve_sparse(lua_State *L)
 
 	gwb_sp_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, solve_keys);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.solve: k must be in [1, 100000] (got %I)", k);
@@ -505,6 +534,10 @@ static int solve_sparse(lua_State *L)
 	SETS("which", which);
 	SETS("method", e->method);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.solve", e);
 	return 1;
 }
@@ -514,7 +547,7 @@ static int solve_sparse(lua_State *L)
 static int svd_sparse(lua_State *L)
 {
 	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
-					    "backend", "method", NULL};
+					    "backend", "method", "tag", NULL};
 	gwb_csr *A = sp_check(L, 1);
 	const char *fn = "eig.svd";
 	gwb_svd_opts o;
@@ -522,6 +555,8 @@ static int svd_sparse(lua_State *L)
 
 	gwb_svd_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, known);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.svd: k must be in [1, 100000] (got %I)", k);
@@ -553,6 +588,10 @@ static int svd_sparse(lua_State *L)
 	SETI("nnz", A->nnz);
 	SETI("k", o.k);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.svd", e);
 	return 1;
 }
@@ -675,7 +714,9 @@ static const gwb_reg funcs[] = {
 	 "(binary, checksummed) or a Matrix Market file: "
 	 "coordinate (real, integer, pattern; general, symmetric, skew-symmetric; duplicates "
 	 "summed) gives a SparseMatrix, array gives a dense Matrix. Malformed lines are reported "
-	 "as file:line.\nExample: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
+	 "as file:line. A NumPy .npy file (a 2-D float32/float64 array, C or Fortran order, as "
+	 "numpy.save writes it) gives a dense Matrix of its dtype.\n"
+	 "Example: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
 	{"write", l_write, "mat.write(A, path [, comment])\nWrite a SparseMatrix as Matrix Market "
 	 "coordinate (symmetric matrices as their lower triangle) or a dense Matrix as array; 17 "
 	 "significant digits, so a read gives the same values back.\nExample: mat.write(A, "

@@ -11,6 +11,7 @@
 #include <lualib.h>
 
 #include "backend.h"
+#include "cli.h"
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
@@ -35,8 +36,10 @@ static void usage(FILE *f)
 		"  -h, --help       this text\n"
 		"  --               stop handling options\n\n"
 		"With no script and no -e, gwb starts the REPL on a terminal and runs standard\n"
-		"input otherwise. In the REPL, help() lists everything; help(rf.train) explains one.\n"
-		"See man gwb.\n");
+		"input otherwise. In the REPL, help() lists everything; help(rf.train) explains one.\n\n"
+		"Commands (gwb COMMAND ...; gwb help COMMAND describes one):\n");
+	gwb_cli_list(f);
+	fprintf(f, "\nSee man gwb.\n");
 }
 
 static void print_version(void)
@@ -149,7 +152,7 @@ static void run_rc(lua_State *L)
 
 int main(int argc, char **argv)
 {
-	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0;
+	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0, command = 0;
 	lua_State *L;
 	int status = LUA_OK;
 
@@ -211,6 +214,12 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* A one-shot command (gwb rf train ...) where a script name would be; "--" before it
+	 * makes it a script name again. */
+	if (script && !stdin_script && strcmp(argv[script - 1], "--") &&
+	    gwb_cli_match(argc - script, argv + script))
+		command = script;
+
 	L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "gwb: cannot create the Lua state: out of memory\n");
@@ -232,7 +241,7 @@ int main(int argc, char **argv)
 	lua_pushboolean(L, gwb_panel_allowed());
 	lua_setfield(L, -2, "panel_allowed");
 	lua_pop(L, 1);
-	create_arg_table(L, argv, argc, script);
+	create_arg_table(L, argv, argc, command ? 0 : script);
 	/* The Lua side of gwb: help(), the pretty printer, the files in lua/gwb. */
 	lua_getglobal(L, "require");
 	lua_pushstring(L, "gwb");
@@ -272,6 +281,12 @@ int main(int argc, char **argv)
 			rc = (int)lua_tointeger(L, -1);
 		else
 			gwb_repl_report(L, progname);
+		gwb_panel_shutdown();
+		lua_close(L);
+		return rc;
+	}
+	if (command) {
+		int rc = gwb_cli_run(L, argc - command, argv + command);
 		gwb_panel_shutdown();
 		lua_close(L);
 		return rc;

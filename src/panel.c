@@ -26,6 +26,7 @@
 
 #include <readline/readline.h>
 
+#include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
 #include "prof.h"
@@ -172,17 +173,7 @@ static volatile sig_atomic_t restore_have_tio;
 
 static void human_bytes(char *buf, size_t n, double b)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-
-	while (b >= 1024 && i < 4) {
-		b /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, n, "%.0f B", b);
-	else
-		snprintf(buf, n, b < 10 ? "%.2f %s" : b < 100 ? "%.1f %s" : "%.0f %s", b, u[i]);
+	gwb_fmt_bytes(buf, n, b);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static void human_secs(char *buf, size_t n, double s)

@@ -64,6 +64,11 @@ static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 
+	/* {usage = "..."}: a one-shot command's usage error (cli.c), passed through as it is */
+	if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "usage") == LUA_TSTRING) {
+		lua_settop(L, 1);
+		return 1;
+	}
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;
@@ -316,6 +321,11 @@ static void collect(lua_State *L, int cand, const char *part, size_t plen)
 		if (lua_istable(L, -1))
 			add_keys(L, -1, cand, part, plen);
 		lua_pop(L, 1);
+		/* fields that a __index function answers (d.rows): named in __fields (help.lua) */
+		lua_getfield(L, -1, "__fields");
+		if (lua_istable(L, -1))
+			add_keys(L, -1, cand, part, plen);
+		lua_pop(L, 1);
 		lua_getfield(L, -1, "__index");
 		lua_remove(L, -2);  /* the metatable */
 		if (!lua_istable(L, -1)) {
@@ -325,6 +335,27 @@ static void collect(lua_State *L, int cand, const char *part, size_t plen)
 		lua_remove(L, -2);  /* continue with __index */
 	}
 	lua_pop(L, 1);
+}
+
+/* Lua's word breaks, except inside a string, where a file name's '/' and '.' are part of the
+ * word (readline would otherwise drop a leading '/'). */
+#define LUA_WORD_BREAKS " \t\n\"\\'`@$><=;|&{(,[+-*/%^~#}"
+
+static char *word_breaks(void)
+{
+	char q = 0;
+	int i;
+
+	for (i = 0; i < rl_point && rl_line_buffer[i]; i++) {
+		char c = rl_line_buffer[i];
+		if (q && c == '\\')
+			i++;
+		else if (q && c == q)
+			q = 0;
+		else if (!q && (c == '"' || c == '\''))
+			q = c;
+	}
+	return (char *)(q ? " \t\n\"'" : LUA_WORD_BREAKS);
 }
 
 static char **complete(const char *text, int start, int end)
@@ -338,6 +369,14 @@ static char **complete(const char *text, int start, int end)
 	(void)start;
 	(void)end;
 	rl_attempted_completion_over = 1;  /* never fall back to file names */
+	/* readline resets this before every completion: no space after a name (a table wants a
+	 * '.', a function a '(') */
+	rl_completion_append_character = '\0';
+	if (rl_completion_quote_character) {
+		/* inside a string: file names (data.load("datasets/ir<Tab>) */
+		rl_filename_completion_desired = 1;
+		return rl_completion_matches(text, rl_filename_completion_function);
+	}
 	if (!L)
 		return NULL;
 	for (p = text; *p; p++)
@@ -524,7 +563,14 @@ static int compile_chunk(lua_State *L, const char *buf)
 
 	if (buf[0] == '=')  /* lua 5.1 style "=expr" */
 		src = buf + 1;
-	lua_pushfstring(L, "return %s;", src);
+	{
+		/* "1+1;" is the expression 1+1, printed quietly (the caller sees the ';') */
+		size_t n = strlen(src);
+		while (n && strchr(" \t\n;", src[n - 1]))
+			n--;
+		lua_pushfstring(L, "return %s;", lua_pushlstring(L, src, n));
+		lua_remove(L, -2);
+	}
 	st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
 	lua_remove(L, -2);
 	if (st == LUA_OK)
@@ -549,6 +595,9 @@ static void print_results(lua_State *L, int n)
 
 	if (n <= 0)
 		return;
+	/* _ holds the last printed result (the first, when a line gives several) */
+	lua_pushvalue(L, base + 1);
+	lua_setglobal(L, "_");
 	lua_getglobal(L, "gwb");
 	if (lua_istable(L, -1) && lua_getfield(L, -1, "print_results") == LUA_TFUNCTION) {
 		lua_remove(L, -2);
@@ -578,6 +627,72 @@ static int timing_enabled(lua_State *L)
 	return on;
 }
 
+/* The line without surrounding blanks, in buf (NUL-terminated); its length. */
+static size_t trimmed(const char *s, char *buf, size_t cap)
+{
+	size_t a = strspn(s, " \t\n"), n = strlen(s + a);
+
+	while (n && strchr(" \t\n", s[a + n - 1]))
+		n--;
+	if (n >= cap)
+		return (size_t)-1;
+	memcpy(buf, s + a, n);
+	buf[n] = '\0';
+	return n;
+}
+
+/* "?rf.train", "rf.train?", "?" alone: help at the prompt. Returns the Lua call to run instead
+ * (gwb.help_at_prompt "rf.train"), or NULL when the line is not such a request. */
+static char *help_request(const char *chunk)
+{
+	char t[256], *out;
+	const char *name;
+	size_t n = trimmed(chunk, t, sizeof(t)), i;
+
+	if (n == (size_t)-1 || n == 0)
+		return NULL;
+	if (t[0] == '?') {
+		name = t + 1;
+	} else if (t[n - 1] == '?') {
+		t[n - 1] = '\0';
+		name = t;
+	} else {
+		return NULL;
+	}
+	name += strspn(name, " \t");
+	for (i = strlen(name); i && strchr(" \t", name[i - 1]); i--)
+		;
+	((char *)name)[i] = '\0';
+	for (i = 0; name[i]; i++)
+		if (!(name[i] == '_' || name[i] == '.' || name[i] == ':' ||
+		      (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return NULL;
+	out = malloc(strlen(name) + 40);
+	if (out)
+		sprintf(out, "gwb.help_at_prompt(\"%s\")", name);
+	return out;
+}
+
+/* "exit", "quit" (and "exit()", "quit()") leave the REPL, as in Python, unless the name means
+ * something else in this session. */
+static int is_leave(lua_State *L, const char *chunk)
+{
+	char t[16];
+	size_t n = trimmed(chunk, t, sizeof(t));
+	int bound;
+
+	if (n == (size_t)-1)
+		return 0;
+	if (n > 2 && !strcmp(t + n - 2, "()"))
+		t[n - 2] = '\0';
+	if (strcmp(t, "exit") && strcmp(t, "quit"))
+		return 0;
+	bound = lua_getglobal(L, t) != LUA_TNIL;
+	lua_pop(L, 1);
+	return !bound;
+}
+
 static int ends_with_semicolon(const char *s)
 {
 	size_t n = strlen(s);
@@ -592,13 +707,16 @@ void gwb_repl_run(lua_State *L)
 	int tty = isatty(STDIN_FILENO);
 	char *chunk = NULL;
 	size_t chunk_len = 0;
+	int help_line;
 
 	if (tty) {
 		rl_readline_name = "gwb";
 		rl_catch_signals = 0;
 		rl_catch_sigwinch = 1;
 		rl_attempted_completion_function = complete;
-		rl_completer_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[+-*/%^~#}";
+		rl_completer_word_break_characters = LUA_WORD_BREAKS;
+		rl_completion_word_break_hook = word_breaks;
+		rl_completer_quote_characters = "\"'";  /* a word inside quotes is a file name */
 		rl_completion_append_character = '\0';
 		comp_L = L;
 		history_setup();
@@ -647,11 +765,29 @@ void gwb_repl_run(lua_State *L)
 			chunk_len = 0;
 			continue;
 		}
+		if (is_leave(L, chunk)) {
+			if (tty)
+				history_add(chunk);
+			fputs("(leaving gwb; Ctrl-D at the prompt leaves too)\n", stdout);
+			break;
+		}
+		help_line = 0;
+		{
+			char *h = help_request(chunk);
+			if (h) {
+				if (tty)
+					history_add(chunk);  /* as typed */
+				free(chunk);
+				chunk = h;
+				chunk_len = strlen(h);
+				help_line = 1;
+			}
+		}
 		top = lua_gettop(L);
 		st = compile_chunk(L, chunk);
 		if (st == -1)
 			continue;  /* incomplete: read a continuation line */
-		if (tty)
+		if (tty && !help_line)
 			history_add(chunk);
 		if (st == LUA_OK) {
 			double t0 = gwb_now();

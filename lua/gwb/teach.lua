@@ -11,10 +11,11 @@ local Lesson = { __name = "gwb.Lesson" }
 Lesson.__index = Lesson
 function Lesson.__tostring(l) return table.concat(l.text, "\n") end
 
+-- A lesson draws as it is made (gwb.draw): teach.transpose() shows in a script too.
 local function lesson(text, data)
   data = data or {}
   data.text = text
-  return setmetatable(data, Lesson)
+  return gwb.draw(setmetatable(data, Lesson))
 end
 
 local function wrap(s, width)
