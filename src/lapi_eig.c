@@ -684,8 +684,11 @@ static int l_pca(lua_State *L)
 	if (rc)
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	rc = gwb_eig_dense(C, &o, &e);
+	if (!rc)
+		rc = gwb_eigen_host_vectors(e);  /* a GPU result's loadings, read below */
 	if (rc) {
 		gwb_matrix_free(C);
+		gwb_eigen_free(e);
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	}
 	for (i = 0; i < p; i++)

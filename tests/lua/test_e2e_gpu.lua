@@ -217,3 +217,36 @@ T.test("gpu large staged copies: a batch over several staging chunks round-trips
     T.eq(B:get(1, 1, b), H:get(1, 1, b))
   end
 end)
+
+T.test("SparseMatrix:to(\"gpu\") without a GPU says why", function()
+  if gpu.available() then T.skip("a GPU is present: the GPU test below covers it") end
+  local A = mat.laplacian3d(4)
+  T.eq(A.device, "cpu")
+  T.raises(function() A:to("gpu") end, "cannot move the 64 x 64 sparse matrix to the GPU: ")
+  T.eq(A.device, "cpu")
+  T.raises(function() A:to("fpga") end, 'device must be "cpu" or "gpu"')
+end)
+
+T.test("gpu SparseMatrix residency: the solvers use the resident CSR in place", function()
+  T.need_gpu()
+  collectgarbage()
+  local A = mat.laplacian3d(24)
+  local ref = eig.solve(A, { k = 4, backend = "gpu" })
+  local before = gpu.mem().ours
+  T.eq(A:to("gpu"), A)
+  T.eq(A.device, "gpu")
+  local held = gpu.mem().ours
+  T.ok(held > before, "the CSR is held on the device")
+  local e = eig.solve(A, { k = 4 })  -- auto follows the matrix
+  T.eq(e.backend, "gpu")
+  for i = 1, 4 do T.near(e.values[i], ref.values[i], 1e-10) end
+  local s = eig.svd(A, { k = 3 })
+  T.eq(s.backend, "gpu")
+  e, s = nil, nil
+  collectgarbage()
+  T.ok(gpu.mem().ours >= held, "the resident copy survives the solves")
+  A:to("cpu")
+  T.eq(A.device, "cpu")
+  collectgarbage()
+  T.eq(gpu.mem().ours, before)
+end)
