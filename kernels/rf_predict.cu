@@ -221,6 +221,23 @@ __global__ void k_finish(const float *votes, size_t N, int O, int T, int32_t *la
 		labels[i] = best;
 }
 
+// The device's properties, read once (cudaGetDeviceProperties costs more than a small
+// prediction's kernels).
+gwb_status device_info(gwb_gpu_info *out)
+{
+	static gwb_gpu_info info;
+	static bool have;
+	gwb_status rc;
+
+	if (!have) {
+		if ((rc = gwb_gpu_get_info(&info)))
+			return rc;
+		have = true;
+	}
+	*out = info;
+	return GWB_OK;
+}
+
 // host <-> device copies of rows and results
 gwb_status copy_in(void *dev, const void *host, size_t n)
 {
@@ -454,7 +471,7 @@ gwb_status predict_dev(const gwb_forest *f, const gwb_dataset *d, int block, gwb
 
 	if ((rc = gwb_forest_check_data(f, d)))
 		return rc;
-	if ((rc = gwb_gpu_get_info(&info)))
+	if ((rc = device_info(&info)))
 		return rc;
 	if (block <= 0)
 		block = 256;
