@@ -13,8 +13,13 @@
 --       kernel_ms=... transfer_ms=... host_ms=... target=... MET|MISSED
 -- Targets (issue 12): dense eig.solve n = 8192 f64 and f32, all pairs: ratio <= 1.15 in both
 -- modes; eig.batched with vectors: device <= 1.0, host <= 1.5; values only: <= 1.0 in both.
--- scripts/bench/e2e_rf.lua, when present, adds the random-forest cases (same line format,
--- through E2E.emit). GWB_BENCH_QUICK=1: small sizes. GWB_PYTHON: the peers' python.
+-- scripts/bench/e2e_rf.lua, when present, adds the random-forest cases: e2e.lua dofile()s it
+-- last (scripts/bench/run skips it as a script of its own), with a global E2E = {emit, quick,
+-- results, python, here}; E2E.emit{case =, mode = "host"|"device", gwb_s =, peer =, peer_s =,
+-- kernel_ms =, transfer_ms =, host_ms =, target = (ratio bound or nil), extra = (string or
+-- nil)} prints the line and appends it to the results file. GWB_BENCH_QUICK=1: small sizes.
+-- GWB_PYTHON: the peers' python. GWB_E2E_PEERS=cupy,torch: which peers (default both);
+-- GWB_E2E_PEER_BUDGET / GWB_E2E_PEER_SLOW: see e2e_peers.py. GWB_E2E_OUT: the results file.
 -- GWB_E2E_CASES: space-separated case names to run (default all).
 local quick = (os.getenv("GWB_BENCH_QUICK") or "") ~= "" and os.getenv("GWB_BENCH_QUICK") ~= "0"
 local python = os.getenv("GWB_PYTHON") or "python3"
