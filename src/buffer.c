@@ -531,10 +531,12 @@ gwb_status gwb_buf_host(gwb_buf *b, void **p)
 
 	*p = NULL;
 	if (!b->host_valid) {
-		if (!b->host && !(b->host = malloc(b->bytes ? b->bytes : 1)))
-			return gwb_error(GWB_ENOMEM, "out of host memory for a copy of %s (%zu bytes)",
-					 b->purpose, b->bytes);
-		b->host_borrowed = false;
+		if (!b->host) {
+			if (!(b->host = malloc(b->bytes ? b->bytes : 1)))
+				return gwb_error(GWB_ENOMEM, "out of host memory for a copy of %s (%zu "
+						 "bytes)", b->purpose, b->bytes);
+			b->host_borrowed = false;  /* ours; a caller's host memory stays the caller's */
+		}
 		if ((rc = b->ops->copy_out(b->host, b->dev, b->bytes)))
 			return rc;
 		b->host_valid = true;
