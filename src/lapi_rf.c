@@ -664,7 +664,8 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 
 typedef struct pbox {
 	gwb_rf_gpu_pred *p;
-	bool codes;  /* labels as class numbers */
+	bool codes;        /* labels as class numbers */
+	const char *note;  /* how the columns were matched (a static string), or NULL */
 } pbox;
 
 static int pred_release(lua_State *L)
@@ -752,6 +753,13 @@ static int pred_index(lua_State *L)
 			push_pred_timing(L, b->p);
 			return 1;
 		}
+		if (!strcmp(k, "note")) {
+			if (b->note)
+				lua_pushstring(L, b->note);
+			else
+				lua_pushnil(L);
+			return 1;
+		}
 	}
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
@@ -829,7 +837,8 @@ static const gwb_reg pred_methods[] = {
 
 /* Predict on the GPU when that is where the work goes; pushes a Predictions object and
  * returns true, else pushes nothing and returns false (the caller uses the CPU). */
-static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out what, bool codes)
+static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out what, bool codes,
+			const char *note)
 {
 	bool use = false;
 	pbox *b;
@@ -844,6 +853,7 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 	memset(b, 0, sizeof(*b));
 	luaL_setmetatable(L, PRED_MT);
 	b->codes = codes;
+	b->note = note;
 	st = gwb_rf_predict_gpu_keep(f, d, what, &b->p);
 	if ((st == GWB_EINVAL || st == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  /* a forest or data the GPU path does not take: the CPU does */
@@ -899,7 +909,7 @@ static int m_predict(lua_State *L)
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
-	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes))
+	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes, note))
 		return 1;
 #endif
 	if (f->task == GWB_TASK_CLASSIFICATION) {
@@ -976,7 +986,7 @@ static int m_predict_proba(lua_State *L)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
-	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false))
+	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false, note))
 		return 1;
 #endif
 	pr = lua_newuserdatauv(L, sizeof(float) * (d->rows * (size_t)f->classes + 1), 0);
