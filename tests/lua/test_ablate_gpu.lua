@@ -147,6 +147,17 @@ test("GPU switches reach their code paths and keep the results", function()
   eq(r3.rows[1].measured, true, "rf.predict_vote reached: " .. tostring(r3.rows[1].why))
   ok(r3.rows[1].agree, "rf.predict_vote: " .. tostring(r3.rows[1].check))
   ok(f, "a forest")
+  -- the staged copies: d:to("gpu") uploads through buffer.c's pinned ring
+  local r5 = gwb.ablate(function()
+    big:to("gpu")
+    local p = fb:predict(big, { codes = true })
+    big:to("cpu")
+    return p
+  end, { switches = { "copy.pinned", "copy.streamed" }, runs = 1, print = false, log = false })
+  for _, x in ipairs(r5.rows) do
+    eq(x.measured, true, x.switch .. " reached: " .. tostring(x.why))
+    ok(x.agree, x.switch .. ": " .. tostring(x.check))
+  end
   local A = mat.laplacian2d(200, { sparse = true })
   local r4 = gwb.ablate(function() return eig.solve(A, { k = 6, which = "smallest", backend = "gpu" }) end,
     { switches = { "spmv.ours", "eig.rowmajor", "eig.chebyshev" }, runs = 1, print = false, log = false })
