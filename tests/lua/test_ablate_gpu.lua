@@ -46,7 +46,7 @@ end)
 test("gpu.kernels() shows declared bytes for every launch", function()
   T.need_gpu()
   gpu.reset()
-  local d = data.synth { kind = "classification", rows = 20000, features = 8, classes = 3, seed = 1 }
+  local d = data.synth { kind = "classification", rows = 20000, features = 8, classes = 3, informative = 6, seed = 1 }
   rf.train(d, { trees = 4, backend = "gpu", progress = false, max_features = "all" })
   local ks = gpu.kernels()
   ok(#ks > 5, "the trainer launched kernels")
@@ -130,7 +130,7 @@ test("GPU switches reach their code paths and keep the results", function()
     eq(x.measured, true, x.switch)
     ok(x.agree, x.switch .. ": " .. tostring(x.check))
   end
-  local d = data.synth { kind = "classification", rows = 50000, features = 16, classes = 3, seed = 4 }
+  local d = data.synth { kind = "classification", rows = 50000, features = 16, classes = 3, informative = 6, seed = 4 }
   local f = rf.train(d, { trees = 8, backend = "gpu", progress = false, max_features = "all", seed = 5 })
   local r2 = gwb.ablate(function()
     return rf.train(d, { trees = 8, backend = "gpu", progress = false, max_features = "all", seed = 5 })
@@ -140,7 +140,7 @@ test("GPU switches reach their code paths and keep the results", function()
     ok(x.agree, x.switch .. ": " .. tostring(x.check))
   end
   -- prediction goes to the GPU for large work (GWB_RF_GPU_PREDICT_MIN_BYTES) or --backend gpu
-  local big = data.synth { kind = "classification", rows = 1 << 20, features = 16, classes = 3, seed = 6 }
+  local big = data.synth { kind = "classification", rows = 1 << 20, features = 16, classes = 3, informative = 6, seed = 6 }
   local fb = rf.train(big, { trees = 64, depth = 8, backend = "gpu", progress = false, seed = 5 })
   local r3 = gwb.ablate(function() return fb:predict(big, { codes = true }) end,
     { switches = { "rf.predict_vote" }, runs = 1, print = false, log = false })
