@@ -37,8 +37,9 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
               -DGWB_VERSION='"$(VERSION)"' -MMD -MP \
               -DGWB_SRCDIR='"$(CURDIR)"'
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
+# LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 \
-          -l:liblapack.so.3 -l:libblas.so.3 -lpthread -lm -ldl
+          -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
 OPT := -O0
@@ -72,7 +73,7 @@ PLUGIN :=
 TRAMPOBJ :=
 endif
 
-LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o
+LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o $(OBJDIR)/luadata.o
 MAINOBJ := $(OBJDIR)/src/main.o
 GWB := $(BUILD)/gwb
 
@@ -114,6 +115,19 @@ $(OBJDIR)/commit.o: $(OBJDIR)/commit.c
 	$(CC) $(ALL_CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
 
 FORCE:
+
+# The Lua files compiled to bytecode into the binary (src/embed.h says which copy wins), by a
+# tiny tool linked with the static liblua5.4.a (no Lua installation needed).
+LUAFILES := $(wildcard lua/gwb/*.lua)
+$(OBJDIR)/luac-embed: tools/luac-embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(DEPS_LIB) -l:liblua5.4.a -lm -ldl
+
+$(OBJDIR)/luadata.c: $(OBJDIR)/luac-embed $(LUAFILES)
+	$(OBJDIR)/luac-embed $@ $(LUAFILES)
+
+$(OBJDIR)/luadata.o: $(OBJDIR)/luadata.c
+	$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
 
 $(OBJDIR)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)

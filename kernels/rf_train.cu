@@ -995,6 +995,92 @@ __global__ void k_reorder(int nrec, int outputs, Rec a, Rec b, const int *toff)
 		b.value[(size_t)dst * outputs + k] = a.value[(size_t)p * outputs + k];
 }
 
+// ---- out of bag: on the device, from the codes, bootstrap counts regenerated ------------------
+
+// Thread per training row: for the batch's trees in order, the trees where the row's in-bag
+// count c(t, r) is 0 (d_boot, the same stream as the growth: no mask is stored) walk the row's
+// codes (code <= thr left, the NaN code nb[f] by nan_left, exactly the float rule) and add the
+// leaf's values in double to the row's sums: the same sums in the same order as forest.c's
+// predict_sums, so the OOB result is the CPU's bit for bit. OM > 0: sums in registers.
+template <int OM>
+__global__ void k_oob(Data d, Cfg cfg, int T_, Rec r, const int *toff, int O, double *acc,
+		      int *nt)
+{
+	size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= d.N)
+		return;
+	double a[OM > 0 ? OM : 1];
+	double *ga = acc + row * (size_t)O;
+#pragma unroll
+	for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+		a[k] = (OM > 0 && k < O) ? ga[k] : 0.0;
+	int n = nt[row];
+	for (int t = 0; t < T_; t++) {
+		if (d_boot(cfg.seed, cfg.bootstrap, (uint64_t)(cfg.tree0 + t), row))
+			continue;
+		int base = __ldg(&toff[t]), g = base, f;
+		while ((f = __ldg(&r.feat[g])) >= 0) {
+			int code = __ldg(&d.codes[(size_t)f * d.N + row]);
+			bool left = code == __ldg(&d.nb[f]) ? __ldg(&r.nanl[g]) != 0
+							    : code <= (int)__ldg(&r.thr[g]);
+			g = base + (left ? __ldg(&r.left[g]) : __ldg(&r.right[g]));
+		}
+		const float *v = r.value + (size_t)g * O;
+		if (OM > 0) {
+#pragma unroll
+			for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+				if (k < O)
+					a[k] += (double)__ldg(&v[k]);
+		} else {
+			for (int k = 0; k < O; k++)
+				ga[k] += (double)__ldg(&v[k]);
+		}
+		n++;
+	}
+	nt[row] = n;
+	if (OM > 0)
+#pragma unroll
+		for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+			if (k < O)
+				ga[k] = a[k];
+}
+
+// The per-row OOB result: classification the first argmax (-1 without an OOB tree),
+// regression the double mean (NaN without one), as gwb_forest_oob_cpu computes them.
+__global__ void k_oob_final(size_t N, int O, int classify, const double *acc, const int *nt,
+			    int32_t *lab, double *val)
+{
+	size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= N)
+		return;
+	const double *a = acc + row * (size_t)O;
+	int n = nt[row];
+	if (classify) {
+		int best = 0;
+		for (int k = 1; k < O; k++)
+			if (a[k] > a[best])
+				best = k;
+		lab[row] = n ? best : -1;
+	} else {
+		val[row] = n ? a[0] / n : __longlong_as_double(0x7ff8000000000000LL);
+	}
+}
+
+typedef void (*OobKernel)(Data, Cfg, int, Rec, const int *, int, double *, int *);
+
+static OobKernel pick_oob(int O)
+{
+	if (O <= 1)
+		return k_oob<1>;
+	if (O <= 2)
+		return k_oob<2>;
+	if (O <= 4)
+		return k_oob<4>;
+	if (O <= 8)
+		return k_oob<8>;
+	return k_oob<0>;
+}
+
 // ---- quantization on the device --------------------------------------------------------------
 
 __global__ void k_quantize(const float *X, size_t N, int F, const float *edges, int stride,
@@ -1143,6 +1229,12 @@ __global__ void k_qedges(const uint32_t *keys, int n, int maxnb, float *edges, i
 }
 
 // ---- host side -------------------------------------------------------------------------------
+
+// host -> device copies of the training data
+gwb_status upload(void *dev, const void *host, size_t bytes)
+{
+	return gwb_copy(dev, host, bytes, GWB_H2D, false);
+}
 
 struct Buf {
 	void *p = nullptr;
@@ -1340,6 +1432,9 @@ struct Trainer {
 	// per batch
 	Buf idx[2], cnt[2], tiles, tree_next, root_w, ghist, tickets, chunk_left, scan_tmp, toff;
 	Buf hs[2], tickets2, nderived;  // sibling subtraction: kept histograms of two levels
+	Buf oob_acc, oob_nt;  // OOB: per-row sums (N x outputs, double) and out-of-bag trees
+	bool oob = false;
+	double oob_ms = 0;
 	size_t sub_budget = 0;  // bytes the kept histograms of one level may take (0 = free / 4)
 	size_t sub_kept = 0, sub_derived = 0, sub_fallbacks = 0;  // counts, for the run log
 	LevelBufs lv[2];
@@ -1379,7 +1474,7 @@ struct Trainer {
 		release_batch();
 		gwb_quant_free(own_q);
 		own_q = nullptr;
-		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb};
+		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb, &oob_acc, &oob_nt};
 		for (Buf *b : all)
 			buf_free(*b);
 		for (int i = 0; i < nbatches; i++)
@@ -1410,6 +1505,7 @@ struct Trainer {
 	template <typename T> gwb_status run_batch(int tree0, int T_, HostBatch &hb);
 	gwb_status quantize(gwb_quant **out);
 	gwb_status train();
+	gwb_status oob_finish();
 	gwb_quant *own_q = nullptr;
 };
 
@@ -1688,6 +1784,18 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	for (int t = 0; t <= T_; t++)
 		hb.toff[t] = toff_h[t];
 	free(toff_h);
+	if (oob) {
+		// this batch's trees into the rows' OOB sums, while the records are on the device
+		// (last: a batch that fails before here is grown again, and must not count twice)
+		double t0 = gwb_now();
+		if ((rc = gwb_launch("rf_oob", pick_oob(cfg.outputs), dim3(grid1(N, 128)), dim3(128),
+				     0, 0, (double)N * (0.37 * T_ * 8 + 8.0 * cfg.outputs * 2), d, cfg,
+				     T_, rec2.view(), (const int *)P<int>(toff), cfg.outputs,
+				     P<double>(oob_acc), P<int>(oob_nt))) ||
+		    (rc = CUDA_CHECK(cudaStreamSynchronize(0))))
+			return rc;
+		oob_ms += (gwb_now() - t0) * 1e3;
+	}
 	return GWB_OK;
 }
 
@@ -1707,6 +1815,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	X.tag = flags.tag = sidx.tag = nsel.tag = keys.tag = keys2.tag = edges.tag = nbd.tag =
 		hn.tag = tmp.tag = offs.tag = "rf.quantize";
 	int n = (int)N;
+	const float *Xd = nullptr;
 
 	*out = nullptr;
 	if (!q)
@@ -1723,9 +1832,13 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		rc = gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
 		goto out;
 	}
-	if ((rc = buf_need(X, N * (size_t)F * 4)) ||
-	    (rc = gwb_copy(X.p, ds->X, N * (size_t)F * 4, GWB_H2D, false)))
-		goto out;
+	// a GPU-resident dataset (d:to("gpu")) is read in place; else the features are copied up
+	Xd = gwb_dataset_gpu_X(ds);
+	if (!Xd) {
+		if ((rc = buf_need(X, N * (size_t)F * 4)) || (rc = upload(X.p, ds->X, N * (size_t)F * 4)))
+			goto out;
+		Xd = (const float *)X.p;
+	}
 	if (N > sample) {
 		uint64_t cut = (uint64_t)((double)sample / (double)N * 18446744073709551615.0);
 		size_t bytes = 0;
@@ -1755,7 +1868,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	if (n > 0) {
 		if ((rc = gwb_launch("rf_qkeys", k_qkeys,
 				     dim3((unsigned)std::min(((size_t)n + 255) / 256, (size_t)64), F),
-				     dim3(256), 0, 0, (double)F * n * 8, (const float *)X.p, N,
+				     dim3(256), 0, 0, (double)F * n * 8, Xd, N,
 				     N > sample ? (const int *)P<int>(sidx) : (const int *)nullptr, n,
 				     P<uint32_t>(keys))))
 			goto out;
@@ -1791,7 +1904,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		goto out;
 	if ((rc = gwb_launch("rf_quantize", k_quantize,
 			     dim3((unsigned)std::min<size_t>((N + 255) / 256, 256), F), dim3(256),
-			     (size_t)maxnb * 4, 0, (double)N * F * 5, (const float *)X.p, N, F,
+			     (size_t)maxnb * 4, 0, (double)N * F * 5, Xd, N, F,
 			     (const float *)P<float>(edges), maxnb, (const int *)P<int>(nbd),
 			     P<uint8_t>(codes), P<int>(hn))))
 		goto out;
@@ -1921,13 +2034,13 @@ gwb_status Trainer::train()
 	}
 	if (qz->codes &&
 	    ((rc = buf_need(codes, N * (size_t)F)) ||
-	     (rc = gwb_copy(codes.p, qz->codes, N * (size_t)F, GWB_H2D, false))))
+	     (rc = upload(codes.p, qz->codes, N * (size_t)F))))
 		return rc;
 	if (reg) {
-		if ((rc = buf_need(yr, N * 4)) || (rc = gwb_copy(yr.p, ds->yr, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(yr, N * 4)) || (rc = upload(yr.p, ds->yr, N * 4)))
 			return rc;
 	} else {
-		if ((rc = buf_need(y, N * 4)) || (rc = gwb_copy(y.p, ds->y, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(y, N * 4)) || (rc = upload(y.p, ds->y, N * 4)))
 			return rc;
 		if (!intmode && job->class_weight &&
 		    ((rc = buf_need(cw, (size_t)ds->classes * 8)) ||
@@ -1935,7 +2048,7 @@ gwb_status Trainer::train()
 			return rc;
 	}
 	if (p->sample_weight &&
-	    ((rc = buf_need(sw, N * 4)) || (rc = gwb_copy(sw.p, p->sample_weight, N * 4, GWB_H2D, false))))
+	    ((rc = buf_need(sw, N * 4)) || (rc = upload(sw.p, p->sample_weight, N * 4))))
 		return rc;
 	d.codes = P<uint8_t>(codes);
 	d.N = N;
@@ -1946,6 +2059,15 @@ gwb_status Trainer::train()
 	d.sw = p->sample_weight ? P<float>(sw) : nullptr;
 	d.cw = (!reg && !intmode && job->class_weight) ? P<double>(cw) : nullptr;
 	d.ycenter = reg ? job->y_center : 0;
+
+	// OOB on the device (the sums stay here until the last batch; rf.h)
+	oob = p->bootstrap && p->oob;
+	if (oob &&
+	    ((rc = buf_need(oob_acc, N * (size_t)cfg.outputs * 8)) ||
+	     (rc = buf_need(oob_nt, N * 4)) ||
+	     (rc = CUDA_CHECK(cudaMemset(oob_acc.p, 0, N * (size_t)cfg.outputs * 8))) ||
+	     (rc = CUDA_CHECK(cudaMemset(oob_nt.p, 0, N * 4)))))
+		return rc;
 
 	// batches that fit: rows (ids + counts, two levels), records (two copies), histogram slots
 	size_t free_b = 0, total_b = 0;
@@ -1976,9 +2098,23 @@ gwb_status Trainer::train()
 	batches = (HostBatch *)calloc((size_t)p->trees, sizeof(HostBatch));
 	if (!batches)
 		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
-	int done = 0;
-	while (done < p->trees) {
-		int T_ = std::min(Tb, p->trees - done);
+	// Without a queue the trees are [0, trees); with one (hybrid, forest.h's gwb_rf_sched)
+	// this side grows the consecutive ranges it claims from the front, and stops when the
+	// queue has none left (the trees it grew are then [0, front)).
+	int done = 0, end = 0;
+	for (;;) {
+		if (done >= end) {
+			int first = 0, n = 0;
+			if (job->sched)
+				n = gwb_rf_sched_front(job->sched, Tb, &first);
+			else if (end < p->trees)
+				first = end, n = p->trees - end;
+			if (n <= 0)
+				break;
+			done = first;
+			end = first + n;
+		}
+		int T_ = std::min(Tb, end - done);
 		HostBatch hb;
 		if (reg)
 			rc = run_batch<double>(done, T_, hb);
@@ -2009,13 +2145,47 @@ gwb_status Trainer::train()
 		}
 		batches[nbatches++] = hb;
 		done += T_;
+		if (job->sched)
+			gwb_rf_sched_front_grown(job->sched, T_);
 	}
+	if (oob && (rc = oob_finish()))
+		return rc;
 	g_sub_stats.active = cfg.sub != 0;
 	g_sub_stats.min_rows = cfg.sub_min;
 	g_sub_stats.kept = sub_kept;
 	g_sub_stats.derived = sub_derived;
 	g_sub_stats.fallbacks = sub_fallbacks;
 	return GWB_OK;
+}
+
+// The rows' OOB results from the sums, copied back (4 or 8 bytes a row) and scored on the host
+// by gwb_forest_oob_set, the CPU path's own scorer.
+gwb_status Trainer::oob_finish()
+{
+	double t0 = gwb_now();
+	const gwb_dataset *ds = job->d;
+	size_t N = ds->rows;
+	bool cls = ds->task == GWB_TASK_CLASSIFICATION;
+	size_t eb = cls ? 4 : 8;
+	Buf out;
+	out.tag = "rf.oob";
+	void *host = malloc(N * eb + 8);
+	gwb_status rc;
+
+	if (!host)
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory for %zu OOB predictions", N);
+	if (!(rc = buf_need(out, N * eb)) &&
+	    !(rc = gwb_launch("rf_oob_final", k_oob_final, dim3(grid1(N, 256)), dim3(256), 0, 0,
+			      (double)N * (8.0 * cfg.outputs + 4 + eb), N, cfg.outputs, (int)cls,
+			      (const double *)P<double>(oob_acc), (const int *)P<int>(oob_nt),
+			      cls ? P<int32_t>(out) : nullptr, cls ? nullptr : P<double>(out))) &&
+	    !(rc = gwb_copy(host, out.p, N * eb, GWB_D2H, false)))
+		rc = gwb_forest_oob_set(f, ds, cls ? (const int32_t *)host : nullptr,
+					cls ? nullptr : (const double *)host);
+	free(host);
+	buf_free(out);
+	oob_ms += (gwb_now() - t0) * 1e3;
+	return rc;
 }
 
 }  // namespace
@@ -2080,6 +2250,7 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 			}
 		}
 	}
+	double tr_oob_ms = tr->oob_ms;
 	tr->release();
 	delete tr;
 	gwb_prof_flush();
@@ -2088,7 +2259,9 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	f->timing.transfer_ms = x1 - x0;
 	f->timing.subtract_kept = g_sub_stats.kept;
 	f->timing.subtract_derived = g_sub_stats.derived;
-	// grow = everything here but the device quantization (reported as quantize_ms)
-	f->timing.grow_ms = (gwb_now() - t0) * 1e3 - (job->q ? 0.0 : f->timing.quantize_ms);
+	// grow = everything here but the device quantization and OOB (reported apart)
+	f->timing.oob_ms = tr_oob_ms;
+	f->timing.grow_ms = (gwb_now() - t0) * 1e3 - (job->q ? 0.0 : f->timing.quantize_ms) -
+			    tr_oob_ms;
 	return rc;
 }

@@ -2,6 +2,8 @@
  * symmetry checks, compensated norms, binary save/load. */
 #include "dense.h"
 
+#include "gpu.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -88,8 +90,132 @@ void gwb_matrix_free(gwb_matrix *A)
 {
 	if (!A)
 		return;
+	gwb_buf_free(A->buf);  /* its host pointer is A->data, borrowed */
 	free(A->data);
 	free(A);
+}
+
+/* --- residency ---------------------------------------------------------------------------- */
+
+gwb_device gwb_matrix_device(const gwb_matrix *A)
+{
+	return A->buf ? A->buf->device : GWB_DEVICE_CPU;
+}
+
+gwb_status gwb_matrix_host(const gwb_matrix *A)
+{
+	gwb_matrix *M = (gwb_matrix *)A;  /* the host copy is a cache */
+	void *p;
+
+	if (!M->buf || M->buf->host_valid)
+		return GWB_OK;
+	if (!M->data) {
+		size_t bytes = gwb_matrix_bytes(M);
+		if (!(M->data = malloc(bytes ? bytes : 1)))
+			return gwb_error(GWB_ENOMEM, "out of host memory for a host copy of a GPU "
+					 "matrix (%.1f MiB)", bytes / 1048576.0);
+		M->buf->host = M->data;
+		M->buf->host_borrowed = true;
+	}
+	return gwb_buf_host(M->buf, &p);
+}
+
+gwb_status gwb_matrix_to(gwb_matrix *A, gwb_device d)
+{
+	gwb_status rc;
+	gwb_buf *b;
+
+	if (gwb_matrix_device(A) == d)
+		return GWB_OK;
+	if (d == GWB_DEVICE_CPU) {
+		if ((rc = gwb_matrix_host(A)) || (rc = gwb_buf_to(A->buf, GWB_DEVICE_CPU)))
+			return rc;
+		gwb_buf_free(A->buf);  /* host only again */
+		A->buf = NULL;
+		return GWB_OK;
+	}
+	if (!gwb_gpu_available()) {
+		if (A->batched)
+			return gwb_error(GWB_ENODEV, "cannot move the batch of %zu %zu x %zu %s matrices "
+					 "to the GPU: %s", A->count, A->rows, A->cols,
+					 gwb_dtype_name(A->dtype), gwb_gpu_unavailable_reason());
+		return gwb_error(GWB_ENODEV, "cannot move the %zu x %zu %s matrix to the GPU: %s",
+				 A->rows, A->cols, gwb_dtype_name(A->dtype),
+				 gwb_gpu_unavailable_reason());
+	}
+	if ((rc = gwb_buf_wrap(A->data, gwb_matrix_bytes(A), false, A->batched ? "mat.batch" :
+			       "mat.data", &b)))
+		return rc;
+	if ((rc = gwb_buf_to(b, GWB_DEVICE_GPU))) {
+		gwb_buf_free(b);
+		return rc;
+	}
+	A->buf = b;
+	return GWB_OK;
+}
+
+gwb_status gwb_matrix_host_wrote(gwb_matrix *A, size_t off, size_t n)
+{
+	size_t es = gwb_dtype_size(A->dtype);
+
+	if (!A->buf)
+		return GWB_OK;
+	return gwb_buf_host_wrote(A->buf, off * es, n * es);
+}
+
+gwb_status gwb_matrix_dev(const gwb_matrix *A, const void **p, bool *tmp)
+{
+	gwb_status rc;
+	void *d = NULL;
+
+	*p = NULL;
+	*tmp = false;
+	if (A->buf) {
+		rc = gwb_buf_dev(A->buf, &d, tmp);
+		*p = d;
+		return rc;
+	} else {
+		gwb_buf w;  /* a view of the host data, for one temporary upload */
+		memset(&w, 0, sizeof(w));
+		w.host = A->data;
+		w.host_valid = true;
+		w.host_borrowed = true;
+		w.bytes = gwb_matrix_bytes(A);
+		snprintf(w.purpose, sizeof(w.purpose), "%s", A->batched ? "mat.batch.upload" :
+			 "mat.upload");
+		rc = gwb_buf_dev(&w, &d, tmp);
+		*p = d;
+		return rc;
+	}
+}
+
+void gwb_matrix_dev_done(const gwb_matrix *A, const void *p, bool tmp)
+{
+	gwb_buf_dev_done(A->buf, (void *)p, tmp);
+}
+
+gwb_status gwb_matrix_adopt_dev(size_t count, size_t rows, size_t cols, bool batched,
+				gwb_dtype dtype, gwb_layout layout, void *dev, gwb_matrix **out)
+{
+	gwb_matrix *A = calloc(1, sizeof(*A));
+	gwb_status rc;
+
+	*out = NULL;
+	if (!A)
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	A->rows = rows;
+	A->cols = cols;
+	A->count = count;
+	A->batched = batched;
+	A->dtype = dtype;
+	A->layout = layout;
+	if ((rc = gwb_buf_adopt_dev(dev, gwb_matrix_bytes(A), batched ? "mat.batch" : "mat.data",
+				    &A->buf))) {
+		free(A);
+		return rc;
+	}
+	*out = A;
+	return GWB_OK;
 }
 
 size_t gwb_matrix_bytes(const gwb_matrix *A)

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "dense.h"
+#include "gpu.h"
 #include "intr.h"
+#include "lapack.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/eig.h"
 #endif
@@ -570,8 +572,8 @@ static int blas_threads(int n)
 	int old;
 
 	if (!looked) {
-		void *s = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		void *g = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		void *s = gwb_lapack_sym("openblas_set_num_threads");
+		void *g = gwb_lapack_sym("openblas_get_num_threads");
 		memcpy(&set, &s, sizeof(s));
 		memcpy(&get, &g, sizeof(g));
 		looked = 1;
@@ -648,18 +650,16 @@ static gwb_status check_symmetric(const gwb_matrix *A, size_t b, double tol, con
 
 #ifdef GWB_HAVE_CUDA
 /* The GPU mixed path converts each f64 matrix to f32 as it is (the CPU path scales first):
- * refuse matrices whose largest entry f32 cannot carry with room for the sweeps' products. */
-static gwb_status check_f32_range(const gwb_matrix *A, const char *fn)
+ * refuse matrices whose largest entry (amax, per matrix, from the device symmetry check) f32
+ * cannot carry with room for the sweeps' products. */
+static gwb_status check_f32_range(const gwb_matrix *A, const double *amax, const char *fn)
 {
-	size_t nn = A->rows * A->cols, b, i;
-	const double *d = A->data;
+	size_t b;
 
 	if (A->dtype != GWB_F64)
 		return GWB_OK;
 	for (b = 0; b < A->count; b++) {
-		double mx = 0;
-		for (i = 0; i < nn; i++)
-			mx = fmax(mx, fabs(d[b * nn + i]));
+		double mx = amax[b];
 		if (mx > 1e30 || (mx > 0 && mx < 1e-30)) {
 			char where[64] = "";
 			if (A->count > 1)
@@ -684,6 +684,260 @@ static void set_str(char *dst, size_t size, const char *s)
 	dst[i] = 0;
 }
 
+
+/* --- the GPU paths ------------------------------------------------------------------------
+ * The input is used where it is (a GPU-resident matrix in place, else one staged upload);
+ * symmetry, residuals, orthogonality and Jacobi's sort run on the device (eig_check.cu);
+ * vectors stay there (e->dvectors) until a host read. Nothing between the upload and the
+ * values' copy back waits for the device except the solvers' own info checks. */
+#ifdef GWB_HAVE_CUDA
+/* Symmetry of every matrix on the device; the first failure is re-examined on the host for
+ * the message (worst element). amax (count, may be NULL) receives max |a_ij| per matrix. */
+static gwb_status gpu_symmetric(const gwb_matrix *A, const void *dA, double tol, const char *fn,
+				double *amax, double *ms)
+{
+	size_t b, count = A->count;
+	double *rel = malloc(count * sizeof(double)), t0 = gwb_now();
+	gwb_status rc;
+
+	if (!rel)
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	rc = gwb_gpu_sym_check(dA, A->dtype, count, (int)A->rows, rel, amax);
+	for (b = 0; !rc && b < count; b++)
+		if (!(rel[b] <= tol)) {
+			if (!(rc = gwb_matrix_host(A)) && !(rc = check_symmetric(A, b, tol, fn)))
+				rc = gwb_error(GWB_EINVAL, "%s: matrix %zu is not symmetric: relative "
+					       "asymmetry %.3g exceeds sym_tol = %.3g", fn, b + 1,
+					       rel[b], tol);
+		}
+	free(rel);
+	*ms += (gwb_now() - t0) * 1e3;
+	return rc;
+}
+
+/* Residuals and orthogonality of a result whose vectors are on the device, normalised as
+ * dense_check does (max |lambda| with every pair, else ||A||_F). */
+static gwb_status gpu_check(gwb_eigen *e, const gwb_matrix *A, const void *dA, const void *dV,
+			    int vdtype)
+{
+	size_t count = e->count, k = e->k, n = e->n, b, i;
+	double *normA = calloc(count, sizeof(double)), *orth = calloc(count, sizeof(double));
+	gwb_status rc = GWB_OK;
+
+	if (!normA || !orth) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (k == n) {
+		for (b = 0; b < count; b++) {
+			normA[b] = 0.0;
+			for (i = 0; i < k; i++)
+				if (fabs(e->values[b * k + i]) > normA[b])
+					normA[b] = fabs(e->values[b * k + i]);
+		}
+	} else if ((rc = gwb_gpu_fro_norm(dA, A->dtype, count, n * n, normA))) {
+		goto out;
+	}
+	for (b = 0; b < count; b++)
+		if (normA[b] == 0.0)
+			normA[b] = 1.0;
+	rc = gwb_gpu_eig_check(dA, A->dtype, A->layout == GWB_ROW_MAJOR, count, (int)n, (int)k, dV,
+			       vdtype, e->values, normA, e->residuals, orth, &e->check_ms);
+	if (rc)
+		goto out;
+	for (b = 0; b < count; b++)
+		fold_orth(e, orth[b]);
+	gwb_eigen_update_max(e);
+out:
+	free(normA);
+	free(orth);
+	return rc;
+}
+
+/* Hand device vectors (n x k per matrix, es bytes each) to the result. */
+static gwb_status gpu_keep_vectors(gwb_eigen *e, void *dV, int vdtype)
+{
+	size_t bytes = e->count * e->k * e->n * (vdtype ? 8 : 4);
+	gwb_status rc = gwb_buf_adopt_dev(dV, bytes, "eig.vectors", &e->dvectors);
+
+	if (rc)
+		gwb_gpu_free(dV);
+	e->dvec_dtype = vdtype;
+	return rc;
+}
+
+/* Columns [c0, c0 + cnt) of a device n x * column-major array into dst at column `at`. */
+static gwb_status dev_columns(void *dst, size_t at, const void *src, size_t n, size_t c0,
+			      size_t cnt, size_t es)
+{
+	const gwb_buf_ops *g = gwb_buf_ops_get(GWB_DEVICE_GPU);
+
+	if (!g)
+		return GWB_ENODEV;
+	return g->copy((char *)dst + at * n * es, (const char *)src + c0 * n * es, cnt * n * es);
+}
+
+static gwb_status gpu_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen *e,
+			    gwb_dense_method m, bool all, size_t k, double tol, const char *fn)
+{
+	size_t n = A->rows, kk = e->k, es;
+	bool want_v = o->vectors, tmp = false;
+	const void *dA = NULL;
+	void *dV = NULL, *dV2 = NULL, *sel = NULL;
+	double *w = NULL, amax = 0, x0 = gwb_gpu_copy_ms(), sym_ms = 0;
+	int vdtype = A->dtype;
+	gwb_gpu_eig_stats st, st2;
+	gwb_status rc;
+
+	memset(&st, 0, sizeof(st));
+	memset(&st2, 0, sizeof(st2));
+	if (!(w = malloc(n * sizeof(double))))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	if ((rc = gwb_matrix_dev(A, &dA, &tmp)))
+		goto out;
+	if ((rc = gpu_symmetric(A, dA, tol, fn, &amax, &sym_ms)))
+		goto out;
+	if (m == GWB_DM_MIXED && (rc = check_f32_range(A, &amax, fn)))
+		goto out;
+	if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
+		/* all pairs, sorted on the device */
+		vdtype = m == GWB_DM_MIXED ? 1 : (int)A->dtype;
+		rc = gwb_gpu_jacobi_batched(NULL, dA, A->dtype, 1, (int)n,
+					    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
+					    o->max_sweeps, w, NULL, want_v ? &dV : NULL, &st);
+		set_str(e->method, sizeof(e->method), st.variant);
+		set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
+			gwb_dtype_name(A->dtype));
+	} else if (m == GWB_DM_SYEVR && !all) {
+		/* a subset by index: one call per end */
+		size_t at = o->which == GWB_END_BOTH ? k : 0;
+		if (o->which != GWB_END_LARGEST)
+			rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, 1, (int)k, w, NULL,
+					   want_v ? &dV : NULL, &st);
+		if (!rc && o->which != GWB_END_SMALLEST)
+			rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, (int)(n - k + 1), (int)n, w + at,
+					   NULL, want_v ? &dV2 : NULL, &st2);
+		set_str(e->method, sizeof(e->method), "cusolver-Xsyevdx");
+		all = true;  /* w holds exactly the kk pairs wanted, in order */
+	} else {
+		rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, 0, 0, w, NULL, want_v ? &dV : NULL, &st);
+		set_str(e->method, sizeof(e->method), "cusolver-Xsyevd");
+	}
+	if (rc)
+		goto out;
+	e->kernel_ms = st.kernel_ms + st2.kernel_ms + sym_ms;
+	e->check_ms = sym_ms;
+	e->iterations = st.sweeps;
+	e->converged = st.unconverged == 0;
+	/* the requested ends: values on the host, vector columns on the device */
+	es = vdtype ? 8 : 4;
+	if (all) {
+		memcpy(e->values, w, kk * sizeof(double));
+	} else if (o->which == GWB_END_SMALLEST) {
+		memcpy(e->values, w, k * sizeof(double));
+	} else if (o->which == GWB_END_LARGEST) {
+		memcpy(e->values, w + n - k, k * sizeof(double));
+	} else {
+		memcpy(e->values, w, k * sizeof(double));
+		memcpy(e->values + k, w + n - k, k * sizeof(double));
+	}
+	if (want_v) {
+		bool direct = dV && !dV2 && (all || o->which == GWB_END_SMALLEST);
+		if (direct) {
+			sel = dV;  /* the first kk columns are the ones wanted */
+			dV = NULL;
+		} else {
+			if ((rc = gwb_gpu_malloc(&sel, n * kk * es, "eig.vectors")))
+				goto out;
+			if (dV2) {  /* two subset calls */
+				if (dV && (rc = dev_columns(sel, 0, dV, n, 0, k, es)))
+					goto out;
+				rc = dev_columns(sel, dV ? k : 0, dV2, n, 0, k, es);
+			} else if (o->which == GWB_END_LARGEST) {
+				rc = dev_columns(sel, 0, dV, n, n - k, k, es);
+			} else {  /* both ends of a full solution */
+				if (!(rc = dev_columns(sel, 0, dV, n, 0, k, es)))
+					rc = dev_columns(sel, k, dV, n, n - k, k, es);
+			}
+			if (rc)
+				goto out;
+		}
+		if (o->residuals && (rc = gpu_check(e, A, dA, sel, vdtype)))
+			goto out;
+		e->kernel_ms += e->check_ms - sym_ms;
+		rc = gpu_keep_vectors(e, sel, vdtype);
+		sel = NULL;
+	}
+out:
+	e->transfer_ms = gwb_gpu_copy_ms() - x0;
+	gwb_matrix_dev_done(A, dA, tmp);
+	gwb_gpu_free(dV);
+	gwb_gpu_free(dV2);
+	gwb_gpu_free(sel);
+	free(w);
+	return rc;
+}
+
+static gwb_status gpu_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen *e,
+			      gwb_dense_method m, double tol, const char *fn)
+{
+	size_t n = B->rows, count = B->count;
+	bool want_v = o->vectors, tmp = false;
+	const void *dB = NULL;
+	void *dV = NULL;
+	double *amax = NULL, x0 = gwb_gpu_copy_ms(), sym_ms = 0;
+	int vdtype = B->dtype;
+	gwb_gpu_eig_stats st;
+	gwb_status rc;
+
+	memset(&st, 0, sizeof(st));
+	if (!(amax = malloc(count * sizeof(double))))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	if ((rc = gwb_matrix_dev(B, &dB, &tmp)))
+		goto out;
+	if ((rc = gpu_symmetric(B, dB, tol, fn, amax, &sym_ms)))
+		goto out;
+	/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
+	 * 3.9 ms for 4000 f32 matrices and 6.3 ms in f64, against 8.4 and 13.5 ms for
+	 * cusolverDnXsyevBatched), the library above (7.0 vs 8.0 ms at n = 128 f32, 12.4
+	 * vs 15.9 in f64, 21.8 vs 55 ms at n = 256 f64; see
+	 * bench/results/eig-dense-2026-11-30b.txt). method = "jacobi" forces ours. */
+	if (m == GWB_DM_AUTO)
+		m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
+	if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD) {
+		rc = gwb_gpu_cusolver_batched(NULL, dB, B->dtype, count, (int)n, e->values, NULL,
+					      want_v ? &dV : NULL, &st);
+	} else if (m == GWB_DM_MIXED && (rc = check_f32_range(B, amax, fn))) {
+		goto out;
+	} else {
+		vdtype = m == GWB_DM_MIXED ? 1 : (int)B->dtype;
+		rc = gwb_gpu_jacobi_batched(NULL, dB, B->dtype, count, (int)n,
+					    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,
+					    o->max_sweeps, e->values, NULL, want_v ? &dV : NULL, &st);
+	}
+	if (rc)
+		goto out;
+	set_str(e->method, sizeof(e->method), st.variant);
+	e->kernel_ms = st.kernel_ms + sym_ms;
+	e->check_ms = sym_ms;
+	e->iterations = st.sweeps;
+	e->converged = st.unconverged == 0;
+	if (dV) {
+		if (o->residuals && (rc = gpu_check(e, B, dB, dV, vdtype)))
+			goto out;
+		e->kernel_ms += e->check_ms - sym_ms;
+		rc = gpu_keep_vectors(e, dV, vdtype);
+		dV = NULL;
+	}
+out:
+	e->transfer_ms = gwb_gpu_copy_ms() - x0;
+	gwb_matrix_dev_done(B, dB, tmp);
+	gwb_gpu_free(dV);
+	free(amax);
+	return rc;
+}
+#endif
+
 /* --- one dense matrix -------------------------------------------------------------------- */
 
 /* Copy pairs [lo, lo + cnt) of a full solution (w, V column-major n x n) into slot `at` of e. */
@@ -699,6 +953,28 @@ static void take_pairs(gwb_eigen *e, size_t at, const double *w, const double *V
 	}
 }
 
+/* Where a dense operation runs: the chooser's answer, except that "auto" follows a
+ * GPU-resident input to the GPU, and an explicit "cpu" on one copies it back (and says so). */
+static gwb_status choose_dense(const gwb_matrix *A, gwb_backend req, double bytes,
+			       double min_bytes, gwb_backend *be, char *why, size_t why_size)
+{
+	gwb_status rc;
+
+	if (gwb_matrix_device(A) == GWB_DEVICE_GPU && req == GWB_BACKEND_AUTO) {
+		*be = GWB_BACKEND_GPU;
+		snprintf(why, why_size, "auto: the matrix is on the GPU");
+		return GWB_OK;
+	}
+	rc = gwb_backend_choose(req, bytes, min_bytes, be, why, why_size);
+	if (!rc && *be == GWB_BACKEND_CPU && gwb_matrix_device(A) == GWB_DEVICE_GPU) {
+		size_t l = strlen(why);
+		snprintf(why + l, why_size - l, "%sthe matrix was copied from the GPU to the host",
+			 l ? "; " : "");
+		rc = gwb_matrix_host(A);
+	}
+	return rc;
+}
+
 gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
 {
 	static const char *fn = "eig.solve";
@@ -707,7 +983,7 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	gwb_dense_method m = o->method;
 	gwb_backend be;
 	char why[160] = "";
-	double t0 = gwb_now(), t1;
+	double t0 = gwb_now(), t1, tol = o->sym_tol > 0 ? o->sym_tol : default_sym_tol(A);
 	double *a = NULL, *w = NULL, *V = NULL;
 	gwb_eigen *e = NULL;
 	gwb_status rc;
@@ -717,9 +993,8 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	if (A->count != 1)
 		return gwb_error(GWB_EINVAL, "%s: got a batch of %zu matrices; use eig.batched(B) for "
 				 "batches", fn, A->count);
-	rc = check_symmetric(A, 0, o->sym_tol > 0 ? o->sym_tol : default_sym_tol(A), fn);
-	if (rc)
-		return rc;
+	if (A->rows != A->cols)
+		return check_symmetric(A, 0, tol, fn);  /* the not-square message */
 	if (n > 46340)
 		return gwb_error(GWB_EINVAL, "%s: order %zu is too large for a dense solver (LAPACK "
 				 "32-bit indexing); use a sparse matrix and an iterative method", fn, n);
@@ -731,14 +1006,17 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
 		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop "
 				 "backend = \"cpu\" or choose method = \"syevd\"", fn);
-	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
-				(double)n * n * gwb_dtype_size(A->dtype), 8.0 * 1048576, &be, why,
-				sizeof(why));
+	rc = choose_dense(A, m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+			  (double)n * n * gwb_dtype_size(A->dtype), 8.0 * 1048576, &be, why,
+			  sizeof(why));
 	if (rc)
+		return rc;
+	if (be == GWB_BACKEND_CPU && (rc = check_symmetric(A, 0, tol, fn)))
 		return rc;
 	if (m == GWB_DM_AUTO || m == GWB_DM_CUSOLVER)
 		m = all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
-	rc = gwb_eigen_new(n, n, kk, 1, want_v, false, &e);
+	/* GPU results keep their vectors on the device: no host array for them */
+	rc = gwb_eigen_new(n, n, kk, 1, want_v && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
 		return rc;
 	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
@@ -746,84 +1024,23 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
 		(A->dtype == GWB_F32 && be == GWB_BACKEND_GPU && m != GWB_DM_JACOBI) ? "f32" : "f64");
 
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		rc = gpu_dense(A, o, e, m, all, k, tol, fn);
+		if (rc)
+			goto out_free;
+		goto done;
+#else
+		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+		goto out_free;
+#endif
+	}
 	w = malloc(n * sizeof(double));
 	if (!w) {
 		rc = gwb_error(GWB_ENOMEM, "out of memory");
 		goto out_free;
 	}
-	if (be == GWB_BACKEND_GPU) {
-#ifdef GWB_HAVE_CUDA
-		gwb_gpu_eig_stats st;
-		memset(&st, 0, sizeof(st));
-		if (want_v || m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
-			V = malloc(n * n * sizeof(double));
-			if (!V) {
-				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
-				goto out_free;
-			}
-		}
-		if (m == GWB_DM_MIXED && (rc = check_f32_range(A, fn)))
-			goto out_free;
-		if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
-			rc = gwb_gpu_jacobi_batched(A->data, A->dtype, 1, (int)n,
-						    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
-						    o->max_sweeps, w, V, &st);
-			if (!rc) {
-				/* The kernel returns pairs unsorted: sort them through a temporary
-				 * result of all pairs. */
-				gwb_eigen *full = NULL;
-				rc = gwb_eigen_new(n, n, n, 1, true, false, &full);
-				if (!rc) {
-					memcpy(full->values, w, n * sizeof(double));
-					memcpy(full->vectors, V, n * n * sizeof(double));
-					gwb_eigen_sort(full, 0);
-					memcpy(w, full->values, n * sizeof(double));
-					memcpy(V, full->vectors, n * n * sizeof(double));
-					gwb_eigen_free(full);
-				}
-			}
-			set_str(e->method, sizeof(e->method), st.variant);
-			set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
-				gwb_dtype_name(A->dtype));
-		} else if (m == GWB_DM_SYEVR && !all) {
-			/* Symmetric: row-major data is its own transpose. */
-			const void *src = A->data;
-
-			if (o->which != GWB_END_LARGEST)
-				rc = gwb_gpu_syevd(src, A->dtype, (int)n, 1, (int)k, w,
-						   V, &st);
-			if (!rc && o->which != GWB_END_SMALLEST) {
-				size_t at = o->which == GWB_END_BOTH ? k : 0;
-				gwb_gpu_eig_stats st2;
-				memset(&st2, 0, sizeof(st2));
-				rc = gwb_gpu_syevd(src, A->dtype, (int)n, (int)(n - k + 1), (int)n,
-						   w + at, V ? V + at * n : NULL, &st2);
-				st.kernel_ms += st2.kernel_ms;
-				st.transfer_ms += st2.transfer_ms;
-			}
-			set_str(e->method, sizeof(e->method), "cusolver-Xsyevdx");
-			if (!rc) {
-				take_pairs(e, 0, w, V, 0, kk);
-				e->kernel_ms = st.kernel_ms;
-				e->transfer_ms = st.transfer_ms;
-				e->converged = true;
-				goto finish;
-			}
-		} else {
-			rc = gwb_gpu_syevd(A->data, A->dtype, (int)n, 0, 0, w, V, &st);
-			set_str(e->method, sizeof(e->method), "cusolver-Xsyevd");
-		}
-		if (rc)
-			goto out_free;
-		e->kernel_ms = st.kernel_ms;
-		e->transfer_ms = st.transfer_ms;
-		e->iterations = st.sweeps;
-		e->converged = st.unconverged == 0;
-#else
-		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
-		goto out_free;
-#endif
-	} else {
+	{
 		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		if (rc)
 			goto out_free;
@@ -896,10 +1113,15 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	}
 finish:
 	if (e->vectors && o->residuals) {
+		double tc = gwb_now();
 		rc = gwb_eig_dense_check(e, 0, A, 0);
 		if (rc)
 			goto out_free;
+		e->check_ms = (gwb_now() - tc) * 1e3;
 	}
+#ifdef GWB_HAVE_CUDA
+done:
+#endif
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;
 	e = NULL;
@@ -909,6 +1131,36 @@ out_free:
 	free(V);
 	gwb_eigen_free(e);
 	return rc;
+}
+
+gwb_status gwb_eigen_matrix(const gwb_eigen *e, size_t b, gwb_matrix **out)
+{
+	size_t n = e->n, k = e->k;
+	gwb_matrix *V;
+	gwb_status rc;
+
+	*out = NULL;
+	if (e->dvectors) {
+		size_t bytes = n * k * (e->dvec_dtype ? 8 : 4);
+		const gwb_buf_ops *g = e->dvectors->ops;
+		void *d;
+		if ((rc = g->alloc(&d, bytes, "mat.data")))
+			return rc;
+		if ((rc = g->copy(d, (const char *)e->dvectors->dev + b * bytes, bytes)) ||
+		    (rc = gwb_matrix_adopt_dev(1, n, k, false, e->dvec_dtype ? GWB_F64 : GWB_F32,
+					       GWB_COL_MAJOR, d, out))) {
+			g->free(d);
+			return rc;
+		}
+		return GWB_OK;
+	}
+	if (!e->vectors)
+		return gwb_error(GWB_EINVAL, "this result has no vectors: solve with {vectors = true}");
+	if ((rc = gwb_matrix_new(n, k, GWB_F64, GWB_COL_MAJOR, &V)))
+		return rc;
+	memcpy(V->data, gwb_eigen_vector(e, b, 0), n * k * sizeof(double));
+	*out = V;
+	return GWB_OK;
 }
 
 /* --- batches ------------------------------------------------------------------------------ */
@@ -991,9 +1243,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 
 	*out = NULL;
 	memset(&c, 0, sizeof(c));
-	for (b = 0; b < count; b++)
-		if ((rc = check_symmetric(B, b, tol, fn)))
-			return rc;
+	if (B->rows != B->cols)
+		return check_symmetric(B, 0, tol, fn);  /* the not-square message */
 	if (m == GWB_DM_SYEVR)
 		return gwb_error(GWB_EINVAL, "%s: method \"syevr\" (a subset) is for eig.solve; a "
 				 "batch gets all pairs (syevd, jacobi, mixed, cusolver)", fn);
@@ -1003,11 +1254,16 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
 		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop backend "
 				 "= \"cpu\"", fn);
-	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
-				(double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
+	rc = choose_dense(B, m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+			  (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
 	if (rc)
 		return rc;
-	rc = gwb_eigen_new(n, n, n, count, o->vectors, false, &e);
+	if (be == GWB_BACKEND_CPU)
+		for (b = 0; b < count; b++)
+			if ((rc = check_symmetric(B, b, tol, fn)))
+				return rc;
+	/* GPU results keep their vectors on the device: no host array for them */
+	rc = gwb_eigen_new(n, n, n, count, o->vectors && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
 		return rc;
 	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
@@ -1021,33 +1277,9 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	gwb_progress_begin(fn, (double)count);
 	if (be == GWB_BACKEND_GPU) {
 #ifdef GWB_HAVE_CUDA
-		gwb_gpu_eig_stats st;
-		memset(&st, 0, sizeof(st));
-		/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
-		 * 3.9 ms for 4000 f32 matrices and 6.3 ms in f64, against 8.4 and 13.5 ms for
-		 * cusolverDnXsyevBatched), the library above (7.0 vs 8.0 ms at n = 128 f32, 12.4
-		 * vs 15.9 in f64, 21.8 vs 55 ms at n = 256 f64; see
-		 * bench/results/eig-dense-2026-11-30b.txt). method = "jacobi" forces ours. */
-		if (m == GWB_DM_AUTO)
-			m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
-		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)
-			rc = gwb_gpu_cusolver_batched(B->data, B->dtype, count, (int)n, e->values,
-						      e->vectors, &st);
-		else if (m == GWB_DM_MIXED && (rc = check_f32_range(B, fn)))
-			;
-		else
-			rc = gwb_gpu_jacobi_batched(B->data, B->dtype, count, (int)n,
-						    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,
-						    o->max_sweeps, e->values, e->vectors, &st);
+		rc = gpu_batched(B, o, e, m, tol, fn);
 		if (rc)
 			goto out_free;
-		set_str(e->method, sizeof(e->method), st.variant);
-		e->kernel_ms = st.kernel_ms;
-		e->transfer_ms = st.transfer_ms;
-		e->iterations = st.sweeps;
-		e->converged = st.unconverged == 0;
-		for (b = 0; b < count; b++)
-			gwb_eigen_sort(e, b);
 #else
 		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
 		goto out_free;
@@ -1066,7 +1298,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 			B->dtype == GWB_F32 ? "lapack-ssyevd" : "lapack-dsyevd");
 		e->kernel_ms = (gwb_now() - t0) * 1e3;
 	}
-	if (e->vectors && o->residuals) {
+	if (e->vectors && o->residuals) {  /* CPU results (GPU ones were checked there) */
+		double tc = gwb_now();
 		c.orth = malloc(count * sizeof(double));
 		if (!c.orth) {
 			rc = gwb_error(GWB_ENOMEM, "out of memory");
@@ -1078,6 +1311,7 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 		for (b = 0; b < count; b++)
 			fold_orth(e, c.orth[b]);
 		gwb_eigen_update_max(e);
+		e->check_ms = (gwb_now() - tc) * 1e3;
 	}
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "intr.h"
+#include "lapack.h"
 #include "gpu.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/sparse.h"
@@ -540,8 +541,8 @@ static int blas_threads_push(bool small)
 {
 	static int looked;
 	if (!looked) {
-		*(void **)&blas_set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		*(void **)&blas_get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+		*(void **)&blas_set_t = gwb_lapack_sym("openblas_set_num_threads");
+		*(void **)&blas_get_t = gwb_lapack_sym("openblas_get_num_threads");
 		looked = 1;
 	}
 	if (!small || !blas_set_t || !blas_get_t)
@@ -1849,8 +1850,12 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 				 (long long)A->rows);
 	/* bytes the GPU path moves: the matrix once, then many passes over blocks */
 	double bytes = (double)gwb_csr_bytes(A) * 50 + (double)A->rows * 8 * 4 * (2 * k + 10);
-	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+	if (A->gpu && opt->backend == GWB_BACKEND_AUTO && method != GWB_SPM_DENSE) {
+		be = GWB_BACKEND_GPU;
+		snprintf(why, sizeof(why), "auto: the matrix is on the GPU");
+	} else if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why)))) {
 		return st;
+	}
 	if (method == GWB_SPM_DENSE)
 		be = GWB_BACKEND_CPU;
 	if ((st = gwb_eigen_new((size_t)A->rows, (size_t)A->rows, (size_t)k * ends, 1, true, false, &e)))
@@ -1866,7 +1871,9 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 #ifdef GWB_HAVE_CUDA
 	if (be == GWB_BACKEND_GPU) {
 		double t1 = gwb_now();
-		if ((st = gwb_gpu_csr_upload(A, &o.g))) {
+		if (A->gpu) {
+			o.g = A->gpu;  /* resident: used in place, not freed here */
+		} else if ((st = gwb_gpu_csr_upload(A, &o.g))) {
 			gwb_eigen_free(e);
 			return st;
 		}
@@ -1956,7 +1963,7 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	}
 	gwb_progress_end();
 #ifdef GWB_HAVE_CUDA
-	if (o.g)
+	if (o.g && o.g != A->gpu)
 		gwb_gpu_csr_free(o.g);
 #endif
 	if (st) {
@@ -2181,8 +2188,12 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	if (b < k)
 		return gwb_error(GWB_EINVAL, "eig.svd: block must be >= k (got block = %d, k = %d)", b, k);
 	double bytes = (double)gwb_csr_bytes(A) * 2 * 50 + (double)(rows + cols) * 8 * 4 * b;
-	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+	if (A->gpu && opt->backend == GWB_BACKEND_AUTO) {
+		be = GWB_BACKEND_GPU;
+		snprintf(why, sizeof(why), "auto: the matrix is on the GPU");
+	} else if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why)))) {
 		return st;
+	}
 	if ((st = gwb_csr_transpose(A, &At)))
 		return st;
 	if ((st = gwb_eigen_new((size_t)cols, (size_t)rows, (size_t)k, 1, opt->vectors, true, &e)))
@@ -2200,7 +2211,11 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 #ifdef GWB_HAVE_CUDA
 	if (be == GWB_BACKEND_GPU) {
 		double t1 = gwb_now();
-		if ((st = gwb_gpu_csr_upload(A, &oA.g)) || (st = gwb_gpu_csr_upload(At, &oT.g)))
+		if (A->gpu)
+			oA.g = A->gpu;  /* resident: used in place */
+		else if ((st = gwb_gpu_csr_upload(A, &oA.g)))
+			goto out;
+		if ((st = gwb_gpu_csr_upload(At, &oT.g)))
 			goto out;
 		oA.gpu = oT.gpu = true;
 		tx += gwb_now() - t1;
@@ -2340,7 +2355,7 @@ out:
 	op_free(&oA, Q);
 	op_free(&oA, Tm);
 #ifdef GWB_HAVE_CUDA
-	if (oA.g)
+	if (oA.g && oA.g != A->gpu)
 		gwb_gpu_csr_free(oA.g);
 	if (oT.g)
 		gwb_gpu_csr_free(oT.g);

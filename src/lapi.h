@@ -124,6 +124,9 @@ struct gwb_matrix;
 struct gwb_eigen;
 void gwb_lua_push_matrix(lua_State *L, struct gwb_matrix *A);
 struct gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg);
+/* gwb_lua_checkmatrix makes a GPU-resident matrix's host copy current (host readers); this one
+ * does not (GPU operations that use the device copy in place). */
+struct gwb_matrix *gwb_lua_checkmatrix_dev(lua_State *L, int arg);
 void gwb_lua_push_eigen(lua_State *L, struct gwb_eigen *e);
 /* One run-log record for an eigensolver call: the params table on top of the stack (popped) plus
  * kind, backend, timing and metrics (method, max_residual, orthogonality, iterations, converged)

@@ -384,6 +384,10 @@ static int ds_index(lua_State *L)
 			lua_getiuservalue(L, 1, 1);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, gwb_dataset_gpu_X(d) ? "gpu" : "cpu");
+			return 1;
+		}
 	}
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
@@ -1847,6 +1851,11 @@ static int m_transpose(lua_State *L)
 		setnum(L, "h2d_ms", r.h2d_ms);
 		setnum(L, "d2h_ms", r.d2h_ms);
 		setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
+		{  /* the copies' rates (pinned staging), beside gpu.bandwidth()'s pinned figures */
+			double b = (double)d->rows * d->features * sizeof(float);
+			setnum(L, "h2d_gbps", r.h2d_ms > 0 ? b / (r.h2d_ms * 1e6) : 0);
+			setnum(L, "d2h_gbps", r.d2h_ms > 0 ? b / (r.d2h_ms * 1e6) : 0);
+		}
 		setnum(L, "copy_gbps", r.copy_gbps);
 		setnum(L, "copy_fraction", r.copy_gbps > 0 ? r.gbps / r.copy_gbps : 0);
 	} else {
@@ -1934,7 +1943,41 @@ static const gwb_reg funcs[] = {
 	{NULL, NULL, NULL},
 };
 
+/* d:to("gpu" | "cpu"): where the features live (dataset.h); returns d. */
+static int m_to(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *dev = luaL_checkstring(L, 2);
+
+	if (!strcmp(dev, "gpu") || !strcmp(dev, "cuda")) {
+		gwb_lua_check(L, gwb_dataset_to_gpu(d));
+	} else if (!strcmp(dev, "cpu")) {
+		gwb_dataset_to_cpu(d);
+	} else {
+		return luaL_error(L, "to: the device must be \"gpu\" or \"cpu\" (got \"%s\")", dev);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int m_close(lua_State *L)
+{
+	gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
+	return ds_release(L);
+}
+
 static const gwb_reg methods[] = {
+	{"close", m_close,
+	 "d:close()\nFree the Dataset now, device memory included (the GC does it too)."},
+	{"to", m_to,
+	 "d:to(\"gpu\" | \"cpu\") -> d\n"
+	 "Where the features live. \"gpu\" copies them to the device once: rf.train,\n"
+	 "f:predict, f:predict_proba, f:score and d:transpose{backend = \"gpu\"} then read\n"
+	 "them there in place (no copy per call). The host copy stays (a Dataset never\n"
+	 "changes), so reading values costs nothing. \"cpu\" gives the device memory back,\n"
+	 "as d:close() and the GC do. d.device says which (\"cpu\" | \"gpu\"). Without a\n"
+	 "GPU, or when it has too little free memory (the error names the bytes), d stays.\n"
+	 "Example: big:to(\"gpu\"); p = f:predict(big)"},
 	{"head", m_head,
 	 "d:head([n]) -> table\n"
 	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
@@ -1995,7 +2038,8 @@ static const gwb_reg methods[] = {
 	 "SSE register transposes over threads (kernel = \"naive\" for the plain double loop). GPU: kernel = \"naive\" (tile = false or 0; strided\n"
 	 "writes), \"tiled\" (tile x tile shared-memory tiles, pad = false: bank conflicts) or\n"
 	 "\"padded\" (tile + 1 columns: no conflicts); tile 16, 32 or 64; reps (5) timed runs.\n"
-	 "result: backend, kernel, kernel_ms (median), h2d_ms, d2h_ms, transfer_ms, gbps (2 x bytes\n"
+	 "result: backend, kernel, kernel_ms (median), h2d_ms, d2h_ms, transfer_ms (pinned\n"
+	 "staging), h2d_gbps, d2h_gbps, gbps (2 x bytes\n"
 	 "/ kernel time), copy_gbps (a device-to-device copy of the same bytes), copy_fraction,\n"
 	 "verified, mismatches. Logged to the run log as data.transpose.\n"
 	 "Example: t = d:transpose{backend = \"gpu\", tile = 32, pad = true}; print(t.gbps, t.copy_fraction)"},

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "dataset.h"
 #include "dense.h"
 #include "eig.h"
+#include "intr.h"
 #include "lapi.h"
 
 #define EIGEN_T "gwb.Eigen"
@@ -83,11 +85,23 @@ static void read_dense_opts(lua_State *L, int idx, const char *fn, gwb_dense_opt
 #define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
 #define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
 
+/* host_ms: what is neither kernel nor transfer (argument checks, CPU-side checks, result
+ * building); the three add up to total_ms. check_ms is the part of kernel_ms (GPU) or host_ms
+ * (CPU) spent on symmetry, residual and orthogonality checks. */
+static double host_ms_of(const gwb_eigen *e)
+{
+	double h = e->total_ms - e->kernel_ms - e->transfer_ms;
+
+	return h > 0 ? h : 0.0;
+}
+
 static void push_timing(lua_State *L, const gwb_eigen *e)
 {
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 5);
 	SETN("kernel_ms", e->kernel_ms);
 	SETN("transfer_ms", e->transfer_ms);
+	SETN("host_ms", host_ms_of(e));
+	SETN("check_ms", e->check_ms);
 	SETN("total_ms", e->total_ms);
 }
 
@@ -140,13 +154,15 @@ static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend
 
 static int l_solve(lua_State *L)
 {
-	gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+	double t0 = gwb_now();
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, 1);  /* a GPU-resident one is used in place */
 	gwb_dense_opts o;
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.solve", solve_keys);
 	read_dense_opts(L, 2, "eig.solve", &o);
 	gwb_lua_check(L, gwb_eig_dense(A, &o, &e));
+	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.solve", e, &o, gwb_dtype_name(A->dtype));
 	return 1;
@@ -154,7 +170,8 @@ static int l_solve(lua_State *L)
 
 static int l_batched(lua_State *L)
 {
-	gwb_matrix *B = gwb_lua_checkmatrix(L, 1);
+	double t0 = gwb_now();
+	gwb_matrix *B = gwb_lua_checkmatrix_dev(L, 1);
 	gwb_dense_opts o;
 	gwb_eigen *e;
 
@@ -165,6 +182,7 @@ static int l_batched(lua_State *L)
 	/* Vectors cost memory and time for thousands of matrices: off unless asked. */
 	o.vectors = gwb_opt_bool(L, 2, "eig.batched", "vectors", false);
 	gwb_lua_check(L, gwb_eig_batched(B, &o, &e));
+	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.batched", e, &o, gwb_dtype_name(B->dtype));
 	return 1;
@@ -227,8 +245,9 @@ static int e_vector(lua_State *L)
 {
 	gwb_eigen *e = check_eigen(L, 1);
 	size_t b = 0, i;
+	double *v;
 
-	if (!e->vectors)
+	if (!gwb_eigen_has_vectors(e))
 		return luaL_error(L, "this result has no vectors: solve with {vectors = true}");
 	if (e->count > 1 || !lua_isnoneornil(L, 3)) {
 		b = check_idx(L, 2, e->count, "matrix");
@@ -236,7 +255,10 @@ static int e_vector(lua_State *L)
 	} else {
 		i = check_idx(L, 2, e->k, "vector");
 	}
-	push_array(L, gwb_eigen_vector(e, b, i), e->n);
+	/* a GPU result copies just this vector */
+	v = lua_newuserdatauv(L, e->n * sizeof(double), 0);
+	gwb_lua_check(L, gwb_eigen_vector_copy(e, b, i, v));
+	push_array(L, v, e->n);
 	return 1;
 }
 
@@ -276,11 +298,75 @@ static int e_matrix(lua_State *L)
 	size_t b = lua_isnoneornil(L, 2) ? 0 : check_idx(L, 2, e->count, "matrix");
 	gwb_matrix *V;
 
-	if (!e->vectors)
+	if (!gwb_eigen_has_vectors(e))
 		return luaL_error(L, "this result has no vectors: solve with {vectors = true}");
-	gwb_lua_check(L, gwb_matrix_new(e->n, e->k, GWB_F64, GWB_COL_MAJOR, &V));
-	memcpy(V->data, gwb_eigen_vector(e, b, 0), e->n * e->k * sizeof(double));
+	/* GPU result: a GPU-resident Matrix in the solver's precision */
+	gwb_lua_check(L, gwb_eigen_matrix(e, b, &V));
 	gwb_lua_push_matrix(L, V);
+	return 1;
+}
+
+/* e:to("cpu"): the vectors of a GPU result to the host (widened to f64), device copy freed;
+ * e:to("gpu") on a GPU result does nothing, on a CPU result it says why not. */
+static int e_to(lua_State *L)
+{
+	gwb_eigen *e = check_eigen(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+
+	if (!strcmp(s, "cpu") || !strcmp(s, "host")) {
+		gwb_lua_check(L, gwb_eigen_host_vectors(e));
+		gwb_buf_free(e->dvectors);
+		e->dvectors = NULL;
+	} else if (!strcmp(s, "gpu") || !strcmp(s, "cuda")) {
+		if (!e->dvectors && e->vectors)
+			return luaL_error(L, "e:to(\"gpu\"): this result was computed on the %s and its "
+					  "vectors live there; solve with backend = \"gpu\" (or move the "
+					  "vectors: e:matrix():to(\"gpu\"))", e->backend);
+	} else {
+		return luaL_error(L, "e:to: device must be \"cpu\" or \"gpu\" (got \"%s\")", s);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* e:check(A): the CPU check (eig_dense.c's dense_check) of this result's vectors against A,
+ * recomputed on the host whatever computed the result: for comparing the device checks with
+ * the CPU ones, or re-verifying a result. */
+static int e_check(lua_State *L)
+{
+	gwb_eigen *e = check_eigen(L, 1), *c = NULL;
+	gwb_matrix *A = gwb_lua_checkmatrix(L, 2);
+	gwb_status rc;
+	size_t b;
+
+	if (e->svd)
+		return luaL_error(L, "e:check: for eigen results; eig.svd results are checked when made");
+	if (!gwb_eigen_has_vectors(e))
+		return luaL_error(L, "e:check: this result has no vectors: solve with {vectors = true}");
+	if (A->rows != e->n || A->cols != e->n || A->count != e->count)
+		return luaL_error(L, "e:check: the matrix is %d x %d (%d of them), the result is of "
+				  "order %d (%d of them): pass the matrix that was solved", (int)A->rows,
+				  (int)A->cols, (int)A->count, (int)e->n, (int)e->count);
+	gwb_lua_check(L, gwb_eigen_host_vectors(e));
+	gwb_lua_check(L, gwb_eigen_new(e->n, e->n, e->k, e->count, true, false, &c));
+	memcpy(c->values, e->values, e->count * e->k * sizeof(double));
+	memcpy(c->vectors, e->vectors, e->count * e->k * e->n * sizeof(double));
+	for (b = 0, rc = GWB_OK; !rc && b < e->count; b++)
+		rc = gwb_eig_dense_check(c, b, A, b);
+	if (rc) {
+		gwb_eigen_free(c);
+		gwb_lua_check(L, rc);
+	}
+	lua_createtable(L, 0, 3);
+	SETN("max_residual", c->max_residual);
+	SETN("orthogonality", c->orthogonality);
+	lua_createtable(L, (int)(e->count * e->k), 0);
+	for (b = 0; b < e->count * e->k; b++) {
+		lua_pushnumber(L, c->residuals[b]);
+		lua_rawseti(L, -2, (lua_Integer)b + 1);
+	}
+	lua_setfield(L, -2, "residuals");
+	gwb_eigen_free(c);
 	return 1;
 }
 
@@ -367,8 +453,12 @@ static int eigen_index(lua_State *L)
 			lua_pushboolean(L, e->svd);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {  /* where the vectors are */
+			lua_pushstring(L, e->dvectors ? "gpu" : "cpu");
+			return 1;
+		}
 		if (!strcmp(k, "has_vectors")) {
-			lua_pushboolean(L, e->vectors != NULL);
+			lua_pushboolean(L, gwb_eigen_has_vectors(e));
 			return 1;
 		}
 	}
@@ -433,8 +523,10 @@ static int eigen_tostring(lua_State *L)
 	if (e->iterations)
 		add_fmt(&b, "; %d %s%s", e->iterations, e->svd || strstr(e->method, "jacobi") ? "sweeps" :
 			"iterations", e->converged ? "" : " (NOT converged)");
-	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms)", e->total_ms, e->kernel_ms,
-		e->transfer_ms);
+	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms, host %.3f ms; checks %.3f ms)",
+		e->total_ms, e->kernel_ms, e->transfer_ms, host_ms_of(e), e->check_ms);
+	if (e->dvectors)
+		luaL_addstring(&b, "\n  vectors on the GPU (e:matrix() stays there; e:vector(i) copies)");
 	luaL_pushresult(&b);
 	return 1;
 }
@@ -458,8 +550,20 @@ static const gwb_reg methods[] = {
 	 "(default 1); e.values for one matrix.\nExample: print(eig.batched(B):values(3)[1])"},
 	{"residual_list", e_residuals, "eb:residual_list([b]) -> array\nPer-pair residuals "
 	 "||Av - lv|| / (||A||_2 ||v||) of matrix b.\nExample: r = eb:residual_list(2)"},
+	{"to", e_to, "e:to(\"cpu\") -> e\n"
+	 "Copy a GPU result's vectors to the host (as f64) and free their device copy; e.device\n"
+	 "says where they are (\"gpu\" until then). Host reads (e:vector, printing) work either\n"
+	 "way: e:vector(i) copies one vector when asked.\n"
+	 "Example: e = eig.solve(A, {backend = \"gpu\"}):to(\"cpu\")"},
+	{"check", e_check, "e:check(A) -> {max_residual, orthogonality, residuals}\n"
+	 "Recompute the residuals ||Av - lv|| / (||A|| ||v||) and ||V^T V - I||_max of this result\n"
+	 "on the CPU against A (the matrix or batch that was solved); residuals is flat (pair i of\n"
+	 "matrix b at (b - 1) * k + i). GPU results are checked on the device when made: this\n"
+	 "compares the two.\nExample: e = eig.solve(A, {backend = \"gpu\"}); print(e:check(A).max_residual)"},
 	{"matrix", e_matrix, "e:matrix([b]) -> Matrix\nThe eigenvectors as an n x k column-major "
-	 "Matrix (of matrix b of a batch).\nExample: V = eig.solve(A):matrix()"},
+	 "Matrix (of matrix b of a batch). A GPU result gives a GPU-resident Matrix in the\n"
+	 "solver's precision (V.device == \"gpu\"; V:to(\"cpu\") or any host read copies it).\n"
+	 "Example: V = eig.solve(A):matrix()"},
 	{"close", eigen_release, "e:close()\nFree the result now."},
 	{NULL, NULL, NULL},
 };
@@ -611,8 +715,11 @@ static int l_pca(lua_State *L)
 	if (rc)
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	rc = gwb_eig_dense(C, &o, &e);
+	if (!rc)
+		rc = gwb_eigen_host_vectors(e);  /* a GPU result's loadings, read below */
 	if (rc) {
 		gwb_matrix_free(C);
+		gwb_eigen_free(e);
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	}
 	for (i = 0; i < p; i++)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
@@ -91,6 +92,22 @@ static int l_mem(lua_State *L)
 	lua_newtable(L);
 	gwb_gpu_ledger_each(ledger_cb, L);
 	lua_setfield(L, -2, "by_purpose");
+	{
+		gwb_gpu_pool_info pi;
+		gwb_gpu_pool_stats(&pi);
+		SETI("pool", pi.cached_bytes);
+		SETI("pool_blocks", pi.cached_blocks);
+		SETI("reserved", pi.reserved_bytes);
+		SETI("pool_hits", pi.hits);
+		SETI("pool_misses", pi.misses);
+		SETI("staging", gwb_gpu_staging_bytes());
+	}
+	return 1;
+}
+
+static int l_trim(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)gwb_gpu_trim());
 	return 1;
 }
 
@@ -1045,7 +1062,14 @@ static const gwb_reg funcs[] = {
 	 "Without a GPU: {available = false, reason = ...}."},
 	{"mem", l_mem,
 	 "gpu.mem() -> table\n"
-	 "cudaMemGetInfo (free, total, used) plus the bytes gwb itself holds (ours), by purpose."},
+	 "cudaMemGetInfo (free, total, used) plus the bytes gwb itself holds (ours), by purpose;\n"
+	 "pool: bytes freed by gwb and cached for reuse (pool_blocks, pool_hits, pool_misses),\n"
+	 "reserved: live + cached, staging: pinned host bytes of the copy ring."},
+	{"trim", l_trim,
+	 "gpu.trim() -> bytes\n"
+	 "Give the device-memory pool's cached blocks and the pinned staging ring back to the\n"
+	 "driver; returns the device bytes released (0 without a GPU).\n"
+	 "Example: A:close(); collectgarbage(); print(gpu.trim())"},
 	{"kernels", l_kernels,
 	 "gpu.kernels() -> array\n"
 	 "Every kernel launched since gpu.reset(), by total time: launches, total_ms, mean_ms,\n"

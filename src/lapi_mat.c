@@ -39,9 +39,17 @@ void gwb_lua_push_matrix(lua_State *L, gwb_matrix *A)
 	gwb_lua_pushbox(L, MATRIX_T, 0, A, free_matrix);
 }
 
-gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg)
+gwb_matrix *gwb_lua_checkmatrix_dev(lua_State *L, int arg)
 {
 	return gwb_lua_checkbox(L, arg, MATRIX_T, MATRIX_T, "matrix");
+}
+
+gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg)
+{
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, arg);
+
+	gwb_lua_check(L, gwb_matrix_host(A));  /* lazy: copies only after a device write */
+	return A;
 }
 
 /* --- options ------------------------------------------------------------------------------ */
@@ -378,7 +386,21 @@ static int m_set(lua_State *L)
 	size_t b = lua_isnoneornil(L, 5) ? 0 : check_index(L, 5, A->count, "matrix");
 
 	gwb_matrix_set(A, b, i, j, v);
+	gwb_lua_check(L, gwb_matrix_host_wrote(A, gwb_matrix_index(A, b, i, j), 1));
 	return 0;
+}
+
+static int m_to(lua_State *L)
+{
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+	gwb_device d;
+
+	if (gwb_device_parse(s, &d))
+		return luaL_error(L, "Matrix:to: %s", gwb_errmsg());
+	gwb_lua_check(L, gwb_matrix_to(A, d));
+	lua_settop(L, 1);
+	return 1;
 }
 
 static int m_save(lua_State *L)
@@ -496,6 +518,7 @@ static int mat_tostring(lua_State *L)
 		lua_pushstring(L, "Matrix (closed)");
 		return 1;
 	}
+	gwb_lua_check(L, gwb_matrix_host(A));  /* the corner shown: a lazy, cached copy */
 	luaL_buffinit(L, &buf);
 	if (A->batched)
 		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%.1f MiB); "
@@ -506,6 +529,8 @@ static int mat_tostring(lua_State *L)
 			 A->cols, gwb_dtype_name(A->dtype), A->layout == GWB_ROW_MAJOR ? "row" : "column",
 			 (double)gwb_matrix_bytes(A) / 1048576.0);
 	luaL_addstring(&buf, head);
+	if (gwb_matrix_device(A) == GWB_DEVICE_GPU)
+		luaL_addstring(&buf, " [on the GPU]");
 	add_corner(L, &buf, A, 0);
 	luaL_pushresult(&buf);
 	return 1;
@@ -570,6 +595,9 @@ static int mat_index(lua_State *L)
 		} else if (!strcmp(k, "kind")) {
 			lua_pushstring(L, "dense");
 			return 1;
+		} else if (!strcmp(k, "device")) {
+			lua_pushstring(L, gwb_device_name(gwb_matrix_device(A)));
+			return 1;
 		}
 	}
 	luaL_getmetatable(L, MATRIX_T);
@@ -605,6 +633,7 @@ static int row_newindex(lua_State *L)
 	size_t j = check_index(L, 2, A->cols, "column");
 
 	gwb_matrix_set(A, 0, r->i, j, luaL_checknumber(L, 3));
+	gwb_lua_check(L, gwb_matrix_host_wrote(A, gwb_matrix_index(A, 0, r->i, j), 1));
 	return 0;
 }
 
@@ -660,7 +689,15 @@ static const gwb_reg methods[] = {
 	 "Example: print(mat.randn(4, 4, {sym = true}):symmetric())"},
 	{"norm", m_norm, "A:norm([b]) -> number\nFrobenius norm (compensated sum) of the matrix or "
 	 "of matrix b of a batch.\nExample: print(mat.laplacian1d(10):norm())"},
-	{"close", mat_release, "A:close()\nFree the matrix now (also happens when it is collected)."},
+	{"to", m_to, "A:to(\"gpu\" | \"cpu\") -> A\n"
+	 "Move the matrix (or batch) to the GPU or back; A.device says where it is. A GPU-resident\n"
+	 "matrix is used in place by eig.solve / eig.batched on the GPU (no copy; backend \"auto\"\n"
+	 "follows it there); host reads (get, totable, printing) copy it back once and cache;\n"
+	 "A:set writes both copies. All or nothing: on failure (no GPU, out of device memory) it\n"
+	 "stays where it was. Returns A.\n"
+	 "Example: A = mat.randn(4096, 4096, {sym = true}):to(\"gpu\"); e = eig.solve(A)"},
+	{"close", mat_release, "A:close()\nFree the matrix now, host and device memory (also happens "
+	 "when it is collected)."},
 	{NULL, NULL, NULL},
 };
 

@@ -215,6 +215,19 @@ static int m_spmv_bench(lua_State *L)
 #endif
 }
 
+static int m_to(lua_State *L)
+{
+	gwb_csr *A = sp_check(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+
+	if (strcmp(s, "gpu") && strcmp(s, "cuda") && strcmp(s, "cpu") && strcmp(s, "host"))
+		return luaL_error(L, "SparseMatrix:to: device must be \"cpu\" or \"gpu\" (got \"%s\")",
+				  s);
+	gwb_lua_check(L, gwb_csr_to(A, !strcmp(s, "gpu") || !strcmp(s, "cuda")));
+	lua_settop(L, 1);
+	return 1;
+}
+
 static int sp_index(lua_State *L)
 {
 	lsparse *u = gwb_lua_checkudata(L, 1, SPARSE_T, SPARSE_T);
@@ -255,6 +268,10 @@ static int sp_index(lua_State *L)
 		}
 		if (!strcmp(k, "sparse")) {
 			lua_pushboolean(L, 1);
+			return 1;
+		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, A->gpu ? "gpu" : "cpu");
 			return 1;
 		}
 	}
@@ -634,7 +651,13 @@ static const gwb_reg methods[] = {
 	 "2, 4, 8, 16, 32 lanes per row; block: a block of block_b (16) vectors, {ms, err} for\n"
 	 "ours_col, cusparse_col (column-major) and ours_rows, cusparse_rows (row-major).\n"
 	 "Example: t = mat.laplacian2d(1000):spmv_bench{reps = 20}"},
-	{"close", sp_release, "A:close()\nFree the matrix now (also happens when it is collected)."},
+	{"to", m_to, "A:to(\"gpu\" | \"cpu\") -> A\n"
+	 "Keep a copy of the CSR arrays on the GPU (A.device == \"gpu\"): eig.solve and eig.svd use\n"
+	 "it in place instead of uploading per call (backend \"auto\" follows it there); \"cpu\"\n"
+	 "frees it. Host reads always work (the CSR is never modified). Without a GPU the error\n"
+	 "says why.\nExample: A = mat.laplacian3d(60):to(\"gpu\"); e = eig.solve(A, {k = 8})"},
+	{"close", sp_release, "A:close()\nFree the matrix now, and its GPU copy (also happens when "
+	 "it is collected)."},
 	{NULL, NULL, NULL},
 };
 

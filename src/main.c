@@ -15,6 +15,7 @@
 #include "intr.h"
 #include "lapi.h"
 #include "panel.h"
+#include "embed.h"
 #include "repl.h"
 
 static const char *progname = "gwb";
@@ -220,8 +221,11 @@ int main(int argc, char **argv)
 		const char *nc = getenv("NO_COLOR");  /* no-color.org: set and not empty */
 		gwb_panel_setup(!no_panel && !(nc && *nc) && isatty(STDOUT_FILENO));
 	}
+	/* no collection while the libraries load: all of it stays live (a faster start) */
+	lua_gc(L, LUA_GCSTOP);
 	luaL_openlibs(L);
 	set_package_path(L);
+	gwb_embed_preload(L);
 	gwb_lua_openlibs(L);
 	lua_getglobal(L, "gwb");
 	lua_pushboolean(L, gwb_panel_allowed());
@@ -238,6 +242,7 @@ int main(int argc, char **argv)
 		lua_close(L);
 		return 1;
 	}
+	lua_gc(L, LUA_GCRESTART);
 	run_rc(L);
 
 	/* Second pass: -e chunks, in order. */

@@ -2,7 +2,12 @@
  * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
 #define _GNU_SOURCE
 #include "sparse.h"
+
 #include "fileio.h"
+#include "gpu.h"
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/sparse.h"
+#endif
 #include "intr.h"
 
 #include <math.h>
@@ -116,10 +121,34 @@ gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wid
 	return GWB_OK;
 }
 
+gwb_status gwb_csr_to(gwb_csr *A, bool gpu)
+{
+	if (!gpu) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_csr_free(A->gpu);
+#endif
+		A->gpu = NULL;
+		return GWB_OK;
+	}
+	if (A->gpu)
+		return GWB_OK;
+	if (!gwb_gpu_available())
+		return gwb_error(GWB_ENODEV, "cannot move the %lld x %lld sparse matrix to the GPU: %s",
+				 (long long)A->rows, (long long)A->cols, gwb_gpu_unavailable_reason());
+#ifdef GWB_HAVE_CUDA
+	return gwb_gpu_csr_upload(A, &A->gpu);
+#else
+	return GWB_ENODEV;
+#endif
+}
+
 void gwb_csr_free(gwb_csr *A)
 {
 	if (!A)
 		return;
+#ifdef GWB_HAVE_CUDA
+	gwb_gpu_csr_free(A->gpu);
+#endif
 	free(A->rp32);
 	free(A->ci32);
 	free(A->rp64);
