@@ -2014,7 +2014,7 @@ static int m_to(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, DATASET_MT);
+	gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
 	return ds_release(L);
 }
 
