@@ -752,7 +752,7 @@ static void push_pred_timing(lua_State *L, const gwb_rf_gpu_pred *p)
 	SETN("total_ms", p->stats.total_ms);
 	SETN("kernel_ms", p->stats.kernel_ms);
 	SETN("transfer_ms", p->stats.transfer_ms);
-	SETN("host_ms", p->stats.total_ms - p->stats.kernel_ms - p->stats.transfer_ms);
+	SETN("host_ms", fmax(0, p->stats.total_ms - p->stats.kernel_ms - p->stats.transfer_ms));
 	SETN("read_ms", p->read_ms);
 }
 
