@@ -74,7 +74,7 @@ T.test("Dataset, head, describe, class_counts print at 1..10,000 rows and 1..1,0
     for _, task in ipairs { "classification", "regression" } do
       local what = string.format("%s %d x %d", task, rows, cols)
       local d = synth(rows, cols, task == "regression" and "regression" or nil)
-      T.ok(tostring(d):find(rows .. " rows x " .. cols .. " features", 1, true), what)
+      T.ok(tostring(d):find(gwb.plural(rows, "row") .. " x " .. gwb.plural(cols, "feature"), 1, true), what)
       for _, n in ipairs { 1, 15, 250, rows } do
         local h = d:head(n)
         check_table(tostring(h), math.min(n, rows), what .. " head(" .. n .. ")")
