@@ -67,6 +67,10 @@ gwb_status gwb_gpu_eig_check(const void *dA, int adtype, bool a_rowmajor, size_t
 /* Sort every matrix's pairs ascending on the device: dvals count * n doubles, dV (may be NULL)
  * count n x n column-major of vdtype, permuted with them. */
 gwb_status gwb_gpu_eig_sort(double *dvals, void *dV, int vdtype, size_t count, int n);
+/* The same for values dW of wdtype (a library's output, f32 or f64, left unsorted on the
+ * device); the sorted values come back to the host as doubles in values (count * n). */
+gwb_status gwb_gpu_eig_sort_w(const void *dW, int wdtype, void *dV, int vdtype, size_t count,
+			      int n, double *values);
 
 /* SVD of a general m x n f64 column-major matrix through cuSOLVER gesvdj (the economy size
  * min(m,n)): s (descending), U (m x p column-major) and V (n x p), p = min(m, n); U and V may

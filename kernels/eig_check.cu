@@ -266,7 +266,9 @@ extern "C" gwb_status gwb_gpu_sym_check(const void *dA, int dtype, size_t count,
 	else
 		rc = gwb_launch("chk_sym_f32", chk_sym<float>, dim3((unsigned)count, parts), dim3(th),
 				0, 0, (double)count * nn * 4, (const float *)dA, n, parts, dout);
-	if (rc || (rc = back(h, dout, count * parts * 2 * sizeof(double))))
+	// the kernel's time is not the copy's: wait for it first
+	if (rc || (rc = CUDA_CHECK(cudaStreamSynchronize(0))) ||
+	    (rc = back(h, dout, count * parts * 2 * sizeof(double))))
 		goto out;
 	for (size_t b = 0; b < count; b++) {
 		double dm = 0, am = 0;
@@ -305,7 +307,8 @@ extern "C" gwb_status gwb_gpu_fro_norm(const void *dA, int dtype, size_t count, 
 		rc = gwb_launch("chk_sumsq_f32", chk_sumsq<float>, dim3((unsigned)count, parts),
 				dim3(256), 0, 0, (double)count * len * 4, (const float *)dA, len,
 				parts, dout);
-	if (rc || (rc = back(h, dout, count * parts * 2 * sizeof(double))))
+	if (rc || (rc = CUDA_CHECK(cudaStreamSynchronize(0))) ||
+	    (rc = back(h, dout, count * parts * 2 * sizeof(double))))
 		goto out;
 	for (size_t b = 0; b < count; b++) {
 		double s = 0, c = 0;
@@ -403,6 +406,9 @@ extern "C" gwb_status gwb_gpu_eig_check(const void *dA, int adtype, bool a_rowma
 			     count * kk * 8.0, (const double *)AV, k, parts, count == 1, dorth)))
 		goto out;
 	cudaEventRecord(e1, 0);
+	// wait here, so the copies below time only themselves (the wait is kernel time)
+	if ((rc = CUDA_CHECK(cudaEventSynchronize(e1))))
+		goto out;
 	if ((rc = back(residuals, dres, pairs * 8)) || (rc = back(horth, dorth, count * parts * 8)))
 		goto out;
 	for (size_t b = 0; b < count; b++) {
@@ -476,5 +482,25 @@ out:
 	gwb_gpu_free(perm);
 	gwb_gpu_free(v2);
 	gwb_gpu_free(V2);
+	return rc;
+}
+
+extern "C" gwb_status gwb_gpu_eig_sort_w(const void *dW, int wdtype, void *dV, int vdtype,
+					 size_t count, int n, double *values)
+{
+	size_t len = count * (size_t)n;
+	double *d64 = nullptr;
+	gwb_status rc;
+
+	if ((rc = gwb_gpu_malloc((void **)&d64, len * 8, "eig.sort")))
+		return rc;
+	if (wdtype)
+		rc = CUDA_CHECK(cudaMemcpyAsync(d64, dW, len * 8, cudaMemcpyDeviceToDevice, 0));
+	else
+		rc = gwb_launch("chk_widen_f32", chk_widen<float>, dim3(256), dim3(256), 0, 0,
+				len * 12.0, (const float *)dW, d64, len);
+	if (!rc && !(rc = gwb_gpu_eig_sort(d64, dV, vdtype, count, n)))
+		rc = back(values, d64, len * 8);
+	gwb_gpu_free(d64);
 	return rc;
 }

@@ -129,7 +129,8 @@ extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, const void *dA_in,
 	gwb_status rc = GWB_OK;
 	size_t es = dtype ? 8 : 4, nn = (size_t)n * n;
 	cudaDataType t = dtype ? CUDA_R_64F : CUDA_R_32F;
-	cusolverEigMode_t jobz = (vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+	cusolverEigMode_t jobz =
+		(vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 	void *dA = nullptr, *dW = nullptr, *dwork = nullptr, *hwork = nullptr;
 	int *dinfo = nullptr;
 	size_t dbytes = 0, hbytes = 0;
@@ -177,7 +178,9 @@ extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, const void *dA_in,
 	record("cusolverDnXsyevBatched", count, (double)count * nn * es * 2, st->kernel_ms);
 	if ((rc = check_info(dinfo, count, "XsyevBatched", &st->transfer_ms)))
 		goto out;
-	if ((rc = values_back(dW, dtype, count * n, values, &st->transfer_ms)))
+	// XsyevBatched leaves each matrix's pairs unordered: sort them where they are
+	if ((rc = gwb_gpu_eig_sort_w(dW, dtype, (vectors || dvec) ? dA : nullptr, dtype, count, n,
+				     values)))
 		goto out;
 	if (dvec) {
 		*dvec = dA;  // the caller's now
@@ -202,7 +205,8 @@ extern "C" gwb_status gwb_gpu_syevd(const void *A, const void *dA_in, int dtype,
 	gwb_status rc = GWB_OK;
 	size_t es = dtype ? 8 : 4, nn = (size_t)n * n;
 	cudaDataType t = dtype ? CUDA_R_64F : CUDA_R_32F;
-	cusolverEigMode_t jobz = (vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+	cusolverEigMode_t jobz =
+		(vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 	void *dA = nullptr, *dW = nullptr, *dwork = nullptr, *hwork = nullptr;
 	int *dinfo = nullptr;
 	size_t dbytes = 0, hbytes = 0;

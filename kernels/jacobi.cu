@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../src/intr.h"
+#include "../src/switches.h"
 #include "common.cuh"
 #include "handles.h"
 #include "eig.h"
@@ -239,7 +240,7 @@ __device__ double block_max(double v, double *red)
 // that the sums of squares neither overflow nor underflow for f64 entries near 1e+-160 and
 // beyond.
 template <typename T>
-__device__ double compute_shift(const T *A, int n, double *x, double *y, double *red)
+__device__ double compute_shift(const T *A, int n, int power, double *x, double *y, double *red)
 {
 	int tid = threadIdx.x;
 	double amax = 0;
@@ -264,7 +265,7 @@ __device__ double compute_shift(const T *A, int n, double *x, double *y, double 
 	}
 	__syncthreads();
 	double rho = 0;
-	for (int it = 0; it < 12; it++) {
+	for (int it = 0; power && it < 12; it++) {  // power 0 (switch jacobi.shift off): ||A||_F
 		double nx = 0, ny = 0;
 		for (int r = tid; r < n; r += blockDim.x) {
 			double s = 0;
@@ -296,6 +297,7 @@ struct jparams {
 	int w;           // block width (blocked) or m / 2 (smem)
 	int blocked;
 	int given;       // 1: G already in g (refinement), sigma in shift[]
+	int power;       // 1: sigma from the power iteration, 0: ||A||_F (switch jacobi.shift)
 	int max_sweeps;
 	double tol;
 };
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 		for (size_t i = tid; i < nn; i += blockDim.x)
 			dst[i] = G[i] * (T)scale;
 	} else {
-		sigma = compute_shift<T>(A, n, x, y, red);
+		sigma = compute_shift<T>(A, n, P.power, x, y, red);
 		int e = ilogb(sigma);
 		const int lim = sizeof(T) == 4 ? 120 : 1000;  // scale and scaled shift stay finite
 		e = e < -lim ? -lim : e > lim ? lim : e;
@@ -582,6 +584,7 @@ static gwb_status plan(int n, size_t es, jplan *out)
 	P.m = n + (n & 1);
 	P.w = P.m / 2;
 	P.blocked = 0;
+	P.power = gwb_switch_on(GWB_SW_JACOBI_SHIFT);
 	out->smem = smem_bytes(n, P.m, P.w, false, es);
 	const char *eb = getenv("GWB_JACOBI_BLOCK");  // force the blocked variant (tests)
 	int force_w = eb ? atoi(eb) : 0;
@@ -592,8 +595,9 @@ static gwb_status plan(int n, size_t es, jplan *out)
 		P.m = nb * force_w;
 		P.blocked = 1;
 		out->smem = smem_bytes(n, P.m, force_w, true, es);
-	} else if (out->smem > limit) {
-		// Blocked: the widest power-of-two w whose 2w columns fit.
+	} else if ((!gwb_switch_on(GWB_SW_JACOBI_SMEM) && n >= 2) || out->smem > limit) {
+		// Blocked: the widest power-of-two w whose 2w columns fit (also where the switch
+		// jacobi.smem is off, to measure what the resident variant buys).
 		int w = 1, nb = 2;
 		while (w * 2 <= n / 2)
 			w *= 2;

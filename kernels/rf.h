@@ -145,9 +145,9 @@ void gwb_rf_gpu_model_free(gwb_forest *f);
 
 /* Predict with the GPU when gwb_backend_choose("auto" or the --backend default) picks it for
  * this much work; *done says whether it did (then the outputs are written). Called by
- * gwb_forest_predict and gwb_forest_predict_proba. GWB_RF_PREDICT_VOTE=atomic and
- * GWB_RF_PREDICT_BLOCK=n in the environment select the vote reduction and block size (for
- * benchmarks). */
+ * gwb_forest_predict and gwb_forest_predict_proba. The switch rf.predict_vote (switches.h;
+ * GWB_RF_PREDICT_VOTE=atomic turns it off) selects the vote reduction, GWB_RF_PREDICT_BLOCK=n
+ * the block size (for benchmarks). */
 gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
 			       int32_t *labels, float *values, bool *done);
 

@@ -19,6 +19,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -218,6 +219,23 @@ __global__ void k_finish(const float *votes, size_t N, int O, int T, int32_t *la
 	}
 	if (labels)
 		labels[i] = best;
+}
+
+// The device's properties, read once (cudaGetDeviceProperties costs more than a small
+// prediction's kernels).
+gwb_status device_info(gwb_gpu_info *out)
+{
+	static gwb_gpu_info info;
+	static bool have;
+	gwb_status rc;
+
+	if (!have) {
+		if ((rc = gwb_gpu_get_info(&info)))
+			return rc;
+		have = true;
+	}
+	*out = info;
+	return GWB_OK;
 }
 
 // host <-> device copies of rows and results
@@ -453,7 +471,7 @@ gwb_status predict_dev(const gwb_forest *f, const gwb_dataset *d, int block, gwb
 
 	if ((rc = gwb_forest_check_data(f, d)))
 		return rc;
-	if ((rc = gwb_gpu_get_info(&info)))
+	if ((rc = device_info(&info)))
 		return rc;
 	if (block <= 0)
 		block = 256;
@@ -524,7 +542,7 @@ extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dat
 {
 	Timer tm;
 	gwb_status rc;
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
 	gwb_rf_gpu_pred *p;
 	DBuf dev;
 
@@ -541,7 +559,8 @@ extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dat
 		return gwb_error(GWB_ENOMEM, "rf predict: out of host memory");
 	if ((rc = gwb_gpu_malloc(&dev.p, bytes, "rf.predictions")) ||
 	    (rc = predict_dev(f, d, eb ? atoi(eb) : 0,
-			      ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+			      gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								    : GWB_RF_VOTE_ATOMIC,
 			      what == GWB_RF_OUT_LABELS ? (int32_t *)dev.p : nullptr,
 			      what == GWB_RF_OUT_PROBA ? (float *)dev.p : nullptr,
 			      what == GWB_RF_OUT_VALUES ? (float *)dev.p : nullptr))) {
@@ -617,7 +636,7 @@ extern "C" gwb_status gwb_rf_predict_wants_gpu(const gwb_forest *f, const gwb_da
 extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
 					  int32_t *labels, float *values, bool *done)
 {
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
 	bool use = false;
 	gwb_status rc;
 
@@ -625,7 +644,8 @@ extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset
 	if ((rc = gwb_rf_predict_wants_gpu(f, d, &use)) || !use)
 		return rc;
 	rc = gwb_rf_predict_gpu(f, d, eb ? atoi(eb) : 0,
-				ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+				gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								      : GWB_RF_VOTE_ATOMIC,
 				proba, labels, values, NULL);
 	if ((rc == GWB_EINVAL || rc == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  // a forest or data the GPU path does not take: the CPU does

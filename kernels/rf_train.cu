@@ -23,6 +23,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -96,6 +97,8 @@ struct Cfg {
 	size_t slot_elems; // elements of one global slot (mtry * B * CH)
 	int sub;           // sibling subtraction on (every node draws all F features)
 	int sub_min;       // rows the larger sibling needs to be derived rather than built
+	int gatom;         // switch rf.smem_hist off: multi-chunk nodes add rows straight into
+			   // their global histogram (global atomics, no shared staging)
 };
 
 // Per-level node arrays (struct of arrays), Q entries.
@@ -482,6 +485,36 @@ __device__ void add_rows(const Data &d, const Cfg &cfg, T *h, const uint16_t *pe
 	}
 }
 
+// add_rows into a node's global histogram gs (slot layout: feature-major, B codes, CH
+// channels) with global atomics: the ablation of the shared-memory histograms (cfg.gatom).
+// keep: a kept slot is indexed by feature, otherwise by draw position.
+template <typename T>
+__device__ void add_rows_global(const Data &d, const Cfg &cfg, T *gs, const uint16_t *perm,
+				int jpos0, int nf, bool keep, const int *idx, const uint8_t *cnt,
+				int begin, int r0, int r1)
+{
+	for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+		int row = idx[begin + i];
+		int c = cnt[begin + i];
+		int y = cfg.C ? d.y[row] : -1;
+		double wd = row_weight(d, row, c, y);
+		T w = (T)wd, wy = cfg.C ? (T)0 : (T)__dmul_rn(wd, row_y(d, row));
+		for (int j = 0; j < nf; j++) {
+			int f = perm[jpos0 + j];
+			int code = d.codes[(size_t)f * d.N + row];
+			size_t fi = keep ? (size_t)f : (size_t)(jpos0 + j);
+			T *cell = gs + (fi * cfg.B + code) * cfg.CH;
+			atomicAdd(cell, (T)1);
+			if (cfg.C) {
+				atomicAdd(cell + 1 + y, w);
+			} else {
+				atomicAdd(cell + 1, w);
+				atomicAdd(cell + 2, wy);
+			}
+		}
+	}
+}
+
 // Gain of one candidate from left sums L (CH channels) and right sums R, or -inf when invalid.
 template <typename T>
 __device__ __forceinline__ double cand_gain(const Cfg &cfg, const double *Lc, const double *Rc,
@@ -729,10 +762,13 @@ __global__ void k_hist(HistArgs a)
 
 	node_setup(a, q, perm, s_P, ss, best);
 	int j0 = grp * cfg.G, nf = min(cfg.G, cfg.mtry - j0);
-	zero_smem(h, (size_t)nf * cells);
-	__syncthreads();
 	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
-	add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	bool direct = cfg.gatom && (has_slot || mode == 1);  // block-uniform
+	if (!direct) {
+		zero_smem(h, (size_t)nf * cells);
+		__syncthreads();
+		add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	}
 	__syncthreads();
 
 	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
@@ -744,11 +780,15 @@ __global__ void k_hist(HistArgs a)
 		int ks = keep ? a.L.hslot[q] : 0;
 		T *gs = keep ? (T *)a.hs_cur + (size_t)ks * cfg.slot_elems
 			     : (T *)a.ghist + (size_t)slot * cfg.slot_elems;
-		for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
-			size_t j = i / cells, at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
-			if (h[i] != (T)0)
-				atomicAdd(&gs[at], h[i]);
-		}
+		if (direct)
+			add_rows_global<T>(d, cfg, gs, perm, j0, nf, keep, a.idx, a.cnt, begin, r0, r1);
+		else
+			for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
+				size_t j = i / cells;
+				size_t at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
+				if (h[i] != (T)0)
+					atomicAdd(&gs[at], h[i]);
+			}
 		__threadfence();
 		__syncthreads();
 		unsigned *ticket = keep ? &a.tickets2[ks] : &a.tickets[slot];
@@ -1544,8 +1584,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	if ((rc = buf_need(tiles, (ntiles + 1) * 4)) || (rc = buf_need(tree_next, (size_t)T_ * 4)) ||
 	    (rc = buf_need(root_w, (size_t)T_ * 8)))
 		return rc;
+	// bytes: one count per tile written (the bootstrap draw is a hash, nothing is read)
 	if ((rc = gwb_launch("rf_boot_count", k_boot_count, dim3((unsigned)ntiles), dim3(256), 0, 0,
-			     0.0, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
+			     (double)ntiles * 4, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
 		return rc;
 	if ((rc = CUDA_CHECK(cudaMemset(P<int>(tiles) + ntiles, 0, 4))) ||
 	    (rc = scan(P<int>(tiles), (int)ntiles + 1)))
@@ -1564,7 +1605,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	int Q = T_;
 	if ((rc = lv[cur].need(Q, cfg.ACC)))
 		return rc;
-	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0, 0.0, T_,
+	// bytes: two offsets read, six ints written per tree
+	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0,
+			     (double)T_ * 32, T_,
 			     tiles_n, (const int *)P<int>(tiles), lv[cur].view(), P<int>(tree_next))))
 		return rc;
 
@@ -1585,7 +1628,7 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 		Rec R = rec.view();
 		// node statistics
 		if ((rc = gwb_launch("rf_nchunk", k_nchunk, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, Q, cfg.R, L)) ||
+				     (double)(Q + 1) * 8, Q, cfg.R, L)) ||
 		    (rc = scan(L.nchk, Q + 1)))
 			return rc;
 		int call = 0;
@@ -1609,8 +1652,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			Buf &hb_cur = hs[level & 1];
 			size_t allowed = sub_budget, free_b = 0, total_b = 0;
 			for (int parents = 1; parents >= 0; parents--) {
+				// bytes per node: its and its sibling's n, acc (node_open) and pslot
+				// read; mode and hslot written
 				if ((rc = gwb_launch("rf_plan", k_plan, dim3(grid1(Q + 1, 256)), dim3(256), 0,
-						     0, 0.0, cfg, Q, level, L, parents)) ||
+						     0, (double)(Q + 1) * (16.0 + 16.0 * cfg.ACC), cfg, Q,
+						     level, L, parents)) ||
 				    (rc = scan(L.hslot, Q + 1)) || (rc = readback(&kept, L.hslot + Q, 1)))
 					return rc;
 				if (kept && !allowed) {
@@ -1641,8 +1687,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 				return rc;
 			sub_kept += (size_t)kept;
 		}
+		// bytes per node: acc and four ints read; the record (ids, count, weight,
+		// impurity, outputs, split fields) and the level's imp, W, S, split, pk written
 		if ((rc = gwb_launch("rf_decide", k_decide, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, d, cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
+				     (double)(Q + 1) * (8.0 * cfg.ACC + 96 + 4.0 * cfg.outputs), d,
+				     cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
 			return rc;
 		if ((rc = scan(L.pk, Q + 1)))
 			return rc;
@@ -1698,8 +1747,10 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			if ((rc = CUDA_CHECK(cudaMemsetAsync(P<int>(chunk_left) + chunks, 0, 4))) ||
 			    (rc = scan(P<int>(chunk_left), chunks + 1)))
 				return rc;
+			// bytes per node: feat, n, two pk and two chunk counts read; split, srows, nl
 			if ((rc = gwb_launch("rf_sizes", k_sizes, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-					     0.0, Q, chunks, L, (const int *)P<int>(chunk_left))) ||
+					     (double)(Q + 1) * 44, Q, chunks, L,
+					     (const int *)P<int>(chunk_left))) ||
 			    (rc = scan(L.split, Q + 1)) || (rc = scan(L.srows, Q + 1)))
 				return rc;
 			int sp = 0;
@@ -1718,11 +1769,13 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 					     (const int *)P<int>(chunk_left), P<int>(idx[nx]),
 					     P<uint8_t>(cnt[nx]))))
 				return rc;
-			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, lv[nx].view(), R, (int)nrec,
+			// bytes per node: k_emit reads ~10 ints of L and writes a record's split fields
+			// (14 bytes) and two children (2 x 20 bytes); k_tadv reads two flags per node
+			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 96, Q, L, lv[nx].view(), R, (int)nrec,
 					     (const int *)P<int>(tree_next), cfg.sub)) ||
-			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, P<int>(tree_next))))
+			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 12, Q, L, P<int>(tree_next))))
 				return rc;
 			cur = nx;
 		}
@@ -1994,7 +2047,8 @@ gwb_status Trainer::train()
 	// A derived histogram costs reading two kept ones (and writing one): worth it from about
 	// 3 x (bins x channels x element) / 32 rows (a built row reads a 32-byte sector per
 	// feature).
-	cfg.sub = p->subtract && cfg.mtry == F;
+	cfg.sub = p->subtract && cfg.mtry == F && gwb_switch_on(GWB_SW_RF_SUBTRACT);
+	cfg.gatom = !gwb_switch_on(GWB_SW_RF_SMEM_HIST);
 	cfg.sub_min = (int)(3 * per_feat / 32) + 1;
 	long long ev;
 	if ((ev = env_count("GWB_RF_GPU_SUB_MIN", 1LL << 28)) > 0)

@@ -11,6 +11,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "prof.h"
+#include "switches.h"
 #include "sparse.h"
 
 const char *gwb_device_name(gwb_device d)
@@ -260,8 +261,15 @@ gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
 	double t0;
 	int i = 0;
 
+	bool streamed;
+
 	if (bytes < STAGE_DIRECT)
 		return bytes ? direct_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice) : GWB_OK;
+	/* the switches (switches.h): copy.pinned off, one pageable cudaMemcpy; copy.streamed
+	 * off, each chunk waited for before the next is filled (no overlap) */
+	if (!gwb_switch_on(GWB_SW_COPY_PINNED))
+		return direct_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice);
+	streamed = gwb_switch_on(GWB_SW_COPY_STREAMED);
 	pthread_mutex_lock(&stage_lock);
 	if ((rc = stage_init()))
 		goto out_unlock;
@@ -284,6 +292,8 @@ gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
 						     cudaMemcpyHostToDevice, stage.stream))))
 			break;
 		cudaEventRecord(stage.done[i], stage.stream);
+		if (!streamed && (rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
+			break;
 	}
 	xfer_end(e0, e1, GWB_H2D, bytes, rc == GWB_OK);
 	if (rc) {
@@ -307,6 +317,8 @@ static gwb_status staged_out(const void *dev_src, size_t bytes, gwb_gpu_sink_fn 
 {
 	const char *src = dev_src;
 	size_t nchunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK, c, issued = 0;
+	/* the switch copy.streamed off: one chunk in flight at a time (no overlap) */
+	size_t window = gwb_switch_on(GWB_SW_COPY_STREAMED) ? STAGE_CHUNKS : 1;
 	void *e0, *e1;
 	gwb_status rc = GWB_OK;
 	double t0;
@@ -323,7 +335,7 @@ static gwb_status staged_out(const void *dev_src, size_t bytes, gwb_gpu_sink_fn 
 		int i = (int)(c % STAGE_CHUNKS);
 		size_t off = c * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
 		/* keep the ring full: chunks c .. c + STAGE_CHUNKS - 1 in flight */
-		while (issued < nchunks && issued < c + STAGE_CHUNKS && !rc) {
+		while (issued < nchunks && issued < c + window && !rc) {
 			int j = (int)(issued % STAGE_CHUNKS);
 			size_t o2 = issued * STAGE_CHUNK;
 			size_t l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
@@ -362,7 +374,7 @@ static void memcpy_sink(void *ctx, size_t off, const void *chunk, size_t len)
 
 gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
 {
-	if (bytes < STAGE_DIRECT)
+	if (bytes < STAGE_DIRECT || !gwb_switch_on(GWB_SW_COPY_PINNED))  /* switches.h */
 		return bytes ? direct_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost) : GWB_OK;
 	return staged_out(dev_src, bytes, memcpy_sink, host_dst);
 }
@@ -372,7 +384,7 @@ gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_f
 	gwb_status rc;
 	void *tmp;
 
-	if (bytes >= STAGE_DIRECT)
+	if (bytes >= STAGE_DIRECT && gwb_switch_on(GWB_SW_COPY_PINNED))  /* switches.h */
 		return staged_out(dev_src, bytes, sink, ctx);
 	if (!bytes)
 		return GWB_OK;
@@ -519,10 +531,12 @@ gwb_status gwb_buf_host(gwb_buf *b, void **p)
 
 	*p = NULL;
 	if (!b->host_valid) {
-		if (!b->host && !(b->host = malloc(b->bytes ? b->bytes : 1)))
-			return gwb_error(GWB_ENOMEM, "out of host memory for a copy of %s (%zu bytes)",
-					 b->purpose, b->bytes);
-		b->host_borrowed = false;
+		if (!b->host) {
+			if (!(b->host = malloc(b->bytes ? b->bytes : 1)))
+				return gwb_error(GWB_ENOMEM, "out of host memory for a copy of %s (%zu "
+						 "bytes)", b->purpose, b->bytes);
+			b->host_borrowed = false;  /* ours; a caller's host memory stays the caller's */
+		}
 		if ((rc = b->ops->copy_out(b->host, b->dev, b->bytes)))
 			return rc;
 		b->host_valid = true;

@@ -30,6 +30,7 @@
 
 #include "fileio.h"
 #include "intr.h"
+#include "switches.h"
 #include "transpose.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -356,6 +357,7 @@ struct rd {
 	int ncol;
 	struct col *cols;
 	char **names;
+	struct dict name_set;   /* the names, code = column (set_names) */
 	int target;        /* column index of the target */
 
 	/* rows, row-major in mmap'd chunks */
@@ -746,16 +748,7 @@ static void rd_free(struct rd *r)
 			free(r->names[j]);
 	free(r->names);
 	part_free(r);
-}
-
-static bool forced_categorical(const gwb_csv_opts *o, const char *name)
-{
-	int i;
-
-	for (i = 0; i < o->n_categorical; i++)
-		if (!strcmp(o->categorical[i], name))
-			return true;
-	return false;
+	dict_free(&r->name_set);
 }
 
 /* Sniff the header and each column's kind from the first rows (up to SAMPLE_ROWS, within the
@@ -865,50 +858,96 @@ out:
 	return st;
 }
 
+/* The column of a name (dict codes are column indices: set_names adds one name per column, in
+ * order), -1 when no column has it. */
+static int dict_find(const struct dict *d, const char *s, size_t n)
+{
+	uint32_t h = fnv1a(s, n);
+	size_t k;
+
+	if (!d->slot)
+		return -1;
+	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k] - 1;
+		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Column names: the header's fields (colN for an empty one, or every one without a header).
+ * A repeated name gets the first suffix no earlier column has: x, x.2, x.3. r->name_set holds
+ * the names (code = column), so renaming and every lookup by name are linear in the size of
+ * the header, however many names repeat. */
 static gwb_status set_names(struct rd *r, int header)
 {
-	int j, k;
-	char nb[32];
+	struct dict *set = &r->name_set;
+	int *next = NULL;   /* per column: the next suffix to try for its name */
+	gwb_status st = GWB_OK;
+	char nb[32], *nn = NULL;
+	size_t nncap = 0;
+	int j;
 
 	r->names = calloc((size_t)r->ncol, sizeof(*r->names));
-	if (!r->names)
-		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	next = calloc((size_t)r->ncol, sizeof(*next));
+	if (!r->names || !next) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory for %d column names", r->path, r->ncol);
+		goto out;
+	}
 	for (j = 0; j < r->ncol; j++) {
 		const char *p = NULL;
 		size_t n = 0;
-		gwb_status st;
+		int32_t code;
+		int base, e = 0;
+		if ((j & 4095) == 0 && gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "%s: loading interrupted in the header (column %d of "
+				       "%d)", r->path, j + 1, r->ncol);
+			goto out;
+		}
 		if (header && (st = field_text(r, &r->f[j], &p, &n)))
-			return st;
+			goto out;
 		if (!n) {
 			snprintf(nb, sizeof(nb), "col%d", j + 1);
 			p = nb;
 			n = strlen(nb);
 		}
-		if (!(r->names[j] = strndup(p, n)))
-			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		/* A repeated name gets a suffix: x, x.2, x.3 */
-		for (k = 0; k < j; k++) {
-			if (!strcmp(r->names[k], r->names[j])) {
-				int s = 2;
-				char *nn = NULL;
-				for (;;) {
-					int dup = 0, i;
-					free(nn);
-					if (asprintf(&nn, "%s.%d", r->names[j], s) < 0)
-						return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-					for (i = 0; i < j; i++)
-						dup |= !strcmp(r->names[i], nn);
-					if (!dup)
-						break;
-					s++;
+		if ((base = dict_find(set, p, n)) >= 0) {
+			/* taken: the base's next free suffix (remembered, so n copies of one name
+			 * cost n probes in all) */
+			int s = next[base] ? next[base] : 2;
+			if (nncap < n + 16) {
+				char *g = realloc(nn, n + 16);
+				if (!g) {
+					st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+					goto out;
 				}
-				free(r->names[j]);
-				r->names[j] = nn;
-				break;
+				nn = g;
+				nncap = n + 16;
 			}
+			memcpy(nn, p, n);
+			for (;; s++) {
+				snprintf(nn + n, 16, ".%d", s);
+				if (dict_find(set, nn, strlen(nn)) < 0)
+					break;
+			}
+			next[base] = s + 1;
+			p = nn;
+			n = strlen(nn);
+		}
+		if (!(r->names[j] = strndup(p, n)) || (e = dict_code(set, p, n, &code)) == -1) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory for %d column names", r->path,
+				       r->ncol);
+			goto out;
+		}
+		if (e == -2) {
+			st = gwb_error(GWB_EPARSE, "%s: more than %d columns", r->path, MAX_LEVELS);
+			goto out;
 		}
 	}
-	return GWB_OK;
+out:
+	free(next);
+	free(nn);
+	return st;
 }
 
 static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
@@ -920,11 +959,10 @@ static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
 				 "and a target (is the separator right? pass sep = \";\" or \"\\t\")",
 				 r->path, r->names[0]);
 	if (o->target) {
-		for (j = 0; j < r->ncol; j++)
-			if (!strcmp(r->names[j], o->target)) {
-				r->target = j;
-				return GWB_OK;
-			}
+		if ((j = dict_find(&r->name_set, o->target, strlen(o->target))) >= 0) {
+			r->target = j;
+			return GWB_OK;
+		}
 		{
 			char list[512];
 			size_t k = 0;
@@ -1510,6 +1548,11 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		r->chunk_n[r->nchunk - 1] = r->cur_rows;
 	for (i = 0, done = 0; i < r->nchunk; i++) {
 		size_t nr = r->chunk_n[i];
+		if (gwb_intr_pending()) {   /* a chunk is 4 MiB: far less than 100 ms apart */
+			st = gwb_error(GWB_EINTR, "%s: loading interrupted (%zu of %zu rows stored)",
+				       r->path, done, r->rows);
+			goto fail;
+		}
 		gwb_transpose_f32(r->chunk[i], nr, (size_t)F, (size_t)F, d->X + done, r->rows, 32, 1);
 		munmap(r->chunk[i], r->chunk_rows * (size_t)F * sizeof(float));
 		r->chunk[i] = NULL;
@@ -2072,7 +2115,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	gwb_status st;
 	size_t shift, next;
 	int header = 0, j, k, t;
-	bool progress = false, fast;
+	bool progress = false, fast, slow;
 	double t0 = gwb_now();
 
 	*out = NULL;
@@ -2182,19 +2225,16 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	if ((st = pick_target(&r, opts)))
 		goto out;
-	for (j = 0, k = 0; j < r.ncol; j++) {
+	for (j = 0, k = 0; j < r.ncol; j++)
 		r.cols[j].feature = j == r.target ? -1 : k++;
-		if (forced_categorical(opts, r.names[j]))
-			r.cols[j].numeric = 0;
-	}
 	for (j = 0; j < opts->n_categorical; j++) {
-		for (k = 0; k < r.ncol && strcmp(r.names[k], opts->categorical[j]); k++)
-			;
-		if (k == r.ncol) {
+		k = dict_find(&r.name_set, opts->categorical[j], strlen(opts->categorical[j]));
+		if (k < 0) {
 			st = gwb_error(GWB_EINVAL, "%s: categorical column \"%s\" is not in the file",
 				       path, opts->categorical[j]);
 			goto out;
 		}
+		r.cols[k].numeric = 0;
 	}
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)
@@ -2207,7 +2247,11 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
-	if (!opts->slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES)) {
+	/* the switches (switches.h): csv.fast off reads every record through the tokenizer (as
+	 * opts->slow does), csv.parallel off keeps to one thread */
+	slow = opts->slow || !gwb_switch_on(GWB_SW_CSV_FAST);
+	if (!slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
+	    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
 			/* quotes in the first block: count them to find where the ranges start */
@@ -2225,7 +2269,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	for (;;) {
 		float *row;
-		if (!opts->slow) {
+		if (!slow) {
 			if ((st = reserve_row(&r, &row)))
 				goto out;
 			if ((fast && fast_row(&r, r.pos, &next, row, &r.tv[r.rows])) ||

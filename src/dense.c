@@ -1,6 +1,7 @@
 /* dense.c - the dense Matrix: allocation, element access, conversion, generators, covariance,
  * symmetry checks, compensated norms, binary save/load. */
 #include "dense.h"
+#include "intr.h"
 
 #include "gpu.h"
 
@@ -444,6 +445,9 @@ static gwb_status random_orthogonal(size_t n, uint64_t *rng, double *Q)
 		Q[i] = gwb_rng_normal(rng);
 	for (j = 0; j < n; j++) {
 		double *qj = Q + j * n, nrm;
+		if (gwb_intr_pending())   /* a column costs 4 n j flops: < 0.1 s up to n = 4096 */
+			return gwb_error(GWB_EINTR, "interrupted building a random orthogonal matrix "
+					 "(column %zu of %zu)", j + 1, n);
 		for (pass = 0; pass < 2; pass++)
 			for (i = 0; i < j; i++) {
 				const double *qi = Q + i * n;
@@ -470,6 +474,9 @@ static gwb_status spectral_fill(gwb_matrix *A, size_t b, const double *lam, uint
 		return rc;
 	/* A = Q diag(lam) Q^T: a_ij = sum_k q_ik lam_k q_jk. */
 	for (i = 0; i < n; i++) {
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "interrupted building Q diag(l) Q^T (row %zu of %zu)",
+					 i + 1, n);
 		for (k = 0; k < n; k++)
 			row[k] = Q[k * n + i] * lam[k];
 		for (j = i; j < n; j++) {
@@ -522,23 +529,35 @@ gwb_status gwb_matrix_batch(size_t count, size_t n, gwb_spectrum spec, gwb_dtype
 
 	if (rc)
 		return rc;
-	if (spec == GWB_SPEC_RANDN) {
-		for (b = 0; b < count; b++)
-			fill_goe(*out, b, &rng);
-		return GWB_OK;
-	}
-	Q = malloc(n * n * sizeof(double));
-	row = malloc(n * sizeof(double));
-	lam = malloc(n * sizeof(double));
-	if (!Q || !row || !lam) {
-		rc = gwb_error(GWB_ENOMEM, "out of memory building a batch of %zu x %zu matrices", n, n);
-		goto out_free;
+	/* progress per matrix, and Ctrl-C between matrices (one takes far less than 100 ms) */
+	gwb_progress_begin("mat.batch", (double)count);
+	if (spec != GWB_SPEC_RANDN) {
+		Q = malloc(n * n * sizeof(double));
+		row = malloc(n * sizeof(double));
+		lam = malloc(n * sizeof(double));
+		if (!Q || !row || !lam) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory building a batch of %zu x %zu "
+				       "matrices", n, n);
+			goto out_free;
+		}
 	}
 	for (b = 0; b < count && !rc; b++) {
-		gwb_spectrum_values(spec, n, &rng, lam);
-		rc = spectral_fill(*out, b, lam, &rng, Q, row);
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "mat.batch: interrupted after %zu of %zu matrices", b,
+				       count);
+			break;
+		}
+		if (spec == GWB_SPEC_RANDN) {
+			fill_goe(*out, b, &rng);
+		} else {
+			gwb_spectrum_values(spec, n, &rng, lam);
+			rc = spectral_fill(*out, b, lam, &rng, Q, row);
+		}
+		if ((b & 15) == 0)
+			gwb_progress_update((double)b, NULL, 0);
 	}
 out_free:
+	gwb_progress_end();
 	free(Q);
 	free(row);
 	free(lam);
@@ -842,13 +861,31 @@ gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)
 		goto out_close;
 	}
 	es = gwb_dtype_size((gwb_dtype)h.dtype);
-	if (!h.rows || !h.cols || !h.count || h.rows > ((uint64_t)1 << 32) ||
-	    h.cols > ((uint64_t)1 << 32) || h.rows * h.cols > UINT64_MAX / h.count / es ||
-	    h.rows * h.cols * h.count * es != (uint64_t)len - sizeof(h) - 8) {
-		rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu x %llu "
-			       "but the file holds %ld bytes)", path, (unsigned long long)h.rows,
-			       (unsigned long long)h.cols, (unsigned long long)h.count, len);
-		goto out_close;
+	/* every size against what the file holds, one field at a time (no product can wrap) */
+	{
+		uint64_t data = (uint64_t)len - sizeof(h) - 8, lim = data / es;
+		const char *field = NULL;
+		uint64_t val = 0;
+		if (!h.rows || h.rows > lim || h.rows > ((uint64_t)1 << 32))
+			field = "rows", val = h.rows;
+		else if (!h.cols || h.cols > (lim /= h.rows) || h.cols > ((uint64_t)1 << 32))
+			field = "cols", val = h.cols;
+		else if (!h.count || h.count > (lim /= h.cols))
+			field = "count", val = h.count;
+		if (field) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt: the header says %s = %llu, but the %llu data "
+				       "bytes of the file hold at most %llu (1 to 2^32 rows and cols, "
+				       "%zu bytes a value)", path, field, (unsigned long long)val,
+				       (unsigned long long)data, (unsigned long long)lim, es);
+			goto out_close;
+		}
+		if (h.rows * h.cols * h.count * es != data) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu "
+				       "x %llu but the file holds %ld bytes)", path,
+				       (unsigned long long)h.rows, (unsigned long long)h.cols,
+				       (unsigned long long)h.count, len);
+			goto out_close;
+		}
 	}
 	rc = alloc_matrix(h.count, h.rows, h.cols, (gwb_dtype)h.dtype, (gwb_layout)h.layout,
 			  h.batched != 0, &A);

@@ -405,13 +405,37 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 			       "the payload", path, (unsigned long long)(sb.st_size - HDR - payload));
 		goto fail;
 	}
-	if (task > 1 || features > (1u << 24) || (task == 0 && (classes < 1 || classes > 65536)) ||
-	    (task == 1 && classes) ||
-	    (features && rows > payload / 4 / features) || rows > payload / 4) {
-		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (rows %llu, "
-			       "features %u, task %u, classes %u)", path, (unsigned long long)rows,
-			       features, task, classes);
+	if (task > 1 || (task == 0 && (classes < 1 || classes > 65536)) || (task == 1 && classes)) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (task %u, classes "
+			       "%u; classification has 1 to 65536 classes, regression none)", path,
+			       task, classes);
 		goto fail;
+	}
+	/* Each size against the payload before anything is allocated for it: a feature takes
+	 * at least 8 bytes (its name's length, its level count), a class 4, a row 4 per feature
+	 * and 4 for its label, after the target name's 4. */
+	{
+		uint64_t least = 4 + 8 * (uint64_t)features;
+		const char *field = NULL;
+		uint64_t val = 0, lim = 0;
+		if (features > (1u << 24) || least > payload) {
+			field = "features", val = features;
+			lim = payload < 4 ? 0 : (payload - 4) / 8;
+			lim = lim < (1u << 24) ? lim : (1u << 24);
+		} else if ((least += 4 * (uint64_t)classes) > payload) {
+			field = "classes", val = classes;
+			lim = (payload - (least - 4 * (uint64_t)classes)) / 4;
+		} else if (rows > (payload - least) / 4 / ((uint64_t)features + 1)) {
+			field = "rows", val = rows;
+			lim = (payload - least) / 4 / ((uint64_t)features + 1);
+		}
+		if (field) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: the header's %s = %llu does "
+				       "not fit the %llu-byte payload (at most %llu)", path, field,
+				       (unsigned long long)val, (unsigned long long)payload,
+				       (unsigned long long)lim);
+			goto fail;
+		}
 	}
 	r.left = r.total = payload;
 	gwb_xxh64_init(&r.h, 0);

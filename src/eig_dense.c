@@ -21,6 +21,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "lapack.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/eig.h"
 #endif
@@ -975,6 +976,52 @@ static gwb_status choose_dense(const gwb_matrix *A, gwb_backend req, double byte
 	return rc;
 }
 
+/* One CPU solve of gwb_eig_dense, run by gwb_run_interruptible: it touches only what it
+ * holds (never the caller's matrix), so that it can be abandoned. */
+typedef struct solve_job {
+	gwb_dense_method m;
+	gwb_eig_end which;
+	int n, k, iters, max_sweeps;
+	bool syevr, vectors;  /* dsyevr for k pairs at the requested ends, else all pairs */
+	double tol;
+	double *a, *a2;       /* the matrix (destroyed); a copy for dsyevr's second end */
+	double *w, *V, *z;    /* values; all vectors (n x n); dsyevr's vectors (n x kk) */
+	gwb_eigen *hist;      /* Jacobi's sweep history (the result), or NULL */
+} solve_job;
+
+static gwb_status solve_run(void *arg)
+{
+	solve_job *j = arg;
+	gwb_status rc = GWB_OK;
+	size_t at;
+
+	if (!j->syevr)
+		return cpu_all_pairs(j->m, j->n, j->a, NULL, 0, j->tol, j->max_sweeps, j->w,
+				     j->vectors ? j->V : NULL, &j->iters, j->hist);
+	if (j->which != GWB_END_LARGEST)
+		rc = lapack_dsyevr(j->n, j->a, 1, j->k, j->w, j->z, j->vectors);
+	if (!rc && j->which != GWB_END_SMALLEST) {
+		at = j->which == GWB_END_BOTH ? (size_t)j->k : 0;
+		rc = lapack_dsyevr(j->n, j->a2 ? j->a2 : j->a, j->n - j->k + 1, j->n, j->w + at,
+				   j->z ? j->z + at * (size_t)j->n : NULL, j->vectors);
+	}
+	return rc;
+}
+
+/* An abandoned solve_job frees everything when its solve ends. */
+static void solve_release(void *arg)
+{
+	solve_job *j = arg;
+
+	free(j->a);
+	free(j->a2);
+	free(j->w);
+	free(j->V);
+	free(j->z);
+	gwb_eigen_free(j->hist);
+	free(j);
+}
+
 gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
 {
 	static const char *fn = "eig.solve";
@@ -1015,6 +1062,8 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 		return rc;
 	if (m == GWB_DM_AUTO || m == GWB_DM_CUSOLVER)
 		m = all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
 	/* GPU results keep their vectors on the device: no host array for them */
 	rc = gwb_eigen_new(n, n, kk, 1, want_v && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
@@ -1041,58 +1090,77 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 		goto out_free;
 	}
 	{
+		/* The LAPACK drivers cannot poll Ctrl-C: they run on a worker (solve_job), which
+		 * owns a, w, V, z (and e, for Jacobi's history) once abandoned. */
+		solve_job *j;
+		bool gone = false;
 		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		if (rc)
 			goto out_free;
-		if (m == GWB_DM_SYEVR && !all) {
-			double *z = NULL;
-			if (want_v) {
-				z = malloc(n * kk * sizeof(double));
-				if (!z) {
+		if (!(j = calloc(1, sizeof(*j)))) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		j->m = m;
+		j->n = (int)n;
+		j->k = (int)k;
+		j->which = o->which;
+		j->vectors = want_v;
+		j->tol = o->tol;
+		j->max_sweeps = o->max_sweeps;
+		j->a = a;
+		j->w = w;
+		j->syevr = m == GWB_DM_SYEVR && !all;
+		if (j->syevr) {
+			if (want_v && !(j->z = malloc(n * kk * sizeof(double))))
+				rc = gwb_error(GWB_ENOMEM, "out of memory");
+			/* dsyevr destroys a: the second end works on a copy */
+			if (!rc && o->which == GWB_END_BOTH) {
+				if ((j->a2 = malloc(n * n * sizeof(double))))
+					memcpy(j->a2, a, n * n * sizeof(double));
+				else
 					rc = gwb_error(GWB_ENOMEM, "out of memory");
-					goto out_free;
-				}
 			}
-			if (o->which != GWB_END_LARGEST)
-				rc = lapack_dsyevr((int)n, a, 1, (int)k, w, z, want_v);
-			if (!rc && o->which != GWB_END_SMALLEST) {
-				size_t at = o->which == GWB_END_BOTH ? k : 0;
-				if (o->which == GWB_END_BOTH) {
-					/* dsyevr destroyed a: convert again. */
-					free(a);
-					rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
-				}
-				if (!rc)
-					rc = lapack_dsyevr((int)n, a, (int)(n - k + 1), (int)n, w + at,
-							   z ? z + at * n : NULL, want_v);
-			}
-			if (!rc) {
-				take_pairs(e, 0, w, z, 0, kk);
-				set_str(e->method, sizeof(e->method), "lapack-dsyevr");
-			}
-			free(z);
-			if (rc)
-				goto out_free;
+		} else if (want_v || m == GWB_DM_MIXED) {
+			if (!(V = j->V = malloc(n * n * sizeof(double))))
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
+		}
+		if (rc) {
+			free(j->z);
+			free(j->a2);
+			free(j);
+			goto out_free;
+		}
+		if (m == GWB_DM_JACOBI) {
+			j->hist = e;
+			gwb_progress_begin("eig.solve jacobi", 0);
+		}
+		rc = gwb_run_interruptible(m == GWB_DM_JACOBI ? NULL : j->syevr ? "eig.solve dsyevr" :
+					   m == GWB_DM_MIXED ? "eig.solve mixed" : "eig.solve dsyevd",
+					   solve_run, solve_release, j, &gone);
+		if (m == GWB_DM_JACOBI)
+			gwb_progress_end();
+		if (gone) {
+			a = w = V = NULL;
+			if (m == GWB_DM_JACOBI)
+				e = NULL;
+			goto out_free;
+		}
+		iters = j->iters;
+		if (!rc && j->syevr)
+			take_pairs(e, 0, w, j->z, 0, kk);
+		free(j->z);
+		free(j->a2);
+		free(j);
+		if (rc)
+			goto out_free;
+		if (m == GWB_DM_SYEVR && !all) {
+			set_str(e->method, sizeof(e->method), "lapack-dsyevr");
 			e->converged = true;
 			t1 = gwb_now();
 			e->kernel_ms = (t1 - t0) * 1e3;
 			goto finish;
 		}
-		if (want_v || m == GWB_DM_MIXED) {
-			V = malloc(n * n * sizeof(double));
-			if (!V) {
-				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
-				goto out_free;
-			}
-		}
-		if (m == GWB_DM_JACOBI)
-			gwb_progress_begin("eig.solve jacobi", 0);
-		rc = cpu_all_pairs(m, (int)n, a, A, 0, o->tol, o->max_sweeps, w, want_v ? V : NULL,
-				   &iters, e);
-		if (m == GWB_DM_JACOBI)
-			gwb_progress_end();
-		if (rc)
-			goto out_free;
 		e->iterations = iters;
 		e->converged = true;
 		set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
@@ -1258,6 +1326,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 			  (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
 	if (rc)
 		return rc;
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : GWB_DM_SYEVD;
 	if (be == GWB_BACKEND_CPU)
 		for (b = 0; b < count; b++)
 			if ((rc = check_symmetric(B, b, tol, fn)))
@@ -1358,6 +1428,31 @@ static gwb_status lapack_dgesdd(int m, int n, double *a, double *s, double *U, d
 	if (info < 0)
 		return gwb_error(GWB_EINVAL, "LAPACK dgesdd: bad argument %d", -info);
 	return GWB_OK;
+}
+
+/* dgesdd of gwb_eig_svd on a worker (gwb_run_interruptible), abandoned on Ctrl-C. */
+typedef struct svd_job {
+	int m, n;
+	bool vectors;
+	double *a, *s, *U, *VT;   /* a is destroyed */
+} svd_job;
+
+static gwb_status svd_run(void *arg)
+{
+	svd_job *j = arg;
+
+	return lapack_dgesdd(j->m, j->n, j->a, j->s, j->U, j->VT, j->vectors);
+}
+
+static void svd_release(void *arg)
+{
+	svd_job *j = arg;
+
+	free(j->a);
+	free(j->s);
+	free(j->U);
+	free(j->VT);
+	free(j);
 }
 
 /* Residuals max(||A v - s u||, ||A^T u - s v||) / s_max per triplet, and the orthogonality of
@@ -1485,7 +1580,31 @@ gwb_status gwb_svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 			}
 			memcpy(a2, a, m * n * sizeof(double));
 		}
-		rc = lapack_dgesdd((int)m, (int)n, a2 ? a2 : a, s, U, VT, want_v);
+		{
+			svd_job *j = calloc(1, sizeof(*j));
+			bool gone = false;
+			if (!j) {
+				free(a2);
+				rc = gwb_error(GWB_ENOMEM, "out of memory");
+				goto out_free;
+			}
+			j->m = (int)m;
+			j->n = (int)n;
+			j->vectors = want_v;
+			j->a = a2 ? a2 : a;
+			j->s = s;
+			j->U = U;
+			j->VT = VT;
+			rc = gwb_run_interruptible("eig.svd dgesdd", svd_run, svd_release, j, &gone);
+			if (gone) {
+				/* the worker owns what it works on; a stays ours unless it is that */
+				if (!a2)
+					a = NULL;
+				s = U = VT = NULL;
+				goto out_free;
+			}
+			free(j);
+		}
 		free(a2);
 		if (rc)
 			goto out_free;

@@ -18,6 +18,7 @@
 
 #include "intr.h"
 #include "lapack.h"
+#include "switches.h"
 #include "gpu.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/sparse.h"
@@ -1878,10 +1879,10 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 			return st;
 		}
 		o.gpu = true;
-		{
-			const char *cm = getenv("GWB_EIG_COLMAJOR");
-			o.rows = !(cm && *cm && strcmp(cm, "0"));
-		}
+		/* the optimisation switches (switches.h; GWB_EIG_COLMAJOR=1 turns rows off) */
+		o.rows = gwb_switch_on(GWB_SW_EIG_ROWMAJOR);
+		if (o.spmv_kind == GWB_SPMV_AUTO && !gwb_switch_on(GWB_SW_SPMV_OURS))
+			o.spmv_kind = GWB_SPMV_CUSPARSE;
 		tx += gwb_now() - t1;
 	}
 #endif
@@ -1896,6 +1897,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		gwb_sp_method m_end = method;
 		if (m_end == GWB_SPM_AUTO)
 			m_end = !largest && jacobi_pays ? GWB_SPM_LOBPCG : GWB_SPM_CHEBYSHEV;
+		if (m_end == GWB_SPM_CHEBYSHEV && !gwb_switch_on(GWB_SW_EIG_CHEBYSHEV))
+			m_end = GWB_SPM_LANCZOS;  /* the switch eig.chebyshev off: plain Lanczos */
 		if (end == 0 || strcmp(used, gwb_sp_method_name(m_end)))
 			snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", end ? "+" : "",
 				 gwb_sp_method_name(m_end));
@@ -2218,6 +2221,8 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		if ((st = gwb_gpu_csr_upload(At, &oT.g)))
 			goto out;
 		oA.gpu = oT.gpu = true;
+		if (!gwb_switch_on(GWB_SW_SPMV_OURS))
+			oA.spmv_kind = oT.spmv_kind = GWB_SPMV_CUSPARSE;
 		tx += gwb_now() - t1;
 	}
 #endif

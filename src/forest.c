@@ -1303,6 +1303,19 @@ static char *get_str(rbuf *b)
 	return s;
 }
 
+/* A count read from a file, each item at least `per` bytes, against the `left` bytes that
+ * can hold them: checked before anything is allocated for them. */
+static gwb_status fits(const char *path, const char *field, uint64_t count, uint64_t per,
+		       uint64_t left)
+{
+	if (count <= left / per)
+		return GWB_OK;
+	return gwb_error(GWB_ECORRUPT, "rf.load: %s is corrupt: %s = %llu, but %llu bytes hold at "
+			 "most %llu (%llu bytes each)", path, field, (unsigned long long)count,
+			 (unsigned long long)left, (unsigned long long)(left / per),
+			 (unsigned long long)per);
+}
+
 gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 {
 	FILE *fp;
@@ -1377,8 +1390,13 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	if (b.bad || f->features < 1 || f->features > (1 << 24) || f->classes < 0 ||
 	    f->classes > (1 << 24) || f->trees < 1 || f->trees > (1 << 24) ||
 	    f->outputs != (f->classes ? f->classes : 1) || (unsigned)f->task > 1 ||
-	    (unsigned)f->criterion > GWB_CRIT_MSE || N > len)
+	    (unsigned)f->criterion > GWB_CRIT_MSE)
 		goto corrupt;
+	if ((st = fits(path, "features", (uint64_t)f->features, 4 + 8, len)) ||
+	    (st = fits(path, "classes", (uint64_t)f->classes, 4 + 8, len)) ||
+	    (st = fits(path, "trees", (uint64_t)f->trees + 1, 8, len)) ||
+	    (st = fits(path, "nodes", N, 34 + 4 * (uint64_t)f->outputs, len)))
+		goto out_free;
 	gwb_rf_params_init(&f->params);
 	f->params.trees = f->trees;
 	f->params.criterion = f->criterion;
@@ -1428,8 +1446,10 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	get(&b, f->tree_offset, ((size_t)f->trees + 1) * sizeof(int64_t));
 	if (b.bad)
 		goto corrupt;
-	/* every node takes at least 37 bytes: a count beyond what is left is a lie */
-	if (N * 37 > len - b.at || (unsigned)f->backend > GWB_BACKEND_GPU ||
+	/* every node takes 34 bytes and 4 per output: a count beyond what is left is a lie */
+	if ((st = fits(path, "nodes", N, 34 + 4 * (uint64_t)f->outputs, len - b.at)))
+		goto out_free;
+	if ((unsigned)f->backend > GWB_BACKEND_GPU ||
 	    (unsigned)f->params.max_features > GWB_MF_COUNT)
 		goto corrupt;
 	if ((st = gwb_forest_alloc_nodes(f, N)))

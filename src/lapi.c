@@ -29,6 +29,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_mat,
 	gwb_open_eig,
 	gwb_open_sparse,
+	gwb_open_switches,
 	NULL,
 };
 

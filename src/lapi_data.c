@@ -20,6 +20,7 @@
 #include "synth.h"
 #include "transpose.h"
 #include "intr.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/transpose.h"
 #endif
@@ -1867,6 +1868,11 @@ static int m_transpose(lua_State *L)
 	if (threads < 0)
 		return luaL_error(L, "%s: threads must be >= 0 (got %d)", fn, threads);
 	gwb_lua_check(L, gwb_backend_choose(want, bytes, 1, &be, why, sizeof(why)));
+	/* the optimisation switches (switches.h): off selects the plainer kernel */
+	if (kernel && !gwb_switch_on(GWB_SW_TRANSPOSE_TILE))
+		kernel = 0;
+	if (kernel == 2 && be == GWB_BACKEND_GPU && !gwb_switch_on(GWB_SW_TRANSPOSE_PAD))
+		kernel = 1;
 	gwb_lua_check(L, do_transpose(d, be, kernel, tile, tile_given ? tile : 0, reps, threads,
 				      &r));
 	lua_createtable(L, 0, 20);
@@ -2008,7 +2014,7 @@ static int m_to(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, DATASET_MT);
+	gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
 	return ds_release(L);
 }
 

@@ -25,6 +25,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gwb [options] [script [args...]]\n"
+		"       gwb [options] ablate [--switches a,b] [--runs N] [--tol X] script [args...]\n"
 		"GPU workbench: datasets, random forests and eigenvalues from a Lua 5.4 prompt.\n\n"
 		"  -e CODE          run CODE (may be repeated)\n"
 		"  -i               enter the REPL after running a script or -e\n"
@@ -267,6 +268,22 @@ int main(int argc, char **argv)
 			i++;
 		if (code && (status = run_chunk(L, luaL_loadbuffer(L, code, strlen(code), "=(command line)"))))
 			goto out;
+	}
+	if (script && !stdin_script && !strcmp(argv[script], "ablate")) {
+		/* gwb ablate [--switches a,b] [--runs N] SCRIPT.lua [args]: lua/gwb/ablate.lua */
+		int rc = 1;
+		lua_getglobal(L, "gwb");
+		lua_getfield(L, -1, "ablate_main");
+		lua_remove(L, -2);
+		for (i = script + 1; i < argc; i++)
+			lua_pushstring(L, argv[i]);
+		if (gwb_repl_docall(L, argc - script - 1, 1) == LUA_OK)
+			rc = (int)lua_tointeger(L, -1);
+		else
+			gwb_repl_report(L, progname);
+		gwb_panel_shutdown();
+		lua_close(L);
+		return rc;
 	}
 	if (command) {
 		int rc = gwb_cli_run(L, argc - command, argv + command);

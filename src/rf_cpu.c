@@ -4,8 +4,8 @@
  * level. The choices it makes (bootstrap, feature draw, split order, ties, node order) are the
  * contract written in forest.h; results do not depend on the thread count.
  * Two performance choices change no result (tests check it byte for byte) and can be turned
- * off for such checks: sibling subtraction (GWB_RF_SUBTRACT=0) and the row-major copies of each
- * tree's rows (GWB_RF_ROWMAJOR=0). */
+ * off for such checks: sibling subtraction (switch rf.subtract, GWB_RF_SUBTRACT=0) and the
+ * row-major copies of each tree's rows (switch rf.rowmajor, GWB_RF_ROWMAJOR=0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -14,6 +14,7 @@
 
 #include "forest.h"
 #include "intr.h"
+#include "switches.h"
 
 /* ---- one tree's nodes, grown into arrays that double as needed ----------------------------- */
 
@@ -109,10 +110,10 @@ typedef struct run {
 	tree_out *out;           /* per tree */
 	scratch *ws;             /* per worker */
 	int workers;
-	bool subtract;           /* sibling subtraction allowed (GWB_RF_SUBTRACT=0: never, tests) */
+	bool subtract;           /* sibling subtraction allowed (switch rf.subtract) */
 	bool rm;                 /* row-major mode: each tree keeps its rows' codes, weights and
 				  * targets packed in node order, so histograms read memory in
-				  * sequence instead of gathering (GWB_RF_ROWMAJOR=0: off, tests) */
+				  * sequence instead of gathering (switch rf.rowmajor) */
 	atomic_int done, failed; /* trees finished; a worker failed (status) */
 	unsigned char *dropped;  /* hybrid: trees the other side took while this one grew them */
 	char errmsg[256];
@@ -1032,13 +1033,11 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 			maxcodes = q->nbins[j] + 1;
 	R.maxcodes = maxcodes;
 	{
-		const char *e = getenv("GWB_RF_SUBTRACT");
 		double bytes = (double)d->rows * (R.F + 8) * 2 * (tree_parallel ? R.workers : 1);
-		R.subtract = !(e && !strcmp(e, "0"));
+		R.subtract = gwb_switch_on(GWB_SW_RF_SUBTRACT);
 		/* Row-major copies cost F bytes per row and level to move; they pay while F is small
 		 * next to the gathers they save, and while they fit in memory. */
-		e = getenv("GWB_RF_ROWMAJOR");
-		R.rm = !(e && !strcmp(e, "0")) && R.F <= 256 && bytes <= 2e9;
+		R.rm = R.F <= 256 && bytes <= 2e9 && gwb_switch_on(GWB_SW_RF_ROWMAJOR);
 	}
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));

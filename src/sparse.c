@@ -990,8 +990,18 @@ gwb_status gwb_csr_load(const char *path, gwb_csr **out)
 	double need = sizeof(hd) + ((double)hd.rows + 1) * ib + (double)hd.nnz * (ib + 8) + 8;
 	if (need != (double)len) {
 		fclose(f);
-		return gwb_error(GWB_ECORRUPT, "%s: the file has %ld bytes, its header implies %.0f "
-				 "(truncated?)", path, len, need);
+		return gwb_error(GWB_ECORRUPT, "%s: the file has %ld bytes, its header's rows = %lld "
+				 "and nnz = %lld imply %.0f (truncated?)", path, len,
+				 (long long)hd.rows, (long long)hd.nnz, need);
+	}
+	/* columns cost no bytes in the file but a vector of cols doubles in every product:
+	 * bounded as Matrix Market orders are (8 per byte of the file, or 2^20) */
+	if (hd.cols > (len > (1 << 17) ? (int64_t)len * 8 : (int64_t)1 << 20)) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: the header's cols = %lld is more than a %ld-byte "
+				 "file can hold (at most %lld: 8 per byte of the file, and never "
+				 "less than 1048576)", path, (long long)hd.cols, len,
+				 len > (1 << 17) ? (long long)len * 8 : 1LL << 20);
 	}
 	if ((st = gwb_csr_alloc(hd.rows, hd.cols, hd.nnz, ib == 8, &A))) {
 		fclose(f);

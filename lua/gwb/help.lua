@@ -107,15 +107,29 @@ local function entry_lines(sig, summary, width, out)
     out[#out + 1] = "  " .. sig
   else
     -- a signature wider than the screen: break between its arguments, not inside them
+    -- pieces end after ", " or " | ", or just before " -> "
+    local pieces, i = {}, 1
+    while i <= #sig do
+      local best
+      local _, b = sig:find(", ", i, true)
+      if b then best = b end
+      local _, d = sig:find(" | ", i, true)
+      if d and (not best or d < best) then best = d end
+      local e = sig:find(" -> ", i, true)
+      if e and e > i and (not best or e < best) then best = e end
+      if not best then pieces[#pieces + 1] = sig:sub(i); break end
+      pieces[#pieces + 1] = sig:sub(i, best)
+      i = best + 1
+    end
     local parts, cur = {}, "  "
-    for piece in (sig .. ", "):gmatch("(.-, )") do
+    for _, piece in ipairs(pieces) do
       if #cur + #piece > width and cur ~= "  " and cur ~= "      " then
         parts[#parts + 1] = cur:gsub("%s+$", "")
         cur = "      "
       end
       cur = cur .. piece
     end
-    parts[#parts + 1] = cur:gsub(",%s*$", "")
+    parts[#parts + 1] = cur:gsub("%s+$", "")
     for _, p in ipairs(parts) do out[#out + 1] = p end
   end
   if summary ~= "" then

@@ -9,7 +9,8 @@ e2e.lua wrote).
   device: the input is already on the device; timed: the solve only, synchronised.
 
 Peers: cupy.linalg.eigh / eigvalsh and torch.linalg.eigh / eigvalsh (batched for batches).
-Median of 3 after a warm-up. Arguments: NAME=PATH:V ... (V = 1 with vectors, 0 values only).
+Median of 3 after a warm-up (the warm-up itself when it took over GWB_E2E_PEER_SLOW s, 3;
+the (case, peer) pairs left once GWB_E2E_PEER_BUDGET s, 600, are spent are skipped). Arguments: NAME=PATH:V ... (V = 1 with vectors, 0 values only).
 Prints one line per measurement: case=NAME mode=host|device peer=cupy|torch s=SECONDS, or
 case=NAME peer=... status=unavailable reason=...  GWB_E2E_PEERS=cupy,torch picks peers."""
 import os
@@ -56,8 +57,17 @@ except Exception as e:  # noqa: BLE001
     torch, torch_why = None, f"torch_not_importable_({type(e).__name__})"
 
 
+SLOW = float(os.environ.get("GWB_E2E_PEER_SLOW") or 3.0)      # s: one timed run above this
+BUDGET = float(os.environ.get("GWB_E2E_PEER_BUDGET") or 600.0)  # s for all peers
+T_START = time.perf_counter()
+
+
 def median_wall(fn, runs=3):
+    t0 = time.perf_counter()
     fn()  # warm-up (library handles, workspace, kernels loaded)
+    t_warm = time.perf_counter() - t0
+    if t_warm > SLOW:
+        return t_warm  # far off the pace: the warm-up call stands for it
     ts = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -120,6 +130,9 @@ for arg in sys.argv[1:]:
             continue
         if mod is None:
             say(case=name, peer=peer, status="unavailable", reason=why)
+            continue
+        if time.perf_counter() - T_START > BUDGET:
+            say(case=name, peer=peer, status="skipped", reason=f"GWB_E2E_PEER_BUDGET={BUDGET:g}s_spent")
             continue
         try:
             th, td = fn(h, vectors)

@@ -250,3 +250,26 @@ T.test("gpu SparseMatrix residency: the solvers use the resident CSR in place", 
   collectgarbage()
   T.eq(gpu.mem().ours, before)
 end)
+
+T.test("e:check(A), e.device and e:to on CPU results (every machine)", function()
+  local A = mat.randn(30, 30, { sym = true, seed = 8 })
+  local e = eig.solve(A, { backend = "cpu" })
+  T.eq(e.device, "cpu")
+  local c = e:check(A)
+  T.eq(c.max_residual, e.max_residual)  -- the same check on the same vectors
+  T.eq(c.orthogonality, e.orthogonality)
+  T.eq(#c.residuals, 30)
+  for i = 1, 30 do T.eq(c.residuals[i], e.residuals[i]) end
+  T.eq(e:to("cpu"), e)
+  T.raises(function() e:to("gpu") end, "computed on the cpu")
+  T.raises(function() e:to("tpu") end, 'device must be "cpu" or "gpu"')
+  T.raises(function() e:check(mat.randn(5, 5, { sym = true })) end, "pass the matrix that was solved")
+  T.raises(function() eig.solve(A, { vectors = false }):check(A) end, "has no vectors")
+  local B = mat.batch(4, 6)
+  local eb = eig.batched(B, { backend = "cpu", vectors = true })
+  local cb = eb:check(B)
+  T.eq(#cb.residuals, 24)
+  T.eq(cb.max_residual, eb.max_residual)
+  local t = eb.timing
+  T.ok(t.host_ms >= 0 and t.check_ms >= 0 and t.total_ms >= t.kernel_ms, "timing fields")
+end)

@@ -74,7 +74,8 @@ T.test("Dataset, head, describe, class_counts print at 1..10,000 rows and 1..1,0
     for _, task in ipairs { "classification", "regression" } do
       local what = string.format("%s %d x %d", task, rows, cols)
       local d = synth(rows, cols, task == "regression" and "regression" or nil)
-      T.ok(tostring(d):find(gwb.plural(rows, "row") .. " x " .. gwb.plural(cols, "feature"), 1, true), what)
+      local function n_of(n, word) return n .. " " .. word .. (n == 1 and "" or "s") end
+      T.ok(tostring(d):find(n_of(rows, "row") .. " x " .. n_of(cols, "feature"), 1, true), what)
       for _, n in ipairs { 1, 15, 250, rows } do
         local h = d:head(n)
         check_table(tostring(h), math.min(n, rows), what .. " head(" .. n .. ")")

@@ -103,14 +103,16 @@ T.test("gpu forest: subtract = true and false give the same trees (max_features 
 end)
 
 T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row", function()
+  -- classification with integer counts: the GPU grows the CPU's trees node for node
   T.need_gpu()
   local cases = {
     {data.load("datasets/iris.csv"), {trees = 20, seed = 2}},
     {data.load("datasets/digits.csv", {target = "digit"}), {trees = light and 5 or 20, depth = 10}},
-    {data.synth{kind = "classification", rows = light and 5000 or 50000, features = 20,
+    {data.synth{kind = "classification", rows = light and 5000 or 20000, features = 20,
                 classes = 3, seed = 4}, {trees = 12, depth = 10}},
-    {data.load("datasets/diabetes.csv"), {trees = 10}},
   }
+  -- (regression forests agree with the CPU's only up to rounding, so their OOB is checked
+  -- against the CPU's OOB of the same GPU forest in tests/unit/test_rf_gpu.c, test_gpu_oob)
   for _, c in ipairs(cases) do
     local d, o = c[1], c[2]
     local a, b = both(d, o)
@@ -123,7 +125,9 @@ T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row
       else T.eq(pb[i], pa[i], "row " .. i .. " OOB prediction") end
     end
     T.ok(tostring(b):find("on the gpu", 1, true), tostring(b))
-    T.ok(b.timing.kernel_ms > 0 and b.timing.host_ms >= 0)
+    local t = b.timing
+    T.ok(t.kernel_ms > 0 and t.transfer_ms > 0 and t.oob_ms > 0, "GPU time split")
+    T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6)
     o.backend, o.oob = "gpu", false
     T.eq(rf.train(d, o).oob, nil)
   end

@@ -126,6 +126,31 @@ static void test_gpu_round_trip(void **state)
 	assert_int_equal(cnt1, cnt0);
 }
 
+/* A GPU-born buffer given caller-owned host memory for its host copy keeps it borrowed (the
+ * Matrix case: gwb_matrix_host hands A->data in, gwb_matrix_free frees it). */
+static void test_gpu_borrowed_host_copy(void **state)
+{
+	gwb_buf *b;
+	double *h = malloc(1000 * sizeof(double));
+	void *p;
+	(void)state;
+	if (!gwb_gpu_available()) {
+		free(h);
+		skip();
+	}
+	assert_int_equal(gwb_buf_new(GWB_DEVICE_GPU, 1000 * sizeof(double), "unit.born", true, &b),
+			 GWB_OK);
+	assert_false(b->host_valid);
+	b->host = h;
+	b->host_borrowed = true;
+	assert_int_equal(gwb_buf_host(b, &p), GWB_OK);
+	assert_ptr_equal(p, h);
+	assert_true(b->host_borrowed);
+	assert_true(h[999] == 0.0);
+	gwb_buf_free(b);
+	free(h);  /* still ours: a double free here would abort */
+}
+
 /* The chunked sink sees every byte once, in order of offset within each chunk. */
 static void sink_copy(void *ctx, size_t off, const void *chunk, size_t len)
 {
@@ -191,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cpu),
 		cmocka_unit_test(test_gpu_absent),
 		cmocka_unit_test(test_gpu_round_trip),
+		cmocka_unit_test(test_gpu_borrowed_host_copy),
 		cmocka_unit_test(test_gpu_copy_out_to),
 		cmocka_unit_test(test_gpu_pool_reuse),
 	};

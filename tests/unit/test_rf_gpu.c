@@ -690,6 +690,62 @@ static void test_gpu_oob(void **state)
 	gwb_dataset_free(d);
 }
 
+/* A GPU-resident dataset: trained and predicted in place (same trees as from the host), the
+ * kept prediction (device until read) equal to the copied one, the GPU score equal to the
+ * score of those labels, and the device copy given back by to_cpu. */
+static void test_gpu_resident(void **state)
+{
+#ifdef GWB_HAVE_CUDA
+	gwb_dataset *d;
+	gwb_rf_params p;
+	gwb_forest *a, *b;
+	gwb_rf_gpu_pred *kp = NULL;
+	const void *h;
+	int32_t *lab;
+	size_t i, right = 0, before, after;
+	double s = 0;
+	(void)state;
+
+	NEED_GPU();
+	d = synth(20000, 16, 3, false, 8);
+	gwb_rf_params_init(&p);
+	p.trees = 10;
+	p.depth = 8;
+	a = train(d, &p, GWB_BACKEND_GPU);
+	before = gwb_gpu_ledger_total(NULL);
+	assert_int_equal(gwb_dataset_to_gpu(d), GWB_OK);
+	assert_non_null(gwb_dataset_gpu_X(d));
+	assert_int_equal(gwb_gpu_ledger_total(NULL) - before, d->rows * d->features * 4);
+	b = train(d, &p, GWB_BACKEND_GPU);
+	assert_same_forest(a, b, true);
+	assert_true(a->oob == b->oob);
+	lab = malloc(d->rows * sizeof(int32_t));
+	assert_int_equal(gwb_rf_predict_gpu(b, d, 0, GWB_RF_VOTE_BLOCK, NULL, lab, NULL, NULL),
+			 GWB_OK);
+	assert_int_equal(gwb_rf_predict_gpu_keep(b, d, GWB_RF_OUT_AUTO, &kp), GWB_OK);
+	assert_int_equal(kp->what, GWB_RF_OUT_LABELS);
+	assert_null(kp->host);  /* nothing copied back yet */
+	assert_int_equal(gwb_rf_gpu_pred_host(kp, &h), GWB_OK);
+	assert_memory_equal(h, lab, d->rows * sizeof(int32_t));
+	for (i = 0; i < d->rows; i++)
+		right += lab[i] == d->y[i];
+	assert_int_equal(gwb_forest_score(b, d, 0, &s), GWB_OK);  /* resident: on the GPU */
+	assert_true(s == (double)right / (double)d->rows);
+	gwb_rf_gpu_pred_free(kp);
+	free(lab);
+	gwb_dataset_to_cpu(d);
+	assert_null(gwb_dataset_gpu_X(d));
+	after = gwb_gpu_ledger_total(NULL);
+	assert_true(after <= before + b->nodes * 32 + 1024 * 1024);  /* only f's cached model */
+	gwb_forest_free(a);
+	gwb_forest_free(b);
+	gwb_dataset_free(d);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* ---- errors and bookkeeping ------------------------------------------------------------------ */
 
 static void test_gpu_errors_and_ledger(void **state)
@@ -734,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_parity_accuracy),
 		cmocka_unit_test(test_gpu_predict),
 		cmocka_unit_test(test_gpu_oob),
+		cmocka_unit_test(test_gpu_resident),
 		cmocka_unit_test(test_gpu_errors_and_ledger),
 	};
 	if (getenv("GWB_RF_GPU_FILTER"))  /* e.g. "test_gpu_nodes_*" for a sanitizer run */
