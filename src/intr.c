@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,26 @@ void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
 
 /* --- a blocking call on a worker that can be abandoned ------------------------------------ */
 
+/* Abandoned workers still running. exit() would run the libraries' destructors under them
+ * (OpenBLAS frees its buffers: the worker then faults, and buffered output is lost), so while
+ * any runs, the process leaves at the first exit handler: stdio flushed, then _exit. */
+static atomic_int live_abandoned;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void leave_now(int status, void *arg)
+{
+	(void)arg;
+	if (atomic_load(&live_abandoned) > 0) {
+		fflush(NULL);
+		_exit(status);
+	}
+}
+
+static void register_leave(void)
+{
+	on_exit(leave_now, NULL);
+}
+
 struct worker_job {
 	gwb_status (*fn)(void *);
 	void (*release)(void *);
@@ -245,6 +266,7 @@ static void *worker_main(void *p)
 		pthread_mutex_destroy(&j->mu);
 		pthread_cond_destroy(&j->cv);
 		free(j);
+		atomic_fetch_sub(&live_abandoned, 1);
 	}
 	return NULL;
 }
@@ -293,6 +315,10 @@ gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
 		if (j->finished)
 			break;
 		if (gwb_intr_pending()) {
+			/* registered at the first abandon, so it runs before the exit handlers and
+			 * destructors of everything loaded before */
+			pthread_once(&exit_once, register_leave);
+			atomic_fetch_add(&live_abandoned, 1);
 			j->abandoned = left = true;
 			break;
 		}
