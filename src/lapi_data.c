@@ -1975,7 +1975,8 @@ static const gwb_reg funcs[] = {
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
-	 "threads (a large file of plain numbers is parsed by all CPUs; threads = n sets it).\n"
+	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
+	 "  values included, with the same result; threads = n sets it).\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,
 	 "data.save(d, path) -> d\n"
