@@ -36,9 +36,15 @@ CFLAGS ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFLAGS) \
               -DGWB_VERSION='"$(VERSION)"' -MMD -MP \
               -DGWB_SRCDIR='"$(CURDIR)"'
+# BLAS/LAPACK: OpenBLAS's libopenblas.so.0 (BLAS and LAPACK in one) when the toolchain finds
+# one with LAPACK inside, else whatever libblas.so.3 and liblapack.so.3 are (any implementation
+# with the Fortran symbols; gwb --version says which loaded). Override: make BLAS_LIBS=...
+OPENBLAS_SO := $(shell p=$$($(CC) -print-file-name=libopenblas.so.0 2>/dev/null); case "$$p" in \
+	(/*) nm -D --defined-only "$$p" 2>/dev/null | grep -q ' dsyevd_$$' && echo "$$p";; esac)
+BLAS_LIBS ?= $(if $(OPENBLAS_SO),-l:libopenblas.so.0,-l:liblapack.so.3 -l:libblas.so.3)
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 \
-          -l:liblapack.so.3 -l:libblas.so.3 -lpthread -lm -ldl
+          $(BLAS_LIBS) -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
 OPT := -O0

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "eig.h"
 
-#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "dense.h"
 #include "intr.h"
 #ifdef GWB_HAVE_CUDA
@@ -557,39 +557,13 @@ static int online_cpus(void)
 	return gwb_cpu_count();
 }
 
-/* OpenBLAS (the usual liblapack.so.3) spreads every call over its own thread pool, which
- * for thousands of small matrices costs far more than the work (measured: 4.6x slower for
- * 500 matrices of 32 even on one of our threads). While a batch runs, ask it for one thread
- * per call, found at run time so that any other LAPACK still links. Returns the previous
- * setting, or -1 when the library is not OpenBLAS. */
-static int blas_threads(int n)
-{
-	static void (*set)(int);
-	static int (*get)(void);
-	static int looked;
-	int old;
-
-	if (!looked) {
-		void *s = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		void *g = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
-		memcpy(&set, &s, sizeof(s));
-		memcpy(&get, &g, sizeof(g));
-		looked = 1;
-	}
-	if (!set || !get || n < 1)
-		return -1;
-	old = get();
-	set(n);
-	return old;
-}
-
 /* Run fn(ctx, i) for i in [0, count) on `threads` threads (0 = online CPUs). The first error
  * wins and stops the others; its message is restored on the calling thread. */
 static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 {
 	pfor p;
 	pthread_t tid[256];
-	int t, started = 0, blas_old;
+	int t, started = 0;
 
 	if (threads <= 0)
 		threads = online_cpus();
@@ -604,7 +578,10 @@ static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 	atomic_init(&p.next, 0);
 	atomic_init(&p.failed, 0);
 	pthread_mutex_init(&p.lock, NULL);
-	blas_old = blas_threads(1);
+	/* Our threads, so BLAS runs on one (blas.h): OpenBLAS spreading each call of thousands
+	 * of small matrices over its own pool costs far more than the work (measured: 4.6x
+	 * slower for 500 matrices of 32 even on one of our threads). */
+	gwb_blas_serial_begin();
 	for (t = 1; t < threads; t++)
 		if (pthread_create(&tid[started], NULL, pfor_worker, &p) == 0)
 			started++;
@@ -612,7 +589,7 @@ static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 	for (t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	pthread_mutex_destroy(&p.lock);
-	blas_threads(blas_old);
+	gwb_blas_serial_end();
 	if (p.rc)
 		return gwb_error(p.rc, "%s", p.msg);
 	return GWB_OK;
