@@ -84,9 +84,10 @@ static void read_dense_opts(lua_State *L, int idx, const char *fn, gwb_dense_opt
 
 static void push_timing(lua_State *L, const gwb_eigen *e)
 {
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 4);
 	SETN("kernel_ms", e->kernel_ms);
 	SETN("transfer_ms", e->transfer_ms);
+	SETN("check_ms", e->check_ms);
 	SETN("total_ms", e->total_ms);
 }
 
@@ -432,8 +433,11 @@ static int eigen_tostring(lua_State *L)
 	if (e->iterations)
 		add_fmt(&b, "; %d %s%s", e->iterations, e->svd || strstr(e->method, "jacobi") ? "sweeps" :
 			"iterations", e->converged ? "" : " (NOT converged)");
-	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms)", e->total_ms, e->kernel_ms,
+	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms", e->total_ms, e->kernel_ms,
 		e->transfer_ms);
+	if (e->check_ms > 0)
+		add_fmt(&b, ", checks %.3f ms", e->check_ms);
+	luaL_addstring(&b, ")");
 	luaL_pushresult(&b);
 	return 1;
 }
