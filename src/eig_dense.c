@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -700,16 +701,65 @@ static void set_str(char *dst, size_t size, const char *s)
 	dst[i] = 0;
 }
 
+static void add_note(gwb_eigen *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Append a sentence to e->note ("; " between sentences). */
+static void add_note(gwb_eigen *e, const char *fmt, ...)
+{
+	size_t len = strlen(e->note);
+	va_list ap;
+
+	if (len + 3 >= sizeof(e->note))
+		return;
+	if (len) {
+		memcpy(e->note + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(e->note + len, sizeof(e->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* All pairs of an f32 matrix in f32 (ssyevd), widened into w and a new *V (n x n, the
+ * caller frees it; V NULL: values only). */
+static gwb_status cpu_f32_syevd(const gwb_matrix *A, double *w, double **V)
+{
+	size_t n = A->rows, nn = n * n, i;
+	float *s = malloc(nn * sizeof(float)), *ws = malloc(n * sizeof(float));
+	gwb_status rc;
+
+	if (!s || !ws) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: f32 solve of order %zu", n);
+		goto out;
+	}
+	/* Symmetric: row-major data is its own transpose. */
+	memcpy(s, gwb_matrix_ptr(A, 0), nn * sizeof(float));
+	rc = lapack_ssyevd((int)n, s, ws, V != NULL);
+	if (rc)
+		goto out;
+	for (i = 0; i < n; i++)
+		w[i] = ws[i];
+	if (V) {
+		*V = malloc(nn * sizeof(double));
+		if (!*V) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
+			goto out;
+		}
+		for (i = 0; i < nn; i++)
+			(*V)[i] = s[i];
+	}
+out:
+	free(s);
+	free(ws);
+	return rc;
+}
+
 /* On the reference BLAS, the first CPU result says so (once per process) and how to install
  * OpenBLAS. */
 static void note_blas(gwb_eigen *e)
 {
-	size_t len = strlen(e->note);
-
-	if (strcmp(e->backend, "cpu") || !gwb_blas_take_first_note())
-		return;
-	snprintf(e->note + len, sizeof(e->note) - len, "%s%s", len ? "; " : "",
-		 gwb_blas_reference_note());
+	if (!strcmp(e->backend, "cpu") && gwb_blas_take_first_note())
+		add_note(e, "%s", gwb_blas_reference_note());
 }
 
 /* --- one dense matrix -------------------------------------------------------------------- */
@@ -863,6 +913,16 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
 		goto out_free;
 #endif
+	} else if (m == GWB_DM_SYEVD && A->dtype == GWB_F32) {
+		/* An f32 matrix is solved in f32 (LAPACK ssyevd), as the batched CPU path, the
+		 * GPU and numpy do; astype("f64") or method = "mixed" give f64 accuracy. */
+		rc = cpu_f32_syevd(A, w, want_v ? &V : NULL);
+		if (rc)
+			goto out_free;
+		e->converged = true;
+		set_str(e->method, sizeof(e->method), "lapack-ssyevd");
+		set_str(e->dtype, sizeof(e->dtype), "f32");
+		e->kernel_ms = (gwb_now() - t0) * 1e3;
 	} else {
 		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		if (rc)
@@ -892,6 +952,11 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 			if (!rc) {
 				take_pairs(e, 0, w, z, 0, kk);
 				set_str(e->method, sizeof(e->method), "lapack-dsyevr");
+				add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr "
+					 "(MRRR on the tridiagonal for the wanted pairs only)", k, n,
+					 o->which == GWB_END_BOTH ? "each end" :
+					 o->which == GWB_END_LARGEST ? "the largest end" :
+					 "the smallest end");
 			}
 			free(z);
 			if (rc)
@@ -924,6 +989,9 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 		e->kernel_ms = (t1 - t0) * 1e3;
 	}
 	/* Select the requested ends from the full solution. */
+	if (!all)
+		add_note(e, "all %zu pairs solved (method %s), %zu kept; method = \"auto\" or "
+			 "\"syevr\" computes only the pairs wanted", n, gwb_dense_method_name(m), kk);
 	if (all) {
 		take_pairs(e, 0, w, V, 0, n);
 	} else if (o->which == GWB_END_SMALLEST) {

@@ -580,6 +580,9 @@ static int l_pca(lua_State *L)
 	corr = gwb_opt_bool(L, 3, "data.pca", "corr", false);
 	gwb_dense_opts_default(&o);
 	o.backend = gwb_opt_backend(L, 3, "data.pca");
+	/* Only the k largest pairs (a subset solve); the total variance is the trace. */
+	o.k = (size_t)k;
+	o.which = GWB_END_LARGEST;
 	rc = gwb_matrix_cov(d, corr, &C);
 	if (rc)
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
@@ -588,8 +591,10 @@ static int l_pca(lua_State *L)
 		gwb_matrix_free(C);
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	}
-	for (i = 0; i < p; i++)
-		total += e->values[i] > 0 ? e->values[i] : 0;
+	for (i = 0; i < p; i++) {
+		double c = ((const double *)C->data)[(size_t)i * (size_t)p + (size_t)i];
+		total += c > 0 ? c : 0;
+	}
 	lua_createtable(L, 0, 10);
 	SETI("k", k);
 	SETI("features", p);
@@ -600,7 +605,7 @@ static int l_pca(lua_State *L)
 	lua_createtable(L, (int)k, 0);   /* cumulative */
 	lua_createtable(L, (int)k, 0);   /* components */
 	for (i = 0; i < k; i++) {
-		size_t src = (size_t)(p - 1 - i);
+		size_t src = e->k - 1 - (size_t)i;   /* ascending: the largest is last */
 		double v = e->values[src], r = total > 0 ? (v > 0 ? v : 0) / total : 0;
 		const double *vec = gwb_eigen_vector(e, 0, src);
 		/* Sign convention: the largest-magnitude loading is positive. */
