@@ -16,6 +16,15 @@
 extern "C" {
 #endif
 
+/* The BLAS level-3 routines gwb calls, Fortran ABI (gfortran: hidden string lengths appended
+ * as size_t), declared once here. */
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+	    const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+	    const double *beta, double *c, const int *ldc, size_t, size_t);
+void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
+	    const double *a, const int *lda, const double *beta, double *c, const int *ldc, size_t,
+	    size_t);
+
 typedef struct gwb_blas_info {
 	const char *name;       /* "OpenBLAS", "MKL", "BLIS", "FlexiBLAS", "reference" (netlib),
 				 * or "unknown" */

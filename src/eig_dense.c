@@ -39,12 +39,6 @@ extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const
 extern void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda,
 		    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
 		    const int *lwork, int *iwork, int *info, size_t);
-extern void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
-		   const double *alpha, const double *a, const int *lda, const double *beta,
-		   double *c, const int *ldc, size_t, size_t);
-extern void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-		   const double *alpha, const double *a, const int *lda, const double *b,
-		   const int *ldb, const double *beta, double *c, const int *ldc, size_t, size_t);
 
 static const char *const method_names[GWB_DM_COUNT] = {
 	"auto", "syevd", "syevr", "jacobi", "mixed", "cusolver",

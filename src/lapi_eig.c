@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "dataset.h"
 #include "dense.h"
 #include "eig.h"
@@ -506,7 +507,7 @@ static int pca_transform(lua_State *L)
 	gwb_matrix *S;
 	lua_Integer k, p, c, j;
 	size_t i;
-	double *mean, *comp;
+	double *mean, *comp, *Xc;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
 	d = gwb_lua_checkdataset(L, 2);
@@ -547,13 +548,29 @@ static int pca_transform(lua_State *L)
 		free(comp);
 		return gwb_lua_fail(L, GWB_ENOMEM);
 	}
-	for (i = 0; i < d->rows; i++)
-		for (c = 0; c < k; c++) {
-			double s = 0;
-			for (j = 0; j < p; j++)
-				s += ((double)d->X[(size_t)j * d->rows + i] - mean[j]) * comp[c * p + j];
-			((double *)S->data)[i * (size_t)k + (size_t)c] = s;
-		}
+	/* Scores through BLAS, a block of rows at a time: S (row-major rows x k, i.e. k x rows
+	 * column-major) = comp^T-as-k x p times Xc^T, with Xc the centred f64 block. */
+	Xc = malloc((size_t)p * 4096 * sizeof(double));
+	if (!Xc) {
+		free(mean);
+		free(comp);
+		gwb_matrix_free(S);
+		return luaL_error(L, "pca:transform: out of memory");
+	}
+	for (i = 0; i < d->rows; i += 4096) {
+		int rb = (int)(d->rows - i < 4096 ? d->rows - i : 4096), ik = (int)k, ip = (int)p;
+		char tt = 'T';
+		double one = 1.0, zero = 0.0;
+		size_t r;
+		for (j = 0; j < p; j++)
+			for (r = 0; r < (size_t)rb; r++)
+				Xc[(size_t)j * (size_t)rb + r] = (double)d->X[(size_t)j * d->rows + i + r] -
+								 mean[j];
+		/* comp is p x k column-major (component c at comp + c * p) */
+		dgemm_(&tt, &tt, &ik, &rb, &ip, &one, comp, &ip, Xc, &rb, &zero,
+		       (double *)S->data + i * (size_t)k, &ik, 1, 1);
+	}
+	free(Xc);
 	free(mean);
 	free(comp);
 	gwb_lua_push_matrix(L, S);
