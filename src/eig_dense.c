@@ -714,40 +714,6 @@ static void add_note(gwb_eigen *e, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* All pairs of an f32 matrix in f32 (ssyevd), widened into w and a new *V (n x n, the
- * caller frees it; V NULL: values only). */
-static gwb_status cpu_f32_syevd(const gwb_matrix *A, double *w, double **V)
-{
-	size_t n = A->rows, nn = n * n, i;
-	float *s = malloc(nn * sizeof(float)), *ws = malloc(n * sizeof(float));
-	gwb_status rc;
-
-	if (!s || !ws) {
-		rc = gwb_error(GWB_ENOMEM, "out of memory: f32 solve of order %zu", n);
-		goto out;
-	}
-	/* Symmetric: row-major data is its own transpose. */
-	memcpy(s, gwb_matrix_ptr(A, 0), nn * sizeof(float));
-	rc = lapack_ssyevd((int)n, s, ws, V != NULL);
-	if (rc)
-		goto out;
-	for (i = 0; i < n; i++)
-		w[i] = ws[i];
-	if (V) {
-		*V = malloc(nn * sizeof(double));
-		if (!*V) {
-			rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
-			goto out;
-		}
-		for (i = 0; i < nn; i++)
-			(*V)[i] = s[i];
-	}
-out:
-	free(s);
-	free(ws);
-	return rc;
-}
-
 /* On the reference BLAS, the first CPU result says so (once per process) and how to install
  * OpenBLAS. */
 static void note_blas(gwb_eigen *e)
@@ -907,16 +873,6 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
 		goto out_free;
 #endif
-	} else if (m == GWB_DM_SYEVD && A->dtype == GWB_F32) {
-		/* An f32 matrix is solved in f32 (LAPACK ssyevd), as the batched CPU path, the
-		 * GPU and numpy do; astype("f64") or method = "mixed" give f64 accuracy. */
-		rc = cpu_f32_syevd(A, w, want_v ? &V : NULL);
-		if (rc)
-			goto out_free;
-		e->converged = true;
-		set_str(e->method, sizeof(e->method), "lapack-ssyevd");
-		set_str(e->dtype, sizeof(e->dtype), "f32");
-		e->kernel_ms = (gwb_now() - t0) * 1e3;
 	} else {
 		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		if (rc)
