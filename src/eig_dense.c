@@ -86,9 +86,9 @@ static int dgemm(char ta, char tb, int m, int n, int k, double alpha, const doub
 
 /* --- LAPACK wrappers (column-major, overwrite a) ------------------------------------------ */
 
-static gwb_status lapack_dsyevd(int n, double *a, double *w, bool vectors)
+static gwb_status lapack_dsyevd(int n, double *a, double *w, bool vectors, char uplo)
 {
-	char jobz = vectors ? 'V' : 'N', uplo = 'L';
+	char jobz = vectors ? 'V' : 'N';
 	int lwork = -1, liwork = -1, info = 0, iw = 0;
 	double wq = 0;
 	double *work;
@@ -420,7 +420,7 @@ static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_
 		return rc;
 	}
 	default:
-		rc = lapack_dsyevd(n, a, w, V != NULL);
+		rc = lapack_dsyevd(n, a, w, V != NULL, 'L');
 		if (!rc && V)
 			memcpy(V, a, (size_t)n * n * sizeof(double));
 		return rc;
@@ -714,6 +714,23 @@ static void add_note(gwb_eigen *e, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The symmetric matrix A (one matrix) into dst as f64 in its own storage order, and the
+ * triangle LAPACK should read so that it sees A's lower one: row-major data read as
+ * column-major is A^T, whose upper triangle is A's lower ("U"); column-major: "L". */
+static char sym_copy_f64(const gwb_matrix *A, double *dst)
+{
+	size_t nn = A->rows * A->cols, i;
+
+	if (A->dtype == GWB_F64) {
+		memcpy(dst, gwb_matrix_ptr(A, 0), nn * sizeof(double));
+	} else {
+		const float *s = gwb_matrix_ptr(A, 0);
+		for (i = 0; i < nn; i++)
+			dst[i] = s[i];
+	}
+	return A->layout == GWB_ROW_MAJOR ? 'U' : 'L';
+}
+
 /* On the reference BLAS, the first CPU result says so (once per process) and how to install
  * OpenBLAS. */
 static void note_blas(gwb_eigen *e)
@@ -873,6 +890,16 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
 		goto out_free;
 #endif
+	} else if (m == GWB_DM_SYEVD && all && want_v) {
+		/* All pairs solved in the result's own storage: no transpose, no copies after. */
+		char uplo = sym_copy_f64(A, e->vectors);
+		rc = lapack_dsyevd((int)n, e->vectors, e->values, true, uplo);
+		if (rc)
+			goto out_free;
+		e->converged = true;
+		set_str(e->method, sizeof(e->method), "lapack-dsyevd");
+		e->kernel_ms = (gwb_now() - t0) * 1e3;
+		goto finish;
 	} else {
 		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		if (rc)
