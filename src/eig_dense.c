@@ -197,6 +197,100 @@ out:
 	return rc;
 }
 
+extern void dsytrd_(const char *uplo, const int *n, double *a, const int *lda, double *d,
+		    double *e, double *tau, double *work, const int *lwork, int *info, size_t);
+extern void dstemr_(const char *jobz, const char *range, const int *n, double *d, double *e,
+		    const double *vl, const double *vu, const int *il, const int *iu, int *m,
+		    double *w, double *z, const int *ldz, const int *nzc, int *isuppz, int *tryrac,
+		    double *work, const int *lwork, int *iwork, const int *liwork, int *info,
+		    size_t, size_t);
+extern void dormtr_(const char *side, const char *uplo, const char *trans, const int *m,
+		    const int *n, const double *a, const int *lda, const double *tau, double *c,
+		    const int *ldc, double *work, const int *lwork, int *info, size_t, size_t,
+		    size_t);
+
+/* Pairs 1..k and n-k+1..n (w, z: 2k of them, smallest end first) of a (column-major, lower
+ * triangle; destroyed) with dsyevr's own steps run so that the tridiagonal reduction, most
+ * of the cost, happens once for both ends: dsytrd, dstemr (MRRR) at each end, dormtr. */
+static gwb_status lapack_both_ends(int n, double *a, int k, double *w, double *z, bool vectors)
+{
+	char uplo = 'L', jobz = vectors ? 'V' : 'N', range = 'I', side = 'L', trans = 'N';
+	int lwork = -1, liwork = -1, info = 0, iw = 0, m = 0, end, k2 = 2 * k, tryrac = 1;
+	int ldz = vectors ? n : 1, lw_trd, lw_mr, lw_or = 0;
+	double wq = 0, vl = 0, vu = 0, dz = 0;
+	double *d = malloc(5 * (size_t)n * sizeof(double)), *e = d ? d + n : NULL;
+	double *d2 = d ? d + 2 * (size_t)n : NULL, *e2 = d ? d + 3 * (size_t)n : NULL;
+	double *wt = d ? d + 4 * (size_t)n : NULL;   /* dstemr's W: n entries, not just m */
+	double *tau = malloc((size_t)n * sizeof(double)), *work = NULL;
+	int *iwork = NULL, *isuppz = malloc(2 * (size_t)n * sizeof(int));
+	gwb_status rc = GWB_OK;
+
+	if (!d || !tau || !isuppz) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: subset solve of order %d", n);
+		goto out;
+	}
+	dsytrd_(&uplo, &n, a, &n, d, e, tau, &wq, &lwork, &info, 1);
+	lw_trd = (int)wq + 1;
+	{
+		int il = 1;
+		dstemr_(&jobz, &range, &n, d2, e2, &vl, &vu, &il, &k, &m, wt, vectors ? z : &dz, &ldz,
+			&k, isuppz, &tryrac, &wq, &lwork, &iw, &liwork, &info, 1, 1);
+	}
+	if (info) {
+		rc = gwb_error(GWB_EINVAL, "dstemr workspace query failed (info %d)", info);
+		goto out;
+	}
+	lw_mr = (int)wq + 1;
+	liwork = iw + 1;
+	if (vectors) {
+		dormtr_(&side, &uplo, &trans, &n, &k2, a, &n, tau, z, &n, &wq, &lwork, &info, 1, 1, 1);
+		lw_or = (int)wq + 1;
+	}
+	lwork = lw_trd > lw_mr ? lw_trd : lw_mr;
+	if (lw_or > lwork)
+		lwork = lw_or;
+	work = malloc((size_t)lwork * sizeof(double));
+	iwork = malloc((size_t)liwork * sizeof(int));
+	if (!work || !iwork) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: subset solve workspace");
+		goto out;
+	}
+	dsytrd_(&uplo, &n, a, &n, d, e, tau, work, &lwork, &info, 1);
+	if (info) {
+		rc = gwb_error(GWB_EINVAL, "LAPACK dsytrd: bad argument %d", -info);
+		goto out;
+	}
+	for (end = 0; end < 2; end++) {
+		int il = end ? n - k + 1 : 1, iu = end ? n : k;
+		memcpy(d2, d, (size_t)n * sizeof(double));
+		memcpy(e2, e, (size_t)(n - 1) * sizeof(double));
+		e2[n - 1] = 0;
+		tryrac = 1;
+		dstemr_(&jobz, &range, &n, d2, e2, &vl, &vu, &il, &iu, &m, wt,
+			vectors ? z + (size_t)end * k * n : &dz, &ldz, &k, isuppz, &tryrac, work,
+			&lwork, iwork, &liwork, &info, 1, 1);
+		if (info || m != k) {
+			rc = gwb_error(GWB_ENOCONV, "LAPACK dstemr failed (info %d, %d of %d pairs); "
+				       "try method = \"syevd\"", info, m, k);
+			goto out;
+		}
+		memcpy(w + end * k, wt, (size_t)k * sizeof(double));
+	}
+	if (vectors) {
+		dormtr_(&side, &uplo, &trans, &n, &k2, a, &n, tau, z, &n, work, &lwork, &info, 1, 1,
+			1);
+		if (info)
+			rc = gwb_error(GWB_EINVAL, "LAPACK dormtr: bad argument %d", -info);
+	}
+out:
+	free(d);
+	free(tau);
+	free(work);
+	free(iwork);
+	free(isuppz);
+	return rc;
+}
+
 /* --- the cyclic Jacobi reference ----------------------------------------------------------- */
 
 static double off_norm(size_t n, const double *a)
@@ -913,27 +1007,21 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 					goto out_free;
 				}
 			}
-			if (o->which != GWB_END_LARGEST)
+			if (o->which == GWB_END_BOTH)
+				rc = lapack_both_ends((int)n, a, (int)k, w, z, want_v);
+			else if (o->which == GWB_END_SMALLEST)
 				rc = lapack_dsyevr((int)n, a, 1, (int)k, w, z, want_v);
-			if (!rc && o->which != GWB_END_SMALLEST) {
-				size_t at = o->which == GWB_END_BOTH ? k : 0;
-				if (o->which == GWB_END_BOTH) {
-					/* dsyevr destroyed a: convert again. */
-					free(a);
-					rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
-				}
-				if (!rc)
-					rc = lapack_dsyevr((int)n, a, (int)(n - k + 1), (int)n, w + at,
-							   z ? z + at * n : NULL, want_v);
-			}
+			else
+				rc = lapack_dsyevr((int)n, a, (int)(n - k + 1), (int)n, w, z, want_v);
 			if (!rc) {
 				take_pairs(e, 0, w, z, 0, kk);
 				set_str(e->method, sizeof(e->method), "lapack-dsyevr");
-				add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr "
-					 "(MRRR on the tridiagonal for the wanted pairs only)", k, n,
-					 o->which == GWB_END_BOTH ? "each end" :
+				add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr's "
+					 "steps (MRRR on the tridiagonal for the wanted pairs only%s)",
+					 k, n, o->which == GWB_END_BOTH ? "each end" :
 					 o->which == GWB_END_LARGEST ? "the largest end" :
-					 "the smallest end");
+					 "the smallest end", o->which == GWB_END_BOTH ?
+					 "; one reduction for both ends" : "");
 			}
 			free(z);
 			if (rc)
