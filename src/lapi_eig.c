@@ -691,10 +691,14 @@ static const gwb_reg funcs[] = {
 	 "method (\"auto\" | \"syevd\" | \"syevr\" | \"jacobi\" (cyclic Jacobi reference on the\n"
 	 "CPU, our kernel on the GPU) | \"mixed\" (f32 solve + f64 refinement) | \"cusolver\"),\n"
 	 "tol (Jacobi threshold), backend (\"auto\" | \"cpu\" | \"gpu\"), vectors (true),\n"
-	 "residuals (true), sym_tol (1e-10 f64, 1e-5 f32), max_sweeps.\n"
+	 "residuals (true), sym_tol (1e-10 f64, 1e-5 f32), max_sweeps, threads (BLAS threads\n"
+	 "for this call; default gwb.blas().threads). With k and method \"auto\" only the k wanted\n"
+	 "pairs are computed (dsyevr's steps; both ends share one tridiagonal reduction) and\n"
+	 "e.note says so. On the CPU an f32 matrix is solved in f64, as numpy.linalg.eigh does.\n"
 	 "The result: e.values (ascending), e:vector(i), e.residuals (||Av - lv|| / (||A||_2 ||v||);\n"
-	 "||A||_F when only some pairs were computed), e.orthogonality, e.iterations, e.timing,\n"
-	 "e.method, e.backend.\n"
+	 "||A||_F when only some pairs were computed), e.orthogonality, e.iterations, e.timing\n"
+	 "(kernel_ms, transfer_ms, check_ms: residuals and orthogonality, one GEMM and one SYRK,\n"
+	 "apart from the solve; total_ms), e.method, e.backend, e.note.\n"
 	 "Example: e = eig.solve(mat.laplacian1d(100), {k = 5, which = \"smallest\"})"},
 	{"batched", l_batched,
 	 "eig.batched(B [, opts]) -> Eigen (batch)\n"
