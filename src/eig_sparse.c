@@ -12,10 +12,12 @@
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "intr.h"
 #include "gpu.h"
 #ifdef GWB_HAVE_CUDA
@@ -298,6 +300,15 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 #endif
 	int T = gwb_cpu_threads();
 	int pq = p * q;
+	if (p > 2 && q > 2 && o->n <= INT32_MAX) {
+		/* Block Gram matrices through BLAS (its threads; the second pass of every
+		 * orthonormalization removes their rounding, as it did the tiled loop's). */
+		char tt = 'T', tn = 'N';
+		int in = (int)o->n;
+		double one = 1.0, zero = 0.0;
+		dgemm_(&tt, &tn, &p, &q, &in, &one, X, &in, Y, &in, &zero, G, &p, 1, 1);
+		return GWB_OK;
+	}
 	double *part = calloc((size_t)T * 2 * pq, sizeof(double));
 	if (!part)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
@@ -369,6 +380,14 @@ static gwb_status op_gemm_nn_raw(ops *o, const double *X, int p, const double *C
 	if (o->gpu)
 		return gwb_gpu_gemm_nn(o->g, o->n, X, p, C, q, beta, Y);
 #endif
+	if (o->n <= INT32_MAX) {
+		/* Y = X C + beta Y through BLAS (its threads). */
+		char tn = 'N';
+		int in = (int)o->n;
+		double one = 1.0;
+		dgemm_(&tn, &tn, &in, &q, &p, &one, X, &in, C, &p, &beta, Y, &in, 1, 1);
+		return GWB_OK;
+	}
 	struct gnn_ctx c = {X, C, Y, o->n, p, q, beta};
 	int64_t grain = (int64_t)(2e5 / ((double)p * q + 1));
 	gwb_parallel_for(o->n, grain < 1024 ? 1024 : grain, gnn_part, &c);
