@@ -36,15 +36,10 @@ CFLAGS ?= $(OPT) -g
 ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFLAGS) \
               -DGWB_VERSION='"$(VERSION)"' -MMD -MP \
               -DGWB_SRCDIR='"$(CURDIR)"'
-# BLAS/LAPACK: OpenBLAS's libopenblas.so.0 (BLAS and LAPACK in one) when the toolchain finds
-# one with LAPACK inside, else whatever libblas.so.3 and liblapack.so.3 are (any implementation
-# with the Fortran symbols; gwb --version says which loaded). Override: make BLAS_LIBS=...
-OPENBLAS_SO := $(shell p=$$($(CC) -print-file-name=libopenblas.so.0 2>/dev/null); case "$$p" in \
-	(/*) nm -D --defined-only "$$p" 2>/dev/null | grep -q ' dsyevd_$$' && echo "$$p";; esac)
-BLAS_LIBS ?= $(if $(OPENBLAS_SO),-l:libopenblas.so.0,-l:liblapack.so.3 -l:libblas.so.3)
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
+# LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 \
-          $(BLAS_LIBS) -lpthread -lm -ldl
+          -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
 OPT := -O0
@@ -78,7 +73,7 @@ PLUGIN :=
 TRAMPOBJ :=
 endif
 
-LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o
+LIBOBJ := $(patsubst src/%.c,$(OBJDIR)/src/%.o,$(LIBSRC)) $(OBJDIR)/commit.o $(OBJDIR)/luadata.o
 MAINOBJ := $(OBJDIR)/src/main.o
 GWB := $(BUILD)/gwb
 
@@ -121,6 +116,19 @@ $(OBJDIR)/commit.o: $(OBJDIR)/commit.c
 
 FORCE:
 
+# The Lua files compiled to bytecode into the binary (src/embed.h says which copy wins), by a
+# tiny tool linked with the static liblua5.4.a (no Lua installation needed).
+LUAFILES := $(wildcard lua/gwb/*.lua)
+$(OBJDIR)/luac-embed: tools/luac-embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(DEPS_LIB) -l:liblua5.4.a -lm -ldl
+
+$(OBJDIR)/luadata.c: $(OBJDIR)/luac-embed $(LUAFILES)
+	$(OBJDIR)/luac-embed $@ $(LUAFILES)
+
+$(OBJDIR)/luadata.o: $(OBJDIR)/luadata.c
+	$(CC) $(ALL_CFLAGS) -Isrc -c -o $@ $<
+
 $(OBJDIR)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -139,6 +147,8 @@ deps:
 	@scripts/install-deps
 
 demo: deps
+	@if [ "$(CUDA)" = 1 ] && ! ls /dev/nvidia0 >/dev/null 2>&1; then \
+		echo "make demo: no NVIDIA GPU here; 'make demo CUDA=0' builds without compiling the CUDA kernels (most of the build time)"; fi
 	@$(MAKE) --no-print-directory all
 	$(GWB) scripts/demo.lua
 

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../src/buffer.h"
 #include "../src/gpu.h"
 #include "../src/prof.h"
 #include "../src/status.h"
@@ -112,11 +113,18 @@ static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 gr
 // Timed copy that records a transfer. cudaMemcpy keeps its own semantics (it returns once a
 // host-side buffer may be reused; a device-to-device copy may still be running): the time comes
 // from two pooled events resolved later, like a launch's, so recording never adds a wait.
+// Host memory that is not pinned (pinned = false) crosses through the pinned staging ring of
+// buffer.h (chunked, multi-threaded fill, overlapped DMA) once the copy is large enough to
+// gain from it; the semantics are the same.
 static inline gwb_status gwb_copy(void *dst, const void *src, size_t bytes, gwb_xfer_dir dir,
 				  bool pinned)
 {
 	static const cudaMemcpyKind kinds[3] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
 						cudaMemcpyDeviceToDevice};
+	if (!pinned && dir == GWB_H2D)
+		return gwb_gpu_copy_in(dst, src, bytes);
+	if (!pinned && dir == GWB_D2H)
+		return gwb_gpu_copy_out(dst, src, bytes);
 	if (!gwb_prof_enabled())
 		return CUDA_CHECK(cudaMemcpy(dst, src, bytes, kinds[dir]));
 	void *ev0 = nullptr, *ev1 = nullptr;

@@ -113,14 +113,24 @@ gwb_status check_info(const int *dinfo, size_t cnt, const char *what, double *ms
 
 } // namespace
 
-extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, int dtype, size_t count, int n,
-					       double *values, double *vectors,
-					       gwb_gpu_eig_stats *st)
+// The solver's work copy of the input: a device-to-device copy of dA_in (the caller's stays
+// intact), or the host array A sent up.
+static gwb_status work_copy(void *dA, const void *A, const void *dA_in, size_t bytes, double *ms)
+{
+	if (dA_in)
+		return CUDA_CHECK(cudaMemcpyAsync(dA, dA_in, bytes, cudaMemcpyDeviceToDevice, 0));
+	return tcopy(dA, A, bytes, GWB_H2D, ms);
+}
+
+extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, const void *dA_in, int dtype,
+					       size_t count, int n, double *values,
+					       double *vectors, void **dvec, gwb_gpu_eig_stats *st)
 {
 	gwb_status rc = GWB_OK;
 	size_t es = dtype ? 8 : 4, nn = (size_t)n * n;
 	cudaDataType t = dtype ? CUDA_R_64F : CUDA_R_32F;
-	cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+	cusolverEigMode_t jobz =
+		(vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 	void *dA = nullptr, *dW = nullptr, *dwork = nullptr, *hwork = nullptr;
 	int *dinfo = nullptr;
 	size_t dbytes = 0, hbytes = 0;
@@ -129,6 +139,8 @@ extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, int dtype, size_t 
 	dtimer tm;
 
 	memset(st, 0, sizeof(*st));
+	if (dvec)
+		*dvec = nullptr;
 	if ((rc = gwb_gpu_init()))
 		return rc;
 	h = solver_handle(&rc);
@@ -141,7 +153,7 @@ extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, int dtype, size_t 
 	    (rc = gwb_gpu_malloc(&dW, count * n * es, "eig.cusolver.W")) ||
 	    (rc = gwb_gpu_malloc((void **)&dinfo, count * sizeof(int), "eig.cusolver.info")))
 		goto out;
-	if ((rc = tcopy(dA, A, count * nn * es, GWB_H2D, &st->transfer_ms)))
+	if ((rc = work_copy(dA, A, dA_in, count * nn * es, &st->transfer_ms)))
 		goto out;
 	if ((rc = sol_check(cusolverDnXsyevBatched_bufferSize(h, params, jobz, CUBLAS_FILL_MODE_LOWER,
 							      n, t, dA, n, t, dW, t, &dbytes,
@@ -166,9 +178,14 @@ extern "C" gwb_status gwb_gpu_cusolver_batched(const void *A, int dtype, size_t 
 	record("cusolverDnXsyevBatched", count, (double)count * nn * es * 2, st->kernel_ms);
 	if ((rc = check_info(dinfo, count, "XsyevBatched", &st->transfer_ms)))
 		goto out;
-	if ((rc = values_back(dW, dtype, count * n, values, &st->transfer_ms)))
+	// XsyevBatched leaves each matrix's pairs unordered: sort them where they are
+	if ((rc = gwb_gpu_eig_sort_w(dW, dtype, (vectors || dvec) ? dA : nullptr, dtype, count, n,
+				     values)))
 		goto out;
-	if (vectors)
+	if (dvec) {
+		*dvec = dA;  // the caller's now
+		dA = nullptr;
+	} else if (vectors)
 		rc = values_back(dA, dtype, count * nn, vectors, &st->transfer_ms);
 out:
 	if (params)
@@ -181,13 +198,15 @@ out:
 	return rc;
 }
 
-extern "C" gwb_status gwb_gpu_syevd(const void *A, int dtype, int n, int il, int iu,
-				    double *values, double *vectors, gwb_gpu_eig_stats *st)
+extern "C" gwb_status gwb_gpu_syevd(const void *A, const void *dA_in, int dtype, int n, int il,
+				    int iu, double *values, double *vectors, void **dvec,
+				    gwb_gpu_eig_stats *st)
 {
 	gwb_status rc = GWB_OK;
 	size_t es = dtype ? 8 : 4, nn = (size_t)n * n;
 	cudaDataType t = dtype ? CUDA_R_64F : CUDA_R_32F;
-	cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+	cusolverEigMode_t jobz =
+		(vectors || dvec) ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 	void *dA = nullptr, *dW = nullptr, *dwork = nullptr, *hwork = nullptr;
 	int *dinfo = nullptr;
 	size_t dbytes = 0, hbytes = 0;
@@ -199,6 +218,8 @@ extern "C" gwb_status gwb_gpu_syevd(const void *A, int dtype, int n, int il, int
 	bool subset = il > 0;
 
 	memset(st, 0, sizeof(*st));
+	if (dvec)
+		*dvec = nullptr;
 	if ((rc = gwb_gpu_init()))
 		return rc;
 	h = solver_handle(&rc);
@@ -212,7 +233,7 @@ extern "C" gwb_status gwb_gpu_syevd(const void *A, int dtype, int n, int il, int
 	    (rc = gwb_gpu_malloc(&dW, (size_t)n * es, "eig.cusolver.W")) ||
 	    (rc = gwb_gpu_malloc((void **)&dinfo, sizeof(int), "eig.cusolver.info")))
 		goto out;
-	if ((rc = tcopy(dA, A, nn * es, GWB_H2D, &st->transfer_ms)))
+	if ((rc = work_copy(dA, A, dA_in, nn * es, &st->transfer_ms)))
 		goto out;
 	if (subset) {
 		float vlf = 0, vuf = 0;
@@ -269,7 +290,10 @@ extern "C" gwb_status gwb_gpu_syevd(const void *A, int dtype, int n, int il, int
 	}
 	if ((rc = values_back(dW, dtype, (size_t)found, values, &st->transfer_ms)))
 		goto out;
-	if (vectors)
+	if (dvec) {
+		*dvec = dA;  // the caller's now: columns 0 .. found - 1 hold the vectors
+		dA = nullptr;
+	} else if (vectors)
 		rc = columns_back(dA, dtype, (size_t)n, 0, (size_t)found, vectors, &st->transfer_ms);
 out:
 	if (params)

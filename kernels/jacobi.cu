@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../src/intr.h"
+#include "../src/switches.h"
 #include "common.cuh"
 #include "handles.h"
 #include "eig.h"
@@ -239,7 +240,7 @@ __device__ double block_max(double v, double *red)
 // that the sums of squares neither overflow nor underflow for f64 entries near 1e+-160 and
 // beyond.
 template <typename T>
-__device__ double compute_shift(const T *A, int n, double *x, double *y, double *red)
+__device__ double compute_shift(const T *A, int n, int power, double *x, double *y, double *red)
 {
 	int tid = threadIdx.x;
 	double amax = 0;
@@ -264,7 +265,7 @@ __device__ double compute_shift(const T *A, int n, double *x, double *y, double 
 	}
 	__syncthreads();
 	double rho = 0;
-	for (int it = 0; it < 12; it++) {
+	for (int it = 0; power && it < 12; it++) {  // power 0 (switch jacobi.shift off): ||A||_F
 		double nx = 0, ny = 0;
 		for (int r = tid; r < n; r += blockDim.x) {
 			double s = 0;
@@ -296,6 +297,7 @@ struct jparams {
 	int w;           // block width (blocked) or m / 2 (smem)
 	int blocked;
 	int given;       // 1: G already in g (refinement), sigma in shift[]
+	int power;       // 1: sigma from the power iteration, 0: ||A||_F (switch jacobi.shift)
 	int max_sweeps;
 	double tol;
 };
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(512) jacobi_os(const T *__restrict__ a, T *__r
 		for (size_t i = tid; i < nn; i += blockDim.x)
 			dst[i] = G[i] * (T)scale;
 	} else {
-		sigma = compute_shift<T>(A, n, x, y, red);
+		sigma = compute_shift<T>(A, n, P.power, x, y, red);
 		int e = ilogb(sigma);
 		const int lim = sizeof(T) == 4 ? 120 : 1000;  // scale and scaled shift stay finite
 		e = e < -lim ? -lim : e > lim ? lim : e;
@@ -582,6 +584,7 @@ static gwb_status plan(int n, size_t es, jplan *out)
 	P.m = n + (n & 1);
 	P.w = P.m / 2;
 	P.blocked = 0;
+	P.power = gwb_switch_on(GWB_SW_JACOBI_SHIFT);
 	out->smem = smem_bytes(n, P.m, P.w, false, es);
 	const char *eb = getenv("GWB_JACOBI_BLOCK");  // force the blocked variant (tests)
 	int force_w = eb ? atoi(eb) : 0;
@@ -592,8 +595,9 @@ static gwb_status plan(int n, size_t es, jplan *out)
 		P.m = nb * force_w;
 		P.blocked = 1;
 		out->smem = smem_bytes(n, P.m, force_w, true, es);
-	} else if (out->smem > limit) {
-		// Blocked: the widest power-of-two w whose 2w columns fit.
+	} else if ((!gwb_switch_on(GWB_SW_JACOBI_SMEM) && n >= 2) || out->smem > limit) {
+		// Blocked: the widest power-of-two w whose 2w columns fit (also where the switch
+		// jacobi.smem is off, to measure what the resident variant buys).
 		int w = 1, nb = 2;
 		while (w * 2 <= n / 2)
 			w *= 2;
@@ -690,9 +694,92 @@ static gwb_status cublas_check(cublasStatus_t s, const char *what)
 
 } // namespace
 
-extern "C" gwb_status gwb_gpu_jacobi_batched(const void *A, int dtype, size_t count, int n,
-					     int compute, double tol, int max_sweeps,
-					     double *values, double *vectors, gwb_gpu_eig_stats *st)
+// The sweeps (and for compute == 2 the f32 solve, Newton-Schulz and f64 finish) on device
+// input dA; vectors end in dG, values in dvals. The mixed path's buffers come back through
+// the references for the caller to free.
+static gwb_status solve_on_device(const void *dA, int compute, size_t count, int n, size_t len,
+				  double tol, int max_sweeps, const jplan &pl32, const jplan &pl64,
+				  void *dG, double *dvals, double *dshift, int *dsweeps, void *&dA32,
+				  void *&dG32, void *&dT, void *&dV2, gwb_gpu_eig_stats *st)
+{
+	size_t nn = (size_t)n * n;
+	gwb_status rc = GWB_OK;
+
+	if (compute == 0) {
+		rc = run_kernel<float>(pl32, (const float *)dA, (float *)dG, dvals, dshift, dsweeps,
+				       count, tol, max_sweeps, 0, st->variant, sizeof(st->variant));
+	} else if (compute == 1) {
+		rc = run_kernel<double>(pl64, (const double *)dA, (double *)dG, dvals, dshift, dsweeps,
+					count, tol, max_sweeps, 0, st->variant, sizeof(st->variant));
+	} else {
+		// Mixed: f32 solve, Newton-Schulz orthogonalization and G = (A + sigma I) V in f64,
+		// then f64 sweeps from there.
+		cublasHandle_t h = cublas_handle(&rc);
+		const double one = 1.0, zero = 0.0, mhalf = -0.5, onehalf = 1.5;
+		long long sn = (long long)nn;
+		char v32[64];
+		if (!h)
+			return rc;
+		if ((rc = gwb_gpu_malloc(&dA32, len * 4, "eig.batched.A32")) ||
+		    (rc = gwb_gpu_malloc(&dG32, len * 4, "eig.batched.work32")) ||
+		    (rc = gwb_gpu_malloc(&dT, len * 8, "eig.batched.ns")) ||
+		    (rc = gwb_gpu_malloc(&dV2, len * 8, "eig.batched.ns2")))
+			return rc;
+		if ((rc = gwb_launch("jacobi_to_f32", jacobi_to_f32, dim3(grid_for(len)), dim3(256), 0, 0,
+				     len * 12.0, (const double *)dA, (float *)dA32, len)))
+			return rc;
+		if ((rc = run_kernel<float>(pl32, (const float *)dA32, (float *)dG32, dvals, dshift,
+					    dsweeps, count, 0, max_sweeps, 0, v32, sizeof(v32))))
+			return rc;
+		if ((rc = gwb_launch("jacobi_to_f64", jacobi_to_f64, dim3(grid_for(len)), dim3(256), 0, 0,
+				     len * 12.0, (const float *)dG32, (double *)dV2, len)))
+			return rc;
+		double *V = (double *)dV2, *Tm = (double *)dT, *W = (double *)dG;
+		for (int it = 0; it < 2 && !rc; it++) {
+			// Tm = V^T V; W = 1.5 V - 0.5 V Tm; V <- W.
+			rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n,
+								    &one, V, n, sn, V, n, sn, &zero,
+								    Tm, n, sn, (int)count), "DGEMM");
+			if (!rc)
+				rc = CUDA_CHECK(cudaMemcpyAsync(W, V, len * 8, cudaMemcpyDeviceToDevice, 0));
+			if (!rc)
+				rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n,
+									    n, &mhalf, V, n, sn, Tm, n, sn,
+									    &onehalf, W, n, sn, (int)count),
+						  "DGEMM");
+			double *tmp = V;
+			V = W;
+			W = tmp;
+		}
+		if (rc)
+			return rc;
+		// G = A V + sigma V into W (the buffer not holding V); then make sure G is in dG.
+		if ((rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
+								 &one, (const double *)dA, n, sn, V, n,
+								 sn, &zero, W, n, sn, (int)count),
+				       "DGEMM")))
+			return rc;
+		if ((rc = gwb_launch("jacobi_add_shift", jacobi_add_shift, dim3(grid_for(len)),
+				     dim3(256), 0, 0, len * 24.0, W, (const double *)V,
+				     (const double *)dshift, nn, len)))
+			return rc;
+		if (W != (double *)dG &&
+		    (rc = CUDA_CHECK(cudaMemcpyAsync(dG, W, len * 8, cudaMemcpyDeviceToDevice, 0))))
+			return rc;
+		if ((rc = run_kernel<double>(pl64, (const double *)dA, (double *)dG, dvals, dshift,
+					     dsweeps, count, tol, max_sweeps, 1, st->variant,
+					     sizeof(st->variant))))
+			return rc;
+		snprintf(st->variant, sizeof(st->variant), "gwb-jacobi-mixed %s n=%d",
+			 pl64.P.blocked ? "blocked" : "smem", n);
+	}
+	return rc;
+}
+
+extern "C" gwb_status gwb_gpu_jacobi_batched(const void *A, const void *dA_in, int dtype,
+					     size_t count, int n, int compute, double tol,
+					     int max_sweeps, double *values, double *vectors,
+					     void **dvec, gwb_gpu_eig_stats *st)
 {
 	gwb_status rc;
 	size_t nn = (size_t)n * n, len = count * nn;
@@ -722,7 +809,9 @@ extern "C" gwb_status gwb_gpu_jacobi_batched(const void *A, int dtype, size_t co
 	hsweeps = (int *)malloc(count * sizeof(int));
 	if (!hsweeps)
 		return gwb_error(GWB_ENOMEM, "out of memory");
-	if ((rc = gwb_gpu_malloc(&dA, len * es_in, "eig.batched.A")))
+	if (dvec)
+		*dvec = nullptr;
+	if (!dA_in && (rc = gwb_gpu_malloc(&dA, len * es_in, "eig.batched.A")))
 		goto out;
 	if ((rc = gwb_gpu_malloc(&dG, len * (compute == 0 ? 4 : 8), "eig.batched.work")))
 		goto out;
@@ -732,80 +821,16 @@ extern "C" gwb_status gwb_gpu_jacobi_batched(const void *A, int dtype, size_t co
 		goto out;
 	if ((rc = gwb_gpu_malloc((void **)&dsweeps, count * sizeof(int), "eig.batched.sweeps")))
 		goto out;
-	if ((rc = tcopy(dA, A, len * es_in, GWB_H2D, &st->transfer_ms)))
+	if (!dA_in && (rc = tcopy(dA, A, len * es_in, GWB_H2D, &st->transfer_ms)))
 		goto out;
 	if ((rc = CUDA_CHECK(cudaEventCreate(&e0))) || (rc = CUDA_CHECK(cudaEventCreate(&e1))))
 		goto out;
 	cudaEventRecord(e0, 0);
-	if (compute == 0) {
-		rc = run_kernel<float>(pl32, (const float *)dA, (float *)dG, dvals, dshift, dsweeps,
-				       count, tol, max_sweeps, 0, st->variant, sizeof(st->variant));
-	} else if (compute == 1) {
-		rc = run_kernel<double>(pl64, (const double *)dA, (double *)dG, dvals, dshift, dsweeps,
-					count, tol, max_sweeps, 0, st->variant, sizeof(st->variant));
-	} else {
-		// Mixed: f32 solve, Newton-Schulz orthogonalization and G = (A + sigma I) V in f64,
-		// then f64 sweeps from there.
-		cublasHandle_t h = cublas_handle(&rc);
-		const double one = 1.0, zero = 0.0, mhalf = -0.5, onehalf = 1.5;
-		long long sn = (long long)nn;
-		char v32[64];
-		if (!h)
-			goto out;
-		if ((rc = gwb_gpu_malloc(&dA32, len * 4, "eig.batched.A32")) ||
-		    (rc = gwb_gpu_malloc(&dG32, len * 4, "eig.batched.work32")) ||
-		    (rc = gwb_gpu_malloc(&dT, len * 8, "eig.batched.ns")) ||
-		    (rc = gwb_gpu_malloc(&dV2, len * 8, "eig.batched.ns2")))
-			goto out;
-		if ((rc = gwb_launch("jacobi_to_f32", jacobi_to_f32, dim3(grid_for(len)), dim3(256), 0, 0,
-				     len * 12.0, (const double *)dA, (float *)dA32, len)))
-			goto out;
-		if ((rc = run_kernel<float>(pl32, (const float *)dA32, (float *)dG32, dvals, dshift,
-					    dsweeps, count, 0, max_sweeps, 0, v32, sizeof(v32))))
-			goto out;
-		if ((rc = gwb_launch("jacobi_to_f64", jacobi_to_f64, dim3(grid_for(len)), dim3(256), 0, 0,
-				     len * 12.0, (const float *)dG32, (double *)dV2, len)))
-			goto out;
-		double *V = (double *)dV2, *Tm = (double *)dT, *W = (double *)dG;
-		for (int it = 0; it < 2 && !rc; it++) {
-			// Tm = V^T V; W = 1.5 V - 0.5 V Tm; V <- W.
-			rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n,
-								    &one, V, n, sn, V, n, sn, &zero,
-								    Tm, n, sn, (int)count), "DGEMM");
-			if (!rc)
-				rc = CUDA_CHECK(cudaMemcpyAsync(W, V, len * 8, cudaMemcpyDeviceToDevice, 0));
-			if (!rc)
-				rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n,
-									    n, &mhalf, V, n, sn, Tm, n, sn,
-									    &onehalf, W, n, sn, (int)count),
-						  "DGEMM");
-			double *tmp = V;
-			V = W;
-			W = tmp;
-		}
-		if (rc)
-			goto out;
-		// G = A V + sigma V into W (the buffer not holding V); then make sure G is in dG.
-		if ((rc = cublas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
-								 &one, (const double *)dA, n, sn, V, n,
-								 sn, &zero, W, n, sn, (int)count),
-				       "DGEMM")))
-			goto out;
-		if ((rc = gwb_launch("jacobi_add_shift", jacobi_add_shift, dim3(grid_for(len)),
-				     dim3(256), 0, 0, len * 24.0, W, (const double *)V,
-				     (const double *)dshift, nn, len)))
-			goto out;
-		if (W != (double *)dG &&
-		    (rc = CUDA_CHECK(cudaMemcpyAsync(dG, W, len * 8, cudaMemcpyDeviceToDevice, 0))))
-			goto out;
-		if ((rc = run_kernel<double>(pl64, (const double *)dA, (double *)dG, dvals, dshift,
-					     dsweeps, count, tol, max_sweeps, 1, st->variant,
-					     sizeof(st->variant))))
-			goto out;
-		snprintf(st->variant, sizeof(st->variant), "gwb-jacobi-mixed %s n=%d",
-			 pl64.P.blocked ? "blocked" : "smem", n);
-	}
-	if (rc)
+	if ((rc = solve_on_device(dA_in ? dA_in : dA, compute, count, n, len, tol, max_sweeps, pl32,
+				  pl64, dG, dvals, dshift, dsweeps, dA32, dG32, dT, dV2, st)))
+		goto out;
+	// ascending per matrix, vectors with them, before anything leaves the device
+	if ((rc = gwb_gpu_eig_sort(dvals, (vectors || dvec) ? dG : nullptr, compute != 0, count, n)))
 		goto out;
 	cudaEventRecord(e1, 0);
 	if ((rc = CUDA_CHECK(cudaEventSynchronize(e1))))
@@ -819,7 +844,10 @@ extern "C" gwb_status gwb_gpu_jacobi_batched(const void *A, int dtype, size_t co
 		goto out;
 	if ((rc = tcopy(hsweeps, dsweeps, count * sizeof(int), GWB_D2H, &st->transfer_ms)))
 		goto out;
-	if (vectors) {
+	if (dvec) {
+		*dvec = dG;  // the caller's now
+		dG = nullptr;
+	} else if (vectors) {
 		if (compute != 0) {
 			rc = tcopy(vectors, dG, len * 8, GWB_D2H, &st->transfer_ms);
 		} else {

@@ -51,12 +51,41 @@ std::string g_lib_path;  // the libcupti that was loaded
 
 #ifdef GWB_CUPTI_HEADERS
 
+// In groups: a chip that refuses a group's metrics is asked for the groups before it only
+// (kTiers, from all of them down to the occupancy alone).
 const char *const kMetrics[] = {
+	// 0..2: occupancy, duration, SM throughput
 	"sm__warps_active.avg.pct_of_peak_sustained_active",
 	"gpu__time_duration.sum",
 	"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+	// 3..7: memory
+	"dram__bytes_read.sum",
+	"dram__bytes_write.sum",
+	"dram__throughput.avg.pct_of_peak_sustained_elapsed",
+	"lts__t_bytes.sum",
+	"lts__throughput.avg.pct_of_peak_sustained_elapsed",
+	// 8..13: floating-point thread instructions
+	"sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dadd_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dmul_pred_on.sum",
+	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum",
+	// 14..18: the peaks (per cycle, and the clocks)
+	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+	"sm__cycles_elapsed.avg.per_second",
+	"dram__bytes.sum.peak_sustained",
+	"dram__cycles_elapsed.avg.per_second",
+	// 19: tensor pipe
+	"sm__inst_executed_pipe_tensor.sum",
 };
 const size_t kNumMetrics = sizeof(kMetrics) / sizeof(kMetrics[0]);
+const size_t kTiers[] = {20, 19, 14, 8, 3, 1};
+enum { M_OCC, M_DUR, M_SM, M_DRAM_RD, M_DRAM_WR, M_DRAM_PCT, M_L2_BYTES, M_L2_PCT, M_FADD,
+       M_FMUL, M_FFMA, M_DADD, M_DMUL, M_DFMA, M_FFMA_PEAK, M_DFMA_PEAK, M_SM_HZ,
+       M_DRAM_PEAK, M_DRAM_HZ, M_TENSOR };
+static_assert(sizeof(kMetrics) / sizeof(kMetrics[0]) == 20, "kTiers[0] is every metric");
 
 #define GWB_CUPTI_FNS(X)                                                                  \
 	X(cuptiGetResultString)                                                           \
@@ -500,6 +529,85 @@ static gwb_status device_supported(int dev)
 	return gwb_error(GWB_ENODEV, "the range profiler does not support device %d", dev);
 }
 
+// The host object, config image, counter data image and range profiler configuration for
+// the first n metrics of kMetrics (any left from an earlier tier are replaced).
+static gwb_status configure(gwb_profile_session *s, size_t n)
+{
+	if (s->host) {
+		GWB_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, d);
+		d.pHostObject = s->host;
+		api.cuptiProfilerHostDeinitialize(&d);
+		s->host = nullptr;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+		p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+		p.pChipName = s->chip.c_str();
+		p.pCounterAvailabilityImage = nullptr;
+		CUPTI_TRY("cuptiProfilerHostInitialize", api.cuptiProfilerHostInitialize(&p));
+		s->host = p.pHostObject;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
+		p.pHostObject = s->host;
+		p.ppMetricNames = (const char **)kMetrics;
+		p.numMetrics = n;
+		CUPTI_TRY("cuptiProfilerHostConfigAddMetrics", api.cuptiProfilerHostConfigAddMetrics(&p));
+		s->nmetrics = n;
+	}
+	{
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
+		p.pHostObject = s->host;
+		CUPTI_TRY("cuptiProfilerHostGetConfigImageSize",
+			  api.cuptiProfilerHostGetConfigImageSize(&p));
+		s->config.assign(p.configImageSize, 0);
+		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, q);
+		q.pHostObject = s->host;
+		q.configImageSize = s->config.size();
+		q.pConfigImage = s->config.data();
+		CUPTI_TRY("cuptiProfilerHostGetConfigImage", api.cuptiProfilerHostGetConfigImage(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.pMetricNames = (const char **)kMetrics;
+		p.numMetrics = s->nmetrics;
+		p.maxNumOfRanges = (size_t)s->max_ranges;
+		p.maxNumRangeTreeNodes = (uint32_t)s->max_ranges;
+		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
+			  api.cuptiRangeProfilerGetCounterDataSize(&p));
+		s->counters.assign(p.counterDataSize, 0);
+		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
+		q.pRangeProfilerObject = s->rp;
+		q.counterDataSize = s->counters.size();
+		q.pCounterData = s->counters.data();
+		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
+			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
+	}
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		p.configSize = s->config.size();
+		p.pConfig = s->config.data();
+		p.counterDataImageSize = s->counters.size();
+		p.pCounterDataImage = s->counters.data();
+		p.range = CUPTI_AutoRange;
+		p.replayMode = CUPTI_KernelReplay;
+		p.maxRangesPerPass = (size_t)s->max_ranges;
+		p.numNestingLevels = 1;
+		p.minNestingLevel = 1;
+		p.passIndex = 0;
+		p.targetNestingLevel = 0;
+		CUptiResult r = api.cuptiRangeProfilerSetConfig(&p);
+		if (r == CUPTI_ERROR_INVALID_PARAMETER) {  // older CUPTI wants level 1 here
+			p.targetNestingLevel = 1;
+			r = api.cuptiRangeProfilerSetConfig(&p);
+		}
+		CUPTI_TRY("cuptiRangeProfilerSetConfig", r);
+	}
+	return GWB_OK;
+}
+
 static gwb_status begin(gwb_profile_session *s)
 {
 	gwb_status rc;
@@ -567,76 +675,16 @@ static gwb_status begin(gwb_profile_session *s)
 		s->rp = p.pRangeProfilerObject;
 	}
 	{
-		GWB_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
-		p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-		p.pChipName = s->chip.c_str();
-		p.pCounterAvailabilityImage = nullptr;
-		CUPTI_TRY("cuptiProfilerHostInitialize", api.cuptiProfilerHostInitialize(&p));
-		s->host = p.pHostObject;
-	}
-	{
-		// All three metrics; the occupancy alone when the chip refuses the others.
-		GWB_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
-		p.pHostObject = s->host;
-		p.ppMetricNames = (const char **)kMetrics;
-		p.numMetrics = kNumMetrics;
-		CUptiResult r = api.cuptiProfilerHostConfigAddMetrics(&p);
-		if (r != CUPTI_SUCCESS) {
-			p.numMetrics = 1;
-			s->nmetrics = 1;
-			CUPTI_TRY("cuptiProfilerHostConfigAddMetrics (" "sm__warps_active)",
-				  api.cuptiProfilerHostConfigAddMetrics(&p));
+		// Every metric; where the chip refuses some (adding them, sizing the images or
+		// setting the configuration), the tiers below (fewer groups), down to the occupancy
+		// alone, each on a fresh host object and images.
+		gwb_status rc2 = GWB_OK;
+		for (size_t t = 0; t < sizeof(kTiers) / sizeof(kTiers[0]); t++) {
+			if (!(rc2 = configure(s, kTiers[t])))
+				break;
 		}
-	}
-	{
-		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
-		p.pHostObject = s->host;
-		CUPTI_TRY("cuptiProfilerHostGetConfigImageSize",
-			  api.cuptiProfilerHostGetConfigImageSize(&p));
-		s->config.resize(p.configImageSize);
-		GWB_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, q);
-		q.pHostObject = s->host;
-		q.configImageSize = s->config.size();
-		q.pConfigImage = s->config.data();
-		CUPTI_TRY("cuptiProfilerHostGetConfigImage", api.cuptiProfilerHostGetConfigImage(&q));
-	}
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		p.pMetricNames = (const char **)kMetrics;
-		p.numMetrics = s->nmetrics;
-		p.maxNumOfRanges = (size_t)s->max_ranges;
-		p.maxNumRangeTreeNodes = (uint32_t)s->max_ranges;
-		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
-			  api.cuptiRangeProfilerGetCounterDataSize(&p));
-		s->counters.resize(p.counterDataSize);
-		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
-		q.pRangeProfilerObject = s->rp;
-		q.counterDataSize = s->counters.size();
-		q.pCounterData = s->counters.data();
-		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
-			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
-	}
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		p.configSize = s->config.size();
-		p.pConfig = s->config.data();
-		p.counterDataImageSize = s->counters.size();
-		p.pCounterDataImage = s->counters.data();
-		p.range = CUPTI_AutoRange;
-		p.replayMode = CUPTI_KernelReplay;
-		p.maxRangesPerPass = (size_t)s->max_ranges;
-		p.numNestingLevels = 1;
-		p.minNestingLevel = 1;
-		p.passIndex = 0;
-		p.targetNestingLevel = 0;
-		CUptiResult r = api.cuptiRangeProfilerSetConfig(&p);
-		if (r == CUPTI_ERROR_INVALID_PARAMETER) {  // older CUPTI wants level 1 here
-			p.targetNestingLevel = 1;
-			r = api.cuptiRangeProfilerSetConfig(&p);
-		}
-		CUPTI_TRY("cuptiRangeProfilerSetConfig", r);
+		if (rc2)
+			return rc2;
 	}
 	{
 		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
@@ -725,17 +773,29 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		ri.rangeDelimiter = "/";
 		CUPTI_TRY("cuptiRangeProfilerCounterDataGetRangeInfo",
 			  api.cuptiRangeProfilerCounterDataGetRangeInfo(&ri));
-		double v[kNumMetrics] = {0, 0, 0};
-		GWB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
-		ev.pHostObject = s->host;
-		ev.pCounterDataImage = s->counters.data();
-		ev.counterDataImageSize = s->counters.size();
-		ev.rangeIndex = i;
-		ev.ppMetricNames = (const char **)kMetrics;
-		ev.numMetrics = s->nmetrics;
-		ev.pMetricValues = v;
-		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues",
-			  api.cuptiProfilerHostEvaluateToGpuValues(&ev));
+		double v[kNumMetrics];
+		for (size_t m = 0; m < kNumMetrics; m++)
+			v[m] = -1;
+		// all the configured metrics; where one cannot be evaluated, fewer (the tiers)
+		size_t nm = 0;
+		CUptiResult er = CUPTI_ERROR_UNKNOWN;
+		for (size_t t = 0; t < sizeof(kTiers) / sizeof(kTiers[0]); t++) {
+			if (kTiers[t] > s->nmetrics)
+				continue;
+			GWB_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, ev);
+			ev.pHostObject = s->host;
+			ev.pCounterDataImage = s->counters.data();
+			ev.counterDataImageSize = s->counters.size();
+			ev.rangeIndex = i;
+			ev.ppMetricNames = (const char **)kMetrics;
+			ev.numMetrics = kTiers[t];
+			ev.pMetricValues = v;
+			if ((er = api.cuptiProfilerHostEvaluateToGpuValues(&ev)) == CUPTI_SUCCESS) {
+				nm = kTiers[t];
+				break;
+			}
+		}
+		CUPTI_TRY("cuptiProfilerHostEvaluateToGpuValues", er);
 		std::string cupti_name = ri.rangeName ? ri.rangeName : "";
 		// without launch names (no callback), auto ranges are only numbered ("0", "1", ...)
 		bool numbered = !cupti_name.empty() &&
@@ -772,8 +832,20 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		r.symbol = sym.c_str();
 		r.ours = is_ours;
 		r.achieved_pct = v[0];
-		r.duration_ns = s->nmetrics > 1 ? v[1] : -1;
-		r.sm_pct = s->nmetrics > 2 ? v[2] : -1;
+		auto at = [&](int m) { return (size_t)m < nm ? v[m] : -1.0; };
+		r.duration_ns = at(M_DUR);
+		r.sm_pct = at(M_SM);
+		r.dram_read_bytes = at(M_DRAM_RD);
+		r.dram_write_bytes = at(M_DRAM_WR);
+		r.dram_pct = at(M_DRAM_PCT);
+		r.l2_bytes = at(M_L2_BYTES);
+		r.l2_pct = at(M_L2_PCT);
+		r.flop_sp = nm > (size_t)M_FFMA ? at(M_FADD) + at(M_FMUL) + 2 * at(M_FFMA) : -1;
+		r.flop_dp = nm > (size_t)M_DFMA ? at(M_DADD) + at(M_DMUL) + 2 * at(M_DFMA) : -1;
+		r.peak_flops_sp = nm > (size_t)M_SM_HZ ? 2 * at(M_FFMA_PEAK) * at(M_SM_HZ) : -1;
+		r.peak_flops_dp = nm > (size_t)M_SM_HZ ? 2 * at(M_DFMA_PEAK) * at(M_SM_HZ) : -1;
+		r.peak_dram_bps = nm > (size_t)M_DRAM_HZ ? at(M_DRAM_PEAK) * at(M_DRAM_HZ) : -1;
+		r.tensor_inst = at(M_TENSOR);
 		fn(&r, ctx);
 	}
 	return GWB_OK;

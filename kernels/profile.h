@@ -8,6 +8,15 @@
  *   sm__warps_active.avg.pct_of_peak_sustained_active   achieved occupancy
  *   gpu__time_duration.sum                              duration of the measured pass
  *   sm__throughput.avg.pct_of_peak_sustained_elapsed    SM throughput
+ * and, where the chip takes them (they are dropped group by group otherwise), what the
+ * roofline needs: DRAM bytes read and written (dram__bytes_read.sum, dram__bytes_write.sum)
+ * and throughput (dram__throughput.avg.pct_of_peak_sustained_elapsed), L2 bytes and
+ * throughput (lts__t_bytes.sum, lts__throughput.avg.pct_of_peak_sustained_elapsed), FP32 and
+ * FP64 instructions (sm__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma}_pred_on
+ * .sum), the peaks they are held against (..._op_ffma/dfma_pred_on.sum.peak_sustained,
+ * sm__cycles_elapsed.avg.per_second, dram__bytes.sum.peak_sustained,
+ * dram__cycles_elapsed.avg.per_second) and tensor instructions
+ * (sm__inst_executed_pipe_tensor.sum).
  * Ranges are named after the launches seen by a CUPTI callback (in launch order) and mapped to
  * gwb's kernel names (the launch registry in prof.c) through cudaFuncGetName; library kernels
  * (cuBLAS, cuSPARSE) keep their demangled function name.
@@ -33,6 +42,15 @@ typedef struct gwb_profile_range {
 	double achieved_pct;  /* sm__warps_active.avg.pct_of_peak_sustained_active (0..100) */
 	double duration_ns;   /* gpu__time_duration.sum of the measured pass */
 	double sm_pct;        /* sm__throughput.avg.pct_of_peak_sustained_elapsed (0..100) */
+	/* The roofline's measurements; each is -1 where the chip did not take the metric. */
+	double dram_read_bytes, dram_write_bytes;
+	double dram_pct;      /* dram__throughput.avg.pct_of_peak_sustained_elapsed (0..100) */
+	double l2_bytes;      /* lts__t_bytes.sum */
+	double l2_pct;        /* lts__throughput.avg.pct_of_peak_sustained_elapsed (0..100) */
+	double flop_sp, flop_dp;  /* fadd + fmul + 2 ffma, dadd + dmul + 2 dfma (thread ops) */
+	double peak_flops_sp, peak_flops_dp;  /* FLOP/s: 2 x fma peak per cycle x SM clock */
+	double peak_dram_bps; /* bytes/s: dram__bytes.sum.peak_sustained x DRAM clock */
+	double tensor_inst;   /* sm__inst_executed_pipe_tensor.sum */
 } gwb_profile_range;
 
 typedef void (*gwb_profile_range_fn)(const gwb_profile_range *r, void *ctx);

@@ -36,7 +36,11 @@ extern "C" {
 #endif
 
 /* Grow job->p->trees trees into f (gwb_forest_alloc_nodes + tree_offset), like
- * gwb_rf_train_cpu. When job->q is NULL the data is quantized here: edges placed on the host
+ * gwb_rf_train_cpu. With bootstrap and params.oob, also the OOB (gwb_forest_oob_set): after each
+ * batch a kernel walks every training row's codes down the batch's trees where its in-bag count
+ * (regenerated from the RNG) is 0 and adds the leaf values to per-row double sums on the device;
+ * at the end the per-row labels / means come back (4 or 8 bytes a row) and are scored on the
+ * host exactly as the CPU scores them; f->timing.oob_ms says how long. When job->q is NULL the data is quantized here: edges placed on the host
  * exactly as gwb_quant_build places them (same row sample), codes computed on the device.
  * Sets f->timing.grow_ms, kernel_ms, transfer_ms (and quantize_ms when it quantized).
  * GWB_ENOMEM with bytes needed and free when one tree cannot fit on the device. */
@@ -87,10 +91,48 @@ typedef struct gwb_rf_predict_stats {
 /* Predict d with f on the GPU. Any of proba (rows x classes, row-major), labels and values
  * (regression) may be NULL. block = threads per block (0 = default 256), vote = reduction.
  * Results equal gwb_forest_predict_proba's up to float rounding of the sums. stats may be
- * NULL. */
+ * NULL. The forest's nodes go to the device on the first call and stay there (f->gpu_model);
+ * the rows are read in place when d is GPU-resident (gwb_dataset_gpu_X), else copied up. */
 gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
 			      gwb_rf_vote vote, float *proba, int32_t *labels, float *values,
 			      gwb_rf_predict_stats *stats);
+
+/* What a kept prediction holds. */
+typedef enum gwb_rf_out {
+	GWB_RF_OUT_AUTO = 0,    /* labels for classification, values for regression */
+	GWB_RF_OUT_LABELS = 1,  /* int32 class codes of f, rows entries */
+	GWB_RF_OUT_PROBA = 2,   /* float, rows x classes row-major */
+	GWB_RF_OUT_VALUES = 3,  /* float regression values, rows entries */
+} gwb_rf_out;
+
+/* A prediction kept on the device until read: f:predict on the GPU returns one (wrapped as a
+ * Lua Predictions object), and nothing is copied back until a value is read. The caller owns
+ * it and frees it with gwb_rf_gpu_pred_free(). */
+typedef struct gwb_rf_gpu_pred {
+	size_t rows;
+	int per_row;          /* values per row: classes for PROBA, else 1 */
+	gwb_rf_out what;
+	size_t bytes;         /* rows x per_row x 4 */
+	void *dev;            /* device memory (gwb_gpu_malloc, "rf.predictions") */
+	void *host;           /* the host copy, NULL until the first read */
+	gwb_rf_predict_stats stats;  /* the prediction call */
+	double read_ms;       /* the copy back of the first read */
+} gwb_rf_gpu_pred;
+
+/* Predict d on the GPU keeping the result on the device (what: labels, proba or values). */
+gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dataset *d, gwb_rf_out what,
+				   gwb_rf_gpu_pred **out);
+/* The host copy (made by the first call, then cached). */
+gwb_status gwb_rf_gpu_pred_host(gwb_rf_gpu_pred *p, const void **host);
+void gwb_rf_gpu_pred_free(gwb_rf_gpu_pred *p);
+
+/* Whether a prediction of d goes to the GPU: always when d is GPU-resident, else when
+ * gwb_backend_choose("auto", or the --backend default) picks it for this much work. */
+gwb_status gwb_rf_predict_wants_gpu(const gwb_forest *f, const gwb_dataset *d, bool *use);
+
+/* Free the device copy of f's nodes that the first GPU prediction made (f->gpu_model; NULL
+ * is fine). Called by gwb_forest_free. */
+void gwb_rf_gpu_model_free(gwb_forest *f);
 
 /* "auto" crossovers. Training (the dispatcher's estimate rows x mtry x min(depth, 16) x trees),
  * measured on an H200 host with 16 cores, end to end with transfers: the GPU won from 5 MB
@@ -103,9 +145,9 @@ gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int blo
 
 /* Predict with the GPU when gwb_backend_choose("auto" or the --backend default) picks it for
  * this much work; *done says whether it did (then the outputs are written). Called by
- * gwb_forest_predict and gwb_forest_predict_proba. GWB_RF_PREDICT_VOTE=atomic and
- * GWB_RF_PREDICT_BLOCK=n in the environment select the vote reduction and block size (for
- * benchmarks). */
+ * gwb_forest_predict and gwb_forest_predict_proba. The switch rf.predict_vote (switches.h;
+ * GWB_RF_PREDICT_VOTE=atomic turns it off) selects the vote reduction, GWB_RF_PREDICT_BLOCK=n
+ * the block size (for benchmarks). */
 gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
 			       int32_t *labels, float *values, bool *done);
 

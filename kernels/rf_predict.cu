@@ -19,6 +19,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -196,37 +197,79 @@ PredictKernel pick_om(int O)
 	return k_predict<SMEM, false, 0>;
 }
 
+// votes (N x O sums over trees) -> labels (first argmax), probabilities (sum / T) or values
+__global__ void k_finish(const float *votes, size_t N, int O, int T, int32_t *labels,
+			 float *proba, float *values)
+{
+	size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= N)
+		return;
+	const float *v = votes + i * (size_t)O;
+	if (values) {
+		values[i] = v[0] / (float)T;
+		return;
+	}
+	int best = 0;
+	for (int k = 0; k < O; k++) {
+		float x = v[k];
+		if (proba)
+			proba[i * (size_t)O + k] = x / (float)T;
+		if (x > v[best])
+			best = k;
+	}
+	if (labels)
+		labels[i] = best;
+}
+
+// The device's properties, read once (cudaGetDeviceProperties costs more than a small
+// prediction's kernels).
+gwb_status device_info(gwb_gpu_info *out)
+{
+	static gwb_gpu_info info;
+	static bool have;
+	gwb_status rc;
+
+	if (!have) {
+		if ((rc = gwb_gpu_get_info(&info)))
+			return rc;
+		have = true;
+	}
+	*out = info;
+	return GWB_OK;
+}
+
+// host <-> device copies of rows and results
+gwb_status copy_in(void *dev, const void *host, size_t n)
+{
+	return gwb_copy(dev, host, n, GWB_H2D, false);
+}
+
+gwb_status copy_out(void *host, const void *dev, size_t n)
+{
+	return gwb_copy(host, dev, n, GWB_D2H, false);
+}
+
 struct DBuf {
 	void *p = nullptr;
 	~DBuf() { gwb_gpu_free(p); }
+	DBuf() = default;
+	DBuf(const DBuf &) = delete;
+	DBuf &operator=(const DBuf &) = delete;
 };
 
-}  // namespace
+// The forest on the device, made once per forest by the first GPU prediction and kept in
+// f->gpu_model until the forest is freed (a forest never changes after training).
+struct Model {
+	DBuf thr, toff, nodes, root, val;
+	int F = 0, Fp = 0, O = 0, T = 0;
+	size_t nodes_n = 0;
+};
 
-extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
-					 gwb_rf_vote vote, float *proba, int32_t *labels,
-					 float *values, gwb_rf_predict_stats *stats)
+gwb_status build_model(const gwb_forest *f, Model *m)
 {
-	double t0 = gwb_now(), k0, x0, k1, x1;
-	gwb_status rc;
-	gwb_gpu_info info;
-
-	if ((rc = gwb_forest_check_data(f, d)))
-		return rc;
-	if ((rc = gwb_gpu_get_info(&info)))
-		return rc;
-	if (block <= 0)
-		block = 256;
-	if (block < 32 || block > 1024 || block % 32)
-		return gwb_error(GWB_EINVAL, "rf predict: block must be a multiple of 32 between 32 "
-				 "and 1024 (got %d)", block);
-	if (f->features > 65535)
-		return gwb_error(GWB_EINVAL, "rf predict: the GPU path handles up to 65535 features");
-	gwb_prof_flush();
-	gwb_prof_totals(&k0, &x0);
 	int F = f->features, O = f->outputs, T = f->trees;
-	size_t N = d->rows, nodes = f->nodes;
-	int Fp = (F + 15) / 16 * 16;
+	size_t nodes = f->nodes;
+	gwb_status rc;
 
 	// per-feature sorted distinct finite thresholds
 	std::vector<std::vector<float>> th((size_t)F);
@@ -295,31 +338,63 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 					 "are reachable: the forest is corrupt: retrain it, or load an "
 					 "intact copy", t + 1, (long long)(e - b), queue.size());
 	}
+	if ((rc = gwb_gpu_malloc(&m->thr.p, thr.size() * 4 + 4, "rf.model")) ||
+	    (rc = gwb_gpu_malloc(&m->toff.p, toff.size() * 4, "rf.model")) ||
+	    (rc = gwb_gpu_malloc(&m->nodes.p, nodes * sizeof(uint2), "rf.model")) ||
+	    (rc = gwb_gpu_malloc(&m->root.p, (size_t)T * 4, "rf.model")) ||
+	    (rc = gwb_gpu_malloc(&m->val.p, nodes * (size_t)O * 4, "rf.model")))
+		return rc;
+	if ((thr.size() && (rc = gwb_copy(m->thr.p, thr.data(), thr.size() * 4, GWB_H2D, false))) ||
+	    (rc = gwb_copy(m->toff.p, toff.data(), toff.size() * 4, GWB_H2D, false)) ||
+	    (rc = gwb_copy(m->nodes.p, nd.data(), nodes * sizeof(uint2), GWB_H2D, false)) ||
+	    (rc = gwb_copy(m->root.p, troot.data(), (size_t)T * 4, GWB_H2D, false)) ||
+	    (rc = gwb_copy(m->val.p, f->value, nodes * (size_t)O * 4, GWB_H2D, false)))
+		return rc;
+	m->F = F;
+	m->Fp = (F + 15) / 16 * 16;
+	m->O = O;
+	m->T = T;
+	m->nodes_n = nodes;
+	return GWB_OK;
+}
 
-	DBuf dX, dthr, dtoff, dcodes, dnodes, droot, dval, dvotes;
-	size_t xb = N * (size_t)F * 4, cb = N * (size_t)Fp + 16;
-	if ((rc = gwb_gpu_malloc(&dX.p, xb, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dthr.p, thr.size() * 4 + 4, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dtoff.p, toff.size() * 4, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dcodes.p, cb, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dnodes.p, nodes * sizeof(uint2), "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&droot.p, (size_t)T * 4, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dval.p, nodes * (size_t)O * 4, "rf.predict")) ||
-	    (rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)O * 4, "rf.predict")))
+gwb_status get_model(const gwb_forest *f, Model **out)
+{
+	gwb_status rc;
+	if (f->gpu_model) {
+		*out = (Model *)f->gpu_model;
+		return GWB_OK;
+	}
+	Model *m = new (std::nothrow) Model();
+	if (!m)
+		return gwb_error(GWB_ENOMEM, "rf predict: out of host memory");
+	if ((rc = build_model(f, m))) {
+		delete m;
 		return rc;
-	if ((rc = gwb_copy(dX.p, d->X, xb, GWB_H2D, false)) ||
-	    (thr.size() && (rc = gwb_copy(dthr.p, thr.data(), thr.size() * 4, GWB_H2D, false))) ||
-	    (rc = gwb_copy(dtoff.p, toff.data(), toff.size() * 4, GWB_H2D, false)) ||
-	    (rc = gwb_copy(dnodes.p, nd.data(), nodes * sizeof(uint2), GWB_H2D, false)) ||
-	    (rc = gwb_copy(droot.p, troot.data(), (size_t)T * 4, GWB_H2D, false)) ||
-	    (rc = gwb_copy(dval.p, f->value, nodes * (size_t)O * 4, GWB_H2D, false)))
+	}
+	// the cache is not part of the model's value: const forests may fill it
+	((gwb_forest *)f)->gpu_model = m;
+	*out = m;
+	return GWB_OK;
+}
+
+// Traverse: the sums of the trees' leaf values per row into votes (N x O floats, device),
+// from the rows' features dX (device, column-major).
+gwb_status predict_votes(Model *m, const float *dX, size_t N, int block,
+			 gwb_rf_vote vote, const gwb_gpu_info &info, DBuf &dcodes, float *votes)
+{
+	gwb_status rc;
+	int F = m->F, Fp = m->Fp, O = m->O, T = m->T;
+	size_t cb = N * (size_t)Fp + 16;
+
+	if ((rc = gwb_gpu_malloc(&dcodes.p, cb, "rf.predict")))
 		return rc;
-	if ((rc = CUDA_CHECK(cudaMemset(dvotes.p, 0, N * (size_t)O * 4))) ||
-	    (rc = CUDA_CHECK(cudaMemset(dcodes.p, 0, cb))))
+	if ((rc = CUDA_CHECK(cudaMemsetAsync(votes, 0, N * (size_t)O * 4, 0))) ||
+	    (Fp != F && (rc = CUDA_CHECK(cudaMemsetAsync(dcodes.p, 0, cb, 0)))))
 		return rc;
 	if ((rc = gwb_launch("rf_pcode", k_pcode, dim3((unsigned)((N + 31) / 32)), dim3(32, 8), 0, 0,
-			     (double)N * F * 5, (const float *)dX.p, N, F, Fp,
-			     (const float *)dthr.p, (const int *)dtoff.p, (uint8_t *)dcodes.p)))
+			     (double)N * F * 5, dX, N, F, Fp, (const float *)m->thr.p,
+			     (const int *)m->toff.p, (uint8_t *)dcodes.p)))
 		return rc;
 
 	// threads per row: enough rows per block to fill it, trees split among a row's threads;
@@ -345,7 +420,7 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 	if (groups > T)
 		groups = T;
 	bool split = groups > 1;
-	double bytes = (double)N * Fp + (double)N * T * 8.0 * log2((double)nodes / T + 2) +
+	double bytes = (double)N * Fp + (double)N * T * 8.0 * log2((double)m->nodes_n / T + 2) +
 		       (double)N * O * 4;
 	PredictKernel kern = use_smem ? (atomic ? pick_om<true, true>(O) : pick_om<true, false>(O))
 				      : (atomic ? pick_om<false, true>(O) : pick_om<false, false>(O));
@@ -357,60 +432,222 @@ extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset 
 	for (int gi = 0; gi < groups; gi++) {
 		int ta = (int)((int64_t)T * gi / groups), tb = (int)((int64_t)T * (gi + 1) / groups);
 		if ((rc = gwb_launch(atomic ? "rf_predict_atomic" : "rf_predict", kern, dim3(rb),
-				     dim3(block), smem, 0, bytes / groups, (const uint2 *)dnodes.p,
-				     (const int *)droot.p, ta, tb, (const float *)dval.p, O,
-				     (const uint8_t *)dcodes.p, N, Fp, P, (float *)dvotes.p,
-				     split)))
+				     dim3(block), smem, 0, bytes / groups, (const uint2 *)m->nodes.p,
+				     (const int *)m->root.p, ta, tb, (const float *)m->val.p, O,
+				     (const uint8_t *)dcodes.p, N, Fp, P, votes, split)))
 			return rc;
 	}
-	std::vector<float> sums(N * (size_t)O);
-	if ((rc = gwb_copy(sums.data(), dvotes.p, N * (size_t)O * 4, GWB_D2H, false)))
-		return rc;
-	for (size_t i = 0; i < N; i++) {
-		const float *v = &sums[i * (size_t)O];
-		if (f->task == GWB_TASK_CLASSIFICATION) {
-			int best = 0;
-			for (int k = 0; k < O; k++) {
-				if (proba)
-					proba[i * (size_t)O + k] = v[k] / (float)T;
-				if (v[k] > v[best])
-					best = k;
-			}
-			if (labels)
-				labels[i] = best;
-		} else if (values) {
-			values[i] = v[0] / (float)T;
+	return GWB_OK;
+}
+
+struct Timer {
+	double t0, k0, x0;
+	Timer()
+	{
+		t0 = gwb_now();
+		gwb_prof_flush();
+		gwb_prof_totals(&k0, &x0);
+	}
+	void done(gwb_rf_predict_stats *st)
+	{
+		double k1, x1;
+		gwb_prof_flush();
+		gwb_prof_totals(&k1, &x1);
+		if (st) {
+			st->kernel_ms = k1 - k0;
+			st->transfer_ms = x1 - x0;
+			st->total_ms = (gwb_now() - t0) * 1e3;
 		}
 	}
-	gwb_prof_flush();
-	gwb_prof_totals(&k1, &x1);
-	if (stats) {
-		stats->kernel_ms = k1 - k0;
-		stats->transfer_ms = x1 - x0;
-		stats->total_ms = (gwb_now() - t0) * 1e3;
+};
+
+// Everything a prediction needs up to the votes, and the finishing kernel into device outputs.
+gwb_status predict_dev(const gwb_forest *f, const gwb_dataset *d, int block, gwb_rf_vote vote,
+		       int32_t *dlab, float *dproba, float *dval)
+{
+	gwb_status rc;
+	gwb_gpu_info info;
+	Model *m;
+
+	if ((rc = gwb_forest_check_data(f, d)))
+		return rc;
+	if ((rc = device_info(&info)))
+		return rc;
+	if (block <= 0)
+		block = 256;
+	if (block < 32 || block > 1024 || block % 32)
+		return gwb_error(GWB_EINVAL, "rf predict: block must be a multiple of 32 between 32 "
+				 "and 1024 (got %d)", block);
+	if (f->features > 65535)
+		return gwb_error(GWB_EINVAL, "rf predict: the GPU path handles up to 65535 features");
+	if ((rc = get_model(f, &m)))
+		return rc;
+	size_t N = d->rows, xb = N * (size_t)m->F * 4;
+	DBuf dX, dcodes, dvotes;
+	const float *X = gwb_dataset_gpu_X(d);  // GPU-resident dataset: in place
+	if (!X) {
+		if ((rc = gwb_gpu_malloc(&dX.p, xb, "rf.predict")) ||
+		    (rc = copy_in(dX.p, d->X, xb)))
+			return rc;
+		X = (const float *)dX.p;
 	}
+	if ((rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)m->O * 4, "rf.predict")) ||
+	    (rc = predict_votes(m, X, N, block, vote, info, dcodes, (float *)dvotes.p)))
+		return rc;
+	if ((rc = gwb_launch("rf_predict_finish", k_finish, dim3((unsigned)((N + 255) / 256)),
+			     dim3(256), 0, 0, (double)N * m->O * 8, (const float *)dvotes.p, N, m->O,
+			     m->T, dlab, dproba, dval)))
+		return rc;
+	// the temporaries go back to the pool once the kernels that read them are done
+	return CUDA_CHECK(cudaStreamSynchronize(0));
+}
+
+}  // namespace
+
+extern "C" void gwb_rf_gpu_model_free(gwb_forest *f)
+{
+	delete (Model *)f->gpu_model;
+	f->gpu_model = nullptr;
+}
+
+extern "C" gwb_status gwb_rf_predict_gpu(const gwb_forest *f, const gwb_dataset *d, int block,
+					 gwb_rf_vote vote, float *proba, int32_t *labels,
+					 float *values, gwb_rf_predict_stats *stats)
+{
+	Timer tm;
+	gwb_status rc;
+	size_t N = d ? d->rows : 0;
+	int O = f->outputs;
+	bool cls = f->task == GWB_TASK_CLASSIFICATION;
+	DBuf dl, dp, dv;
+
+	if ((rc = gwb_forest_check_data(f, d)))
+		return rc;
+	if ((cls && labels && (rc = gwb_gpu_malloc(&dl.p, N * 4, "rf.predict"))) ||
+	    (cls && proba && (rc = gwb_gpu_malloc(&dp.p, N * (size_t)O * 4, "rf.predict"))) ||
+	    (!cls && values && (rc = gwb_gpu_malloc(&dv.p, N * 4, "rf.predict"))))
+		return rc;
+	if ((rc = predict_dev(f, d, block, vote, (int32_t *)dl.p, (float *)dp.p, (float *)dv.p)))
+		return rc;
+	if ((dl.p && (rc = copy_out(labels, dl.p, N * 4))) ||
+	    (dp.p && (rc = copy_out(proba, dp.p, N * (size_t)O * 4))) ||
+	    (dv.p && (rc = copy_out(values, dv.p, N * 4))))
+		return rc;
+	tm.done(stats);
+	return GWB_OK;
+}
+
+extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dataset *d,
+					      gwb_rf_out what, gwb_rf_gpu_pred **out)
+{
+	Timer tm;
+	gwb_status rc;
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	gwb_rf_gpu_pred *p;
+	DBuf dev;
+
+	*out = nullptr;
+	if ((rc = gwb_forest_check_data(f, d)))
+		return rc;
+	if (what == GWB_RF_OUT_PROBA && f->task != GWB_TASK_CLASSIFICATION)
+		return gwb_error(GWB_EINVAL, "rf: predict_proba needs a classification forest");
+	if (what == GWB_RF_OUT_AUTO)
+		what = f->task == GWB_TASK_CLASSIFICATION ? GWB_RF_OUT_LABELS : GWB_RF_OUT_VALUES;
+	int per = what == GWB_RF_OUT_PROBA ? f->outputs : 1;
+	size_t bytes = d->rows * (size_t)per * 4;
+	if (!(p = (gwb_rf_gpu_pred *)calloc(1, sizeof(*p))))
+		return gwb_error(GWB_ENOMEM, "rf predict: out of host memory");
+	if ((rc = gwb_gpu_malloc(&dev.p, bytes, "rf.predictions")) ||
+	    (rc = predict_dev(f, d, eb ? atoi(eb) : 0,
+			      gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								    : GWB_RF_VOTE_ATOMIC,
+			      what == GWB_RF_OUT_LABELS ? (int32_t *)dev.p : nullptr,
+			      what == GWB_RF_OUT_PROBA ? (float *)dev.p : nullptr,
+			      what == GWB_RF_OUT_VALUES ? (float *)dev.p : nullptr))) {
+		free(p);
+		return rc;
+	}
+	p->rows = d->rows;
+	p->per_row = per;
+	p->what = what;
+	p->bytes = bytes;
+	p->dev = dev.p;
+	dev.p = nullptr;
+	tm.done(&p->stats);
+	*out = p;
+	return GWB_OK;
+}
+
+extern "C" gwb_status gwb_rf_gpu_pred_host(gwb_rf_gpu_pred *p, const void **host)
+{
+	gwb_status rc;
+	double k0, x0, k1, x1;
+
+	if (!p->host) {
+		void *h = malloc(p->bytes + 4);
+		if (!h)
+			return gwb_error(GWB_ENOMEM, "rf predict: out of host memory for %zu bytes of "
+					 "predictions", p->bytes);
+		gwb_prof_flush();
+		gwb_prof_totals(&k0, &x0);
+		if ((rc = copy_out(h, p->dev, p->bytes))) {
+			free(h);
+			return rc;
+		}
+		gwb_prof_flush();
+		gwb_prof_totals(&k1, &x1);
+		p->read_ms = x1 - x0;
+		p->host = h;
+	}
+	*host = p->host;
+	return GWB_OK;
+}
+
+extern "C" void gwb_rf_gpu_pred_free(gwb_rf_gpu_pred *p)
+{
+	if (!p)
+		return;
+	gwb_gpu_free(p->dev);
+	free(p->host);
+	free(p);
+}
+
+extern "C" gwb_status gwb_rf_predict_wants_gpu(const gwb_forest *f, const gwb_dataset *d,
+					       bool *use)
+{
+	gwb_backend b = GWB_BACKEND_CPU;
+	double bytes = (double)d->rows * f->trees * 64.0;
+
+	*use = false;
+	if (gwb_dataset_gpu_X(d)) {
+		*use = true;  // the rows are on the device already
+		return GWB_OK;
+	}
+	if (bytes < GWB_RF_GPU_PREDICT_MIN_BYTES && gwb_backend_default != GWB_BACKEND_GPU)
+		return GWB_OK;  // small: the CPU, without touching the GPU
+	if (gwb_backend_choose(GWB_BACKEND_AUTO, bytes, GWB_RF_GPU_PREDICT_MIN_BYTES, &b, NULL, 0)) {
+		gwb_error_clear();
+		return GWB_OK;  // --backend gpu without a GPU: the CPU answers, as for small work
+	}
+	*use = b == GWB_BACKEND_GPU;
 	return GWB_OK;
 }
 
 extern "C" gwb_status gwb_rf_predict_auto(const gwb_forest *f, const gwb_dataset *d, float *proba,
 					  int32_t *labels, float *values, bool *done)
 {
-	gwb_backend b = GWB_BACKEND_CPU;
-	double bytes = (double)d->rows * f->trees * 64.0;
-	const char *ev = getenv("GWB_RF_PREDICT_VOTE"), *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	const char *eb = getenv("GWB_RF_PREDICT_BLOCK");
+	bool use = false;
 	gwb_status rc;
 
 	*done = false;
-	if (bytes < GWB_RF_GPU_PREDICT_MIN_BYTES && gwb_backend_default != GWB_BACKEND_GPU)
-		return GWB_OK;  // small: the CPU, without touching the GPU
-	if (gwb_backend_choose(GWB_BACKEND_AUTO, bytes, GWB_RF_GPU_PREDICT_MIN_BYTES, &b, NULL, 0))
-		return GWB_OK;  // --backend gpu without a GPU: the CPU answers, as for small work
-	if (b != GWB_BACKEND_GPU)
-		return GWB_OK;
+	if ((rc = gwb_rf_predict_wants_gpu(f, d, &use)) || !use)
+		return rc;
 	rc = gwb_rf_predict_gpu(f, d, eb ? atoi(eb) : 0,
-				ev && !strcmp(ev, "atomic") ? GWB_RF_VOTE_ATOMIC : GWB_RF_VOTE_BLOCK,
+				gwb_switch_on(GWB_SW_RF_PREDICT_VOTE) ? GWB_RF_VOTE_BLOCK
+								      : GWB_RF_VOTE_ATOMIC,
 				proba, labels, values, NULL);
-	if (rc == GWB_EINVAL || rc == GWB_ENOMEM) {
+	if ((rc == GWB_EINVAL || rc == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  // a forest or data the GPU path does not take: the CPU does
 		return GWB_OK;
 	}

@@ -23,6 +23,7 @@
 #include "common.cuh"
 #include "rf.h"
 #include "../src/intr.h"
+#include "../src/switches.h"
 
 namespace {
 
@@ -96,6 +97,8 @@ struct Cfg {
 	size_t slot_elems; // elements of one global slot (mtry * B * CH)
 	int sub;           // sibling subtraction on (every node draws all F features)
 	int sub_min;       // rows the larger sibling needs to be derived rather than built
+	int gatom;         // switch rf.smem_hist off: multi-chunk nodes add rows straight into
+			   // their global histogram (global atomics, no shared staging)
 };
 
 // Per-level node arrays (struct of arrays), Q entries.
@@ -482,6 +485,36 @@ __device__ void add_rows(const Data &d, const Cfg &cfg, T *h, const uint16_t *pe
 	}
 }
 
+// add_rows into a node's global histogram gs (slot layout: feature-major, B codes, CH
+// channels) with global atomics: the ablation of the shared-memory histograms (cfg.gatom).
+// keep: a kept slot is indexed by feature, otherwise by draw position.
+template <typename T>
+__device__ void add_rows_global(const Data &d, const Cfg &cfg, T *gs, const uint16_t *perm,
+				int jpos0, int nf, bool keep, const int *idx, const uint8_t *cnt,
+				int begin, int r0, int r1)
+{
+	for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
+		int row = idx[begin + i];
+		int c = cnt[begin + i];
+		int y = cfg.C ? d.y[row] : -1;
+		double wd = row_weight(d, row, c, y);
+		T w = (T)wd, wy = cfg.C ? (T)0 : (T)__dmul_rn(wd, row_y(d, row));
+		for (int j = 0; j < nf; j++) {
+			int f = perm[jpos0 + j];
+			int code = d.codes[(size_t)f * d.N + row];
+			size_t fi = keep ? (size_t)f : (size_t)(jpos0 + j);
+			T *cell = gs + (fi * cfg.B + code) * cfg.CH;
+			atomicAdd(cell, (T)1);
+			if (cfg.C) {
+				atomicAdd(cell + 1 + y, w);
+			} else {
+				atomicAdd(cell + 1, w);
+				atomicAdd(cell + 2, wy);
+			}
+		}
+	}
+}
+
 // Gain of one candidate from left sums L (CH channels) and right sums R, or -inf when invalid.
 template <typename T>
 __device__ __forceinline__ double cand_gain(const Cfg &cfg, const double *Lc, const double *Rc,
@@ -729,10 +762,13 @@ __global__ void k_hist(HistArgs a)
 
 	node_setup(a, q, perm, s_P, ss, best);
 	int j0 = grp * cfg.G, nf = min(cfg.G, cfg.mtry - j0);
-	zero_smem(h, (size_t)nf * cells);
-	__syncthreads();
 	int r0 = cc * cfg.R, r1 = min(n, r0 + cfg.R);
-	add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	bool direct = cfg.gatom && (has_slot || mode == 1);  // block-uniform
+	if (!direct) {
+		zero_smem(h, (size_t)nf * cells);
+		__syncthreads();
+		add_rows<T>(d, cfg, h, perm, j0, nf, a.idx, a.cnt, begin, r0, r1);
+	}
 	__syncthreads();
 
 	double impP = a.L.imp[q], WP = a.L.W[q], SP = a.L.S[q];
@@ -744,11 +780,15 @@ __global__ void k_hist(HistArgs a)
 		int ks = keep ? a.L.hslot[q] : 0;
 		T *gs = keep ? (T *)a.hs_cur + (size_t)ks * cfg.slot_elems
 			     : (T *)a.ghist + (size_t)slot * cfg.slot_elems;
-		for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
-			size_t j = i / cells, at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
-			if (h[i] != (T)0)
-				atomicAdd(&gs[at], h[i]);
-		}
+		if (direct)
+			add_rows_global<T>(d, cfg, gs, perm, j0, nf, keep, a.idx, a.cnt, begin, r0, r1);
+		else
+			for (size_t i = threadIdx.x; i < (size_t)nf * cells; i += blockDim.x) {
+				size_t j = i / cells;
+				size_t at = (keep ? (size_t)perm[j0 + j] : j0 + j) * cells + i % cells;
+				if (h[i] != (T)0)
+					atomicAdd(&gs[at], h[i]);
+			}
 		__threadfence();
 		__syncthreads();
 		unsigned *ticket = keep ? &a.tickets2[ks] : &a.tickets[slot];
@@ -995,6 +1035,92 @@ __global__ void k_reorder(int nrec, int outputs, Rec a, Rec b, const int *toff)
 		b.value[(size_t)dst * outputs + k] = a.value[(size_t)p * outputs + k];
 }
 
+// ---- out of bag: on the device, from the codes, bootstrap counts regenerated ------------------
+
+// Thread per training row: for the batch's trees in order, the trees where the row's in-bag
+// count c(t, r) is 0 (d_boot, the same stream as the growth: no mask is stored) walk the row's
+// codes (code <= thr left, the NaN code nb[f] by nan_left, exactly the float rule) and add the
+// leaf's values in double to the row's sums: the same sums in the same order as forest.c's
+// predict_sums, so the OOB result is the CPU's bit for bit. OM > 0: sums in registers.
+template <int OM>
+__global__ void k_oob(Data d, Cfg cfg, int T_, Rec r, const int *toff, int O, double *acc,
+		      int *nt)
+{
+	size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= d.N)
+		return;
+	double a[OM > 0 ? OM : 1];
+	double *ga = acc + row * (size_t)O;
+#pragma unroll
+	for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+		a[k] = (OM > 0 && k < O) ? ga[k] : 0.0;
+	int n = nt[row];
+	for (int t = 0; t < T_; t++) {
+		if (d_boot(cfg.seed, cfg.bootstrap, (uint64_t)(cfg.tree0 + t), row))
+			continue;
+		int base = __ldg(&toff[t]), g = base, f;
+		while ((f = __ldg(&r.feat[g])) >= 0) {
+			int code = __ldg(&d.codes[(size_t)f * d.N + row]);
+			bool left = code == __ldg(&d.nb[f]) ? __ldg(&r.nanl[g]) != 0
+							    : code <= (int)__ldg(&r.thr[g]);
+			g = base + (left ? __ldg(&r.left[g]) : __ldg(&r.right[g]));
+		}
+		const float *v = r.value + (size_t)g * O;
+		if (OM > 0) {
+#pragma unroll
+			for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+				if (k < O)
+					a[k] += (double)__ldg(&v[k]);
+		} else {
+			for (int k = 0; k < O; k++)
+				ga[k] += (double)__ldg(&v[k]);
+		}
+		n++;
+	}
+	nt[row] = n;
+	if (OM > 0)
+#pragma unroll
+		for (int k = 0; k < (OM > 0 ? OM : 1); k++)
+			if (k < O)
+				ga[k] = a[k];
+}
+
+// The per-row OOB result: classification the first argmax (-1 without an OOB tree),
+// regression the double mean (NaN without one), as gwb_forest_oob_cpu computes them.
+__global__ void k_oob_final(size_t N, int O, int classify, const double *acc, const int *nt,
+			    int32_t *lab, double *val)
+{
+	size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= N)
+		return;
+	const double *a = acc + row * (size_t)O;
+	int n = nt[row];
+	if (classify) {
+		int best = 0;
+		for (int k = 1; k < O; k++)
+			if (a[k] > a[best])
+				best = k;
+		lab[row] = n ? best : -1;
+	} else {
+		val[row] = n ? a[0] / n : __longlong_as_double(0x7ff8000000000000LL);
+	}
+}
+
+typedef void (*OobKernel)(Data, Cfg, int, Rec, const int *, int, double *, int *);
+
+static OobKernel pick_oob(int O)
+{
+	if (O <= 1)
+		return k_oob<1>;
+	if (O <= 2)
+		return k_oob<2>;
+	if (O <= 4)
+		return k_oob<4>;
+	if (O <= 8)
+		return k_oob<8>;
+	return k_oob<0>;
+}
+
 // ---- quantization on the device --------------------------------------------------------------
 
 __global__ void k_quantize(const float *X, size_t N, int F, const float *edges, int stride,
@@ -1143,6 +1269,12 @@ __global__ void k_qedges(const uint32_t *keys, int n, int maxnb, float *edges, i
 }
 
 // ---- host side -------------------------------------------------------------------------------
+
+// host -> device copies of the training data
+gwb_status upload(void *dev, const void *host, size_t bytes)
+{
+	return gwb_copy(dev, host, bytes, GWB_H2D, false);
+}
 
 struct Buf {
 	void *p = nullptr;
@@ -1340,6 +1472,9 @@ struct Trainer {
 	// per batch
 	Buf idx[2], cnt[2], tiles, tree_next, root_w, ghist, tickets, chunk_left, scan_tmp, toff;
 	Buf hs[2], tickets2, nderived;  // sibling subtraction: kept histograms of two levels
+	Buf oob_acc, oob_nt;  // OOB: per-row sums (N x outputs, double) and out-of-bag trees
+	bool oob = false;
+	double oob_ms = 0;
 	size_t sub_budget = 0;  // bytes the kept histograms of one level may take (0 = free / 4)
 	size_t sub_kept = 0, sub_derived = 0, sub_fallbacks = 0;  // counts, for the run log
 	LevelBufs lv[2];
@@ -1379,7 +1514,7 @@ struct Trainer {
 		release_batch();
 		gwb_quant_free(own_q);
 		own_q = nullptr;
-		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb};
+		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb, &oob_acc, &oob_nt};
 		for (Buf *b : all)
 			buf_free(*b);
 		for (int i = 0; i < nbatches; i++)
@@ -1410,6 +1545,7 @@ struct Trainer {
 	template <typename T> gwb_status run_batch(int tree0, int T_, HostBatch &hb);
 	gwb_status quantize(gwb_quant **out);
 	gwb_status train();
+	gwb_status oob_finish();
 	gwb_quant *own_q = nullptr;
 };
 
@@ -1448,8 +1584,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	if ((rc = buf_need(tiles, (ntiles + 1) * 4)) || (rc = buf_need(tree_next, (size_t)T_ * 4)) ||
 	    (rc = buf_need(root_w, (size_t)T_ * 8)))
 		return rc;
+	// bytes: one count per tile written (the bootstrap draw is a hash, nothing is read)
 	if ((rc = gwb_launch("rf_boot_count", k_boot_count, dim3((unsigned)ntiles), dim3(256), 0, 0,
-			     0.0, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
+			     (double)ntiles * 4, cfg, N, tiles_n, tile_rows, P<int>(tiles))))
 		return rc;
 	if ((rc = CUDA_CHECK(cudaMemset(P<int>(tiles) + ntiles, 0, 4))) ||
 	    (rc = scan(P<int>(tiles), (int)ntiles + 1)))
@@ -1468,7 +1605,9 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	int Q = T_;
 	if ((rc = lv[cur].need(Q, cfg.ACC)))
 		return rc;
-	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0, 0.0, T_,
+	// bytes: two offsets read, six ints written per tree
+	if ((rc = gwb_launch("rf_roots", k_roots, dim3(grid1(T_, 128)), dim3(128), 0, 0,
+			     (double)T_ * 32, T_,
 			     tiles_n, (const int *)P<int>(tiles), lv[cur].view(), P<int>(tree_next))))
 		return rc;
 
@@ -1489,7 +1628,7 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 		Rec R = rec.view();
 		// node statistics
 		if ((rc = gwb_launch("rf_nchunk", k_nchunk, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, Q, cfg.R, L)) ||
+				     (double)(Q + 1) * 8, Q, cfg.R, L)) ||
 		    (rc = scan(L.nchk, Q + 1)))
 			return rc;
 		int call = 0;
@@ -1513,8 +1652,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			Buf &hb_cur = hs[level & 1];
 			size_t allowed = sub_budget, free_b = 0, total_b = 0;
 			for (int parents = 1; parents >= 0; parents--) {
+				// bytes per node: its and its sibling's n, acc (node_open) and pslot
+				// read; mode and hslot written
 				if ((rc = gwb_launch("rf_plan", k_plan, dim3(grid1(Q + 1, 256)), dim3(256), 0,
-						     0, 0.0, cfg, Q, level, L, parents)) ||
+						     0, (double)(Q + 1) * (16.0 + 16.0 * cfg.ACC), cfg, Q,
+						     level, L, parents)) ||
 				    (rc = scan(L.hslot, Q + 1)) || (rc = readback(&kept, L.hslot + Q, 1)))
 					return rc;
 				if (kept && !allowed) {
@@ -1545,8 +1687,11 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 				return rc;
 			sub_kept += (size_t)kept;
 		}
+		// bytes per node: acc and four ints read; the record (ids, count, weight,
+		// impurity, outputs, split fields) and the level's imp, W, S, split, pk written
 		if ((rc = gwb_launch("rf_decide", k_decide, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-				     0.0, d, cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
+				     (double)(Q + 1) * (8.0 * cfg.ACC + 96 + 4.0 * cfg.outputs), d,
+				     cfg, Q, level, L, R, (int)nrec, P<double>(root_w))))
 			return rc;
 		if ((rc = scan(L.pk, Q + 1)))
 			return rc;
@@ -1602,8 +1747,10 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			if ((rc = CUDA_CHECK(cudaMemsetAsync(P<int>(chunk_left) + chunks, 0, 4))) ||
 			    (rc = scan(P<int>(chunk_left), chunks + 1)))
 				return rc;
+			// bytes per node: feat, n, two pk and two chunk counts read; split, srows, nl
 			if ((rc = gwb_launch("rf_sizes", k_sizes, dim3(grid1(Q + 1, 256)), dim3(256), 0, 0,
-					     0.0, Q, chunks, L, (const int *)P<int>(chunk_left))) ||
+					     (double)(Q + 1) * 44, Q, chunks, L,
+					     (const int *)P<int>(chunk_left))) ||
 			    (rc = scan(L.split, Q + 1)) || (rc = scan(L.srows, Q + 1)))
 				return rc;
 			int sp = 0;
@@ -1622,11 +1769,13 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 					     (const int *)P<int>(chunk_left), P<int>(idx[nx]),
 					     P<uint8_t>(cnt[nx]))))
 				return rc;
-			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, lv[nx].view(), R, (int)nrec,
+			// bytes per node: k_emit reads ~10 ints of L and writes a record's split fields
+			// (14 bytes) and two children (2 x 20 bytes); k_tadv reads two flags per node
+			if ((rc = gwb_launch("rf_emit", k_emit, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 96, Q, L, lv[nx].view(), R, (int)nrec,
 					     (const int *)P<int>(tree_next), cfg.sub)) ||
-			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0, 0.0,
-					     Q, L, P<int>(tree_next))))
+			    (rc = gwb_launch("rf_tadv", k_tadv, dim3(grid1(Q, 256)), dim3(256), 0, 0,
+					     (double)Q * 12, Q, L, P<int>(tree_next))))
 				return rc;
 			cur = nx;
 		}
@@ -1688,6 +1837,18 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 	for (int t = 0; t <= T_; t++)
 		hb.toff[t] = toff_h[t];
 	free(toff_h);
+	if (oob) {
+		// this batch's trees into the rows' OOB sums, while the records are on the device
+		// (last: a batch that fails before here is grown again, and must not count twice)
+		double t0 = gwb_now();
+		if ((rc = gwb_launch("rf_oob", pick_oob(cfg.outputs), dim3(grid1(N, 128)), dim3(128),
+				     0, 0, (double)N * (0.37 * T_ * 8 + 8.0 * cfg.outputs * 2), d, cfg,
+				     T_, rec2.view(), (const int *)P<int>(toff), cfg.outputs,
+				     P<double>(oob_acc), P<int>(oob_nt))) ||
+		    (rc = CUDA_CHECK(cudaStreamSynchronize(0))))
+			return rc;
+		oob_ms += (gwb_now() - t0) * 1e3;
+	}
 	return GWB_OK;
 }
 
@@ -1707,6 +1868,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	X.tag = flags.tag = sidx.tag = nsel.tag = keys.tag = keys2.tag = edges.tag = nbd.tag =
 		hn.tag = tmp.tag = offs.tag = "rf.quantize";
 	int n = (int)N;
+	const float *Xd = nullptr;
 
 	*out = nullptr;
 	if (!q)
@@ -1723,9 +1885,13 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		rc = gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
 		goto out;
 	}
-	if ((rc = buf_need(X, N * (size_t)F * 4)) ||
-	    (rc = gwb_copy(X.p, ds->X, N * (size_t)F * 4, GWB_H2D, false)))
-		goto out;
+	// a GPU-resident dataset (d:to("gpu")) is read in place; else the features are copied up
+	Xd = gwb_dataset_gpu_X(ds);
+	if (!Xd) {
+		if ((rc = buf_need(X, N * (size_t)F * 4)) || (rc = upload(X.p, ds->X, N * (size_t)F * 4)))
+			goto out;
+		Xd = (const float *)X.p;
+	}
 	if (N > sample) {
 		uint64_t cut = (uint64_t)((double)sample / (double)N * 18446744073709551615.0);
 		size_t bytes = 0;
@@ -1755,7 +1921,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 	if (n > 0) {
 		if ((rc = gwb_launch("rf_qkeys", k_qkeys,
 				     dim3((unsigned)std::min(((size_t)n + 255) / 256, (size_t)64), F),
-				     dim3(256), 0, 0, (double)F * n * 8, (const float *)X.p, N,
+				     dim3(256), 0, 0, (double)F * n * 8, Xd, N,
 				     N > sample ? (const int *)P<int>(sidx) : (const int *)nullptr, n,
 				     P<uint32_t>(keys))))
 			goto out;
@@ -1791,7 +1957,7 @@ gwb_status Trainer::quantize(gwb_quant **out)
 		goto out;
 	if ((rc = gwb_launch("rf_quantize", k_quantize,
 			     dim3((unsigned)std::min<size_t>((N + 255) / 256, 256), F), dim3(256),
-			     (size_t)maxnb * 4, 0, (double)N * F * 5, (const float *)X.p, N, F,
+			     (size_t)maxnb * 4, 0, (double)N * F * 5, Xd, N, F,
 			     (const float *)P<float>(edges), maxnb, (const int *)P<int>(nbd),
 			     P<uint8_t>(codes), P<int>(hn))))
 		goto out;
@@ -1881,7 +2047,8 @@ gwb_status Trainer::train()
 	// A derived histogram costs reading two kept ones (and writing one): worth it from about
 	// 3 x (bins x channels x element) / 32 rows (a built row reads a 32-byte sector per
 	// feature).
-	cfg.sub = p->subtract && cfg.mtry == F;
+	cfg.sub = p->subtract && cfg.mtry == F && gwb_switch_on(GWB_SW_RF_SUBTRACT);
+	cfg.gatom = !gwb_switch_on(GWB_SW_RF_SMEM_HIST);
 	cfg.sub_min = (int)(3 * per_feat / 32) + 1;
 	long long ev;
 	if ((ev = env_count("GWB_RF_GPU_SUB_MIN", 1LL << 28)) > 0)
@@ -1921,13 +2088,13 @@ gwb_status Trainer::train()
 	}
 	if (qz->codes &&
 	    ((rc = buf_need(codes, N * (size_t)F)) ||
-	     (rc = gwb_copy(codes.p, qz->codes, N * (size_t)F, GWB_H2D, false))))
+	     (rc = upload(codes.p, qz->codes, N * (size_t)F))))
 		return rc;
 	if (reg) {
-		if ((rc = buf_need(yr, N * 4)) || (rc = gwb_copy(yr.p, ds->yr, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(yr, N * 4)) || (rc = upload(yr.p, ds->yr, N * 4)))
 			return rc;
 	} else {
-		if ((rc = buf_need(y, N * 4)) || (rc = gwb_copy(y.p, ds->y, N * 4, GWB_H2D, false)))
+		if ((rc = buf_need(y, N * 4)) || (rc = upload(y.p, ds->y, N * 4)))
 			return rc;
 		if (!intmode && job->class_weight &&
 		    ((rc = buf_need(cw, (size_t)ds->classes * 8)) ||
@@ -1935,7 +2102,7 @@ gwb_status Trainer::train()
 			return rc;
 	}
 	if (p->sample_weight &&
-	    ((rc = buf_need(sw, N * 4)) || (rc = gwb_copy(sw.p, p->sample_weight, N * 4, GWB_H2D, false))))
+	    ((rc = buf_need(sw, N * 4)) || (rc = upload(sw.p, p->sample_weight, N * 4))))
 		return rc;
 	d.codes = P<uint8_t>(codes);
 	d.N = N;
@@ -1946,6 +2113,15 @@ gwb_status Trainer::train()
 	d.sw = p->sample_weight ? P<float>(sw) : nullptr;
 	d.cw = (!reg && !intmode && job->class_weight) ? P<double>(cw) : nullptr;
 	d.ycenter = reg ? job->y_center : 0;
+
+	// OOB on the device (the sums stay here until the last batch; rf.h)
+	oob = p->bootstrap && p->oob;
+	if (oob &&
+	    ((rc = buf_need(oob_acc, N * (size_t)cfg.outputs * 8)) ||
+	     (rc = buf_need(oob_nt, N * 4)) ||
+	     (rc = CUDA_CHECK(cudaMemset(oob_acc.p, 0, N * (size_t)cfg.outputs * 8))) ||
+	     (rc = CUDA_CHECK(cudaMemset(oob_nt.p, 0, N * 4)))))
+		return rc;
 
 	// batches that fit: rows (ids + counts, two levels), records (two copies), histogram slots
 	size_t free_b = 0, total_b = 0;
@@ -1976,9 +2152,23 @@ gwb_status Trainer::train()
 	batches = (HostBatch *)calloc((size_t)p->trees, sizeof(HostBatch));
 	if (!batches)
 		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory");
-	int done = 0;
-	while (done < p->trees) {
-		int T_ = std::min(Tb, p->trees - done);
+	// Without a queue the trees are [0, trees); with one (hybrid, forest.h's gwb_rf_sched)
+	// this side grows the consecutive ranges it claims from the front, and stops when the
+	// queue has none left (the trees it grew are then [0, front)).
+	int done = 0, end = 0;
+	for (;;) {
+		if (done >= end) {
+			int first = 0, n = 0;
+			if (job->sched)
+				n = gwb_rf_sched_front(job->sched, Tb, &first);
+			else if (end < p->trees)
+				first = end, n = p->trees - end;
+			if (n <= 0)
+				break;
+			done = first;
+			end = first + n;
+		}
+		int T_ = std::min(Tb, end - done);
 		HostBatch hb;
 		if (reg)
 			rc = run_batch<double>(done, T_, hb);
@@ -2009,13 +2199,47 @@ gwb_status Trainer::train()
 		}
 		batches[nbatches++] = hb;
 		done += T_;
+		if (job->sched)
+			gwb_rf_sched_front_grown(job->sched, T_);
 	}
+	if (oob && (rc = oob_finish()))
+		return rc;
 	g_sub_stats.active = cfg.sub != 0;
 	g_sub_stats.min_rows = cfg.sub_min;
 	g_sub_stats.kept = sub_kept;
 	g_sub_stats.derived = sub_derived;
 	g_sub_stats.fallbacks = sub_fallbacks;
 	return GWB_OK;
+}
+
+// The rows' OOB results from the sums, copied back (4 or 8 bytes a row) and scored on the host
+// by gwb_forest_oob_set, the CPU path's own scorer.
+gwb_status Trainer::oob_finish()
+{
+	double t0 = gwb_now();
+	const gwb_dataset *ds = job->d;
+	size_t N = ds->rows;
+	bool cls = ds->task == GWB_TASK_CLASSIFICATION;
+	size_t eb = cls ? 4 : 8;
+	Buf out;
+	out.tag = "rf.oob";
+	void *host = malloc(N * eb + 8);
+	gwb_status rc;
+
+	if (!host)
+		return gwb_error(GWB_ENOMEM, "rf.train: out of host memory for %zu OOB predictions", N);
+	if (!(rc = buf_need(out, N * eb)) &&
+	    !(rc = gwb_launch("rf_oob_final", k_oob_final, dim3(grid1(N, 256)), dim3(256), 0, 0,
+			      (double)N * (8.0 * cfg.outputs + 4 + eb), N, cfg.outputs, (int)cls,
+			      (const double *)P<double>(oob_acc), (const int *)P<int>(oob_nt),
+			      cls ? P<int32_t>(out) : nullptr, cls ? nullptr : P<double>(out))) &&
+	    !(rc = gwb_copy(host, out.p, N * eb, GWB_D2H, false)))
+		rc = gwb_forest_oob_set(f, ds, cls ? (const int32_t *)host : nullptr,
+					cls ? nullptr : (const double *)host);
+	free(host);
+	buf_free(out);
+	oob_ms += (gwb_now() - t0) * 1e3;
+	return rc;
 }
 
 }  // namespace
@@ -2080,6 +2304,7 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 			}
 		}
 	}
+	double tr_oob_ms = tr->oob_ms;
 	tr->release();
 	delete tr;
 	gwb_prof_flush();
@@ -2088,7 +2313,46 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	f->timing.transfer_ms = x1 - x0;
 	f->timing.subtract_kept = g_sub_stats.kept;
 	f->timing.subtract_derived = g_sub_stats.derived;
-	// grow = everything here but the device quantization (reported as quantize_ms)
-	f->timing.grow_ms = (gwb_now() - t0) * 1e3 - (job->q ? 0.0 : f->timing.quantize_ms);
+	// grow = everything here but the device quantization and OOB (reported apart)
+	f->timing.oob_ms = tr_oob_ms;
+	f->timing.grow_ms = (gwb_now() - t0) * 1e3 - (job->q ? 0.0 : f->timing.quantize_ms) -
+			    tr_oob_ms;
 	return rc;
 }
+
+// Every trainer kernel under the name its launch records, registered as the plugin loads
+// (gwb_gpu_init), so gpu.occupancy("rf_hist", 256) answers before the first training. rf_hist
+// and rf_derive are registered as their float-count variant (weighted classification);
+// unweighted classification launches the unsigned one and regression the double one, which
+// the first launch does not replace (the registry keeps the first function per name).
+static const struct rf_train_registry {
+	rf_train_registry()
+	{
+		static const struct {
+			const char *name;
+			const void *fn;
+		} k[] = {
+			{"rf_hist", (const void *)k_hist<float>},
+			{"rf_derive", (const void *)k_derive<float>},
+			{"rf_stats", (const void *)k_stats<256>},
+			{"rf_plan", (const void *)k_plan},
+			{"rf_decide", (const void *)k_decide},
+			{"rf_pcount", (const void *)k_pcount<256>},
+			{"rf_sizes", (const void *)k_sizes},
+			{"rf_pscatter", (const void *)k_pscatter<256>},
+			{"rf_emit", (const void *)k_emit},
+			{"rf_tadv", (const void *)k_tadv},
+			{"rf_reorder", (const void *)k_reorder},
+			{"rf_boot_count", (const void *)k_boot_count},
+			{"rf_boot_write", (const void *)k_boot_write},
+			{"rf_roots", (const void *)k_roots},
+			{"rf_nchunk", (const void *)k_nchunk},
+			{"rf_quantize", (const void *)k_quantize},
+			{"rf_qsample", (const void *)k_qflags},
+			{"rf_qkeys", (const void *)k_qkeys},
+			{"rf_qedges", (const void *)k_qedges<256>},
+		};
+		for (const auto &e : k)
+			gwb_prof_register_kernel(e.name, e.fn);
+	}
+} rf_train_registry_;

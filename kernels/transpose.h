@@ -42,10 +42,10 @@ gwb_status gwb_gpu_transpose(const float *d_src, float *d_dst, size_t rows, size
 
 /* Timings of one host round trip (gwb_gpu_transpose_host). */
 typedef struct gwb_transpose_timing {
-	double h2d_ms;        /* host -> device copy of the input (pageable memory) */
+	double h2d_ms;        /* host -> device copy of the input (pinned staging, wall) */
 	double kernel_ms;     /* median over reps of the kernel alone */
 	double kernel_min_ms; /* fastest rep */
-	double d2h_ms;        /* device -> host copy of the result */
+	double d2h_ms;        /* device -> host copy of the result (pinned staging, wall) */
 	double gbps;          /* effective bandwidth: 2 * bytes / kernel_ms (read + write) */
 	double copy_ms;       /* cudaMemcpy device -> device of the same bytes (median) */
 	double copy_gbps;     /* 2 * bytes / copy_ms: what the memory system does for a copy */

@@ -15,8 +15,9 @@ if ok then
   local m = gpu.mem()
   print(("memory: %.1f GiB free of %.1f GiB"):format(m.free / 2^30, m.total / 2^30))
 else
-  print("no GPU here: " .. why)
-  print("every operation also has a CPU backend, so the rest of the tour runs on the CPU.")
+  print("no GPU: " .. why)
+  print("every operation also has a CPU backend, so the rest of the tour runs on the CPU"
+    .. (gwb.cuda_build and "; without a GPU, `make demo CUDA=0` builds without compiling the kernels." or "."))
 end
 
 section("Datasets")
@@ -24,7 +25,7 @@ do
   local d = data.load("datasets/iris.csv", { target = "species" })
   print(d)
   print(d:head(3))
-  print(d:describe())
+  d:describe()  -- draws (as at the prompt)
   local train, test = d:split(0.8, { seed = 1, stratify = true })
   print(("split 0.8 (stratified): %d training rows, %d test rows; the test part:"):format(
     train.rows, test.rows))
@@ -103,12 +104,13 @@ do
   print("it up). What it would leave in the scrollback now: " .. panel.status().summary:gsub("\n", "\n  "))
   local d = data.load("datasets/iris.csv", { target = "species" })
   local f = rf.train(d, { trees = 30, seed = 1, backend = "cpu" })
-  print(f:plot_importance { width = 64 })
+  f:plot_importance { width = 64 }
   local r = gwb.bench(function() f:predict(d) end, { seconds = 0.2, label = "predict iris", log = false })
   print(("gwb.bench: predicting 150 rows takes %.3f ms (median of %d calls)"):format(r.median_ms, r.calls))
   local o = gpu.occupancy({ regs = 64, smem = 48 * 1024 }, 256)
   print(("a kernel with 64 registers and 48 KB shared memory at 256 threads: %.0f%% occupancy, limited by %s")
     :format(o.occupancy * 100, o.limited_by))
+  gwb.autodraw = false  -- the lessons' measurements only, not their text (it draws otherwise)
   local p = gpu.profile(function()
     if gpu.available() then teach.transpose { rows = 512, cols = 512, reps = 1 } end
   end)
@@ -120,12 +122,16 @@ do
   for _, line in ipairs(teach.layout({ 2, 2 }, { 32, 2 }).text) do
     if line:match("^Element") then print("teach.layout({2, 2}, {32, 2}): " .. line) end
   end
+  gwb.autodraw = true
   print(("the run log (%s) holds %d records; runs{last = 3} shows the newest"):format(gwb.runs_path(), #runs()))
 end
 
 section("The REPL")
 print("At the gwb> prompt: bare expressions print their values, tables are pretty-printed,")
 print("a trailing ';' keeps a result quiet, Tab completes names, Ctrl-C stops long work.")
+print("?rf.train (or rf.train?) explains a function, help(rf) lists a module, help(d) an object; _ is")
+print("the last result. One-shot commands need no Lua: gwb rf train FILE --target y, gwb eig A.mtx,")
+print("gwb info, gwb runs --tag x (gwb help lists them).")
 print("For example, the value of {b = 2, a = {1, 2, 3}} prints as:")
 gwb.print_results({ b = 2, a = { 1, 2, 3 } })
 

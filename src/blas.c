@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "intr.h"
+#include "lapack.h"
 
 /* Each implementation's own thread and version entry points (C ABI), looked up with dlsym so
  * that nothing here needs them to exist. */
@@ -45,9 +46,12 @@ static void copy_str(char *dst, size_t n, const char *src)
 	dst[i] = 0;
 }
 
+static void *(*lookup)(const char *);   /* into the loaded library (lapack.c) */
+static bool loaded;                     /* the library loaded and was detected */
+
 static void *sym(const char *s)
 {
-	return dlsym(RTLD_DEFAULT, s);
+	return lookup ? lookup(s) : NULL;
 }
 
 #define LOOKUP(dst, s) do { void *p_ = sym(s); memcpy(&(dst), &p_, sizeof(p_)); } while (0)
@@ -189,9 +193,32 @@ static void detect(void)
 	lib.from = "gwb";
 }
 
+void gwb_blas_loaded(void *(*fn)(const char *name))
+{
+	pthread_mutex_lock(&lock);
+	lookup = fn;
+	detect();
+	loaded = true;
+	if (serial_depth && settable()) {
+		serial_saved = lib.def;   /* loaded inside a parallel section: one thread */
+		set_now(1);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void no_library(void)
+{
+	if (!lib.name) {
+		lib.name = "none";
+		lib.from = "fixed";
+		lib.def = 1;
+	}
+}
+
 void gwb_blas_init(void)
 {
-	pthread_once(&once, detect);
+	(void)gwb_lapack_sym("dgemm_");   /* loads it (and calls gwb_blas_loaded) once */
+	pthread_once(&once, no_library);
 }
 
 void gwb_blas_get_info(gwb_blas_info *out)
@@ -245,11 +272,8 @@ gwb_status gwb_blas_set_default_threads(int n)
 
 void gwb_blas_serial_begin(void)
 {
-	gwb_blas_init();
-	if (!settable())
-		return;
 	pthread_mutex_lock(&lock);
-	if (serial_depth++ == 0) {
+	if (serial_depth++ == 0 && loaded && settable()) {
 		serial_saved = get_now();
 		if (serial_saved != 1)
 			set_now(1);
@@ -259,10 +283,8 @@ void gwb_blas_serial_begin(void)
 
 void gwb_blas_serial_end(void)
 {
-	if (!settable())
-		return;
 	pthread_mutex_lock(&lock);
-	if (serial_depth > 0 && --serial_depth == 0 && serial_saved != 1)
+	if (serial_depth > 0 && --serial_depth == 0 && loaded && settable() && serial_saved != 1)
 		set_now(serial_saved);
 	pthread_mutex_unlock(&lock);
 }

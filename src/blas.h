@@ -1,8 +1,8 @@
 /* blas.h - the BLAS/LAPACK gwb runs on, and the one thread policy for it. Which library
  * loaded is found at run time (dlsym of each implementation's own entry points, dladdr of
- * dgemm_/dsyevd_ for the files), so gwb links against any BLAS/LAPACK with the Fortran
- * symbols. BLAS threads default to gwb's own thread count (gwb_cpu_count()) and drop to 1
- * inside gwb's parallel sections (gwb_blas_serial_begin/end), so the two never oversubscribe
+ * dgemm_/dsyevd_ for the files): any BLAS/LAPACK with the Fortran symbols works; lapack.c
+ * loads it on first use. BLAS threads default to gwb's own thread count (gwb_cpu_count())
+ * and drop to 1 inside gwb's parallel sections (gwb_blas_serial_begin/end), so the two never oversubscribe
  * the cores. Nothing here allocates; strings returned are static. */
 #ifndef GWB_BLAS_H
 #define GWB_BLAS_H
@@ -15,15 +15,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The BLAS level-3 routines gwb calls, Fortran ABI (gfortran: hidden string lengths appended
- * as size_t), declared once here. */
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-	    const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-	    const double *beta, double *c, const int *ldc, size_t, size_t);
-void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
-	    const double *a, const int *lda, const double *beta, double *c, const int *ldc, size_t,
-	    size_t);
 
 typedef struct gwb_blas_info {
 	const char *name;       /* "OpenBLAS", "MKL", "BLIS", "FlexiBLAS", "reference" (netlib),
@@ -41,9 +32,14 @@ typedef struct gwb_blas_info {
 	bool reference;         /* the netlib reference implementation (unblocked, 1 thread) */
 } gwb_blas_info;
 
-/* Detect the library and apply the default thread count. Idempotent and thread safe; every
- * other function here calls it first, so calling it at start-up only fixes when it runs. */
+/* Load the library now (lapack.c loads it on first use) and so detect it. Idempotent and
+ * thread safe. The thread functions below do not load it: the policy is applied when it
+ * loads (gwb_blas_loaded). */
 void gwb_blas_init(void);
+
+/* Called once by lapack.c when the library has loaded, with a lookup into it: detect it and
+ * apply the thread policy (one thread when a parallel section is running). */
+void gwb_blas_loaded(void *(*sym)(const char *name));
 
 /* What is loaded now. */
 void gwb_blas_get_info(gwb_blas_info *out);

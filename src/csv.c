@@ -28,7 +28,9 @@
 #include <emmintrin.h>
 #endif
 
+#include "fileio.h"
 #include "intr.h"
+#include "switches.h"
 #include "transpose.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -355,6 +357,7 @@ struct rd {
 	int ncol;
 	struct col *cols;
 	char **names;
+	struct dict name_set;   /* the names, code = column (set_names) */
 	int target;        /* column index of the target */
 
 	/* rows, row-major in mmap'd chunks */
@@ -363,6 +366,14 @@ struct rd {
 	size_t *chunk_n;   /* rows in each chunk (the last one's is cur_rows until sealed) */
 	float *tv;         /* target value (or category code) per row */
 	size_t tv_cap;
+	size_t nmiss;      /* missing values the fast paths read (convert_row counts per column) */
+
+	/* after the parallel reader: the rows of range i (part_rows[i], in order) carry its own
+	 * level codes in categorical column j, which part_map[i * ncol + j] takes to the merged
+	 * dictionary's (NULL: the same) */
+	int npart;
+	size_t *part_rows;
+	int32_t **part_map;
 };
 
 /* path:line:col of buf offset `at`, counting from the record that starts at `rec` on `line`. */
@@ -711,6 +722,8 @@ static char sniff_sep(const char *s, size_t n, bool eof)
 	return best < 0 ? ',' : seps[best];
 }
 
+static void part_free(struct rd *r);
+
 static void rd_free(struct rd *r)
 {
 	size_t i;
@@ -734,16 +747,8 @@ static void rd_free(struct rd *r)
 		for (j = 0; j < r->ncol; j++)
 			free(r->names[j]);
 	free(r->names);
-}
-
-static bool forced_categorical(const gwb_csv_opts *o, const char *name)
-{
-	int i;
-
-	for (i = 0; i < o->n_categorical; i++)
-		if (!strcmp(o->categorical[i], name))
-			return true;
-	return false;
+	part_free(r);
+	dict_free(&r->name_set);
 }
 
 /* Sniff the header and each column's kind from the first rows (up to SAMPLE_ROWS, within the
@@ -853,50 +858,96 @@ out:
 	return st;
 }
 
+/* The column of a name (dict codes are column indices: set_names adds one name per column, in
+ * order), -1 when no column has it. */
+static int dict_find(const struct dict *d, const char *s, size_t n)
+{
+	uint32_t h = fnv1a(s, n);
+	size_t k;
+
+	if (!d->slot)
+		return -1;
+	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k] - 1;
+		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Column names: the header's fields (colN for an empty one, or every one without a header).
+ * A repeated name gets the first suffix no earlier column has: x, x.2, x.3. r->name_set holds
+ * the names (code = column), so renaming and every lookup by name are linear in the size of
+ * the header, however many names repeat. */
 static gwb_status set_names(struct rd *r, int header)
 {
-	int j, k;
-	char nb[32];
+	struct dict *set = &r->name_set;
+	int *next = NULL;   /* per column: the next suffix to try for its name */
+	gwb_status st = GWB_OK;
+	char nb[32], *nn = NULL;
+	size_t nncap = 0;
+	int j;
 
 	r->names = calloc((size_t)r->ncol, sizeof(*r->names));
-	if (!r->names)
-		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	next = calloc((size_t)r->ncol, sizeof(*next));
+	if (!r->names || !next) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory for %d column names", r->path, r->ncol);
+		goto out;
+	}
 	for (j = 0; j < r->ncol; j++) {
 		const char *p = NULL;
 		size_t n = 0;
-		gwb_status st;
+		int32_t code;
+		int base, e = 0;
+		if ((j & 4095) == 0 && gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "%s: loading interrupted in the header (column %d of "
+				       "%d)", r->path, j + 1, r->ncol);
+			goto out;
+		}
 		if (header && (st = field_text(r, &r->f[j], &p, &n)))
-			return st;
+			goto out;
 		if (!n) {
 			snprintf(nb, sizeof(nb), "col%d", j + 1);
 			p = nb;
 			n = strlen(nb);
 		}
-		if (!(r->names[j] = strndup(p, n)))
-			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		/* A repeated name gets a suffix: x, x.2, x.3 */
-		for (k = 0; k < j; k++) {
-			if (!strcmp(r->names[k], r->names[j])) {
-				int s = 2;
-				char *nn = NULL;
-				for (;;) {
-					int dup = 0, i;
-					free(nn);
-					if (asprintf(&nn, "%s.%d", r->names[j], s) < 0)
-						return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-					for (i = 0; i < j; i++)
-						dup |= !strcmp(r->names[i], nn);
-					if (!dup)
-						break;
-					s++;
+		if ((base = dict_find(set, p, n)) >= 0) {
+			/* taken: the base's next free suffix (remembered, so n copies of one name
+			 * cost n probes in all) */
+			int s = next[base] ? next[base] : 2;
+			if (nncap < n + 16) {
+				char *g = realloc(nn, n + 16);
+				if (!g) {
+					st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+					goto out;
 				}
-				free(r->names[j]);
-				r->names[j] = nn;
-				break;
+				nn = g;
+				nncap = n + 16;
 			}
+			memcpy(nn, p, n);
+			for (;; s++) {
+				snprintf(nn + n, 16, ".%d", s);
+				if (dict_find(set, nn, strlen(nn)) < 0)
+					break;
+			}
+			next[base] = s + 1;
+			p = nn;
+			n = strlen(nn);
+		}
+		if (!(r->names[j] = strndup(p, n)) || (e = dict_code(set, p, n, &code)) == -1) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory for %d column names", r->path,
+				       r->ncol);
+			goto out;
+		}
+		if (e == -2) {
+			st = gwb_error(GWB_EPARSE, "%s: more than %d columns", r->path, MAX_LEVELS);
+			goto out;
 		}
 	}
-	return GWB_OK;
+out:
+	free(next);
+	free(nn);
+	return st;
 }
 
 static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
@@ -908,11 +959,10 @@ static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
 				 "and a target (is the separator right? pass sep = \";\" or \"\\t\")",
 				 r->path, r->names[0]);
 	if (o->target) {
-		for (j = 0; j < r->ncol; j++)
-			if (!strcmp(r->names[j], o->target)) {
-				r->target = j;
-				return GWB_OK;
-			}
+		if ((j = dict_find(&r->name_set, o->target, strlen(o->target))) >= 0) {
+			r->target = j;
+			return GWB_OK;
+		}
 		{
 			char list[512];
 			size_t k = 0;
@@ -1072,6 +1122,46 @@ static inline const char *digits(const char *p, const char *end, uint64_t *w)
 	return p;
 }
 
+/* A plain number at *pp (sign, digits, fraction, exponent: no blanks, at most 19 digits) that
+ * the fast arithmetic settles: *v and *pp moved past it. false leaves *pp anywhere (the caller
+ * restarts the field), for text, an empty field or a number strtof must settle. */
+static inline bool fast_number(const char **pp, const char *end, float *v)
+{
+	const char *p = *pp, *q;
+	uint64_t w = 0;
+	int nd, nfrac = 0, exp10;
+	bool neg;
+
+	if (p == end)
+		return false;
+	neg = *p == '-';      /* branch-free: random signs would defeat the predictor */
+	p += (*p == '-') | (*p == '+');
+	q = p;
+	p = digits(p, end, &w);
+	nd = (int)(p - q);
+	if (p < end && *p == '.') {
+		q = ++p;
+		p = digits(p, end, &w);
+		nfrac = (int)(p - q);
+	}
+	nd += nfrac;
+	if (nd == 0 || nd > 19)
+		return false;
+	exp10 = -nfrac;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		if (++p < end && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (q = p; p < end && (unsigned)(*p - '0') < 10 && ex < 10000; p++)
+			ex = ex * 10 + (*p - '0');
+		if (p == q)
+			return false;
+		exp10 += es * ex;
+	}
+	*pp = p;
+	return float_fast(w, exp10, neg, v);
+}
+
 /* The fast path for the common record: numbers only, unquoted, no blanks, every column
  * numeric. One pass over the bytes parses each number and checks the separator after it,
  * writing straight into the row. Anything else (a quote, text, an empty field, a missing
@@ -1086,46 +1176,16 @@ static bool fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *
 	int j, k = 0;
 
 	for (j = 0; j < ncol; j++) {
-		uint64_t w = 0;
-		int nd, nfrac = 0, exp10;
-		bool neg = false;
-		const char *q;
 		float v;
 
-		if (p == end)
+		if (!fast_number(&p, end, &v))
 			return false;
-		neg = *p == '-';      /* branch-free: random signs would defeat the predictor */
-		p += (*p == '-') | (*p == '+');
-		q = p;
-		p = digits(p, end, &w);
-		nd = (int)(p - q);
-		if (p < end && *p == '.') {
-			q = ++p;
-			p = digits(p, end, &w);
-			nfrac = (int)(p - q);
-		}
-		nd += nfrac;
-		if (nd == 0 || nd > 19)
-			return false;
-		exp10 = -nfrac;
-		if (p < end && (*p == 'e' || *p == 'E')) {
-			int es = 1, ex = 0;
-			if (++p < end && (*p == '+' || *p == '-'))
-				es = *p++ == '-' ? -1 : 1;
-			for (q = p; p < end && (unsigned)(*p - '0') < 10 && ex < 10000; p++)
-				ex = ex * 10 + (*p - '0');
-			if (p == q)
-				return false;
-			exp10 += es * ex;
-		}
 		if (p == end) {
 			if (!r->eof || j != ncol - 1)
 				return false;
 		} else if (j < ncol - 1 ? *p != sep : (*p != '\n' && *p != '\r')) {
 			return false;
 		}
-		if (!float_fast(w, exp10, neg, &v))
-			return false;
 		if (j == target)
 			*tval = v;
 		else
@@ -1136,6 +1196,94 @@ static bool fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *
 	if (p < end && !eat_eol(r, &p, end))
 		return false;
 	*next = (size_t)(p - r->buf);
+	return true;
+}
+
+/* The fast path for records of files with text (categorical) columns, quotes and missing
+ * values: numbers as fast_row reads them, empty fields and missing markers, text quoted or
+ * not, in one pass. It declines (false, before the row counts) what it does not settle the
+ * way convert_row would: a quote escaped as "" or a newline inside quotes, blanks after a
+ * closing quote, a NaN, a missing target, a number with blanks or one strtof must settle, a
+ * ragged row, the end of the buffer. A level it added to a dictionary before declining is
+ * the one convert_row adds for that field, in the same order, so the codes do not change;
+ * the missing values of a declined row are not counted (*nmiss counts those of this row). */
+static bool mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tval,
+		      size_t *nmiss)
+{
+	const char *p = r->buf + cur, *end = r->buf + r->len;
+	const char sep = r->sep;
+	const int ncol = r->ncol, target = r->target;
+	size_t miss = 0;
+	int j;
+
+	for (j = 0; j < ncol; j++) {
+		struct col *c = &r->cols[j];
+		const char *s;
+		size_t n;
+		float v;
+
+		if (p == end)
+			return false;
+		if (*p == '"') {
+			const char *z = memchr(p + 1, '"', (size_t)(end - p - 1));
+			if (!z || z + 1 == end || z[1] == '"' || memchr(p + 1, '\n', (size_t)(z - p - 1)))
+				return false;
+			s = p + 1;
+			n = (size_t)(z - s);
+			p = z + 1;
+			if (*p != sep && *p != '\n' && *p != '\r')
+				return false;
+		} else {
+			if (c->numeric && !r->numeric_missing) {
+				const char *q = p;
+				if (fast_number(&q, end, &v) && q < end &&
+				    (*q == sep || *q == '\n' || *q == '\r')) {
+					p = q;
+					goto store;
+				}
+			}
+			s = p;
+			p = scan_field(p, end, sep);
+			if (p == end)
+				return false;
+			n = (size_t)(p - s);
+			while (n && (*s == ' ' || *s == '\t') && sep != *s)
+				s++, n--;
+			while (n && (s[n - 1] == ' ' || s[n - 1] == '\t') && sep != s[n - 1])
+				n--;
+		}
+		if (is_missing(r, s, n)) {
+			if (j == target)
+				return false;
+			miss++;
+			v = NAN;
+		} else if (c->numeric) {
+			bool ovf;
+			if (!gwb_csv_parse_float(s, n, &v, &ovf) || ovf || isnan(v))
+				return false;
+		} else {
+			int32_t code;
+			if (dict_code(&c->dict, s, n, &code))
+				return false;
+			v = (float)code;
+		}
+store:
+		if (j == target)
+			*tval = v;
+		else
+			row[c->feature] = v;
+		if (j < ncol - 1) {
+			if (*p != sep)
+				return false;
+			p++;
+		} else if (*p != '\n' && *p != '\r') {
+			return false;
+		}
+	}
+	if (!eat_eol(r, &p, end))
+		return false;
+	*next = (size_t)(p - r->buf);
+	*nmiss += miss;
 	return true;
 }
 
@@ -1258,7 +1406,8 @@ static int32_t *sort_levels(struct dict *d)
 		free(map);
 		return NULL;
 	}
-	memcpy(sorted, d->str, (size_t)d->n * sizeof(*sorted));
+	if (d->n)   /* (a column of missing values only has no levels) */
+		memcpy(sorted, d->str, (size_t)d->n * sizeof(*sorted));
 	/* levels that all read as numbers ("2", "10", "1.5") sort by value, others by bytes */
 	{
 		bool numeric = d->n > 0;
@@ -1275,9 +1424,34 @@ static int32_t *sort_levels(struct dict *d)
 		dict_code(d, sorted[i], strlen(sorted[i]), &old);
 		map[old] = i;
 	}
-	memcpy(d->str, sorted, (size_t)d->n * sizeof(*sorted));
+	if (d->n)
+		memcpy(d->str, sorted, (size_t)d->n * sizeof(*sorted));
 	free(sorted);
 	return map;
+}
+
+/* Codes of categorical feature column j (x, one per row) to the sorted order `map`. Rows the
+ * parallel reader read carry their range's codes, which its part map takes to the merged ones
+ * first. */
+static void recode(const struct rd *r, int j, float *x, const int32_t *map)
+{
+	size_t i, i0 = 0, i1;
+	int p, np = r->npart ? r->npart : 1;
+
+	for (p = 0; p < np; p++, i0 = i1) {
+		const int32_t *pm = r->npart ? r->part_map[(size_t)p * (size_t)r->ncol + (size_t)j]
+					     : NULL;
+		i1 = r->npart ? i0 + r->part_rows[p] : r->rows;
+		if (pm) {
+			for (i = i0; i < i1; i++)
+				if (!isnan(x[i]))
+					x[i] = (float)map[pm[(int32_t)x[i]]];
+		} else {
+			for (i = i0; i < i1; i++)
+				if (!isnan(x[i]))
+					x[i] = (float)map[(int32_t)x[i]];
+		}
+	}
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -1336,14 +1510,26 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		else
 			task = GWB_TASK_REGRESSION;
 		if (task == GWB_TASK_CLASSIFICATION) {
-			vals = malloc((r->rows + 1) * sizeof(float));
+			/* the few distinct values seen are all of them when the scan went to the end
+			 * (and none is a NaN): sort those instead of the column */
+			bool all = i == r->rows && nfew <= 32;
+			size_t k;
+			for (k = 0; k < nfew; k++)
+				all &= few[k] == few[k];
+			vals = malloc(((all ? nfew : r->rows) + 1) * sizeof(float));
 			if (!vals)
 				return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-			memcpy(vals, r->tv, r->rows * sizeof(float));
-			qsort(vals, r->rows, sizeof(float), cmp_float);
-			for (i = 0; i < r->rows; i++)
-				if (i == 0 || vals[i] != vals[nd - 1])
-					vals[nd++] = vals[i];
+			if (all) {
+				memcpy(vals, few, nfew * sizeof(float));
+				qsort(vals, nfew, sizeof(float), cmp_float);
+				nd = nfew;
+			} else {
+				memcpy(vals, r->tv, r->rows * sizeof(float));
+				qsort(vals, r->rows, sizeof(float), cmp_float);
+				for (i = 0; i < r->rows; i++)
+					if (i == 0 || vals[i] != vals[nd - 1])
+						vals[nd++] = vals[i];
+			}
 		}
 		if (task == GWB_TASK_CLASSIFICATION && nd > MAX_CLASSES) {
 			free(vals);
@@ -1362,6 +1548,11 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		r->chunk_n[r->nchunk - 1] = r->cur_rows;
 	for (i = 0, done = 0; i < r->nchunk; i++) {
 		size_t nr = r->chunk_n[i];
+		if (gwb_intr_pending()) {   /* a chunk is 4 MiB: far less than 100 ms apart */
+			st = gwb_error(GWB_EINTR, "%s: loading interrupted (%zu of %zu rows stored)",
+				       r->path, done, r->rows);
+			goto fail;
+		}
 		gwb_transpose_f32(r->chunk[i], nr, (size_t)F, (size_t)F, d->X + done, r->rows, 32, 1);
 		munmap(r->chunk[i], r->chunk_rows * (size_t)F * sizeof(float));
 		r->chunk[i] = NULL;
@@ -1382,12 +1573,7 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 			goto fail;
 		}
-		{
-			float *x = d->X + (size_t)c->feature * r->rows;
-			for (i = 0; i < r->rows; i++)
-				if (!isnan(x[i]))
-					x[i] = (float)map[(int32_t)x[i]];
-		}
+		recode(r, j, d->X + (size_t)c->feature * r->rows, map);
 		free(map);
 		d->cat_levels[c->feature] = c->dict.str;
 		d->cat_count[c->feature] = c->dict.n;
@@ -1442,24 +1628,39 @@ fail:
 	return st;
 }
 
-/* --- the parallel fast path ------------------------------------------------------------------
- * A large file of plain numbers (every column numeric, no quote in the first block) is cut into
- * byte ranges, one per thread. A row belongs to the range its first byte lies in: a worker
- * skips to the first line start in its range and parses rows (fast_row) until a row starts past
- * its end, reading with pread into its own buffer. Rows land in the worker's own chunks; the
- * chunks are then listed in range order, which is file order. Anything fast_row declines other
- * than a blank line (a quote, text, an empty field, a ragged row) stops every worker, and the
- * file is read again by the sequential reader, which handles it and reports errors with their
- * line and column. */
+/* --- the parallel reader ------------------------------------------------------------------
+ * A large file is cut into byte ranges, one per thread. A record belongs to the range its first
+ * byte lies in. A worker finds the first record start of its range, the byte after the first
+ * newline outside quotes at or after the range's first byte less one (whether that byte lies
+ * inside quotes comes from the parity of the quotes before it, counted by all workers in a
+ * first pass; when the first block holds no quote the pass is skipped and "outside" assumed).
+ * It then reads records with the sequential reader's own steps (fast_row, mixed_row, tokenize
+ * and convert_row) until one starts past its range, with pread into its own buffer, into its
+ * own chunks, dictionaries and missing counts. Then the ranges are checked: each must end
+ * exactly where the next one started, which makes every start a true record start (by
+ * induction from the first range, which starts on the first data row); it fails only where
+ * quotes are used in a way their parity cannot see (a quote inside an unquoted field), and then
+ * the quotes are counted (if they were not) or the sequential reader reads the file. The
+ * dictionaries are merged in range order, each worker's levels in its own first-seen order,
+ * which is the first-seen order of the whole file: the codes do not depend on the thread count.
+ * A parse error stops every worker and the sequential reader reads the file again, so that the
+ * error it reports is the first one, with its line and column. */
 
 #define PAR_MIN_BYTES ((size_t)64 << 20)
 
+enum { PAR_ERROR = -1, PAR_DECLINED = 0, PAR_DONE = 1, PAR_MISMATCH = 2 };
+
 struct pworker {
-	struct rd r;            /* buf, len, pos, eof, chunks and tv are this worker's own */
-	size_t a, b;            /* file range: rows starting in [a, b) */
+	struct rd r;            /* buf, len, pos, eof, cols (own dictionaries), chunks, tv */
+	size_t a, b;            /* file range: records starting in [a, b) */
+	size_t qa, qb;          /* the first pass counts the quotes in [qa, qb) */
+	size_t quotes;
+	size_t start, end;      /* the first record start it found, the one it stopped at */
+	bool inq;               /* byte a - 1 lies inside quotes */
+	bool all_numeric;       /* try fast_row first */
 	int fd;
 	gwb_status st;
-	int declined;           /* fast_row refused a row: fall back */
+	int declined;           /* a parse error: the sequential reader reads the file */
 	bool first;             /* the range that starts at the first data row */
 	char msg[400];          /* the worker thread's error message (messages are per thread) */
 	atomic_int *stop;
@@ -1467,7 +1668,8 @@ struct pworker {
 	bool progress;
 };
 
-/* pread more after buf[keep..len), moving it to the front (or growing the buffer). */
+/* pread more after buf[keep..len), moving it to the front (or growing the buffer). A NUL
+ * byte is a parse error (the sequential reader reports it). */
 static gwb_status prefill(struct rd *r, int fd, size_t keep, size_t limit)
 {
 	ssize_t got;
@@ -1501,6 +1703,8 @@ static gwb_status prefill(struct rd *r, int fd, size_t keep, size_t limit)
 			r->eof = true;
 			break;
 		}
+		if (memchr(r->buf + r->len, 0, (size_t)got))
+			return gwb_error(GWB_EPARSE, "%s: a NUL byte", r->path);
 		r->len += (size_t)got;
 	}
 	r->buf[r->len] = 0;
@@ -1516,70 +1720,140 @@ static void *pfail(struct pworker *w, gwb_status st)
 	return NULL;
 }
 
+/* A parse error declines (the sequential reader finds it again); anything else fails. */
+static void *pdecline(struct pworker *w, gwb_status st)
+{
+	if (st != GWB_EPARSE)
+		return pfail(w, st);
+	w->declined = 1;
+	atomic_store(w->stop, 1);
+	return NULL;
+}
+
+static size_t count_quotes(const char *p, size_t n)
+{
+	size_t k = 0, i = 0;
+#ifdef __SSE2__
+	const __m128i vq = _mm_set1_epi8('"');
+
+	/* per-byte counters (a match is -1), summed every 255 blocks before they wrap */
+	while (i + 16 <= n) {
+		__m128i acc = _mm_setzero_si128();
+		size_t stop = i + 16 * 255 < n ? i + 16 * 255 : n;
+		for (; i + 16 <= stop; i += 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, vq));
+		}
+		acc = _mm_sad_epu8(acc, _mm_setzero_si128());
+		k += (size_t)_mm_cvtsi128_si32(acc) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+	}
+#endif
+	for (; i < n; i++)
+		k += p[i] == '"';
+	return k;
+}
+
+/* The first pass: the quotes in [qa, qb). */
+static void *pcount(void *arg)
+{
+	struct pworker *w = arg;
+	struct rd *r = &w->r;
+	size_t at = w->qa;
+
+	while (at < w->qb && !atomic_load(w->stop)) {
+		size_t want = w->qb - at < r->cap ? w->qb - at : r->cap;
+		ssize_t got = pread(w->fd, r->buf, want, (off_t)at);
+		if (got < 0 && errno == EINTR) {
+			if (gwb_intr_pending())
+				return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
+			continue;
+		}
+		if (got < 0)
+			return pfail(w, gwb_error(GWB_EIO, "%s: read failed: %s", r->path,
+						  strerror(errno)));
+		if (got == 0)
+			break;
+		w->quotes += count_quotes(r->buf, (size_t)got);
+		at += (size_t)got;
+	}
+	return NULL;
+}
+
 static void *pwork(void *arg)
 {
 	struct pworker *w = arg;
 	struct rd *r = &w->r;
 	size_t next, last_report = 0;
-	bool started = w->first;   /* the first range starts on the first data row */
+	gwb_status st;
+	int t;
 
-	r->off = started ? w->a : w->a - 1;   /* one byte early: is the range's first byte a
-					       * row start? */
 	r->len = r->pos = 0;
 	r->eof = false;
+	r->line = 0;       /* lines read (the sum over the ranges is the file's) */
+	if (w->first) {
+		r->off = w->a;
+	} else {
+		bool inq = w->inq;
+		r->off = w->a - 1;
+		for (;;) {
+			char c;
+			if (r->pos == r->len) {
+				if (r->eof)
+					break;
+				if ((st = prefill(r, w->fd, r->len, r->size)))
+					return pdecline(w, st);
+				continue;
+			}
+			c = r->buf[r->pos++];
+			if (c == '"')
+				inq = !inq;
+			else if (c == '\n' && !inq)
+				break;
+		}
+	}
+	w->start = r->off + r->pos;
 	for (;;) {
+		float *row;
 		if (atomic_load(w->stop))
 			return NULL;
-		/* need data at pos */
-		if (r->pos >= r->len || (!started && !memchr(r->buf + r->pos, '\n', r->len - r->pos))) {
+		if (r->off + r->pos >= w->b)
+			break;   /* this record is the next range's */
+		if (r->pos == r->len) {
 			if (r->eof)
 				break;
-			gwb_status st = prefill(r, w->fd, r->pos, r->size);
-			if (st)
-				return pfail(w, st);
+			if ((st = prefill(r, w->fd, r->pos, r->size)))
+				return pdecline(w, st);
 			if (gwb_intr_pending())
 				return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
 			continue;
 		}
-		if (!started) {
-			char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
-			r->pos = (size_t)(nl - r->buf) + 1;
-			started = true;
-			continue;
-		}
-		if (r->off + r->pos >= w->b)
-			break;   /* this row is the next range's */
-		{
-			float *row;
-			gwb_status st = reserve_row(r, &row);
-			if (st)
-				return pfail(w, st);
-			if (fast_row(r, r->pos, &next, row, &r->tv[r->rows])) {
-				if (r->buf[next - 1] != '\n' && !(r->eof && next == r->len)) {
-					/* a lone CR ends lines: ranges cannot find row starts */
-					w->declined = 1;
-					atomic_store(w->stop, 1);
-					return NULL;
-				}
-				r->cur_rows++;
-				r->rows++;
-				r->line++;
-				r->pos = next;
-			} else {
-				/* a blank line, or the row runs past the buffer: anything else declines */
-				const char *p = r->buf + r->pos, *end = r->buf + r->len;
-				if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n')) {
-					r->pos += *p == '\n' ? 1 : 2;
-					r->line++;
-				} else if (!r->eof && !memchr(p, '\n', (size_t)(end - p))) {
-					if ((st = prefill(r, w->fd, r->pos, r->size)))
-						return pfail(w, st);
-				} else {
-					w->declined = 1;
-					atomic_store(w->stop, 1);
-					return NULL;
-				}
+		if ((st = reserve_row(r, &row)))
+			return pfail(w, st);
+		if ((w->all_numeric && fast_row(r, r->pos, &next, row, &r->tv[r->rows])) ||
+		    mixed_row(r, r->pos, &next, row, &r->tv[r->rows], &r->nmiss)) {
+			r->cur_rows++;
+			r->rows++;
+			r->line++;
+			r->pos = next;
+		} else {
+			t = tokenize(r, r->pos, &next, r->line, &st);
+			if (t == TOK_ERR)
+				return pdecline(w, st);
+			if (t == TOK_EOF)
+				break;
+			if (t == TOK_MORE) {
+				if ((st = prefill(r, w->fd, r->pos, r->size)))
+					return pdecline(w, st);
+				if (gwb_intr_pending())
+					return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted",
+								  r->path));
+				continue;
 			}
+			if (!(r->nf == 1 && !r->f[0].n && !r->f[0].q) &&
+			    (st = convert_row(r, r->pos, r->line)))
+				return pdecline(w, st);
+			r->line += 1 + r->nl;
+			r->pos = next;
 		}
 		if (w->progress && r->off + r->pos - last_report > ((size_t)8 << 20)) {
 			size_t d = r->off + r->pos - last_report;
@@ -1587,35 +1861,114 @@ static void *pwork(void *arg)
 			gwb_progress_update((double)atomic_fetch_add(w->done, d) + (double)d, NULL, 0);
 		}
 	}
+	w->end = r->off + r->pos;
 	return NULL;
 }
 
-/* Try the parallel path from file offset `start` (the first data row). 1 = done (rows in r),
- * 0 = declined (r untouched), -1 = error (st set). */
-static int parallel_load(struct rd *r, size_t start, int threads, bool progress, gwb_status *st)
+/* Run fn on every worker, w[0] on this thread. */
+static void prun(struct pworker *w, int n, void *(*fn)(void *))
+{
+	pthread_t tid[64];
+	int i, started;
+
+	for (i = 1; i < n; i++)
+		if (pthread_create(&tid[i], NULL, fn, &w[i]))
+			break;
+	started = i;
+	fn(&w[0]);
+	for (i = started; i < n; i++)
+		fn(&w[i]);
+	for (i = 1; i < started; i++)
+		pthread_join(tid[i], NULL);
+}
+
+/* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
+ * (local code -> merged code) goes to r->part_map[i * ncol + j], NULL where it is the
+ * identity. PAR_DECLINED when the merged column has too many levels (the sequential reader
+ * says where), PAR_ERROR when out of memory. */
+static int merge_levels(struct rd *r, struct pworker *w, int n, int j, gwb_status *st)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		struct dict *d = &w[i].r.cols[j].dict;
+		int32_t *map;
+		bool ident = true;
+		if (!d->n)
+			continue;
+		if (!(map = malloc((size_t)d->n * sizeof(*map)))) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			return PAR_ERROR;
+		}
+		for (k = 0; k < d->n; k++) {
+			int e = dict_code(&r->cols[j].dict, d->str[k], strlen(d->str[k]), &map[k]);
+			if (e) {
+				free(map);
+				if (e == -2)
+					return PAR_DECLINED;
+				*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
+						"column \"%s\"", r->path, r->names[j]);
+				return PAR_ERROR;
+			}
+			ident &= map[k] == k;
+		}
+		if (ident)
+			free(map);
+		else
+			r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map;
+	}
+	return PAR_DONE;
+}
+
+static void part_free(struct rd *r)
+{
+	size_t i;
+
+	if (r->part_map)
+		for (i = 0; i < (size_t)r->npart * (size_t)r->ncol; i++)
+			free(r->part_map[i]);
+	free(r->part_map);
+	free(r->part_rows);
+	r->part_map = NULL;
+	r->part_rows = NULL;
+	r->npart = 0;
+}
+
+/* Try the parallel reader from file offset `start` (the first data row); parity: count the
+ * quotes first. PAR_DONE (rows in r), PAR_DECLINED or PAR_MISMATCH (r untouched), PAR_ERROR
+ * (st set). */
+static int parallel_load(struct rd *r, size_t start, int threads, bool parity, bool progress,
+			 gwb_status *st)
 {
 	struct pworker *w;
-	pthread_t tid[64];
 	atomic_int stop;
 	atomic_size_t done;
 	size_t per, total_rows = 0, total_chunks = 0, k;
-	int n, i, started, result = 1;
+	int n, i, j, result = PAR_DONE;
+	bool all_numeric = true;
 
 	if (threads > 64)
 		threads = 64;
 	per = (r->size - start + (size_t)threads - 1) / (size_t)threads;
 	if (!(w = calloc((size_t)threads, sizeof(*w)))) {
 		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		return -1;
+		return PAR_ERROR;
 	}
+	for (j = 0; j < r->ncol; j++)
+		all_numeric &= r->cols[j].numeric != 0;
 	atomic_init(&stop, 0);
 	atomic_init(&done, start);
 	for (n = 0; n < threads; n++) {
 		struct rd *q = &w[n].r;
 		w[n].a = start + (size_t)n * per;
 		w[n].b = w[n].a + per < r->size ? w[n].a + per : r->size;
+		if (w[n].a >= r->size)
+			w[n].a = w[n].b = r->size;
+		w[n].qa = n ? w[n].a - 1 : w[n].a;
+		w[n].qb = w[n].b - 1;
 		w[n].fd = r->fd;
 		w[n].first = n == 0;
+		w[n].all_numeric = all_numeric && !r->numeric_missing;
 		w[n].stop = &stop;
 		w[n].done = &done;
 		w[n].progress = progress;
@@ -1623,40 +1976,67 @@ static int parallel_load(struct rd *r, size_t start, int threads, bool progress,
 		q->sep = r->sep;
 		q->ncol = r->ncol;
 		q->target = r->target;
-		q->cols = r->cols;
+		q->names = r->names;
+		q->info.header = r->info.header;
+		q->missing = r->missing;
+		q->n_missing = r->n_missing;
+		q->numeric_missing = r->numeric_missing;
 		q->chunk_rows = r->chunk_rows;
 		q->size = r->size;
 		q->fd = -1;
 		q->cap = ((size_t)1 << 20);
-		if (!(q->buf = malloc(q->cap + 1))) {
+		q->buf = malloc(q->cap + 1);
+		q->cols = malloc((size_t)r->ncol * sizeof(*q->cols));
+		if (!q->buf || !q->cols) {
 			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-			result = -1;
+			result = PAR_ERROR;
 			n++;
 			goto out;
 		}
-		if (w[n].a >= r->size)
-			w[n].a = w[n].b = r->size;
-	}
-	for (i = 1; i < n; i++)
-		if (pthread_create(&tid[i], NULL, pwork, &w[i]))
-			break;
-	started = i;
-	pwork(&w[0]);
-	for (i = started; i < n; i++)
-		pwork(&w[i]);
-	for (i = 1; i < started; i++)
-		pthread_join(tid[i], NULL);
-	for (i = 0; i < n; i++) {
-		if (w[i].st && result != -1) {
-			*st = gwb_error(w[i].st, "%s", w[i].msg);
-			result = -1;
+		memcpy(q->cols, r->cols, (size_t)r->ncol * sizeof(*q->cols));
+		for (j = 0; j < r->ncol; j++) {
+			memset(&q->cols[j].dict, 0, sizeof(q->cols[j].dict));
+			q->cols[j].missing = 0;
 		}
-		if (w[i].declined && result == 1)
-			result = 0;
+	}
+	if (parity) {
+		bool inq = false;
+		prun(w, n - 1, pcount);   /* the last range's count is not needed */
+		for (i = 0; i < n; i++) {
+			w[i].inq = inq;
+			inq ^= w[i].quotes & 1;
+		}
+	}
+	for (i = 0; i < n && !w[i].st; i++)
+		;
+	if (i == n)
+		prun(w, n, pwork);
+	for (i = 0; i < n; i++) {
+		if (w[i].st && result != PAR_ERROR) {
+			*st = gwb_error(w[i].st, "%s", w[i].msg);
+			result = PAR_ERROR;
+		}
+		if (w[i].declined && result == PAR_DONE)
+			result = PAR_DECLINED;
+		if (result == PAR_DONE && i + 1 < n && w[i].end != w[i + 1].start)
+			result = PAR_MISMATCH;
 		total_rows += w[i].r.rows;
 		total_chunks += w[i].r.nchunk;
 	}
-	if (result != 1)
+	if (result != PAR_DONE)
+		goto out;
+	r->part_map = calloc((size_t)n * (size_t)r->ncol, sizeof(*r->part_map));
+	r->part_rows = calloc((size_t)n, sizeof(*r->part_rows));
+	if (!r->part_map || !r->part_rows) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		result = PAR_ERROR;
+		goto out;
+	}
+	r->npart = n;
+	for (j = 0; j < r->ncol && result == PAR_DONE; j++)
+		if (!r->cols[j].numeric)
+			result = merge_levels(r, w, n, j, st);
+	if (result != PAR_DONE)
 		goto out;
 	/* hand the workers' chunks and targets to r, in range order */
 	r->chunk = calloc(total_chunks + 1, sizeof(*r->chunk));
@@ -1664,12 +2044,13 @@ static int parallel_load(struct rd *r, size_t start, int threads, bool progress,
 	r->tv = malloc((total_rows + 1) * sizeof(float));
 	if (!r->chunk || !r->chunk_n || !r->tv) {
 		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		result = -1;
+		result = PAR_ERROR;
 		goto out;
 	}
 	r->chunk_cap = total_chunks + 1;
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
+		const int32_t *tmap = r->part_map[(size_t)i * (size_t)r->ncol + (size_t)r->target];
 		if (q->nchunk)
 			q->chunk_n[q->nchunk - 1] = q->cur_rows;
 		for (k = 0; k < q->nchunk; k++) {
@@ -1677,11 +2058,18 @@ static int parallel_load(struct rd *r, size_t start, int threads, bool progress,
 			r->chunk_n[r->nchunk++] = q->chunk_n[k];
 		}
 		q->nchunk = 0;
-		if (q->rows)
+		if (tmap)   /* a categorical target: the merged codes */
+			for (k = 0; k < q->rows; k++)
+				r->tv[r->rows + k] = (float)tmap[(int32_t)q->tv[k]];
+		else if (q->rows)
 			memcpy(r->tv + r->rows, q->tv, q->rows * sizeof(float));
+		r->part_rows[i] = q->rows;
 		r->rows += q->rows;
 		r->line += q->line;
 		r->crlf |= q->crlf;
+		r->nmiss += q->nmiss;
+		for (j = 0; j < r->ncol; j++)
+			r->cols[j].missing += q->cols[j].missing;
 	}
 	r->cur_rows = r->nchunk ? r->chunk_n[r->nchunk - 1] : 0;
 	r->tv_cap = total_rows + 1;
@@ -1694,9 +2082,15 @@ out:
 		free(q->chunk_n);
 		free(q->tv);
 		free(q->buf);
+		free(q->f);
+		free(q->scratch);
+		if (q->cols)
+			for (j = 0; j < q->ncol; j++)
+				dict_free(&q->cols[j].dict);
+		free(q->cols);
 	}
 	free(w);
-	if (result == 0) {
+	if (result != PAR_DONE && result != PAR_ERROR) {
 		/* leave r as it was for the sequential reader */
 		free(r->chunk);
 		free(r->chunk_n);
@@ -1705,6 +2099,9 @@ out:
 		r->chunk_n = NULL;
 		r->tv = NULL;
 		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
+		for (j = 0; j < r->ncol; j++)
+			dict_free(&r->cols[j].dict);
+		part_free(r);
 	}
 	return result;
 }
@@ -1718,7 +2115,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	gwb_status st;
 	size_t shift, next;
 	int header = 0, j, k, t;
-	bool progress = false, fast;
+	bool progress = false, fast, slow;
 	double t0 = gwb_now();
 
 	*out = NULL;
@@ -1828,19 +2225,16 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	if ((st = pick_target(&r, opts)))
 		goto out;
-	for (j = 0, k = 0; j < r.ncol; j++) {
+	for (j = 0, k = 0; j < r.ncol; j++)
 		r.cols[j].feature = j == r.target ? -1 : k++;
-		if (forced_categorical(opts, r.names[j]))
-			r.cols[j].numeric = 0;
-	}
 	for (j = 0; j < opts->n_categorical; j++) {
-		for (k = 0; k < r.ncol && strcmp(r.names[k], opts->categorical[j]); k++)
-			;
-		if (k == r.ncol) {
+		k = dict_find(&r.name_set, opts->categorical[j], strlen(opts->categorical[j]));
+		if (k < 0) {
 			st = gwb_error(GWB_EINVAL, "%s: categorical column \"%s\" is not in the file",
 				       path, opts->categorical[j]);
 			goto out;
 		}
+		r.cols[k].numeric = 0;
 	}
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)
@@ -1853,25 +2247,33 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
-	if (fast && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
-	    !memchr(r.buf, '"', r.len)) {
+	/* the switches (switches.h): csv.fast off reads every record through the tokenizer (as
+	 * opts->slow does), csv.parallel off keeps to one thread */
+	slow = opts->slow || !gwb_switch_on(GWB_SW_CSV_FAST);
+	if (!slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
+	    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
-			int pr = parallel_load(&r, r.off + r.pos, threads, progress, &st);
-			if (pr < 0)
+			/* quotes in the first block: count them to find where the ranges start */
+			bool parity = memchr(r.buf, '"', r.len) != NULL;
+			int pr = parallel_load(&r, r.off + r.pos, threads, parity, progress, &st);
+			if (pr == PAR_MISMATCH && !parity)
+				pr = parallel_load(&r, r.off + r.pos, threads, true, progress, &st);
+			if (pr == PAR_ERROR)
 				goto out;
-			if (pr > 0) {
+			if (pr == PAR_DONE) {
 				r.info.threads = threads;
 				goto rows_done;
 			}
 		}
 	}
 	for (;;) {
-		if (fast) {
-			float *row;
+		float *row;
+		if (!slow) {
 			if ((st = reserve_row(&r, &row)))
 				goto out;
-			if (fast_row(&r, r.pos, &next, row, &r.tv[r.rows])) {
+			if ((fast && fast_row(&r, r.pos, &next, row, &r.tv[r.rows])) ||
+			    mixed_row(&r, r.pos, &next, row, &r.tv[r.rows], &r.nmiss)) {
 				r.cur_rows++;
 				r.rows++;
 				r.line++;
@@ -1910,6 +2312,7 @@ rows_done:
 	}
 	r.info.lines = r.line - 1;
 	r.info.crlf = r.crlf;
+	r.info.missing = r.nmiss;
 	for (j = 0; j < r.ncol; j++)
 		r.info.missing += r.cols[j].missing;
 	close(r.fd);
@@ -2062,20 +2465,6 @@ static void *wformat(void *arg)
 	return NULL;
 }
 
-static gwb_status wflush(int fd, const char *path, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return gwb_error(GWB_EIO, "%s: write failed: %s", path,
-					 k < 0 ? strerror(errno) : "no progress");
-		p += k;
-		n -= (size_t)k;
-	}
-	return GWB_OK;
-}
 
 gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,
 			 int threads)
@@ -2084,7 +2473,8 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	pthread_t tid[64];
 	gwb_status st = GWB_OK;
 	size_t r0;
-	int fd, k, j, nt;
+	gwb_afile a;
+	int k, j, nt;
 
 	if (!sep)
 		sep = ',';
@@ -2095,9 +2485,8 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	nt = threads > 0 ? threads : gwb_cpu_count();
 	if (nt > 64)
 		nt = 64;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
+	if ((st = gwb_afile_open(&a, path, "write_csv")))
+		return st;
 	memset(jobs, 0, sizeof(jobs));
 	for (k = 0; k < nt; k++) {
 		jobs[k].d = d;
@@ -2111,7 +2500,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 		if (!wreserve(&jobs[0], 1))
 			jobs[0].buf[jobs[0].len++] = j < d->features ? sep : '\n';
 	}
-	if (jobs[0].oom || (st = wflush(fd, path, jobs[0].buf, jobs[0].len)))
+	if (jobs[0].oom || (st = gwb_afile_write(&a, jobs[0].buf, jobs[0].len)))
 		goto out;
 	gwb_progress_begin("write", (double)d->rows);
 	for (r0 = 0; r0 < d->rows;) {
@@ -2135,12 +2524,13 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 				st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 				goto out_end;
 			}
-			if ((st = wflush(fd, path, jobs[k].buf, jobs[k].len)))
+			if ((st = gwb_afile_write(&a, jobs[k].buf, jobs[k].len)))
 				goto out_end;
 		}
 		gwb_progress_update((double)r0, NULL, 0);
 		if (gwb_intr_pending()) {
-			st = gwb_error(GWB_EINTR, "write_csv: interrupted after %zu rows", r0);
+			st = gwb_error(GWB_EINTR, "write_csv: interrupted after %zu rows; %s was "
+				       "left as it was", r0, path);
 			goto out_end;
 		}
 	}
@@ -2151,7 +2541,9 @@ out:
 		st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 	for (k = 0; k < nt; k++)
 		free(jobs[k].buf);
-	if (close(fd) && !st)
-		st = gwb_error(GWB_EIO, "%s: close failed: %s", path, strerror(errno));
-	return st;
+	if (st) {
+		gwb_afile_abort(&a);
+		return st;
+	}
+	return gwb_afile_commit(&a);
 }

@@ -3,7 +3,8 @@
  * (string) columns with dictionaries, and errors that name file:line:column. The file is read
  * in blocks (never slurped); rows are kept row-major in blocks that are transposed into the
  * column-major Dataset and released one by one, so the peak stays near the final size. A large
- * file of plain numbers is parsed by several threads over byte ranges, with the same result. */
+ * file is parsed by several threads over byte ranges (text columns, quotes and missing values
+ * included), with the same result bit for bit and the same level codes. */
 #ifndef GWB_CSV_H
 #define GWB_CSV_H
 
@@ -31,9 +32,11 @@ typedef struct gwb_csv_opts {
 	bool progress;                /* report progress for large files (gwb_progress_*) */
 	size_t block;                 /* bytes per read, 0 = 1 MiB (tests use tiny blocks to put
 	                               * record boundaries everywhere) */
-	int threads;                  /* parse threads for large all-numeric files, 0 = one per CPU */
+	int threads;                  /* parse threads for large files, 0 = one per CPU */
 	size_t par_min;               /* files at least this large are parsed in parallel when they
 	                               * can be, 0 = 64 MiB */
+	bool slow;                    /* tests: one thread, every record through the general
+	                               * tokenizer (the reference the fast paths must match) */
 } gwb_csv_opts;
 
 /* What the reader found, for messages and the REPL summary. */

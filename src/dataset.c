@@ -1,10 +1,14 @@
 /* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
 #define _GNU_SOURCE
 #include "dataset.h"
+#include "dsio.h"
+#include "buffer.h"
+#include "gpu.h"
 #include "intr.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +67,7 @@ void gwb_dataset_free(gwb_dataset *d)
 
 	if (!d)
 		return;
+	gwb_dataset_to_cpu(d);
 	free(d->X);
 	free(d->y);
 	free(d->yr);
@@ -120,6 +125,38 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 	return GWB_OK;
 oom:
 	return gwb_error(GWB_ENOMEM, "dataset: out of memory copying names");
+}
+
+gwb_status gwb_dataset_to_gpu(gwb_dataset *d)
+{
+	size_t bytes = d->rows * (size_t)d->features * sizeof(float);
+	gwb_buf *b = NULL;
+	gwb_status st;
+
+	if (d->xbuf)
+		return GWB_OK;
+	if ((st = gwb_gpu_init()))
+		return gwb_error(st, "to(\"gpu\"): no GPU: %s", gwb_gpu_unavailable_reason());
+	if ((st = gwb_buf_wrap(d->X, bytes, false, "data.X", &b)))
+		return st;
+	if ((st = gwb_buf_to(b, GWB_DEVICE_GPU))) {  /* pinned staging (buffer.h) */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+		gwb_buf_free(b);
+		return gwb_error(st, "to(\"gpu\"): the dataset's %zu x %d features need %zu bytes "
+				 "on the device: %s; the dataset stays on the host", d->rows,
+				 d->features, bytes, msg);
+	}
+	d->xbuf = b;
+	return GWB_OK;
+}
+
+void gwb_dataset_to_cpu(gwb_dataset *d)
+{
+	if (d && d->xbuf) {
+		gwb_buf_free(d->xbuf);  /* the device copy back to the pool; X is borrowed */
+		d->xbuf = NULL;
+	}
 }
 
 gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out)
@@ -358,4 +395,20 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 		pthread_join(tid[k], NULL);
 	pthread_mutex_destroy(&j.mu);
 	return j.st;
+}
+
+uint64_t gwb_dataset_checksum(const gwb_dataset *d)
+{
+	gwb_xxh64_state h;
+	uint64_t shape[3] = {d->rows, (uint64_t)d->features, (uint64_t)d->task};
+
+	gwb_xxh64_init(&h, 0);
+	gwb_xxh64_update(&h, shape, sizeof(shape));
+	if (d->X)
+		gwb_xxh64_update(&h, d->X, d->rows * (size_t)d->features * sizeof(float));
+	if (d->y)
+		gwb_xxh64_update(&h, d->y, d->rows * sizeof(int32_t));
+	if (d->yr)
+		gwb_xxh64_update(&h, d->yr, d->rows * sizeof(float));
+	return gwb_xxh64_final(&h);
 }

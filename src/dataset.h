@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buffer.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,11 @@ typedef struct gwb_dataset {
 	 * cat_levels[j] is NULL for numeric columns, else cat_count[j] level names. */
 	char ***cat_levels;
 	int *cat_count;
+	/* GPU residency (d:to("gpu")): a buffer (buffer.h) over X, resident on the device and used
+	 * in place by GPU operations; NULL when the dataset lives on the host only. X stays valid:
+	 * a dataset never changes after it is made, so the host copy is the cache every host read
+	 * uses (the buffer borrows X: it never frees it). */
+	gwb_buf *xbuf;
 } gwb_dataset;
 
 /* A zeroed dataset with X (and y or yr) allocated for rows x features, names NULL-filled.
@@ -71,6 +77,20 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 
 /* The same summary for n floats with the given stride of 1 (e.g. a regression target). */
 gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out);
+
+/* XXH64 of the content: rows, features, the feature columns and the targets (bit patterns),
+ * so equal tables give equal sums whatever file they came from. */
+uint64_t gwb_dataset_checksum(const gwb_dataset *d);
+/* Where d's features live: "gpu" uploads X to the device (the host copy stays; nothing changes
+ * on failure: GWB_ENOMEM names the bytes needed and free, GWB_ENODEV says why there is no GPU),
+ * "cpu" gives the device copy back. */
+gwb_status gwb_dataset_to_gpu(gwb_dataset *d);
+void gwb_dataset_to_cpu(gwb_dataset *d);
+/* The device copy of X, or NULL when d is host-only. */
+static inline const float *gwb_dataset_gpu_X(const gwb_dataset *d)
+{
+	return d->xbuf && d->xbuf->device == GWB_DEVICE_GPU ? (const float *)d->xbuf->dev : NULL;
+}
 
 /* GWB_OK when labels lie in 0..classes-1 (classification) or targets exist (regression). */
 gwb_status gwb_dataset_check(const gwb_dataset *d);

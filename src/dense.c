@@ -2,6 +2,10 @@
  * symmetry checks, compensated norms, binary save/load. */
 #include "dense.h"
 #include "blas.h"
+#include "lapack.h"
+#include "intr.h"
+
+#include "gpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fileio.h"
 
 #define GWBM_MAGIC "GWBM"
 #define GWBM_VERSION 1u
@@ -88,8 +94,132 @@ void gwb_matrix_free(gwb_matrix *A)
 {
 	if (!A)
 		return;
+	gwb_buf_free(A->buf);  /* its host pointer is A->data, borrowed */
 	free(A->data);
 	free(A);
+}
+
+/* --- residency ---------------------------------------------------------------------------- */
+
+gwb_device gwb_matrix_device(const gwb_matrix *A)
+{
+	return A->buf ? A->buf->device : GWB_DEVICE_CPU;
+}
+
+gwb_status gwb_matrix_host(const gwb_matrix *A)
+{
+	gwb_matrix *M = (gwb_matrix *)A;  /* the host copy is a cache */
+	void *p;
+
+	if (!M->buf || M->buf->host_valid)
+		return GWB_OK;
+	if (!M->data) {
+		size_t bytes = gwb_matrix_bytes(M);
+		if (!(M->data = malloc(bytes ? bytes : 1)))
+			return gwb_error(GWB_ENOMEM, "out of host memory for a host copy of a GPU "
+					 "matrix (%.1f MiB)", bytes / 1048576.0);
+		M->buf->host = M->data;
+		M->buf->host_borrowed = true;
+	}
+	return gwb_buf_host(M->buf, &p);
+}
+
+gwb_status gwb_matrix_to(gwb_matrix *A, gwb_device d)
+{
+	gwb_status rc;
+	gwb_buf *b;
+
+	if (gwb_matrix_device(A) == d)
+		return GWB_OK;
+	if (d == GWB_DEVICE_CPU) {
+		if ((rc = gwb_matrix_host(A)) || (rc = gwb_buf_to(A->buf, GWB_DEVICE_CPU)))
+			return rc;
+		gwb_buf_free(A->buf);  /* host only again */
+		A->buf = NULL;
+		return GWB_OK;
+	}
+	if (!gwb_gpu_available()) {
+		if (A->batched)
+			return gwb_error(GWB_ENODEV, "cannot move the batch of %zu %zu x %zu %s matrices "
+					 "to the GPU: %s", A->count, A->rows, A->cols,
+					 gwb_dtype_name(A->dtype), gwb_gpu_unavailable_reason());
+		return gwb_error(GWB_ENODEV, "cannot move the %zu x %zu %s matrix to the GPU: %s",
+				 A->rows, A->cols, gwb_dtype_name(A->dtype),
+				 gwb_gpu_unavailable_reason());
+	}
+	if ((rc = gwb_buf_wrap(A->data, gwb_matrix_bytes(A), false, A->batched ? "mat.batch" :
+			       "mat.data", &b)))
+		return rc;
+	if ((rc = gwb_buf_to(b, GWB_DEVICE_GPU))) {
+		gwb_buf_free(b);
+		return rc;
+	}
+	A->buf = b;
+	return GWB_OK;
+}
+
+gwb_status gwb_matrix_host_wrote(gwb_matrix *A, size_t off, size_t n)
+{
+	size_t es = gwb_dtype_size(A->dtype);
+
+	if (!A->buf)
+		return GWB_OK;
+	return gwb_buf_host_wrote(A->buf, off * es, n * es);
+}
+
+gwb_status gwb_matrix_dev(const gwb_matrix *A, const void **p, bool *tmp)
+{
+	gwb_status rc;
+	void *d = NULL;
+
+	*p = NULL;
+	*tmp = false;
+	if (A->buf) {
+		rc = gwb_buf_dev(A->buf, &d, tmp);
+		*p = d;
+		return rc;
+	} else {
+		gwb_buf w;  /* a view of the host data, for one temporary upload */
+		memset(&w, 0, sizeof(w));
+		w.host = A->data;
+		w.host_valid = true;
+		w.host_borrowed = true;
+		w.bytes = gwb_matrix_bytes(A);
+		snprintf(w.purpose, sizeof(w.purpose), "%s", A->batched ? "mat.batch.upload" :
+			 "mat.upload");
+		rc = gwb_buf_dev(&w, &d, tmp);
+		*p = d;
+		return rc;
+	}
+}
+
+void gwb_matrix_dev_done(const gwb_matrix *A, const void *p, bool tmp)
+{
+	gwb_buf_dev_done(A->buf, (void *)p, tmp);
+}
+
+gwb_status gwb_matrix_adopt_dev(size_t count, size_t rows, size_t cols, bool batched,
+				gwb_dtype dtype, gwb_layout layout, void *dev, gwb_matrix **out)
+{
+	gwb_matrix *A = calloc(1, sizeof(*A));
+	gwb_status rc;
+
+	*out = NULL;
+	if (!A)
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	A->rows = rows;
+	A->cols = cols;
+	A->count = count;
+	A->batched = batched;
+	A->dtype = dtype;
+	A->layout = layout;
+	if ((rc = gwb_buf_adopt_dev(dev, gwb_matrix_bytes(A), batched ? "mat.batch" : "mat.data",
+				    &A->buf))) {
+		free(A);
+		return rc;
+	}
+	*out = A;
+	return GWB_OK;
 }
 
 size_t gwb_matrix_bytes(const gwb_matrix *A)
@@ -318,6 +448,9 @@ static gwb_status random_orthogonal(size_t n, uint64_t *rng, double *Q)
 		Q[i] = gwb_rng_normal(rng);
 	for (j = 0; j < n; j++) {
 		double *qj = Q + j * n, nrm;
+		if (gwb_intr_pending())   /* a column costs 4 n j flops: < 0.1 s up to n = 4096 */
+			return gwb_error(GWB_EINTR, "interrupted building a random orthogonal matrix "
+					 "(column %zu of %zu)", j + 1, n);
 		for (pass = 0; pass < 2; pass++)
 			for (i = 0; i < j; i++) {
 				const double *qi = Q + i * n;
@@ -344,6 +477,9 @@ static gwb_status spectral_fill(gwb_matrix *A, size_t b, const double *lam, uint
 		return rc;
 	/* A = Q diag(lam) Q^T: a_ij = sum_k q_ik lam_k q_jk. */
 	for (i = 0; i < n; i++) {
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "interrupted building Q diag(l) Q^T (row %zu of %zu)",
+					 i + 1, n);
 		for (k = 0; k < n; k++)
 			row[k] = Q[k * n + i] * lam[k];
 		for (j = i; j < n; j++) {
@@ -396,23 +532,35 @@ gwb_status gwb_matrix_batch(size_t count, size_t n, gwb_spectrum spec, gwb_dtype
 
 	if (rc)
 		return rc;
-	if (spec == GWB_SPEC_RANDN) {
-		for (b = 0; b < count; b++)
-			fill_goe(*out, b, &rng);
-		return GWB_OK;
-	}
-	Q = malloc(n * n * sizeof(double));
-	row = malloc(n * sizeof(double));
-	lam = malloc(n * sizeof(double));
-	if (!Q || !row || !lam) {
-		rc = gwb_error(GWB_ENOMEM, "out of memory building a batch of %zu x %zu matrices", n, n);
-		goto out_free;
+	/* progress per matrix, and Ctrl-C between matrices (one takes far less than 100 ms) */
+	gwb_progress_begin("mat.batch", (double)count);
+	if (spec != GWB_SPEC_RANDN) {
+		Q = malloc(n * n * sizeof(double));
+		row = malloc(n * sizeof(double));
+		lam = malloc(n * sizeof(double));
+		if (!Q || !row || !lam) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory building a batch of %zu x %zu "
+				       "matrices", n, n);
+			goto out_free;
+		}
 	}
 	for (b = 0; b < count && !rc; b++) {
-		gwb_spectrum_values(spec, n, &rng, lam);
-		rc = spectral_fill(*out, b, lam, &rng, Q, row);
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "mat.batch: interrupted after %zu of %zu matrices", b,
+				       count);
+			break;
+		}
+		if (spec == GWB_SPEC_RANDN) {
+			fill_goe(*out, b, &rng);
+		} else {
+			gwb_spectrum_values(spec, n, &rng, lam);
+			rc = spectral_fill(*out, b, lam, &rng, Q, row);
+		}
+		if ((b & 15) == 0)
+			gwb_progress_update((double)b, NULL, 0);
 	}
 out_free:
+	gwb_progress_end();
 	free(Q);
 	free(row);
 	free(lam);
@@ -694,6 +842,8 @@ gwb_status gwb_matrix_save(const gwb_matrix *A, const char *path)
 	struct gwbm_header h;
 	uint64_t sum;
 	size_t bytes = gwb_matrix_bytes(A);
+	gwb_afile af;
+	gwb_status rc = GWB_OK;
 	FILE *f;
 
 	memset(&h, 0, sizeof(h));
@@ -706,18 +856,19 @@ gwb_status gwb_matrix_save(const gwb_matrix *A, const char *path)
 	h.cols = A->cols;
 	h.count = A->count;
 	sum = fnv1a(fnv1a(FNV_OFFSET, &h, sizeof(h)), A->data, bytes);
-	f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(errno));
-	if (fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(A->data, 1, bytes, f) != bytes ||
+	if ((rc = gwb_afile_open(&af, path, "A:save")))
+		return rc;
+	f = af.fp;
+	if (fwrite(&h, sizeof(h), 1, f) != 1 || fflush(f) ||
+	    (rc = gwb_afile_write(&af, A->data, bytes)) ||    /* (stops on Ctrl-C) */
 	    fwrite(&sum, sizeof(sum), 1, f) != 1) {
-		int e = errno;
-		fclose(f);
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(e));
+		if (!rc)
+			rc = gwb_error(GWB_EIO, "A:save: cannot write %s: %s; it was left as it "
+				       "was", path, strerror(errno));
+		gwb_afile_abort(&af);
+		return rc;
 	}
-	if (fclose(f))
-		return gwb_error(GWB_EIO, "cannot write %s: %s", path, strerror(errno));
-	return GWB_OK;
+	return gwb_afile_commit(&af);
 }
 
 gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)
@@ -761,13 +912,31 @@ gwb_status gwb_matrix_load(const char *path, gwb_matrix **out)
 		goto out_close;
 	}
 	es = gwb_dtype_size((gwb_dtype)h.dtype);
-	if (!h.rows || !h.cols || !h.count || h.rows > ((uint64_t)1 << 32) ||
-	    h.cols > ((uint64_t)1 << 32) || h.rows * h.cols > UINT64_MAX / h.count / es ||
-	    h.rows * h.cols * h.count * es != (uint64_t)len - sizeof(h) - 8) {
-		rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu x %llu "
-			       "but the file holds %ld bytes)", path, (unsigned long long)h.rows,
-			       (unsigned long long)h.cols, (unsigned long long)h.count, len);
-		goto out_close;
+	/* every size against what the file holds, one field at a time (no product can wrap) */
+	{
+		uint64_t data = (uint64_t)len - sizeof(h) - 8, lim = data / es;
+		const char *field = NULL;
+		uint64_t val = 0;
+		if (!h.rows || h.rows > lim || h.rows > ((uint64_t)1 << 32))
+			field = "rows", val = h.rows;
+		else if (!h.cols || h.cols > (lim /= h.rows) || h.cols > ((uint64_t)1 << 32))
+			field = "cols", val = h.cols;
+		else if (!h.count || h.count > (lim /= h.cols))
+			field = "count", val = h.count;
+		if (field) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt: the header says %s = %llu, but the %llu data "
+				       "bytes of the file hold at most %llu (1 to 2^32 rows and cols, "
+				       "%zu bytes a value)", path, field, (unsigned long long)val,
+				       (unsigned long long)data, (unsigned long long)lim, es);
+			goto out_close;
+		}
+		if (h.rows * h.cols * h.count * es != data) {
+			rc = gwb_error(GWB_ECORRUPT, "%s: truncated or corrupt (header says %llu x %llu "
+				       "x %llu but the file holds %ld bytes)", path,
+				       (unsigned long long)h.rows, (unsigned long long)h.cols,
+				       (unsigned long long)h.count, len);
+			goto out_close;
+		}
 	}
 	rc = alloc_matrix(h.count, h.rows, h.cols, (gwb_dtype)h.dtype, (gwb_layout)h.layout,
 			  h.batched != 0, &A);

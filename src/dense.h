@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buffer.h"
 #include "dataset.h"
 #include "status.h"
 
@@ -31,7 +32,12 @@ typedef struct gwb_matrix {
 	gwb_dtype dtype;
 	gwb_layout layout;   /* batches are always row-major (their matrices are symmetric) */
 	void *data;          /* count * rows * cols elements of dtype, contiguous, matrix after
-			      * matrix; element (i, j) of matrix b is at gwb_matrix_index() */
+			      * matrix; element (i, j) of matrix b is at gwb_matrix_index().
+			      * The host copy: current unless buf says otherwise (NULL for a
+			      * matrix born on the GPU until its first host read) */
+	gwb_buf *buf;        /* NULL: host only. Else where data is resident (buffer.h): a
+			      * GPU-resident matrix is used in place by GPU operations; host
+			      * reads go through gwb_matrix_host() (copies once, caches) */
 } gwb_matrix;
 
 /* Bytes per element of a dtype (4 or 8) and its name ("f32"/"f64"). */
@@ -45,8 +51,26 @@ gwb_status gwb_matrix_new(size_t rows, size_t cols, gwb_dtype dtype, gwb_layout 
 			  gwb_matrix **out);
 /* A zeroed batch of `count` n x n matrices (row-major). */
 gwb_status gwb_matrix_new_batch(size_t count, size_t n, gwb_dtype dtype, gwb_matrix **out);
-/* Free a matrix and its data (NULL is fine). */
+/* Free a matrix and its data, host and device (NULL is fine). */
 void gwb_matrix_free(gwb_matrix *A);
+
+/* Residency (buffer.h). gwb_matrix_to moves the matrix (all or nothing: on failure it stays
+ * where it was; without a GPU the error says why). */
+gwb_device gwb_matrix_device(const gwb_matrix *A);
+gwb_status gwb_matrix_to(gwb_matrix *A, gwb_device d);
+/* Make A->data current on the host (copies from the device once after a device write). Every
+ * host reader of a matrix that may be resident calls this first (the Lua layer does). */
+gwb_status gwb_matrix_host(const gwb_matrix *A);
+/* The host changed elements [off, off + n) (in elements): a device copy follows. */
+gwb_status gwb_matrix_host_wrote(gwb_matrix *A, size_t off, size_t n);
+/* Device pointer to the data for a GPU operation: the resident copy in place (*tmp false) or a
+ * pooled temporary upload (*tmp true) that gwb_matrix_dev_done() gives back. */
+gwb_status gwb_matrix_dev(const gwb_matrix *A, const void **p, bool *tmp);
+void gwb_matrix_dev_done(const gwb_matrix *A, const void *p, bool tmp);
+/* A GPU-resident matrix (or batch when batched) adopting device memory from gwb_gpu_malloc
+ * holding count * rows * cols elements; the matrix owns it. */
+gwb_status gwb_matrix_adopt_dev(size_t count, size_t rows, size_t cols, bool batched,
+				gwb_dtype dtype, gwb_layout layout, void *dev, gwb_matrix **out);
 
 /* Elements of one matrix, and of all of them; bytes of the data. */
 static inline size_t gwb_matrix_elems(const gwb_matrix *A) { return A->rows * A->cols; }

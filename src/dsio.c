@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "intr.h"
 
 static const unsigned char magic[8] = {0x89, 'G', 'W', 'B', 'D', '\r', '\n', 0x1a};
@@ -167,8 +168,7 @@ uint64_t gwb_xxh64(const void *data, size_t n, uint64_t seed)
 /* --- writing ------------------------------------------------------------------------------ */
 
 struct wr {
-	int fd;
-	const char *path;
+	gwb_afile *a;
 	gwb_xxh64_state h;
 	uint64_t bytes;
 	gwb_status st;
@@ -176,24 +176,11 @@ struct wr {
 
 static void put(struct wr *w, const void *p, size_t n)
 {
-	const char *c = p;
-
 	if (w->st)
 		return;
 	gwb_xxh64_update(&w->h, p, n);
 	w->bytes += n;
-	while (n) {
-		ssize_t k = write(w->fd, c, n > IO_BLOCK ? IO_BLOCK : n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			w->st = gwb_error(GWB_EIO, "%s: write failed: %s", w->path,
-					  k < 0 ? strerror(errno) : "no progress");
-			return;
-		}
-		c += k;
-		n -= (size_t)k;
-	}
+	w->st = gwb_afile_write(w->a, p, n);   /* (stops on Ctrl-C) */
 }
 
 static void put_u32(struct wr *w, uint32_t v)
@@ -222,27 +209,19 @@ static void le_put64(unsigned char *p, uint64_t v)
 gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
 {
 	struct wr w;
+	gwb_afile a;
 	unsigned char hdr[HDR];
-	char *tmp = NULL;
 	int j, k;
 	gwb_status st;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return gwb_error(GWB_ENOMEM, "save: out of memory");
 	memset(&w, 0, sizeof(w));
-	w.path = path;
-	w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w.fd < 0) {
-		st = gwb_error(GWB_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-		free(tmp);
+	if ((st = gwb_afile_open(&a, path, "save")))
 		return st;
-	}
+	w.a = &a;
 	/* the header is rewritten at the end, once sizes and checksums are known */
 	memset(hdr, 0, sizeof(hdr));
-	if (write(w.fd, hdr, HDR) != HDR) {
-		st = gwb_error(GWB_EIO, "%s: write failed: %s", tmp, strerror(errno));
+	if ((st = gwb_afile_write(&a, hdr, HDR)))
 		goto fail;
-	}
 	gwb_xxh64_init(&w.h, 0);
 	put_str(&w, d->target);
 	for (j = 0; j < d->features; j++)
@@ -273,28 +252,14 @@ gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
 	le_put64(hdr + 40, w.bytes);
 	le_put64(hdr + 48, gwb_xxh64_final(&w.h));
 	le_put64(hdr + 56, gwb_xxh64(hdr, 56, 0));
-	if (pwrite(w.fd, hdr, HDR, 0) != HDR) {
-		st = gwb_error(GWB_EIO, "%s: write failed: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (close(w.fd)) {
-		w.fd = -1;
-		st = gwb_error(GWB_EIO, "%s: close failed: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	w.fd = -1;
-	if (rename(tmp, path)) {
-		st = gwb_error(GWB_EIO, "%s: cannot rename %s into place: %s", path, tmp,
+	if (pwrite(a.fd, hdr, HDR, 0) != HDR) {
+		st = gwb_error(GWB_EIO, "save: writing %s failed: %s; it was left as it was", path,
 			       strerror(errno));
 		goto fail;
 	}
-	free(tmp);
-	return GWB_OK;
+	return gwb_afile_commit(&a);
 fail:
-	if (w.fd >= 0)
-		close(w.fd);
-	unlink(tmp);
-	free(tmp);
+	gwb_afile_abort(&a);
 	return st;
 }
 
@@ -440,13 +405,37 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 			       "the payload", path, (unsigned long long)(sb.st_size - HDR - payload));
 		goto fail;
 	}
-	if (task > 1 || features > (1u << 24) || (task == 0 && (classes < 1 || classes > 65536)) ||
-	    (task == 1 && classes) ||
-	    (features && rows > payload / 4 / features) || rows > payload / 4) {
-		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (rows %llu, "
-			       "features %u, task %u, classes %u)", path, (unsigned long long)rows,
-			       features, task, classes);
+	if (task > 1 || (task == 0 && (classes < 1 || classes > 65536)) || (task == 1 && classes)) {
+		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (task %u, classes "
+			       "%u; classification has 1 to 65536 classes, regression none)", path,
+			       task, classes);
 		goto fail;
+	}
+	/* Each size against the payload before anything is allocated for it: a feature takes
+	 * at least 8 bytes (its name's length, its level count), a class 4, a row 4 per feature
+	 * and 4 for its label, after the target name's 4. */
+	{
+		uint64_t least = 4 + 8 * (uint64_t)features;
+		const char *field = NULL;
+		uint64_t val = 0, lim = 0;
+		if (features > (1u << 24) || least > payload) {
+			field = "features", val = features;
+			lim = payload < 4 ? 0 : (payload - 4) / 8;
+			lim = lim < (1u << 24) ? lim : (1u << 24);
+		} else if ((least += 4 * (uint64_t)classes) > payload) {
+			field = "classes", val = classes;
+			lim = (payload - (least - 4 * (uint64_t)classes)) / 4;
+		} else if (rows > (payload - least) / 4 / ((uint64_t)features + 1)) {
+			field = "rows", val = rows;
+			lim = (payload - least) / 4 / ((uint64_t)features + 1);
+		}
+		if (field) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: the header's %s = %llu does "
+				       "not fit the %llu-byte payload (at most %llu)", path, field,
+				       (unsigned long long)val, (unsigned long long)payload,
+				       (unsigned long long)lim);
+			goto fail;
+		}
 	}
 	r.left = r.total = payload;
 	gwb_xxh64_init(&r.h, 0);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "dense.h"
+#include "sparse.h"
 
 gwb_status gwb_eigen_new(size_t n, size_t m, size_t k, size_t count, bool vectors, bool svd,
 			 gwb_eigen **out)
@@ -56,7 +58,83 @@ void gwb_eigen_free(gwb_eigen *e)
 	free(e->left);
 	free(e->residuals);
 	free(e->hist);
+	gwb_buf_free(e->dvectors);
 	free(e);
+}
+
+struct widen { const float *in; double *out; };
+static void widen_part(void *ctx, int64_t lo, int64_t hi, int part)
+{
+	struct widen *w = ctx;
+	int64_t i;
+	(void)part;
+	for (i = lo; i < hi; i++)
+		w->out[i] = w->in[i];
+}
+
+/* A staged chunk of f32 vectors, widened straight into the result's f64 array. */
+static void widen_sink(void *ctx, size_t off, const void *chunk, size_t len)
+{
+	struct widen w = {chunk, (double *)ctx + off / sizeof(float)};
+	gwb_parallel_for((int64_t)(len / sizeof(float)), 1 << 18, widen_part, &w);
+}
+
+gwb_status gwb_eigen_host_vectors(gwb_eigen *e)
+{
+	size_t len = e->count * e->k * e->n;
+	gwb_status rc;
+	void *p;
+
+	if (e->vectors || !e->dvectors)
+		return GWB_OK;
+	if (!(e->vectors = malloc(len * sizeof(double))))
+		return gwb_error(GWB_ENOMEM, "out of memory: %.1f MiB for the eigenvectors on the host",
+				 len * 8 / 1048576.0);
+	if (e->dvec_dtype) {
+		/* f64: straight into the result's array */
+		rc = e->dvectors->ops->copy_out(e->vectors, e->dvectors->dev, len * sizeof(double));
+	} else if (e->dvectors->host_valid) {
+		struct widen w;
+		rc = gwb_buf_host(e->dvectors, &p);
+		w.in = p;
+		w.out = e->vectors;
+		gwb_parallel_for((int64_t)len, 1 << 18, widen_part, &w);
+	} else {
+		/* f32 on the device: widened chunk by chunk as the copy arrives */
+		rc = gwb_gpu_copy_out_to(e->dvectors->dev, len * sizeof(float), widen_sink, e->vectors);
+	}
+	if (rc) {
+		free(e->vectors);
+		e->vectors = NULL;
+	}
+	return rc;
+}
+
+gwb_status gwb_eigen_vector_copy(const gwb_eigen *e, size_t b, size_t i, double *out)
+{
+	size_t n = e->n, off = (b * e->k + i) * n, j;
+	gwb_status rc;
+
+	if (e->vectors) {
+		memcpy(out, e->vectors + off, n * sizeof(double));
+		return GWB_OK;
+	}
+	if (!e->dvectors)
+		return gwb_error(GWB_EINVAL, "this result has no vectors");
+	if (e->dvec_dtype)
+		return e->dvectors->ops->copy_out(out, (const double *)e->dvectors->dev + off,
+						  n * sizeof(double));
+	{
+		float *f = malloc(n * sizeof(float));
+		if (!f)
+			return gwb_error(GWB_ENOMEM, "out of memory");
+		rc = e->dvectors->ops->copy_out(f, (const float *)e->dvectors->dev + off,
+						n * sizeof(float));
+		for (j = 0; !rc && j < n; j++)
+			out[j] = f[j];
+		free(f);
+	}
+	return rc;
 }
 
 gwb_status gwb_eigen_history_push(gwb_eigen *e, int iteration, int converged, double max_residual)

@@ -45,10 +45,15 @@ typedef struct gwb_eigen {
 	char backend[8];      /* "cpu" or "gpu" */
 	char dtype[8];        /* precision the solver worked in: "f32", "f64", "f32+f64" */
 	char note[384];       /* why this method/backend was chosen (for printing and the log) */
-	double kernel_ms;     /* device kernel time (CPU: compute time) */
+	double kernel_ms;     /* device kernel time (CPU: compute time), checks included */
 	double transfer_ms;   /* host<->device copies */
-	double check_ms;      /* residuals and orthogonality, apart from the solve (in total_ms) */
-	double total_ms;      /* wall time of the whole call */
+	double check_ms;      /* of kernel_ms (GPU) or of the host time (CPU): symmetry,
+			       * residual and orthogonality checks */
+	double total_ms;      /* wall time of the whole call; host_ms = total - kernel - transfer */
+	struct gwb_buf *dvectors; /* GPU results: the vectors on the device, in the solver's
+				   * precision dvec_dtype, laid out as `vectors`; `vectors` stays
+				   * NULL until gwb_eigen_host_vectors() (or NULL: none) */
+	int dvec_dtype;       /* 0 = f32, 1 = f64 */
 } gwb_eigen;
 
 /* A result for `count` matrices of order n with k pairs each; values and residuals allocated
@@ -58,6 +63,18 @@ gwb_status gwb_eigen_new(size_t n, size_t m, size_t k, size_t count, bool vector
 			 gwb_eigen **out);
 /* Free a result and everything it holds (NULL is fine). */
 void gwb_eigen_free(gwb_eigen *e);
+
+/* Vectors kept (on the host or the device). */
+static inline bool gwb_eigen_has_vectors(const gwb_eigen *e)
+{
+	return e->vectors || e->dvectors;
+}
+/* Make e->vectors hold the vectors on the host (a GPU result copies them once, widened to
+ * f64, and caches them). GWB_OK with e->vectors NULL when the result has no vectors. */
+gwb_status gwb_eigen_host_vectors(gwb_eigen *e);
+/* Vector i of matrix b into out[n] (copies just that vector from the device when the host
+ * has no copy). */
+gwb_status gwb_eigen_vector_copy(const gwb_eigen *e, size_t b, size_t i, double *out);
 
 /* Append one history entry (grows the array; GWB_ENOMEM). */
 gwb_status gwb_eigen_history_push(gwb_eigen *e, int iteration, int converged,
@@ -143,6 +160,10 @@ gwb_status gwb_svd_dense(const struct gwb_matrix *A, const gwb_dense_opts *o, gw
  * max_sweeps. */
 gwb_status gwb_eig_jacobi_ref(size_t n, double *a, double *w, double *V, double tol,
 			      int max_sweeps, int *sweeps);
+
+/* Matrix b's vectors as an n x k column-major Matrix: GPU-resident (in the solver's precision)
+ * when the result is on the device, else a host f64 copy. The caller owns it. */
+gwb_status gwb_eigen_matrix(const gwb_eigen *e, size_t b, struct gwb_matrix **out);
 
 /* Residuals and orthogonality of matrix b of a dense result against matrix b of A (rows of A
  * must equal e->n); normalizes by ||A||_2 = max |lambda| when every eigenvalue was computed,

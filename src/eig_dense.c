@@ -19,7 +19,10 @@
 
 #include "blas.h"
 #include "dense.h"
+#include "gpu.h"
 #include "intr.h"
+#include "lapack.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/eig.h"
 #endif
@@ -196,18 +199,6 @@ out:
 	free(isuppz);
 	return rc;
 }
-
-extern void dsytrd_(const char *uplo, const int *n, double *a, const int *lda, double *d,
-		    double *e, double *tau, double *work, const int *lwork, int *info, size_t);
-extern void dstemr_(const char *jobz, const char *range, const int *n, double *d, double *e,
-		    const double *vl, const double *vu, const int *il, const int *iu, int *m,
-		    double *w, double *z, const int *ldz, const int *nzc, int *isuppz, int *tryrac,
-		    double *work, const int *lwork, int *iwork, const int *liwork, int *info,
-		    size_t, size_t);
-extern void dormtr_(const char *side, const char *uplo, const char *trans, const int *m,
-		    const int *n, const double *a, const int *lda, const double *tau, double *c,
-		    const int *ldc, double *work, const int *lwork, int *info, size_t, size_t,
-		    size_t);
 
 /* Pairs 1..k and n-k+1..n (w, z: 2k of them, smallest end first) of a (column-major, lower
  * triangle; destroyed) with dsyevr's own steps run so that the tridiagonal reduction, most
@@ -753,18 +744,16 @@ static gwb_status check_symmetric(const gwb_matrix *A, size_t b, double tol, con
 
 #ifdef GWB_HAVE_CUDA
 /* The GPU mixed path converts each f64 matrix to f32 as it is (the CPU path scales first):
- * refuse matrices whose largest entry f32 cannot carry with room for the sweeps' products. */
-static gwb_status check_f32_range(const gwb_matrix *A, const char *fn)
+ * refuse matrices whose largest entry (amax, per matrix, from the device symmetry check) f32
+ * cannot carry with room for the sweeps' products. */
+static gwb_status check_f32_range(const gwb_matrix *A, const double *amax, const char *fn)
 {
-	size_t nn = A->rows * A->cols, b, i;
-	const double *d = A->data;
+	size_t b;
 
 	if (A->dtype != GWB_F64)
 		return GWB_OK;
 	for (b = 0; b < A->count; b++) {
-		double mx = 0;
-		for (i = 0; i < nn; i++)
-			mx = fmax(mx, fabs(d[b * nn + i]));
+		double mx = amax[b];
 		if (mx > 1e30 || (mx > 0 && mx < 1e-30)) {
 			char where[64] = "";
 			if (A->count > 1)
@@ -833,6 +822,259 @@ static void note_blas(gwb_eigen *e)
 		add_note(e, "%s", gwb_blas_reference_note());
 }
 
+/* --- the GPU paths ------------------------------------------------------------------------
+ * The input is used where it is (a GPU-resident matrix in place, else one staged upload);
+ * symmetry, residuals, orthogonality and Jacobi's sort run on the device (eig_check.cu);
+ * vectors stay there (e->dvectors) until a host read. Nothing between the upload and the
+ * values' copy back waits for the device except the solvers' own info checks. */
+#ifdef GWB_HAVE_CUDA
+/* Symmetry of every matrix on the device; the first failure is re-examined on the host for
+ * the message (worst element). amax (count, may be NULL) receives max |a_ij| per matrix. */
+static gwb_status gpu_symmetric(const gwb_matrix *A, const void *dA, double tol, const char *fn,
+				double *amax, double *ms)
+{
+	size_t b, count = A->count;
+	double *rel = malloc(count * sizeof(double)), t0 = gwb_now();
+	gwb_status rc;
+
+	if (!rel)
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	rc = gwb_gpu_sym_check(dA, A->dtype, count, (int)A->rows, rel, amax);
+	for (b = 0; !rc && b < count; b++)
+		if (!(rel[b] <= tol)) {
+			if (!(rc = gwb_matrix_host(A)) && !(rc = check_symmetric(A, b, tol, fn)))
+				rc = gwb_error(GWB_EINVAL, "%s: matrix %zu is not symmetric: relative "
+					       "asymmetry %.3g exceeds sym_tol = %.3g", fn, b + 1,
+					       rel[b], tol);
+		}
+	free(rel);
+	*ms += (gwb_now() - t0) * 1e3;
+	return rc;
+}
+
+/* Residuals and orthogonality of a result whose vectors are on the device, normalised as
+ * dense_check does (max |lambda| with every pair, else ||A||_F). */
+static gwb_status gpu_check(gwb_eigen *e, const gwb_matrix *A, const void *dA, const void *dV,
+			    int vdtype)
+{
+	size_t count = e->count, k = e->k, n = e->n, b, i;
+	double *normA = calloc(count, sizeof(double)), *orth = calloc(count, sizeof(double));
+	gwb_status rc = GWB_OK;
+
+	if (!normA || !orth) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (k == n) {
+		for (b = 0; b < count; b++) {
+			normA[b] = 0.0;
+			for (i = 0; i < k; i++)
+				if (fabs(e->values[b * k + i]) > normA[b])
+					normA[b] = fabs(e->values[b * k + i]);
+		}
+	} else if ((rc = gwb_gpu_fro_norm(dA, A->dtype, count, n * n, normA))) {
+		goto out;
+	}
+	for (b = 0; b < count; b++)
+		if (normA[b] == 0.0)
+			normA[b] = 1.0;
+	rc = gwb_gpu_eig_check(dA, A->dtype, A->layout == GWB_ROW_MAJOR, count, (int)n, (int)k, dV,
+			       vdtype, e->values, normA, e->residuals, orth, &e->check_ms);
+	if (rc)
+		goto out;
+	for (b = 0; b < count; b++)
+		fold_orth(e, orth[b]);
+	gwb_eigen_update_max(e);
+out:
+	free(normA);
+	free(orth);
+	return rc;
+}
+
+/* Hand device vectors (n x k per matrix, es bytes each) to the result. */
+static gwb_status gpu_keep_vectors(gwb_eigen *e, void *dV, int vdtype)
+{
+	size_t bytes = e->count * e->k * e->n * (vdtype ? 8 : 4);
+	gwb_status rc = gwb_buf_adopt_dev(dV, bytes, "eig.vectors", &e->dvectors);
+
+	if (rc)
+		gwb_gpu_free(dV);
+	e->dvec_dtype = vdtype;
+	return rc;
+}
+
+/* Columns [c0, c0 + cnt) of a device n x * column-major array into dst at column `at`. */
+static gwb_status dev_columns(void *dst, size_t at, const void *src, size_t n, size_t c0,
+			      size_t cnt, size_t es)
+{
+	const gwb_buf_ops *g = gwb_buf_ops_get(GWB_DEVICE_GPU);
+
+	if (!g)
+		return GWB_ENODEV;
+	return g->copy((char *)dst + at * n * es, (const char *)src + c0 * n * es, cnt * n * es);
+}
+
+static gwb_status gpu_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen *e,
+			    gwb_dense_method m, bool all, size_t k, double tol, const char *fn)
+{
+	size_t n = A->rows, kk = e->k, es;
+	bool want_v = o->vectors, tmp = false;
+	const void *dA = NULL;
+	void *dV = NULL, *dV2 = NULL, *sel = NULL;
+	double *w = NULL, amax = 0, x0 = gwb_gpu_copy_ms(), sym_ms = 0;
+	int vdtype = A->dtype;
+	gwb_gpu_eig_stats st, st2;
+	gwb_status rc;
+
+	memset(&st, 0, sizeof(st));
+	memset(&st2, 0, sizeof(st2));
+	if (!(w = malloc(n * sizeof(double))))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	if ((rc = gwb_matrix_dev(A, &dA, &tmp)))
+		goto out;
+	if ((rc = gpu_symmetric(A, dA, tol, fn, &amax, &sym_ms)))
+		goto out;
+	if (m == GWB_DM_MIXED && (rc = check_f32_range(A, &amax, fn)))
+		goto out;
+	if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
+		/* all pairs, sorted on the device */
+		vdtype = m == GWB_DM_MIXED ? 1 : (int)A->dtype;
+		rc = gwb_gpu_jacobi_batched(NULL, dA, A->dtype, 1, (int)n,
+					    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
+					    o->max_sweeps, w, NULL, want_v ? &dV : NULL, &st);
+		set_str(e->method, sizeof(e->method), st.variant);
+		set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
+			gwb_dtype_name(A->dtype));
+	} else if (m == GWB_DM_SYEVR && !all) {
+		/* a subset by index: one call per end */
+		size_t at = o->which == GWB_END_BOTH ? k : 0;
+		if (o->which != GWB_END_LARGEST)
+			rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, 1, (int)k, w, NULL,
+					   want_v ? &dV : NULL, &st);
+		if (!rc && o->which != GWB_END_SMALLEST)
+			rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, (int)(n - k + 1), (int)n, w + at,
+					   NULL, want_v ? &dV2 : NULL, &st2);
+		set_str(e->method, sizeof(e->method), "cusolver-Xsyevdx");
+		all = true;  /* w holds exactly the kk pairs wanted, in order */
+	} else {
+		rc = gwb_gpu_syevd(NULL, dA, A->dtype, (int)n, 0, 0, w, NULL, want_v ? &dV : NULL, &st);
+		set_str(e->method, sizeof(e->method), "cusolver-Xsyevd");
+	}
+	if (rc)
+		goto out;
+	e->kernel_ms = st.kernel_ms + st2.kernel_ms + sym_ms;
+	e->check_ms = sym_ms;
+	e->iterations = st.sweeps;
+	e->converged = st.unconverged == 0;
+	/* the requested ends: values on the host, vector columns on the device */
+	es = vdtype ? 8 : 4;
+	if (all) {
+		memcpy(e->values, w, kk * sizeof(double));
+	} else if (o->which == GWB_END_SMALLEST) {
+		memcpy(e->values, w, k * sizeof(double));
+	} else if (o->which == GWB_END_LARGEST) {
+		memcpy(e->values, w + n - k, k * sizeof(double));
+	} else {
+		memcpy(e->values, w, k * sizeof(double));
+		memcpy(e->values + k, w + n - k, k * sizeof(double));
+	}
+	if (want_v) {
+		bool direct = dV && !dV2 && (all || o->which == GWB_END_SMALLEST);
+		if (direct) {
+			sel = dV;  /* the first kk columns are the ones wanted */
+			dV = NULL;
+		} else {
+			if ((rc = gwb_gpu_malloc(&sel, n * kk * es, "eig.vectors")))
+				goto out;
+			if (dV2) {  /* two subset calls */
+				if (dV && (rc = dev_columns(sel, 0, dV, n, 0, k, es)))
+					goto out;
+				rc = dev_columns(sel, dV ? k : 0, dV2, n, 0, k, es);
+			} else if (o->which == GWB_END_LARGEST) {
+				rc = dev_columns(sel, 0, dV, n, n - k, k, es);
+			} else {  /* both ends of a full solution */
+				if (!(rc = dev_columns(sel, 0, dV, n, 0, k, es)))
+					rc = dev_columns(sel, k, dV, n, n - k, k, es);
+			}
+			if (rc)
+				goto out;
+		}
+		if (o->residuals && (rc = gpu_check(e, A, dA, sel, vdtype)))
+			goto out;
+		e->kernel_ms += e->check_ms - sym_ms;
+		rc = gpu_keep_vectors(e, sel, vdtype);
+		sel = NULL;
+	}
+out:
+	e->transfer_ms = gwb_gpu_copy_ms() - x0;
+	gwb_matrix_dev_done(A, dA, tmp);
+	gwb_gpu_free(dV);
+	gwb_gpu_free(dV2);
+	gwb_gpu_free(sel);
+	free(w);
+	return rc;
+}
+
+static gwb_status gpu_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen *e,
+			      gwb_dense_method m, double tol, const char *fn)
+{
+	size_t n = B->rows, count = B->count;
+	bool want_v = o->vectors, tmp = false;
+	const void *dB = NULL;
+	void *dV = NULL;
+	double *amax = NULL, x0 = gwb_gpu_copy_ms(), sym_ms = 0;
+	int vdtype = B->dtype;
+	gwb_gpu_eig_stats st;
+	gwb_status rc;
+
+	memset(&st, 0, sizeof(st));
+	if (!(amax = malloc(count * sizeof(double))))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	if ((rc = gwb_matrix_dev(B, &dB, &tmp)))
+		goto out;
+	if ((rc = gpu_symmetric(B, dB, tol, fn, amax, &sym_ms)))
+		goto out;
+	/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
+	 * 3.9 ms for 4000 f32 matrices and 6.3 ms in f64, against 8.4 and 13.5 ms for
+	 * cusolverDnXsyevBatched), the library above (7.0 vs 8.0 ms at n = 128 f32, 12.4
+	 * vs 15.9 in f64, 21.8 vs 55 ms at n = 256 f64; see
+	 * bench/results/eig-dense-2026-11-30b.txt). method = "jacobi" forces ours. */
+	if (m == GWB_DM_AUTO)
+		m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
+	if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD) {
+		rc = gwb_gpu_cusolver_batched(NULL, dB, B->dtype, count, (int)n, e->values, NULL,
+					      want_v ? &dV : NULL, &st);
+	} else if (m == GWB_DM_MIXED && (rc = check_f32_range(B, amax, fn))) {
+		goto out;
+	} else {
+		vdtype = m == GWB_DM_MIXED ? 1 : (int)B->dtype;
+		rc = gwb_gpu_jacobi_batched(NULL, dB, B->dtype, count, (int)n,
+					    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,
+					    o->max_sweeps, e->values, NULL, want_v ? &dV : NULL, &st);
+	}
+	if (rc)
+		goto out;
+	set_str(e->method, sizeof(e->method), st.variant);
+	e->kernel_ms = st.kernel_ms + sym_ms;
+	e->check_ms = sym_ms;
+	e->iterations = st.sweeps;
+	e->converged = st.unconverged == 0;
+	if (dV) {
+		if (o->residuals && (rc = gpu_check(e, B, dB, dV, vdtype)))
+			goto out;
+		e->kernel_ms += e->check_ms - sym_ms;
+		rc = gpu_keep_vectors(e, dV, vdtype);
+		dV = NULL;
+	}
+out:
+	e->transfer_ms = gwb_gpu_copy_ms() - x0;
+	gwb_matrix_dev_done(B, dB, tmp);
+	gwb_gpu_free(dV);
+	free(amax);
+	return rc;
+}
+#endif
+
 /* --- one dense matrix -------------------------------------------------------------------- */
 
 /* Copy pairs [lo, lo + cnt) of a full solution (w, V column-major n x n) into slot `at` of e. */
@@ -846,6 +1088,75 @@ static void take_pairs(gwb_eigen *e, size_t at, const double *w, const double *V
 		if (e->vectors && V)
 			memcpy(gwb_eigen_vector(e, 0, at + i), V + (lo + i) * e->n, e->n * sizeof(double));
 	}
+}
+
+/* Where a dense operation runs: the chooser's answer, except that "auto" follows a
+ * GPU-resident input to the GPU, and an explicit "cpu" on one copies it back (and says so). */
+static gwb_status choose_dense(const gwb_matrix *A, gwb_backend req, double bytes,
+			       double min_bytes, gwb_backend *be, char *why, size_t why_size)
+{
+	gwb_status rc;
+
+	if (gwb_matrix_device(A) == GWB_DEVICE_GPU && req == GWB_BACKEND_AUTO) {
+		*be = GWB_BACKEND_GPU;
+		snprintf(why, why_size, "auto: the matrix is on the GPU");
+		return GWB_OK;
+	}
+	rc = gwb_backend_choose(req, bytes, min_bytes, be, why, why_size);
+	if (!rc && *be == GWB_BACKEND_CPU && gwb_matrix_device(A) == GWB_DEVICE_GPU) {
+		size_t l = strlen(why);
+		snprintf(why + l, why_size - l, "%sthe matrix was copied from the GPU to the host",
+			 l ? "; " : "");
+		rc = gwb_matrix_host(A);
+	}
+	return rc;
+}
+
+/* One CPU solve of gwb_eig_dense, run by gwb_run_interruptible: it touches only what it
+ * holds (never the caller's matrix), so that it can be abandoned. */
+typedef struct solve_job {
+	gwb_dense_method m;
+	gwb_eig_end which;
+	int n, k, iters, max_sweeps;
+	bool syevr, vectors;  /* dsyevr for k pairs at the requested ends, else all pairs */
+	char uplo;            /* syevd: the triangle of a to read (sym_copy_f64) */
+	double tol;
+	double *a, *a2;       /* the matrix (destroyed); a copy for dsyevr's second end */
+	double *w, *V, *z;    /* values; all vectors (n x n); dsyevr's vectors (n x kk) */
+	gwb_eigen *hist;      /* Jacobi's sweep history (the result), or NULL */
+} solve_job;
+
+static gwb_status solve_run(void *arg)
+{
+	solve_job *j = arg;
+	gwb_status rc = GWB_OK;
+	size_t at;
+
+	if (!j->syevr && j->m == GWB_DM_SYEVD)   /* vectors overwrite a: no copy */
+		return lapack_dsyevd(j->n, j->a, j->w, j->vectors, j->uplo);
+	if (!j->syevr)
+		return cpu_all_pairs(j->m, j->n, j->a, NULL, 0, j->tol, j->max_sweeps, j->w,
+				     j->vectors ? j->V : NULL, &j->iters, j->hist);
+	if (j->which == GWB_END_BOTH)   /* one tridiagonal reduction for both ends */
+		return lapack_both_ends(j->n, j->a, j->k, j->w, j->z, j->vectors);
+	at = j->which == GWB_END_LARGEST ? (size_t)(j->n - j->k + 1) : 1;
+	rc = lapack_dsyevr(j->n, j->a, (int)at, j->which == GWB_END_LARGEST ? j->n : j->k, j->w,
+			   j->z, j->vectors);
+	return rc;
+}
+
+/* An abandoned solve_job frees everything when its solve ends. */
+static void solve_release(void *arg)
+{
+	solve_job *j = arg;
+
+	free(j->a);
+	free(j->a2);
+	free(j->w);
+	free(j->V);
+	free(j->z);
+	gwb_eigen_free(j->hist);
+	free(j);
 }
 
 static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out);
@@ -868,7 +1179,7 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 	gwb_dense_method m = o->method;
 	gwb_backend be;
 	char why[160] = "";
-	double t0 = gwb_now(), t1;
+	double t0 = gwb_now(), t1, tol = o->sym_tol > 0 ? o->sym_tol : default_sym_tol(A);
 	double *a = NULL, *w = NULL, *V = NULL;
 	gwb_eigen *e = NULL;
 	gwb_status rc;
@@ -878,9 +1189,8 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 	if (A->count != 1)
 		return gwb_error(GWB_EINVAL, "%s: got a batch of %zu matrices; use eig.batched(B) for "
 				 "batches", fn, A->count);
-	rc = check_symmetric(A, 0, o->sym_tol > 0 ? o->sym_tol : default_sym_tol(A), fn);
-	if (rc)
-		return rc;
+	if (A->rows != A->cols)
+		return check_symmetric(A, 0, tol, fn);  /* the not-square message */
 	if (n > 46340)
 		return gwb_error(GWB_EINVAL, "%s: order %zu is too large for a dense solver (LAPACK "
 				 "32-bit indexing); use a sparse matrix and an iterative method", fn, n);
@@ -892,14 +1202,19 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
 		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop "
 				 "backend = \"cpu\" or choose method = \"syevd\"", fn);
-	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
-				(double)n * n * gwb_dtype_size(A->dtype), 8.0 * 1048576, &be, why,
-				sizeof(why));
+	rc = choose_dense(A, m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+			  (double)n * n * gwb_dtype_size(A->dtype), 8.0 * 1048576, &be, why,
+			  sizeof(why));
 	if (rc)
+		return rc;
+	if (be == GWB_BACKEND_CPU && (rc = check_symmetric(A, 0, tol, fn)))
 		return rc;
 	if (m == GWB_DM_AUTO || m == GWB_DM_CUSOLVER)
 		m = all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
-	rc = gwb_eigen_new(n, n, kk, 1, want_v, false, &e);
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : all ? GWB_DM_SYEVD : GWB_DM_SYEVR;
+	/* GPU results keep their vectors on the device: no host array for them */
+	rc = gwb_eigen_new(n, n, kk, 1, want_v && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
 		return rc;
 	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
@@ -907,157 +1222,124 @@ static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 	set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
 		(A->dtype == GWB_F32 && be == GWB_BACKEND_GPU && m != GWB_DM_JACOBI) ? "f32" : "f64");
 
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		rc = gpu_dense(A, o, e, m, all, k, tol, fn);
+		if (rc)
+			goto out_free;
+		goto done;
+#else
+		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+		goto out_free;
+#endif
+	}
 	w = malloc(n * sizeof(double));
 	if (!w) {
 		rc = gwb_error(GWB_ENOMEM, "out of memory");
 		goto out_free;
 	}
-	if (be == GWB_BACKEND_GPU) {
-#ifdef GWB_HAVE_CUDA
-		gwb_gpu_eig_stats st;
-		memset(&st, 0, sizeof(st));
-		if (want_v || m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
-			V = malloc(n * n * sizeof(double));
-			if (!V) {
-				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
-				goto out_free;
-			}
-		}
-		if (m == GWB_DM_MIXED && (rc = check_f32_range(A, fn)))
-			goto out_free;
-		if (m == GWB_DM_JACOBI || m == GWB_DM_MIXED) {
-			rc = gwb_gpu_jacobi_batched(A->data, A->dtype, 1, (int)n,
-						    m == GWB_DM_MIXED ? 2 : (int)A->dtype, o->tol,
-						    o->max_sweeps, w, V, &st);
-			if (!rc) {
-				/* The kernel returns pairs unsorted: sort them through a temporary
-				 * result of all pairs. */
-				gwb_eigen *full = NULL;
-				rc = gwb_eigen_new(n, n, n, 1, true, false, &full);
-				if (!rc) {
-					memcpy(full->values, w, n * sizeof(double));
-					memcpy(full->vectors, V, n * n * sizeof(double));
-					gwb_eigen_sort(full, 0);
-					memcpy(w, full->values, n * sizeof(double));
-					memcpy(V, full->vectors, n * n * sizeof(double));
-					gwb_eigen_free(full);
-				}
-			}
-			set_str(e->method, sizeof(e->method), st.variant);
-			set_str(e->dtype, sizeof(e->dtype), m == GWB_DM_MIXED ? "f32+f64" :
-				gwb_dtype_name(A->dtype));
-		} else if (m == GWB_DM_SYEVR && !all) {
-			/* Symmetric: row-major data is its own transpose. */
-			const void *src = A->data;
-
-			if (o->which != GWB_END_LARGEST)
-				rc = gwb_gpu_syevd(src, A->dtype, (int)n, 1, (int)k, w,
-						   V, &st);
-			if (!rc && o->which != GWB_END_SMALLEST) {
-				size_t at = o->which == GWB_END_BOTH ? k : 0;
-				gwb_gpu_eig_stats st2;
-				memset(&st2, 0, sizeof(st2));
-				rc = gwb_gpu_syevd(src, A->dtype, (int)n, (int)(n - k + 1), (int)n,
-						   w + at, V ? V + at * n : NULL, &st2);
-				st.kernel_ms += st2.kernel_ms;
-				st.transfer_ms += st2.transfer_ms;
-			}
-			set_str(e->method, sizeof(e->method), "cusolver-Xsyevdx");
-			if (!rc) {
-				take_pairs(e, 0, w, V, 0, kk);
-				e->kernel_ms = st.kernel_ms;
-				e->transfer_ms = st.transfer_ms;
-				e->converged = true;
-				goto finish;
-			}
+	{
+		/* The LAPACK drivers cannot poll Ctrl-C: they run on a worker (solve_job), which
+		 * owns a, w, V, z (and e, for Jacobi's history) once abandoned. */
+		solve_job *j;
+		bool gone = false, syevd = m == GWB_DM_SYEVD;
+		char uplo = 'L';
+		if (syevd) {
+			/* A in its own storage order, no transpose (sym_copy_f64) */
+			if ((a = malloc(n * n * sizeof(double))))
+				uplo = sym_copy_f64(A, a);
+			else
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu matrix", n, n);
 		} else {
-			rc = gwb_gpu_syevd(A->data, A->dtype, (int)n, 0, 0, w, V, &st);
-			set_str(e->method, sizeof(e->method), "cusolver-Xsyevd");
+			rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
 		}
 		if (rc)
 			goto out_free;
-		e->kernel_ms = st.kernel_ms;
-		e->transfer_ms = st.transfer_ms;
-		e->iterations = st.sweeps;
-		e->converged = st.unconverged == 0;
-#else
-		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
-		goto out_free;
-#endif
-	} else if (m == GWB_DM_SYEVD && all && want_v) {
-		/* All pairs solved in the result's own storage: no transpose, no copies after. */
-		char uplo = sym_copy_f64(A, e->vectors);
-		rc = lapack_dsyevd((int)n, e->vectors, e->values, true, uplo);
-		if (rc)
+		if (!(j = calloc(1, sizeof(*j)))) {
+			rc = gwb_error(GWB_ENOMEM, "out of memory");
 			goto out_free;
-		e->converged = true;
-		set_str(e->method, sizeof(e->method), "lapack-dsyevd");
-		e->kernel_ms = (gwb_now() - t0) * 1e3;
-		goto finish;
-	} else {
-		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+		}
+		j->m = m;
+		j->n = (int)n;
+		j->k = (int)k;
+		j->which = o->which;
+		j->vectors = want_v;
+		j->tol = o->tol;
+		j->max_sweeps = o->max_sweeps;
+		j->a = a;
+		j->w = w;
+		j->uplo = uplo;
+		j->syevr = m == GWB_DM_SYEVR && !all;
+		if (j->syevr) {
+			if (want_v && !(j->z = malloc(n * kk * sizeof(double))))
+				rc = gwb_error(GWB_ENOMEM, "out of memory");
+		} else if (!syevd && (want_v || m == GWB_DM_MIXED)) {
+			if (!(V = j->V = malloc(n * n * sizeof(double))))
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
+		}
+		if (rc) {
+			free(j->z);
+			free(j->a2);
+			free(j);
+			goto out_free;
+		}
+		if (m == GWB_DM_JACOBI) {
+			j->hist = e;
+			gwb_progress_begin("eig.solve jacobi", 0);
+		}
+		rc = gwb_run_interruptible(m == GWB_DM_JACOBI ? NULL : j->syevr ? "eig.solve dsyevr" :
+					   m == GWB_DM_MIXED ? "eig.solve mixed" : "eig.solve dsyevd",
+					   solve_run, solve_release, j, &gone);
+		if (m == GWB_DM_JACOBI)
+			gwb_progress_end();
+		if (gone) {
+			a = w = V = NULL;
+			if (m == GWB_DM_JACOBI)
+				e = NULL;
+			goto out_free;
+		}
+		iters = j->iters;
+		if (!rc && j->syevr)
+			take_pairs(e, 0, w, j->z, 0, kk);
+		free(j->z);
+		free(j->a2);
+		free(j);
 		if (rc)
 			goto out_free;
 		if (m == GWB_DM_SYEVR && !all) {
-			double *z = NULL;
-			if (want_v) {
-				z = malloc(n * kk * sizeof(double));
-				if (!z) {
-					rc = gwb_error(GWB_ENOMEM, "out of memory");
-					goto out_free;
-				}
-			}
-			if (o->which == GWB_END_BOTH)
-				rc = lapack_both_ends((int)n, a, (int)k, w, z, want_v);
-			else if (o->which == GWB_END_SMALLEST)
-				rc = lapack_dsyevr((int)n, a, 1, (int)k, w, z, want_v);
-			else
-				rc = lapack_dsyevr((int)n, a, (int)(n - k + 1), (int)n, w, z, want_v);
-			if (!rc) {
-				take_pairs(e, 0, w, z, 0, kk);
-				set_str(e->method, sizeof(e->method), "lapack-dsyevr");
-				add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr's "
-					 "steps (MRRR on the tridiagonal for the wanted pairs only%s)",
-					 k, n, o->which == GWB_END_BOTH ? "each end" :
-					 o->which == GWB_END_LARGEST ? "the largest end" :
-					 "the smallest end", o->which == GWB_END_BOTH ?
-					 "; one reduction for both ends" : "");
-			}
-			free(z);
-			if (rc)
-				goto out_free;
+			set_str(e->method, sizeof(e->method), "lapack-dsyevr");
+			add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr's steps (MRRR "
+				 "on the tridiagonal for the wanted pairs only%s)", k, n,
+				 o->which == GWB_END_BOTH ? "each end" : o->which == GWB_END_LARGEST ?
+				 "the largest end" : "the smallest end", o->which == GWB_END_BOTH ?
+				 "; one reduction for both ends" : "");
 			e->converged = true;
 			t1 = gwb_now();
 			e->kernel_ms = (t1 - t0) * 1e3;
 			goto finish;
 		}
-		if (want_v || m == GWB_DM_MIXED) {
-			V = malloc(n * n * sizeof(double));
-			if (!V) {
-				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
-				goto out_free;
-			}
-		}
-		if (m == GWB_DM_JACOBI)
-			gwb_progress_begin("eig.solve jacobi", 0);
-		rc = cpu_all_pairs(m, (int)n, a, A, 0, o->tol, o->max_sweeps, w, want_v ? V : NULL,
-				   &iters, e);
-		if (m == GWB_DM_JACOBI)
-			gwb_progress_end();
-		if (rc)
-			goto out_free;
 		e->iterations = iters;
 		e->converged = true;
 		set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
 			m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" : "lapack-dsyevd");
 		t1 = gwb_now();
 		e->kernel_ms = (t1 - t0) * 1e3;
+		if (syevd && want_v) {
+			V = a;   /* dsyevd left the vectors in a */
+			a = NULL;
+		}
 	}
 	/* Select the requested ends from the full solution. */
 	if (!all)
 		add_note(e, "all %zu pairs solved (method %s), %zu kept; method = \"auto\" or "
 			 "\"syevr\" computes only the pairs wanted", n, gwb_dense_method_name(m), kk);
-	if (all) {
+	if (all && V && e->vectors) {
+		/* every pair: the result takes the solver's vectors as they are */
+		free(e->vectors);
+		e->vectors = V;
+		V = NULL;
+		memcpy(e->values, w, n * sizeof(double));
+	} else if (all) {
 		take_pairs(e, 0, w, V, 0, n);
 	} else if (o->which == GWB_END_SMALLEST) {
 		take_pairs(e, 0, w, V, 0, k);
@@ -1071,10 +1353,13 @@ finish:
 	if (e->vectors && o->residuals) {
 		double tc = gwb_now();
 		rc = gwb_eig_dense_check(e, 0, A, 0);
-		e->check_ms = (gwb_now() - tc) * 1e3;
 		if (rc)
 			goto out_free;
+		e->check_ms = (gwb_now() - tc) * 1e3;
 	}
+#ifdef GWB_HAVE_CUDA
+done:
+#endif
 	note_blas(e);
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;
@@ -1085,6 +1370,36 @@ out_free:
 	free(V);
 	gwb_eigen_free(e);
 	return rc;
+}
+
+gwb_status gwb_eigen_matrix(const gwb_eigen *e, size_t b, gwb_matrix **out)
+{
+	size_t n = e->n, k = e->k;
+	gwb_matrix *V;
+	gwb_status rc;
+
+	*out = NULL;
+	if (e->dvectors) {
+		size_t bytes = n * k * (e->dvec_dtype ? 8 : 4);
+		const gwb_buf_ops *g = e->dvectors->ops;
+		void *d;
+		if ((rc = g->alloc(&d, bytes, "mat.data")))
+			return rc;
+		if ((rc = g->copy(d, (const char *)e->dvectors->dev + b * bytes, bytes)) ||
+		    (rc = gwb_matrix_adopt_dev(1, n, k, false, e->dvec_dtype ? GWB_F64 : GWB_F32,
+					       GWB_COL_MAJOR, d, out))) {
+			g->free(d);
+			return rc;
+		}
+		return GWB_OK;
+	}
+	if (!e->vectors)
+		return gwb_error(GWB_EINVAL, "this result has no vectors: solve with {vectors = true}");
+	if ((rc = gwb_matrix_new(n, k, GWB_F64, GWB_COL_MAJOR, &V)))
+		return rc;
+	memcpy(V->data, gwb_eigen_vector(e, b, 0), n * k * sizeof(double));
+	*out = V;
+	return GWB_OK;
 }
 
 /* --- batches ------------------------------------------------------------------------------ */
@@ -1167,9 +1482,8 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 
 	*out = NULL;
 	memset(&c, 0, sizeof(c));
-	for (b = 0; b < count; b++)
-		if ((rc = check_symmetric(B, b, tol, fn)))
-			return rc;
+	if (B->rows != B->cols)
+		return check_symmetric(B, 0, tol, fn);  /* the not-square message */
 	if (m == GWB_DM_SYEVR)
 		return gwb_error(GWB_EINVAL, "%s: method \"syevr\" (a subset) is for eig.solve; a "
 				 "batch gets all pairs (syevd, jacobi, mixed, cusolver)", fn);
@@ -1179,11 +1493,18 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
 		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop backend "
 				 "= \"cpu\"", fn);
-	rc = gwb_backend_choose(m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
-				(double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
+	rc = choose_dense(B, m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
+			  (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
 	if (rc)
 		return rc;
-	rc = gwb_eigen_new(n, n, n, count, o->vectors, false, &e);
+	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
+		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : GWB_DM_SYEVD;
+	if (be == GWB_BACKEND_CPU)
+		for (b = 0; b < count; b++)
+			if ((rc = check_symmetric(B, b, tol, fn)))
+				return rc;
+	/* GPU results keep their vectors on the device: no host array for them */
+	rc = gwb_eigen_new(n, n, n, count, o->vectors && be == GWB_BACKEND_CPU, false, &e);
 	if (rc)
 		return rc;
 	set_str(e->backend, sizeof(e->backend), be == GWB_BACKEND_GPU ? "gpu" : "cpu");
@@ -1197,33 +1518,9 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	gwb_progress_begin(fn, (double)count);
 	if (be == GWB_BACKEND_GPU) {
 #ifdef GWB_HAVE_CUDA
-		gwb_gpu_eig_stats st;
-		memset(&st, 0, sizeof(st));
-		/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
-		 * 3.9 ms for 4000 f32 matrices and 6.3 ms in f64, against 8.4 and 13.5 ms for
-		 * cusolverDnXsyevBatched), the library above (7.0 vs 8.0 ms at n = 128 f32, 12.4
-		 * vs 15.9 in f64, 21.8 vs 55 ms at n = 256 f64; see
-		 * bench/results/eig-dense-2026-11-30b.txt). method = "jacobi" forces ours. */
-		if (m == GWB_DM_AUTO)
-			m = n <= 64 ? GWB_DM_JACOBI : GWB_DM_CUSOLVER;
-		if (m == GWB_DM_CUSOLVER || m == GWB_DM_SYEVD)
-			rc = gwb_gpu_cusolver_batched(B->data, B->dtype, count, (int)n, e->values,
-						      e->vectors, &st);
-		else if (m == GWB_DM_MIXED && (rc = check_f32_range(B, fn)))
-			;
-		else
-			rc = gwb_gpu_jacobi_batched(B->data, B->dtype, count, (int)n,
-						    m == GWB_DM_MIXED ? 2 : (int)B->dtype, o->tol,
-						    o->max_sweeps, e->values, e->vectors, &st);
+		rc = gpu_batched(B, o, e, m, tol, fn);
 		if (rc)
 			goto out_free;
-		set_str(e->method, sizeof(e->method), st.variant);
-		e->kernel_ms = st.kernel_ms;
-		e->transfer_ms = st.transfer_ms;
-		e->iterations = st.sweeps;
-		e->converged = st.unconverged == 0;
-		for (b = 0; b < count; b++)
-			gwb_eigen_sort(e, b);
 #else
 		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
 		goto out_free;
@@ -1242,13 +1539,13 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 			B->dtype == GWB_F32 ? "lapack-ssyevd" : "lapack-dsyevd");
 		e->kernel_ms = (gwb_now() - t0) * 1e3;
 	}
-	if (e->vectors && o->residuals) {
+	if (e->vectors && o->residuals) {  /* CPU results (GPU ones were checked there) */
+		double tc = gwb_now();
 		c.orth = malloc(count * sizeof(double));
 		if (!c.orth) {
 			rc = gwb_error(GWB_ENOMEM, "out of memory");
 			goto out_free;
 		}
-		double tc = gwb_now();
 		rc = parallel_for(count, o->threads, batch_check_one, &c);
 		if (rc)
 			goto out_free;
@@ -1303,6 +1600,31 @@ static gwb_status lapack_dgesdd(int m, int n, double *a, double *s, double *U, d
 	if (info < 0)
 		return gwb_error(GWB_EINVAL, "LAPACK dgesdd: bad argument %d", -info);
 	return GWB_OK;
+}
+
+/* dgesdd of gwb_eig_svd on a worker (gwb_run_interruptible), abandoned on Ctrl-C. */
+typedef struct svd_job {
+	int m, n;
+	bool vectors;
+	double *a, *s, *U, *VT;   /* a is destroyed */
+} svd_job;
+
+static gwb_status svd_run(void *arg)
+{
+	svd_job *j = arg;
+
+	return lapack_dgesdd(j->m, j->n, j->a, j->s, j->U, j->VT, j->vectors);
+}
+
+static void svd_release(void *arg)
+{
+	svd_job *j = arg;
+
+	free(j->a);
+	free(j->s);
+	free(j->U);
+	free(j->VT);
+	free(j);
 }
 
 /* Residuals max(||A v - s u||, ||A^T u - s v||) / s_max per triplet, and the orthogonality of
@@ -1441,7 +1763,31 @@ static gwb_status svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 			}
 			memcpy(a2, a, m * n * sizeof(double));
 		}
-		rc = lapack_dgesdd((int)m, (int)n, a2 ? a2 : a, s, U, VT, want_v);
+		{
+			svd_job *j = calloc(1, sizeof(*j));
+			bool gone = false;
+			if (!j) {
+				free(a2);
+				rc = gwb_error(GWB_ENOMEM, "out of memory");
+				goto out_free;
+			}
+			j->m = (int)m;
+			j->n = (int)n;
+			j->vectors = want_v;
+			j->a = a2 ? a2 : a;
+			j->s = s;
+			j->U = U;
+			j->VT = VT;
+			rc = gwb_run_interruptible("eig.svd dgesdd", svd_run, svd_release, j, &gone);
+			if (gone) {
+				/* the worker owns what it works on; a stays ours unless it is that */
+				if (!a2)
+					a = NULL;
+				s = U = VT = NULL;
+				goto out_free;
+			}
+			free(j);
+		}
 		free(a2);
 		if (rc)
 			goto out_free;

@@ -19,6 +19,8 @@
 
 #include "blas.h"
 #include "intr.h"
+#include "lapack.h"
+#include "switches.h"
 #include "gpu.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/sparse.h"
@@ -546,52 +548,22 @@ static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool t
 
 /* Symmetric eigen decomposition of the m x m column-major G (overwritten by the vectors),
  * values ascending into w. */
-/* OpenBLAS, when it is the LAPACK behind liblapack.so.3, spins its threads on problems of a
- * few dozen rows: run the small projected problems on one thread (restored after). */
-typedef void (*set_threads_fn)(int);
-typedef int (*get_threads_fn)(void);
-static set_threads_fn blas_set_t;
-static get_threads_fn blas_get_t;
-
-/* Run the next LAPACK call on one OpenBLAS thread when small is true; returns the count to
- * restore with blas_threads_pop (0: nothing changed). */
-static int blas_threads_push(bool small)
-{
-	static int looked;
-	if (!looked) {
-		*(void **)&blas_set_t = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		*(void **)&blas_get_t = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
-		looked = 1;
-	}
-	if (!small || !blas_set_t || !blas_get_t)
-		return 0;
-	int old = blas_get_t();
-	if (old <= 1)
-		return 0;
-	blas_set_t(1);
-	return old;
-}
-
-static void blas_threads_pop(int old)
-{
-	if (old > 1)
-		blas_set_t(old);
-}
-
+/* OpenBLAS spins its threads on problems of a few dozen rows: the small projected problems
+ * run on one BLAS thread (blas.h's push/pop, restored after). */
 static gwb_status small_syev(double *G, int m, double *w)
 {
-	int info = 0, lwork = -1, old = blas_threads_push(m < 400);
+	int info = 0, lwork = -1, old = gwb_blas_threads_push(m < 400 ? 1 : 0);
 	double q;
 	dsyev_("V", "U", &m, G, &m, w, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	double *work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 	}
 	dsyev_("V", "U", &m, G, &m, w, work, &lwork, &info, 1, 1);
 	free(work);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	if (info)
 		return gwb_error(GWB_ENOCONV, "eig.solve: LAPACK dsyev failed on the %dx%d projected "
 				 "problem (info %d)", m, m, info);
@@ -1868,8 +1840,12 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 				 (long long)A->rows);
 	/* bytes the GPU path moves: the matrix once, then many passes over blocks */
 	double bytes = (double)gwb_csr_bytes(A) * 50 + (double)A->rows * 8 * 4 * (2 * k + 10);
-	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+	if (A->gpu && opt->backend == GWB_BACKEND_AUTO && method != GWB_SPM_DENSE) {
+		be = GWB_BACKEND_GPU;
+		snprintf(why, sizeof(why), "auto: the matrix is on the GPU");
+	} else if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why)))) {
 		return st;
+	}
 	if (method == GWB_SPM_DENSE)
 		be = GWB_BACKEND_CPU;
 	if ((st = gwb_eigen_new((size_t)A->rows, (size_t)A->rows, (size_t)k * ends, 1, true, false, &e)))
@@ -1885,15 +1861,17 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 #ifdef GWB_HAVE_CUDA
 	if (be == GWB_BACKEND_GPU) {
 		double t1 = gwb_now();
-		if ((st = gwb_gpu_csr_upload(A, &o.g))) {
+		if (A->gpu) {
+			o.g = A->gpu;  /* resident: used in place, not freed here */
+		} else if ((st = gwb_gpu_csr_upload(A, &o.g))) {
 			gwb_eigen_free(e);
 			return st;
 		}
 		o.gpu = true;
-		{
-			const char *cm = getenv("GWB_EIG_COLMAJOR");
-			o.rows = !(cm && *cm && strcmp(cm, "0"));
-		}
+		/* the optimisation switches (switches.h; GWB_EIG_COLMAJOR=1 turns rows off) */
+		o.rows = gwb_switch_on(GWB_SW_EIG_ROWMAJOR);
+		if (o.spmv_kind == GWB_SPMV_AUTO && !gwb_switch_on(GWB_SW_SPMV_OURS))
+			o.spmv_kind = GWB_SPMV_CUSPARSE;
 		tx += gwb_now() - t1;
 	}
 #endif
@@ -1908,6 +1886,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		gwb_sp_method m_end = method;
 		if (m_end == GWB_SPM_AUTO)
 			m_end = !largest && jacobi_pays ? GWB_SPM_LOBPCG : GWB_SPM_CHEBYSHEV;
+		if (m_end == GWB_SPM_CHEBYSHEV && !gwb_switch_on(GWB_SW_EIG_CHEBYSHEV))
+			m_end = GWB_SPM_LANCZOS;  /* the switch eig.chebyshev off: plain Lanczos */
 		if (end == 0 || strcmp(used, gwb_sp_method_name(m_end)))
 			snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", end ? "+" : "",
 				 gwb_sp_method_name(m_end));
@@ -1975,7 +1955,7 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	}
 	gwb_progress_end();
 #ifdef GWB_HAVE_CUDA
-	if (o.g)
+	if (o.g && o.g != A->gpu)
 		gwb_gpu_csr_free(o.g);
 #endif
 	if (st) {
@@ -2051,14 +2031,14 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
 	/* tall and skinny: below a few million entries the work per OpenBLAS thread is a few
 	 * microseconds, less than waking them (as for the small eigenproblems above) */
-	int old = blas_threads_push((double)m * b < 4e6);
+	int old = gwb_blas_threads_push((double)m * b < 4e6 ? 1 : 0);
 	dgeqrf_(&m, &b, X, &m, tau, &q1, &lwork, &info);
 	dorgqr_(&m, &b, &b, X, &m, tau, &q2, &lwork, &info);
 	lwork = (int)(q1 > q2 ? q1 : q2) + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(tau);
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgeqrf_(&m, &b, X, &m, tau, work, &lwork, &info);
@@ -2070,7 +2050,7 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 	}
 	free(tau);
 	free(work);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	if (info)
 		st = gwb_error(GWB_EINVAL, "eig.svd: LAPACK QR failed (info %d)", info);
 	if (o->prof)
@@ -2085,17 +2065,17 @@ static gwb_status small_svd(double *R, int b, double *s, double *U, double *W)
 	double q, *VT = malloc((size_t)b * b * sizeof(double)), *work = NULL;
 	if (!VT)
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
-	int old = blas_threads_push(b < 400);
+	int old = gwb_blas_threads_push(b < 400 ? 1 : 0);
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(VT);
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, work, &lwork, &info, 1, 1);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	for (int j = 0; j < b; j++)
 		for (int i = 0; i < b; i++)
 			W[i + (size_t)j * b] = VT[j + (size_t)i * b];
@@ -2200,8 +2180,12 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	if (b < k)
 		return gwb_error(GWB_EINVAL, "eig.svd: block must be >= k (got block = %d, k = %d)", b, k);
 	double bytes = (double)gwb_csr_bytes(A) * 2 * 50 + (double)(rows + cols) * 8 * 4 * b;
-	if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why))))
+	if (A->gpu && opt->backend == GWB_BACKEND_AUTO) {
+		be = GWB_BACKEND_GPU;
+		snprintf(why, sizeof(why), "auto: the matrix is on the GPU");
+	} else if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why)))) {
 		return st;
+	}
 	if ((st = gwb_csr_transpose(A, &At)))
 		return st;
 	if ((st = gwb_eigen_new((size_t)cols, (size_t)rows, (size_t)k, 1, opt->vectors, true, &e)))
@@ -2219,9 +2203,15 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 #ifdef GWB_HAVE_CUDA
 	if (be == GWB_BACKEND_GPU) {
 		double t1 = gwb_now();
-		if ((st = gwb_gpu_csr_upload(A, &oA.g)) || (st = gwb_gpu_csr_upload(At, &oT.g)))
+		if (A->gpu)
+			oA.g = A->gpu;  /* resident: used in place */
+		else if ((st = gwb_gpu_csr_upload(A, &oA.g)))
+			goto out;
+		if ((st = gwb_gpu_csr_upload(At, &oT.g)))
 			goto out;
 		oA.gpu = oT.gpu = true;
+		if (!gwb_switch_on(GWB_SW_SPMV_OURS))
+			oA.spmv_kind = oT.spmv_kind = GWB_SPMV_CUSPARSE;
 		tx += gwb_now() - t1;
 	}
 #endif
@@ -2359,7 +2349,7 @@ out:
 	op_free(&oA, Q);
 	op_free(&oA, Tm);
 #ifdef GWB_HAVE_CUDA
-	if (oA.g)
+	if (oA.g && oA.g != A->gpu)
 		gwb_gpu_csr_free(oA.g);
 	if (oT.g)
 		gwb_gpu_csr_free(oT.g);

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "blas.h"
+#include "fileio.h"
+#include "gpu.h"
 #include "intr.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
@@ -108,6 +110,7 @@ void gwb_rf_params_init(gwb_rf_params *p)
 	p->backend = GWB_BACKEND_AUTO;
 	p->progress = true;
 	p->subtract = true;
+	p->oob = true;
 }
 
 static const char *const crit_names[] = {"default", "gini", "entropy", "mse"};
@@ -356,7 +359,13 @@ void gwb_forest_free(gwb_forest *f)
 
 	if (!f)
 		return;
+#ifdef GWB_HAVE_CUDA
+	if (f->gpu_model)  /* the nodes kept on the device for prediction (rf_predict.cu) */
+		gwb_rf_gpu_model_free(f);
+#endif
 	free_nodes(f);
+	free(f->oob_label);
+	free(f->oob_value);
 	if (f->names)
 		for (j = 0; j < f->features; j++)
 			free(f->names[j]);
@@ -540,6 +549,18 @@ gwb_status gwb_forest_check_data(const gwb_forest *f, const gwb_dataset *d)
 	return GWB_OK;
 }
 
+bool gwb_forest_predict_maybe_gpu(const gwb_forest *f, const gwb_dataset *d)
+{
+#ifdef GWB_HAVE_CUDA
+	return gwb_dataset_gpu_X(d) || gwb_backend_default == GWB_BACKEND_GPU ||
+	       (double)d->rows * f->trees * 64.0 >= GWB_RF_GPU_PREDICT_MIN_BYTES;
+#else
+	(void)f;
+	(void)d;
+	return false;
+#endif
+}
+
 static int argmax(const double *v, int K)
 {
 	int k, best = 0;
@@ -563,7 +584,8 @@ gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, i
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
 #ifdef GWB_HAVE_CUDA
-	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
 		bool done = false;
 		if ((st = gwb_rf_predict_auto(f, d, out, NULL, NULL, &done)) || done)
 			return st;
@@ -588,7 +610,8 @@ gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int thr
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
 #ifdef GWB_HAVE_CUDA
-	{  /* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
 		bool done = false;
 		if ((st = gwb_rf_predict_auto(f, d, NULL, labels, values, &done)) || done)
 			return st;
@@ -670,6 +693,49 @@ static gwb_status score_sums(const gwb_forest *f, const gwb_dataset *d, const do
 	return GWB_OK;
 }
 
+#ifdef GWB_HAVE_CUDA
+/* The score of per-row predictions (labels: f's class codes; values: regression means). */
+static gwb_status score_pred(const gwb_forest *f, const gwb_dataset *d, const int32_t *lab,
+			     const float *val, double *out)
+{
+	size_t i;
+
+	if (f->task == GWB_TASK_CLASSIFICATION) {
+		int *map;
+		size_t right = 0;
+		if (d->task != GWB_TASK_CLASSIFICATION || !d->y)
+			return gwb_error(GWB_EINVAL, "rf: score needs class labels, but the dataset's "
+					 "target '%s' is numeric", d->target ? d->target : "?");
+		map = calloc((size_t)d->classes + 1, sizeof(int));
+		if (!map)
+			return gwb_error(GWB_ENOMEM, "rf: out of memory");
+		class_map(f, d, map);
+		for (i = 0; i < d->rows; i++) {
+			int y = d->y[i];
+			right += y >= 0 && y < d->classes && map[y] >= 0 && lab[i] == map[y];
+		}
+		free(map);
+		*out = (double)right / (double)d->rows;
+	} else {
+		double mean = 0, ss = 0, sr = 0;
+		if (d->task != GWB_TASK_REGRESSION || !d->yr)
+			return gwb_error(GWB_EINVAL, "rf: score of a regression forest needs a numeric "
+					 "target, but the dataset's target '%s' holds classes",
+					 d->target ? d->target : "?");
+		for (i = 0; i < d->rows; i++)
+			mean += d->yr[i];
+		mean /= (double)d->rows;
+		for (i = 0; i < d->rows; i++) {
+			double p = val[i], y = d->yr[i];
+			sr += (y - p) * (y - p);
+			ss += (y - mean) * (y - mean);
+		}
+		*out = ss > 0 ? 1 - sr / ss : (sr == 0 ? 1.0 : 0.0);
+	}
+	return GWB_OK;
+}
+#endif
+
 gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threads, double *out)
 {
 	double *acc;
@@ -677,6 +743,21 @@ gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threa
 
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
+#ifdef GWB_HAVE_CUDA
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		/* large work: labels (or means) on the GPU, 4 bytes a row back, scored here */
+		bool cls = f->task == GWB_TASK_CLASSIFICATION, done = false;
+		void *p = malloc(d->rows * 4 + 4);
+		if (!p)
+			return gwb_error(GWB_ENOMEM, "rf: out of memory scoring %zu rows", d->rows);
+		st = gwb_rf_predict_auto(f, d, NULL, cls ? p : NULL, cls ? NULL : p, &done);
+		if (!st && done)
+			st = score_pred(f, d, cls ? p : NULL, cls ? NULL : p, out);
+		free(p);
+		if (st || done)
+			return st;
+	}
+#endif
 	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
 		return st;
 	st = score_sums(f, d, acc, out);
@@ -754,39 +835,50 @@ out_free:
 
 /* ---- summary, importance, OOB --------------------------------------------------------------- */
 
-static gwb_status forest_oob(gwb_forest *f, const gwb_dataset *d, int threads)
+gwb_status gwb_forest_oob_set(gwb_forest *f, const gwb_dataset *d, const int32_t *labels,
+			      const double *values)
 {
-	double *acc;
-	int32_t *nt;
-	size_t i, n = 0;
-	gwb_status st;
-	int K = f->outputs;
+	size_t i, n = 0, rows = d->rows;
 
-	if ((st = predict_sums(f, d->X, d->rows, threads, true, &acc, &nt)))
-		return st;
+	free(f->oob_label);
+	free(f->oob_value);
+	f->oob_label = NULL;
+	f->oob_value = NULL;
+	f->oob = NAN;
+	f->oob_rows = 0;
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		size_t right = 0;
-		for (i = 0; i < d->rows; i++) {
-			if (!nt[i])
+		if (!labels)
+			return gwb_error(GWB_EINVAL, "rf: OOB labels missing");
+		if (!(f->oob_label = malloc(rows * sizeof(int32_t) + 1)))
+			return gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", rows);
+		memcpy(f->oob_label, labels, rows * sizeof(int32_t));
+		for (i = 0; i < rows; i++) {
+			if (labels[i] < 0)
 				continue;
 			n++;
-			right += argmax(acc + i * (size_t)K, K) == d->y[i];
+			right += labels[i] == d->y[i];
 		}
 		f->oob = n ? (double)right / (double)n : NAN;
 	} else {
 		double mean = 0, ss = 0, sr = 0;
-		for (i = 0; i < d->rows; i++)
-			if (nt[i]) {
+		if (!values)
+			return gwb_error(GWB_EINVAL, "rf: OOB values missing");
+		if (!(f->oob_value = malloc(rows * sizeof(float) + 1)))
+			return gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", rows);
+		for (i = 0; i < rows; i++) {
+			f->oob_value[i] = (float)values[i];
+			if (!isnan(values[i])) {
 				n++;
 				mean += d->yr[i];
 			}
+		}
 		if (n) {
 			mean /= (double)n;
-			for (i = 0; i < d->rows; i++) {
-				double p, y = d->yr[i];
-				if (!nt[i])
+			for (i = 0; i < rows; i++) {
+				double p = values[i], y = d->yr[i];
+				if (isnan(p))
 					continue;
-				p = acc[i] / nt[i];
 				sr += (y - p) * (y - p);
 				ss += (y - mean) * (y - mean);
 			}
@@ -794,9 +886,40 @@ static gwb_status forest_oob(gwb_forest *f, const gwb_dataset *d, int threads)
 		f->oob = n && ss > 0 ? 1 - sr / ss : NAN;
 	}
 	f->oob_rows = n;
+	return GWB_OK;
+}
+
+gwb_status gwb_forest_oob_cpu(gwb_forest *f, const gwb_dataset *d, int threads)
+{
+	double *acc, *val = NULL;
+	int32_t *nt, *lab = NULL;
+	size_t i;
+	gwb_status st;
+	int K = f->outputs;
+
+	if ((st = predict_sums(f, d->X, d->rows, threads, true, &acc, &nt)))
+		return st;
+	if (f->task == GWB_TASK_CLASSIFICATION)
+		lab = malloc(d->rows * sizeof(int32_t) + 1);
+	else
+		val = malloc(d->rows * sizeof(double) + 1);
+	if (!lab && !val) {
+		st = gwb_error(GWB_ENOMEM, "rf: out of memory for %zu OOB predictions", d->rows);
+		goto out_free;
+	}
+	for (i = 0; i < d->rows; i++) {
+		if (lab)
+			lab[i] = nt[i] ? argmax(acc + i * (size_t)K, K) : -1;
+		else
+			val[i] = nt[i] ? acc[i] / nt[i] : NAN;
+	}
+	st = gwb_forest_oob_set(f, d, lab, val);
+out_free:
+	free(lab);
+	free(val);
 	free(acc);
 	free(nt);
-	return GWB_OK;
+	return st;
 }
 
 gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads)
@@ -853,11 +976,13 @@ gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads)
 		tot_all += f->importance[j];
 	for (j = 0; j < f->features && used && tot_all > 0; j++)
 		f->importance[j] /= tot_all;
+	if (f->oob_label || f->oob_value)
+		return GWB_OK;  /* the trainer computed OOB already (the GPU's, on the device) */
 	f->oob = NAN;
 	f->oob_rows = 0;
-	if (d && f->params.bootstrap) {
+	if (d && f->params.bootstrap && f->params.oob) {
 		double t0 = gwb_now();
-		st = forest_oob(f, d, threads);
+		st = gwb_forest_oob_cpu(f, d, threads);
 		f->timing.oob_ms = (gwb_now() - t0) * 1e3;
 		if (st)
 			return st;
@@ -879,6 +1004,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	gwb_status st;
 	size_t i;
 	int k;
+	bool hybrid_cpu;
 
 	*out = NULL;
 	if ((st = gwb_rf_params_check(&p, d)))
@@ -923,14 +1049,39 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 
 	/* What the GPU path would read from device memory: the codes of mtry features per level. */
 	bytes = (double)d->rows * job.mtry * (p.depth < 16 ? p.depth : 16) * p.trees;
-	if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why))))
+	hybrid_cpu = p.hybrid && p.hybrid_cpu_front;
+	if (p.hybrid && !hybrid_cpu) {
+		/* hybrid: the GPU and the CPU together; without a GPU the CPU alone (said in why),
+		 * or an error when the caller requires the GPU */
+		if (gwb_gpu_available()) {
+			b = GWB_BACKEND_GPU;
+			snprintf(why, sizeof(why), "hybrid: the GPU and %d CPU threads grow the trees "
+				 "together", p.threads > 1 ? p.threads - 1 : 1);
+		} else if (p.require_gpu) {
+			st = gwb_error(GWB_ENODEV, "rf.train: backend = \"hybrid\" with require_gpu = "
+				       "true, but there is no GPU: %s", gwb_gpu_unavailable_reason());
+			goto out_free;
+		} else {
+			p.hybrid = false;
+			b = GWB_BACKEND_CPU;
+			snprintf(why, sizeof(why), "hybrid asked for, but no GPU (%.80s): trained on the "
+				 "CPU alone", gwb_gpu_unavailable_reason());
+		}
+	} else if (hybrid_cpu) {
+		b = GWB_BACKEND_CPU;
+		snprintf(why, sizeof(why), "hybrid with two CPU pools (hybrid_front = \"cpu\")");
+	} else if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why)))) {
 		goto out_free;
+	}
 	t1 = gwb_now();
 #ifdef GWB_HAVE_CUDA
 	if (b == GWB_BACKEND_GPU)
 		st = GWB_OK;  /* job.q = NULL: the GPU trainer quantizes on the device (rf.h) */
 	else
 #endif
+	if (p.hybrid)
+		st = GWB_OK;  /* the hybrid trainer builds the host codes itself, beside the GPU */
+	else
 		st = gwb_quant_build(d, p.bins, p.quantile_sample, p.seed, p.threads, &q);
 	if (st)
 		goto out_free;
@@ -940,15 +1091,19 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	f->timing.quantize_ms = (gwb_now() - t1) * 1e3;
 	f->backend = b;
 	snprintf(f->backend_why, sizeof(f->backend_why), "%s", why);
-	switch (b) {
+	if (p.hybrid) {
+		st = gwb_rf_train_hybrid(&job, f, hybrid_cpu);  /* rf_hybrid.c */
+	} else {
+		switch (b) {
 #ifdef GWB_HAVE_CUDA
-	case GWB_BACKEND_GPU:
-		st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
-		break;
+		case GWB_BACKEND_GPU:
+			st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
+			break;
 #endif
-	default:
-		st = gwb_rf_train_cpu(&job, f);
-		break;
+		default:
+			st = gwb_rf_train_cpu(&job, f);
+			break;
+		}
 	}
 	if (st)
 		goto out_free;
@@ -957,6 +1112,7 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	if ((st = gwb_forest_finish(f, d, p.threads)))
 		goto out_free;
 	f->timing.total_ms = (gwb_now() - t0) * 1e3;
+	f->timing.host_ms = f->timing.total_ms - f->timing.kernel_ms - f->timing.transfer_ms;
 	*out = f;
 	f = NULL;
 out_free:
@@ -1029,6 +1185,8 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 	size_t N = f->nodes;
 	uint64_t len, sum;
 	uint32_t ver = GWB_FOREST_VERSION;
+	gwb_afile af;
+	gwb_status st;
 	FILE *fp;
 	int j;
 	bool ok;
@@ -1088,19 +1246,24 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 	}
 	len = b.n;
 	sum = fnv1a(b.p, b.n);
-	fp = fopen(path, "wb");
-	if (!fp) {
+	if ((st = gwb_afile_open(&af, path, "rf: save"))) {
 		free(b.p);
-		return gwb_error(GWB_EIO, "rf: cannot write %s: %s", path, strerror(errno));
+		return st;
 	}
+	fp = af.fp;
 	ok = fwrite(magic, 1, sizeof(magic), fp) == sizeof(magic) && fwrite(&ver, 4, 1, fp) == 1 &&
-	     fwrite(&len, 8, 1, fp) == 1 && fwrite(b.p, 1, b.n, fp) == b.n &&
-	     fwrite(&sum, 8, 1, fp) == 1;
-	ok = (fclose(fp) == 0) && ok;
+	     fwrite(&len, 8, 1, fp) == 1 && fflush(fp) == 0;
+	st = ok ? gwb_afile_write(&af, b.p, b.n) : GWB_OK;   /* (stops on Ctrl-C) */
+	ok = ok && !st && fwrite(&sum, 8, 1, fp) == 1;
 	free(b.p);
-	if (!ok)
-		return gwb_error(GWB_EIO, "rf: writing %s failed: %s", path, strerror(errno));
-	return GWB_OK;
+	if (!ok) {
+		if (!st)
+			st = gwb_error(GWB_EIO, "rf: writing %s failed: %s; it was left as it was",
+				       path, strerror(errno));
+		gwb_afile_abort(&af);
+		return st;
+	}
+	return gwb_afile_commit(&af);
 }
 
 typedef struct rbuf {
@@ -1143,6 +1306,19 @@ static char *get_str(rbuf *b)
 	get(b, s, n);
 	s[n] = '\0';
 	return s;
+}
+
+/* A count read from a file, each item at least `per` bytes, against the `left` bytes that
+ * can hold them: checked before anything is allocated for them. */
+static gwb_status fits(const char *path, const char *field, uint64_t count, uint64_t per,
+		       uint64_t left)
+{
+	if (count <= left / per)
+		return GWB_OK;
+	return gwb_error(GWB_ECORRUPT, "rf.load: %s is corrupt: %s = %llu, but %llu bytes hold at "
+			 "most %llu (%llu bytes each)", path, field, (unsigned long long)count,
+			 (unsigned long long)left, (unsigned long long)(left / per),
+			 (unsigned long long)per);
 }
 
 gwb_status gwb_forest_load(const char *path, gwb_forest **out)
@@ -1219,8 +1395,13 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	if (b.bad || f->features < 1 || f->features > (1 << 24) || f->classes < 0 ||
 	    f->classes > (1 << 24) || f->trees < 1 || f->trees > (1 << 24) ||
 	    f->outputs != (f->classes ? f->classes : 1) || (unsigned)f->task > 1 ||
-	    (unsigned)f->criterion > GWB_CRIT_MSE || N > len)
+	    (unsigned)f->criterion > GWB_CRIT_MSE)
 		goto corrupt;
+	if ((st = fits(path, "features", (uint64_t)f->features, 4 + 8, len)) ||
+	    (st = fits(path, "classes", (uint64_t)f->classes, 4 + 8, len)) ||
+	    (st = fits(path, "trees", (uint64_t)f->trees + 1, 8, len)) ||
+	    (st = fits(path, "nodes", N, 34 + 4 * (uint64_t)f->outputs, len)))
+		goto out_free;
 	gwb_rf_params_init(&f->params);
 	f->params.trees = f->trees;
 	f->params.criterion = f->criterion;
@@ -1270,8 +1451,10 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 	get(&b, f->tree_offset, ((size_t)f->trees + 1) * sizeof(int64_t));
 	if (b.bad)
 		goto corrupt;
-	/* every node takes at least 37 bytes: a count beyond what is left is a lie */
-	if (N * 37 > len - b.at || (unsigned)f->backend > GWB_BACKEND_GPU ||
+	/* every node takes 34 bytes and 4 per output: a count beyond what is left is a lie */
+	if ((st = fits(path, "nodes", N, 34 + 4 * (uint64_t)f->outputs, len - b.at)))
+		goto out_free;
+	if ((unsigned)f->backend > GWB_BACKEND_GPU ||
 	    (unsigned)f->params.max_features > GWB_MF_COUNT)
 		goto corrupt;
 	if ((st = gwb_forest_alloc_nodes(f, N)))
@@ -1344,12 +1527,14 @@ static void json_num(FILE *fp, double v)
 
 gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 {
-	FILE *fp = fopen(path, "w");
+	gwb_afile af;
+	FILE *fp;
 	int t, j, k;
-	bool ok;
+	gwb_status st;
 
-	if (!fp)
-		return gwb_error(GWB_EIO, "rf: cannot write %s: %s", path, strerror(errno));
+	if ((st = gwb_afile_open(&af, path, "rf: export_json")))
+		return st;
+	fp = af.fp;
 	/* "version" is the JSON layout's own (1), not the binary file's */
 	fprintf(fp, "{\"format\": \"gwb-forest\", \"version\": 1, \"task\": \"%s\", ",
 		f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
@@ -1378,6 +1563,8 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 	fputs("],\n\"trees\": [\n", fp);
 	for (t = 0; t < f->trees; t++) {
 		int64_t b = f->tree_offset[t], n = f->tree_offset[t + 1] - b, i;
+		if (gwb_intr_pending() || ferror(fp))
+			break;   /* commit says which */
 		fprintf(fp, "%s{\"tree\": %d, \"nodes\": [\n", t ? ",\n" : "", t + 1);
 		for (i = 0; i < n; i++) {
 			int64_t g = b + i;
@@ -1414,9 +1601,5 @@ gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path)
 		fputs("]}", fp);
 	}
 	fputs("\n]}\n", fp);
-	ok = !ferror(fp);
-	ok = fclose(fp) == 0 && ok;
-	if (!ok)
-		return gwb_error(GWB_EIO, "rf: writing %s failed: %s", path, strerror(errno));
-	return GWB_OK;
+	return gwb_afile_commit(&af);   /* (reports a write error, refuses on Ctrl-C) */
 }

@@ -50,8 +50,11 @@
  * Prediction from floats: x is NaN ? go nan_left : (x <= threshold ? left : right). threshold is
  *   the bin's upper edge (gwb_quant_threshold), so codes and floats agree exactly.
  * OOB: after growing, each row is predicted by the trees where c(t, r) = 0 (trees summed in
- *   order, so the result does not depend on threads); oob = accuracy or R^2 over rows with at
- *   least one such tree. */
+ *   order, in double, so the result does not depend on threads); oob = accuracy or R^2 over
+ *   rows with at least one such tree. The CPU computes it from the floats (gwb_forest_oob_cpu);
+ *   the GPU trainer from the codes already on the device, regenerating c(t, r) from the RNG
+ *   (no in-bag mask is stored), with the same sums in the same order: both end in
+ *   gwb_forest_oob_set, so the score and every row's OOB prediction are identical. */
 #ifndef GWB_FOREST_H
 #define GWB_FOREST_H
 
@@ -160,11 +163,18 @@ typedef struct gwb_rf_params {
 	gwb_backend backend;
 	size_t quantile_sample;       /* rows used to place edges, 0 = GWB_QUANT_DEFAULT_SAMPLE */
 	bool progress;                /* report trees done through intr.h */
+	bool hybrid;                  /* backend = "hybrid": CPU threads and the GPU grow the trees
+					 of one forest at once (gwb_rf_sched); backend is then GPU */
+	bool require_gpu;             /* hybrid without a GPU is an error, not a CPU fallback */
+	bool hybrid_cpu_front;        /* hybrid's front side is a second CPU pool, not the GPU
+					 (tests the scheduler on a machine without a GPU) */
 	bool subtract;                /* GPU: a sibling's histogram as parent - sibling where every
 					 node draws all features and the node has enough rows
 					 (default true; the same trees bit for bit with integer
 					 counts, unweighted classification; up to rounding
 					 otherwise; no effect on the CPU backend) */
+	bool oob;                     /* compute the OOB score after growing (default true; needs
+					 bootstrap; not saved: a loaded forest says true) */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64
@@ -186,15 +196,26 @@ gwb_status gwb_rf_criterion_parse(const char *s, gwb_rf_criterion *out);
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
+/* What a hybrid fit did (gwb_rf_timing.hybrid): trees each side grew into the forest, each
+ * side's busy time, and the CPU trees begun and then dropped because the GPU claimed them. */
+typedef struct gwb_rf_hybrid_timing {
+	bool used;
+	int gpu_trees, cpu_trees, cpu_dropped, cpu_workers;
+	double gpu_busy_ms, cpu_busy_ms;
+	double gpu_trees_per_s, cpu_trees_per_s;  /* measured rates (busy time), for a rule */
+} gwb_rf_hybrid_timing;
+
 typedef struct gwb_rf_timing {
-	double total_ms;     /* the whole gwb_rf_train call */
+	double total_ms;     /* the whole gwb_rf_train call (wall) */
 	double quantize_ms;
 	double grow_ms;      /* growing the trees (GPU: includes kernels and transfers) */
-	double oob_ms;
-	double kernel_ms;    /* GPU only: kernel time within grow */
-	double transfer_ms;  /* GPU only: host<->device copies */
+	double oob_ms;       /* OOB (GPU: on the device, within the trainer) */
+	double kernel_ms;    /* GPU only: kernel time (CUDA events) of the whole call */
+	double transfer_ms;  /* GPU only: host<->device copies of the whole call */
+	double host_ms;      /* total_ms - kernel_ms - transfer_ms: host work and waits */
 	size_t subtract_kept;     /* GPU only: histograms kept for sibling subtraction */
 	size_t subtract_derived;  /* GPU only: histograms derived as parent - sibling */
+	gwb_rf_hybrid_timing hybrid;
 } gwb_rf_timing;
 
 typedef struct gwb_forest {
@@ -226,6 +247,11 @@ typedef struct gwb_forest {
 	double *importance;       /* features: impurity importance, sums to 1 (0s if no split) */
 	double oob;               /* OOB accuracy or R^2; NaN when not available */
 	size_t oob_rows;          /* rows with at least one out-of-bag tree */
+	/* Per training row, the OOB prediction (the run, not the model: not saved; NULL when OOB
+	 * was not computed): classification oob_label[r] = f's class code, -1 when no tree had
+	 * r out of bag; regression oob_value[r] = mean of those trees, NaN when none. */
+	int32_t *oob_label;
+	float *oob_value;
 
 	/* Metadata. */
 	char **names;             /* features names (may hold NULLs) */
@@ -241,7 +267,35 @@ typedef struct gwb_forest {
 	char backend_why[160];
 	gwb_rf_timing timing;
 	int file_version;         /* loaded: the file's format version; 0 = trained here */
+	void *gpu_model;          /* CUDA builds: the forest's nodes on the device for prediction,
+				     made by the first GPU prediction (rf_predict.cu), freed with f */
 } gwb_forest;
+
+/* The hybrid forest's queue of tree indices (forest.c). Trees are independent and each one's
+ * RNG stream is keyed by its index, so any side grows tree t the same way, node for node. The
+ * front side (the GPU trainer, or a CPU pool in tests) claims consecutive indices from the
+ * front in batches; the back side (the CPU workers) claims one tree at a time from the back.
+ * When nothing is free the front also claims the trees the back is still growing (they are
+ * dropped there: a worker checks gwb_rf_sched_dropped between steps), so the fit never waits
+ * for a slow side: the front's trees are [0, front), the back's [front, trees). */
+typedef struct gwb_rf_sched gwb_rf_sched;
+/* Front: up to `want` trees (the side's batch size; the queue may give fewer so the other side
+ * keeps work), the first index in *first; 0 when every tree is grown or claimed, or the fit
+ * stopped. */
+int gwb_rf_sched_front(gwb_rf_sched *s, int want, int *first);
+/* Back: one tree index, -1 when none is left (or the fit stopped). */
+int gwb_rf_sched_back(gwb_rf_sched *s);
+/* Back: tree t is grown (t >= the front when it finished: kept). */
+void gwb_rf_sched_back_done(gwb_rf_sched *s, int t);
+/* True when tree t (claimed by the back) is now the front's, or the fit stopped: drop it. */
+bool gwb_rf_sched_dropped(gwb_rf_sched *s, int t);
+/* Front: trees grown (progress); a side failed or was interrupted: stop both. */
+void gwb_rf_sched_front_grown(gwb_rf_sched *s, int n);
+void gwb_rf_sched_stop(gwb_rf_sched *s);
+/* The final split: trees [0, front) are the front's. */
+int gwb_rf_sched_front_end(gwb_rf_sched *s);
+/* Back: a tree was dropped (counted for f.timing.hybrid). */
+void gwb_rf_sched_count_dropped(gwb_rf_sched *s);
 
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
 typedef struct gwb_rf_job {
@@ -253,6 +307,8 @@ typedef struct gwb_rf_job {
 	gwb_rf_criterion criterion;  /* resolved (never DEFAULT) */
 	const double *class_weight;  /* classes entries (classification), else NULL */
 	double y_center;             /* regression: weighted target mean subtracted before growing */
+	gwb_rf_sched *sched;         /* hybrid: grow only the trees claimed here (NULL: all) */
+	bool sched_front;            /* claim from the front (GPU side), else from the back */
 } gwb_rf_job;
 
 /* The dispatcher: check parameters, choose the backend (gwb_backend_choose), quantize, call the
@@ -264,6 +320,11 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest
  * and sets f->timing.grow_ms. A GPU trainer has the same shape:
  *     gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f); */
 gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f);
+/* The hybrid trainer (rf_hybrid.c): job->q is not used (the CPU side builds the host codes
+ * while the GPU side quantizes on the device); cpu_front: a CPU pool stands in for the GPU
+ * (tests of the scheduler without a GPU). Fills f's nodes, grow/kernel/transfer times and
+ * f->timing.hybrid. A failure or an interrupt on either side stops both; nothing is kept. */
+gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_front);
 
 /* A forest with metadata copied from d and p, and no nodes yet. */
 gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,
@@ -271,8 +332,17 @@ gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry
 /* Allocate node arrays for `nodes` nodes (contents zero; tree_offset to be filled). */
 gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t nodes);
 /* Summary after the nodes are set: depth_reached, leaves, impurity importance; and OOB from d
- * (the training data, re-deriving the bootstrap counts) when bootstrap is on. */
+ * (the training data, re-deriving the bootstrap counts) when bootstrap and params.oob are on
+ * and the trainer did not compute it already (the GPU trainer does, on the device). */
 gwb_status gwb_forest_finish(gwb_forest *f, const gwb_dataset *d, int threads);
+/* The CPU OOB of f on its training data d (sets oob, oob_rows, oob_label / oob_value): the
+ * reference the GPU's OOB is tested against. */
+gwb_status gwb_forest_oob_cpu(gwb_forest *f, const gwb_dataset *d, int threads);
+/* Set oob, oob_rows and the per-row OOB predictions from per-row results: classification
+ * labels[r] (f's class code, -1 = no out-of-bag tree), regression values[r] (the double mean,
+ * NaN = none); the other may be NULL. Copies what it keeps. */
+gwb_status gwb_forest_oob_set(gwb_forest *f, const gwb_dataset *d, const int32_t *labels,
+			      const double *values);
 /* Structural checks (children in range and after their parent, features in range, thresholds
  * finite or +inf): used by load and by tests. */
 gwb_status gwb_forest_validate(const gwb_forest *f);
@@ -289,7 +359,12 @@ gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, i
 /* Labels (class codes of f) or regression values, rows entries. */
 gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int threads,
 			      int32_t *labels, float *values);
-/* Accuracy (classification; d's labels matched to f's classes by name) or R^2. */
+/* Whether a prediction of d might go to the GPU (a GPU-resident d, or enough work for "auto",
+ * or --backend gpu): a host-side test, so small work never loads the GPU plugin. */
+bool gwb_forest_predict_maybe_gpu(const gwb_forest *f, const gwb_dataset *d);
+/* Accuracy (classification; d's labels matched to f's classes by name) or R^2. On the GPU
+ * for large work (labels or values computed there, scored on the host; R^2 from float means,
+ * so it may differ from the CPU's in the last digits). */
 gwb_status gwb_forest_score(const gwb_forest *f, const gwb_dataset *d, int threads, double *out);
 /* Permutation importance on d: the mean and std (over `repeats` shuffles) of the score drop
  * when one feature's column is shuffled; features entries each. */

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 
+#include "buffer.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -70,6 +72,16 @@ size_t gwb_gpu_ledger_total(int *count)
 	if (count)
 		*count = 0;
 	return 0;
+}
+
+size_t gwb_gpu_trim(void)
+{
+	return 0;
+}
+
+void gwb_gpu_pool_stats(gwb_gpu_pool_info *out)
+{
+	memset(out, 0, sizeof(*out));
 }
 
 #else /* GWB_HAVE_CUDA */
@@ -173,10 +185,11 @@ static void do_init(void)
 	if (err != cudaSuccess) {
 		int drv = 0;
 		cudaDriverGetVersion(&drv);
+		/* one reason, in words: the runtime's own text here ("CUDA driver version is
+		 * insufficient") reads as "upgrade the driver" when there is none */
 		if (err == cudaErrorInsufficientDriver && drv == 0)
 			snprintf(init_reason, sizeof(init_reason),
-				 "no NVIDIA driver found (%s); CPU backends only",
-				 cudaGetErrorString(err));
+				 "no NVIDIA driver found (no GPU on this machine?); CPU backends only");
 		else
 			snprintf(init_reason, sizeof(init_reason),
 				 "CUDA unavailable: %s (%s); CPU backends only",
@@ -215,6 +228,7 @@ void gwb_gpu_shutdown(void)
 
 	if (!plugin)
 		return;  /* never loaded: nothing to give back, and no reason to load it now */
+	gwb_gpu_trim();  /* the pool's cached blocks and the staging ring */
 	*(void **)&release = dlsym(plugin, "gwb_gpu_handles_release");
 	if (release)
 		release();
@@ -277,9 +291,11 @@ gwb_status gwb_gpu_mem(size_t *free_b, size_t *total_b)
 
 /* The ledger: a small list of live allocations. Allocation counts are modest (tens to a few
  * thousand), so a linked list under one lock is enough. */
+struct pool_block;
 struct ledger_entry {
 	void *ptr;
-	size_t bytes;
+	size_t bytes;                /* as requested (the block may be larger) */
+	struct pool_block *block;    /* the pool block behind ptr */
 	char purpose[48];
 	struct ledger_entry *next;
 };
@@ -296,9 +312,133 @@ static void human(char *buf, size_t n, size_t bytes)
 		snprintf(buf, n, "%zu bytes", bytes);
 }
 
+/* --- the caching pool ----------------------------------------------------------------------
+ * Freed blocks are kept (with the event recorded on the legacy default stream when they were
+ * freed) and handed out again to a request they fit closely; cudaMalloc runs only when no
+ * cached block fits, and cudaFree only in gwb_gpu_trim() or when cudaMalloc fails. A reused
+ * block's new work is ordered after its free event on the device, so work still reading it
+ * on any blocking stream is never overwritten (copies on gwb's non-blocking copy stream are
+ * ordered with the default stream by events; see buffer.c). */
+struct pool_block {
+	void *ptr;
+	size_t size;         /* rounded size of the cudaMalloc */
+	cudaEvent_t freed;   /* recorded on stream 0 at free (NULL: never used) */
+	struct pool_block *next;
+};
+static struct pool_block *pool_free_list;
+static size_t pool_cached_bytes, pool_reserved_bytes;
+static int pool_cached_blocks;
+static long pool_hits, pool_misses;
+
+/* Allocation granularity: 512 B below 1 MiB, 2 MiB (the driver's page) above. */
+static size_t pool_round(size_t bytes)
+{
+	if (bytes == 0)
+		bytes = 1;
+	if (bytes < (1u << 20))
+		return (bytes + 511) & ~(size_t)511;
+	return (bytes + (2u << 20) - 1) & ~(((size_t)2 << 20) - 1);
+}
+
+/* The smallest cached block of at least `size` and at most 2x it (1/8 + 2 MiB over it for
+ * large blocks); removed from the list. When the work queued before its free may still be
+ * running, the default stream waits for it on the device (no host wait): every later use of
+ * the block is ordered after it (gwb's copy stream first waits on the default stream). Under
+ * ledger_lock. */
+static struct pool_block *pool_take(size_t size)
+{
+	struct pool_block **pp, **best = NULL, *b;
+	size_t lim = size < (1u << 20) ? 2 * size : size + size / 8 + ((size_t)2 << 20);
+
+	for (pp = &pool_free_list; *pp; pp = &(*pp)->next) {
+		b = *pp;
+		if (b->size < size || b->size > lim || (best && b->size >= (*best)->size))
+			continue;
+		best = pp;
+	}
+	if (!best)
+		return NULL;
+	b = *best;
+	*best = b->next;
+	pool_cached_bytes -= b->size;
+	pool_cached_blocks--;
+	if (b->freed && cudaEventQuery(b->freed) != cudaSuccess &&
+	    cudaStreamWaitEvent(0, b->freed, 0) != cudaSuccess)
+		cudaEventSynchronize(b->freed);
+	cudaGetLastError();
+	return b;
+}
+
+/* Give every cached block back to the driver (waits for their free events). Under
+ * ledger_lock. Returns the bytes released. */
+static size_t pool_release_all(void)
+{
+	size_t rel = 0;
+
+	while (pool_free_list) {
+		struct pool_block *b = pool_free_list;
+		pool_free_list = b->next;
+		if (b->freed) {
+			cudaEventSynchronize(b->freed);
+			cudaEventDestroy(b->freed);
+		}
+		cudaFree(b->ptr);
+		rel += b->size;
+		pool_reserved_bytes -= b->size;
+		free(b);
+	}
+	cudaGetLastError();
+	pool_cached_bytes = 0;
+	pool_cached_blocks = 0;
+	return rel;
+}
+
+size_t gwb_gpu_trim(void)
+{
+	size_t rel;
+
+	if (!gwb_gpu_available())
+		return 0;
+	gwb_gpu_staging_release();
+	pthread_mutex_lock(&ledger_lock);
+	rel = pool_release_all();
+	pthread_mutex_unlock(&ledger_lock);
+	return rel;
+}
+
+void gwb_gpu_pool_stats(gwb_gpu_pool_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&ledger_lock);
+	out->cached_bytes = pool_cached_bytes;
+	out->cached_blocks = pool_cached_blocks;
+	out->reserved_bytes = pool_reserved_bytes;
+	out->hits = pool_hits;
+	out->misses = pool_misses;
+	pthread_mutex_unlock(&ledger_lock);
+}
+
+/* One line naming what gwb holds, by purpose, for out-of-memory messages. */
+struct holds_ctx { char *buf; size_t n, len; };
+static void holds_cb(const char *purpose, size_t bytes, int count, void *ctx)
+{
+	struct holds_ctx *h = ctx;
+	char b[32];
+
+	human(b, sizeof(b), bytes);
+	if (h->len + 1 < h->n) {
+		int w = snprintf(h->buf + h->len, h->n - h->len, "%s%s %s (%d)", h->len ? ", " : "",
+				 purpose, b, count);
+		if (w > 0)
+			h->len += (size_t)w;
+	}
+}
+
 gwb_status gwb_gpu_malloc(void **ptr, size_t bytes, const char *purpose)
 {
 	struct ledger_entry *e;
+	struct pool_block *b;
+	size_t size = pool_round(bytes);
 	cudaError_t err;
 	gwb_status rc;
 
@@ -308,23 +448,56 @@ gwb_status gwb_gpu_malloc(void **ptr, size_t bytes, const char *purpose)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return gwb_error(GWB_ENOMEM, "out of host memory for the device ledger");
-	err = cudaMalloc(ptr, bytes ? bytes : 1);
-	if (err != cudaSuccess) {
-		size_t fr = 0, tot = 0;
-		char need[32], have[32];
-		cudaGetLastError();
-		cudaMemGetInfo(&fr, &tot);
-		human(need, sizeof(need), bytes);
-		human(have, sizeof(have), fr);
-		free(e);
-		*ptr = NULL;
-		return gwb_error(GWB_ENOMEM,
-				 "GPU out of memory for %s: needed %s (%zu bytes), %s free of %.1f GiB; "
-				 "use a smaller problem or backend=\"cpu\"",
-				 purpose, need, bytes, have, tot / (double)(1ull << 30));
+	pthread_mutex_lock(&ledger_lock);
+	b = pool_take(size);
+	if (b)
+		pool_hits++;
+	else
+		pool_misses++;
+	pthread_mutex_unlock(&ledger_lock);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b) {
+			free(e);
+			return gwb_error(GWB_ENOMEM, "out of host memory for the device pool");
+		}
+		b->size = size;
+		err = cudaMalloc(&b->ptr, size);
+		if (err == cudaErrorMemoryAllocation) {
+			/* give the cache back and try once more */
+			cudaGetLastError();
+			pthread_mutex_lock(&ledger_lock);
+			pool_release_all();
+			pthread_mutex_unlock(&ledger_lock);
+			err = cudaMalloc(&b->ptr, size);
+		}
+		if (err != cudaSuccess) {
+			size_t fr = 0, tot = 0;
+			char need[32], have[32], holds[320] = "";
+			struct holds_ctx h = {holds, sizeof(holds), 0};
+			cudaGetLastError();
+			cudaMemGetInfo(&fr, &tot);
+			human(need, sizeof(need), bytes);
+			human(have, sizeof(have), fr);
+			free(e);
+			free(b);
+			gwb_gpu_ledger_each(holds_cb, &h);
+			return gwb_error(GWB_ENOMEM,
+					 "GPU out of memory for %s: needed %s (%zu bytes), %s free of "
+					 "%.1f GiB; gwb holds %s; free objects you no longer need "
+					 "(x:close(), or x:to(\"cpu\")) and call gpu.trim(), use a "
+					 "smaller problem or backend=\"cpu\"",
+					 purpose, need, bytes, have, tot / (double)(1ull << 30),
+					 holds[0] ? holds : "nothing");
+		}
+		pthread_mutex_lock(&ledger_lock);
+		pool_reserved_bytes += size;
+		pthread_mutex_unlock(&ledger_lock);
 	}
+	*ptr = b->ptr;
 	e->ptr = *ptr;
 	e->bytes = bytes;
+	e->block = b;
 	snprintf(e->purpose, sizeof(e->purpose), "%s", purpose ? purpose : "?");
 	pthread_mutex_lock(&ledger_lock);
 	e->next = ledger;
@@ -336,6 +509,7 @@ gwb_status gwb_gpu_malloc(void **ptr, size_t bytes, const char *purpose)
 void gwb_gpu_free(void *ptr)
 {
 	struct ledger_entry **pp, *e = NULL;
+	struct pool_block *b;
 
 	if (!ptr)
 		return;
@@ -347,9 +521,27 @@ void gwb_gpu_free(void *ptr)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&ledger_lock);
+	if (!e) {
+		pthread_mutex_unlock(&ledger_lock);
+		cudaFree(ptr);  /* not ours: the driver's */
+		cudaGetLastError();
+		return;
+	}
+	b = e->block;
 	free(e);
-	cudaFree(ptr);
+	if (!b->freed && cudaEventCreateWithFlags(&b->freed, cudaEventDisableTiming) != cudaSuccess)
+		b->freed = NULL;
+	if (b->freed && cudaEventRecord(b->freed, 0) != cudaSuccess) {
+		/* cannot order the reuse: wait for the device instead */
+		cudaGetLastError();
+		cudaDeviceSynchronize();
+	}
+	cudaGetLastError();
+	b->next = pool_free_list;
+	pool_free_list = b;
+	pool_cached_bytes += b->size;
+	pool_cached_blocks++;
+	pthread_mutex_unlock(&ledger_lock);
 }
 
 void gwb_gpu_ledger_each(gwb_gpu_ledger_fn fn, void *ctx)

@@ -64,11 +64,28 @@ void gwb_gpu_shutdown(void);
 /* cudaMemGetInfo. GWB_ENODEV when no GPU. */
 gwb_status gwb_gpu_mem(size_t *free_b, size_t *total_b);
 
-/* Device allocation with a purpose tag ("rf.codes", "eig.work", ...). On failure the message
- * says how many bytes were needed, how many are free, and the purpose. */
+/* Device allocation with a purpose tag ("rf.codes", "eig.work", ...), from the caching pool:
+ * a freed block is kept and reused by a later request it fits (cudaMalloc only when none
+ * does), so these are cheap on hot paths. On failure (after giving the cache back and
+ * retrying) the message says how many bytes were needed, how many are free, what gwb holds
+ * by purpose, and to free objects or call gpu.trim(). */
 gwb_status gwb_gpu_malloc(void **ptr, size_t bytes, const char *purpose);
-/* Free a pointer from gwb_gpu_malloc (NULL is fine). */
+/* Free a pointer from gwb_gpu_malloc (NULL is fine): back to the pool, reusable once the work
+ * queued before the free (on blocking streams) has finished. Never synchronizes. */
 void gwb_gpu_free(void *ptr);
+
+/* The pool: bytes cached (freed, kept for reuse), bytes reserved from the driver (live +
+ * cached), and reuse counts since start. */
+typedef struct gwb_gpu_pool_info {
+	size_t cached_bytes;
+	int cached_blocks;
+	size_t reserved_bytes;
+	long hits, misses;    /* requests served from the cache / by cudaMalloc */
+} gwb_gpu_pool_info;
+void gwb_gpu_pool_stats(gwb_gpu_pool_info *out);
+/* Give the pool's cached blocks (and the pinned staging ring, buffer.c) back; returns the
+ * device bytes released. 0 without a GPU. gpu.trim() in Lua. */
+size_t gwb_gpu_trim(void);
 
 /* The ledger: bytes we hold per purpose. Calls fn once per live purpose. */
 typedef void (*gwb_gpu_ledger_fn)(const char *purpose, size_t bytes, int count, void *ctx);

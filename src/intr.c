@@ -3,10 +3,12 @@
 #include "intr.h"
 #include "prof.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,4 +210,112 @@ void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
 		fprintf(stderr, "  %s %.3g", p->metric_name, p->metric);
 	fputs(p->finished ? "\n" : "\033[K", stderr);
 	fflush(stderr);
+}
+
+/* --- a blocking call on a worker that can be abandoned ------------------------------------ */
+
+struct worker_job {
+	gwb_status (*fn)(void *);
+	void (*release)(void *);
+	void *arg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool finished;   /* fn returned (rc, msg set) */
+	bool abandoned;  /* the caller left: the worker releases arg and the job */
+	gwb_status rc;
+	char msg[1024];
+};
+
+static void *worker_main(void *p)
+{
+	struct worker_job *j = p;
+	gwb_status rc = j->fn(j->arg);
+	bool gone;
+
+	pthread_mutex_lock(&j->mu);
+	j->rc = rc;
+	snprintf(j->msg, sizeof(j->msg), "%s", rc ? gwb_errmsg() : "");
+	j->finished = true;
+	gone = j->abandoned;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	if (gone) {
+		if (j->release)
+			j->release(j->arg);
+		pthread_mutex_destroy(&j->mu);
+		pthread_cond_destroy(&j->cv);
+		free(j);
+	}
+	return NULL;
+}
+
+gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
+				 void (*release)(void *arg), void *arg, bool *abandoned)
+{
+	struct worker_job *j = calloc(1, sizeof(*j));
+	pthread_attr_t at;
+	pthread_t tid;
+	gwb_status rc;
+	bool left = false;
+	double t0 = gwb_now();
+
+	*abandoned = false;
+	if (!j)
+		return gwb_error(GWB_ENOMEM, "out of memory starting a worker");
+	j->fn = fn;
+	j->release = release;
+	j->arg = arg;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&tid, &at, worker_main, j)) {
+		/* no thread: run it here, uninterruptible but correct */
+		pthread_attr_destroy(&at);
+		pthread_mutex_destroy(&j->mu);
+		pthread_cond_destroy(&j->cv);
+		free(j);
+		return fn(arg);
+	}
+	pthread_attr_destroy(&at);
+	if (label)
+		gwb_progress_begin(label, 0);
+	pthread_mutex_lock(&j->mu);
+	while (!j->finished) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+		if (j->finished)
+			break;
+		if (gwb_intr_pending()) {
+			j->abandoned = left = true;
+			break;
+		}
+		if (label) {
+			pthread_mutex_unlock(&j->mu);
+			gwb_progress_update(0, "seconds", gwb_now() - t0);
+			pthread_mutex_lock(&j->mu);
+		}
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (label)
+		gwb_progress_end();
+	if (left) {
+		*abandoned = true;
+		return gwb_error(GWB_EINTR, "%s%sinterrupted after %.1f s (the computation is left "
+				 "to finish in the background and its memory is freed when it ends)",
+				 label ? label : "", label ? ": " : "", gwb_now() - t0);
+	}
+	rc = j->rc;
+	if (rc)
+		gwb_error(rc, "%s", j->msg);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->cv);
+	free(j);
+	return rc;
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,6 +60,16 @@ bool gwb_progress_get(gwb_progress *out, char *label, size_t n);
 
 /* The stderr progress bar (used by the front end when stderr is a tty). */
 void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx);
+
+/* Run fn(arg) on a worker thread and wait for it, polling the interrupt flag every 20 ms: for
+ * a call that cannot poll the flag itself (a LAPACK driver). With a label, the wait is a
+ * progress run of that name (total unknown), so the panel shows it. Returns fn's status, its
+ * message moved to the calling thread. On an interrupt it returns GWB_EINTR at once with
+ * *abandoned set: the worker runs on to its end and then calls release(arg), which frees
+ * everything fn uses (arg included); the caller must touch none of it again. Otherwise
+ * release is not called and the caller keeps arg. */
+gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
+				 void (*release)(void *arg), void *arg, bool *abandoned);
 
 /* The cores this process may run on (sched_getaffinity: taskset and containers limit it),
  * 1..1024: the default thread count of every parallel operation. */

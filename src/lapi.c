@@ -1,12 +1,21 @@
 /* lapi.c - shared Lua binding helpers and the list of modules. */
+#define _GNU_SOURCE
 #include "lapi.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "blas.h"
+#include "dataset.h"
+#include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
+#include "lapack.h"
 
 #define HELP_KEY "gwb.help"   /* registry: value -> {name, text}; name -> {name, text} */
 
@@ -21,6 +30,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_mat,
 	gwb_open_eig,
 	gwb_open_sparse,
+	gwb_open_switches,
 	NULL,
 };
 
@@ -104,17 +114,76 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 	lua_pop(L, 1);
 }
 
+/* --- typed userdata ----------------------------------------------------------------------- */
+/* Every userdata gwb makes ends in an 8-byte tag, a hash of its type name, after the payload:
+ * the debug library can give any userdata any metatable (and every light userdata one), so a
+ * metatable alone does not say what the memory holds. */
+
+static uint64_t udata_tag(const char *tname)
+{
+	uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a, folded with a constant of our own */
+
+	for (; *tname; tname++)
+		h = (h ^ (unsigned char)*tname) * 0x100000001b3u;
+	return h ^ 0x9e3779b97f4a7c15u;
+}
+
+void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname)
+{
+	uint64_t tag = udata_tag(tname);
+	char *p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
+
+	memset(p, 0, size);
+	memcpy(p + size, &tag, sizeof(tag));
+	luaL_setmetatable(L, tname);   /* none when tname is not a registered metatable */
+	return p;
+}
+
+void *gwb_lua_toudata(lua_State *L, int idx, const char *tname)
+{
+	uint64_t tag, want = udata_tag(tname);
+	size_t len;
+	char *p;
+
+	if (lua_type(L, idx) != LUA_TUSERDATA)   /* a full userdata: not a light one */
+		return NULL;
+	len = lua_rawlen(L, idx);
+	p = lua_touserdata(L, idx);
+	if (len < sizeof(tag))
+		return NULL;
+	memcpy(&tag, p + len - sizeof(tag), sizeof(tag));
+	return tag == want ? p : NULL;
+}
+
+void *gwb_lua_testudata(lua_State *L, int idx, const char *tname)
+{
+	void *p = gwb_lua_toudata(L, idx, tname);
+	int same;
+
+	if (!p || !lua_getmetatable(L, idx))
+		return NULL;
+	luaL_getmetatable(L, tname);
+	same = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	return same ? p : NULL;
+}
+
+void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what)
+{
+	void *p = gwb_lua_testudata(L, idx, tname);
+
+	if (!p)
+		luaL_typeerror(L, idx, what);
+	return p;
+}
+
 /* --- boxed objects ------------------------------------------------------------------------ */
-/* The box is a pointer-sized userdata; the modules view it through their own one-pointer struct
- * (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
+/* The box is a pointer-sized typed userdata; the modules view it through their own one-pointer
+ * struct (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
 
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 {
-	void *box = lua_newuserdatauv(L, sizeof(void *), nuv);
-
-	memset(box, 0, sizeof(void *));
-	luaL_setmetatable(L, mt);
-	return box;
+	return gwb_lua_newudata(L, sizeof(void *), nuv, mt);
 }
 
 /* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
@@ -144,7 +213,7 @@ void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
 {
-	void *box = luaL_testudata(L, idx, mt), *p;
+	void *box = gwb_lua_testudata(L, idx, mt), *p;
 
 	if (!box)
 		luaL_typeerror(L, idx, what);
@@ -158,8 +227,10 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 {
-	void *box = luaL_checkudata(L, idx, mt), *p;
+	void *box = gwb_lua_toudata(L, idx, mt), *p;
 
+	if (!box)   /* __gc or __close of another value given this metatable: not ours to free */
+		return NULL;
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
 	return p;
@@ -208,13 +279,13 @@ lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, 
 		int ok;
 		lua_Number x = lua_tonumber(L, -1);
 		v = lua_tointegerx(L, -1, &ok);
-		if (!ok) {
-			if (x != x || x >= 9.2e18 || x <= -9.2e18)
-				bad_opt(L, fn, key, "an integer");
-			v = (lua_Integer)x;
-			if ((lua_Number)v != x)
-				luaL_error(L, "%s: option '%s' must be an integer (got %g)", fn, key, x);
-		}
+		/* (lua_pushfstring knows %f, not %g: it prints x as Lua does, "1.5", "nan", "1e+30") */
+		if (!ok && x != x)
+			luaL_error(L, "%s: %s must be a whole number, got nan", fn, key);
+		else if (!ok && (x == HUGE_VAL || x == -HUGE_VAL || x == floor(x)))
+			luaL_error(L, "%s: %s must be a whole number within +-2^63, got %f", fn, key, x);
+		else if (!ok)
+			luaL_error(L, "%s: %s must be a whole number, got %f", fn, key, x);
 	} else
 		bad_opt(L, fn, key, "an integer");
 	if (idx && !lua_isnoneornil(L, idx))
@@ -310,6 +381,70 @@ void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const
 	}
 }
 
+void gwb_opt_tag(lua_State *L, int idx, const char *fn)
+{
+	int t = lua_isnoneornil(L, idx) || !lua_istable(L, idx) ? LUA_TNIL :
+		lua_getfield(L, idx, "tag");
+	lua_Integer i, n;
+
+	if (t == LUA_TNIL) {
+		if (!lua_isnoneornil(L, idx) && lua_istable(L, idx))
+			lua_pop(L, 1);
+		lua_pushnil(L);
+		return;
+	}
+	if (t == LUA_TSTRING) {
+		lua_createtable(L, 1, 0);
+		lua_insert(L, -2);
+		lua_rawseti(L, -2, 1);
+		return;
+	}
+	if (t != LUA_TTABLE)
+		luaL_error(L, "%s: option 'tag' must be a string or a list of strings (got %s)", fn,
+			   luaL_typename(L, -1));
+	n = (lua_Integer)lua_rawlen(L, -1);
+	lua_createtable(L, (int)n, 0);
+	for (i = 1; i <= n; i++) {
+		if (lua_rawgeti(L, -2, i) != LUA_TSTRING)
+			luaL_error(L, "%s: option 'tag' must be a string or a list of strings (item %I "
+				   "is a %s)", fn, i, luaL_typename(L, -1));
+		lua_rawseti(L, -2, i);
+	}
+	lua_remove(L, -2);
+}
+
+void gwb_lua_push_datainfo(lua_State *L, int idx)
+{
+	const gwb_dataset *d = gwb_lua_checkdataset(L, idx);
+	char hex[24];
+
+	idx = lua_absindex(L, idx);
+	lua_createtable(L, 0, 8);
+	if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE)
+		lua_getfield(L, -1, "path");
+	else
+		lua_pushnil(L);
+	lua_setfield(L, -3, "path");
+	lua_pop(L, 1);
+	lua_pushinteger(L, (lua_Integer)d->rows);
+	lua_setfield(L, -2, "rows");
+	lua_pushinteger(L, d->features);
+	lua_setfield(L, -2, "features");
+	lua_pushstring(L, d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
+	lua_setfield(L, -2, "task");
+	if (d->classes) {
+		lua_pushinteger(L, d->classes);
+		lua_setfield(L, -2, "classes");
+	}
+	if (d->target) {
+		lua_pushstring(L, d->target);
+		lua_setfield(L, -2, "target");
+	}
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_dataset_checksum(d));
+	lua_pushstring(L, hex);
+	lua_setfield(L, -2, "checksum");
+}
+
 void gwb_lua_log_run(lua_State *L, int idx)
 {
 	idx = lua_absindex(L, idx);
@@ -401,7 +536,106 @@ static int core_blas(lua_State *L)
 	return 1;
 }
 
+static int core_fmt_bytes(lua_State *L)
+{
+	char b[48];
+
+	lua_pushstring(L, gwb_fmt_bytes(b, sizeof(b), luaL_checknumber(L, 1)));
+	return 1;
+}
+
+static int core_fmt_time(lua_State *L)
+{
+	char b[48];
+
+	lua_pushstring(L, gwb_fmt_ms(b, sizeof(b), luaL_checknumber(L, 1)));
+	return 1;
+}
+
+static int core_plural(lua_State *L)
+{
+	char b[160];
+
+	lua_pushstring(L, gwb_fmt_count(b, sizeof(b), (long long)luaL_checkinteger(L, 1),
+					luaL_checkstring(L, 2), luaL_optstring(L, 3, NULL)));
+	return 1;
+}
+
+static int core_cpu_count(lua_State *L)
+{
+	lua_pushinteger(L, gwb_cpu_count());
+	return 1;
+}
+
+/* The shared objects of this process whose file name contains one of the words: the BLAS and
+ * LAPACK in use (libblas.so.3 is a Debian alternative: the real path says which). */
+static int core_libraries(lua_State *L)
+{
+	static const char *const want[][2] = {{"blas", "blas"}, {"lapack", "lapack"},
+					      {"cudart", "cuda_runtime"}, {NULL, NULL}};
+	FILE *f;
+	char line[4096];
+	int i;
+
+	char *(*config)(void);
+
+	(void)gwb_lapack_sym("dgemm_");  /* loaded on first use (lapack.h): load it now */
+	f = fopen("/proc/self/maps", "r");
+	lua_newtable(L);
+	*(void **)&config = gwb_lapack_sym("openblas_get_config");  /* "OpenBLAS 0.3.21 ..." */
+	if (config) {
+		lua_pushstring(L, config());
+		lua_setfield(L, -2, "blas_config");
+	}
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/'), *base, *nl, real[4096];
+		if (!path)
+			continue;
+		if ((nl = strchr(path, '\n')))
+			*nl = '\0';
+		base = strrchr(path, '/') + 1;
+		for (i = 0; want[i][0]; i++) {
+			if (!strstr(base, want[i][0]) || lua_getfield(L, -1, want[i][1]) != LUA_TNIL) {
+				if (strstr(base, want[i][0]))
+					lua_pop(L, 1);
+				continue;
+			}
+			lua_pop(L, 1);
+			lua_pushstring(L, realpath(path, real) ? real : path);
+			lua_setfield(L, -2, want[i][1]);
+		}
+	}
+	fclose(f);
+	return 1;
+}
+
+static int core_term_size(lua_State *L)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_col)
+		return 0;
+	lua_pushinteger(L, ws.ws_col);
+	lua_pushinteger(L, ws.ws_row);
+	return 2;
+}
+
 static const gwb_reg core_funcs[] = {
+	{"term_size", core_term_size, "gwb.term_size() -> columns, rows\n"
+	 "The terminal's size when standard output is a terminal; nothing otherwise."},
+	{"fmt_bytes", core_fmt_bytes, "gwb.fmt_bytes(n) -> string\n"
+	 "A size in the largest fitting unit, as gwb prints them: \"512 B\", \"1.5 KiB\", \"256 MiB\"."},
+	{"fmt_time", core_fmt_time, "gwb.fmt_time(ms) -> string\n"
+	 "A duration given in ms, as gwb prints them: \"3.14 ms\", \"2.50 s\", \"12.3 s\", \"2 min 5 s\"."},
+	{"plural", core_plural, "gwb.plural(n, noun [, plural]) -> string\n"
+	 "\"1 iteration\", \"3 iterations\" (gwb.plural(2, \"matrix\", \"matrices\"))."},
+	{"cpu_count", core_cpu_count, "gwb.cpu_count() -> n\n"
+	 "CPUs this process may use: the default thread count of every parallel operation."},
+	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime, blas_config}\n"
+	 "The real paths of the BLAS, LAPACK (and CUDA runtime) this process has loaded (LAPACK\n"
+	 "is loaded now if it was not), and OpenBLAS's own description when it is OpenBLAS."},
 	{"helpentry", core_helpentry, "gwb.helpentry(x) -> {name, text} or nil\n"
 	 "The help record for a value or a dotted name (used by help())."},
 	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},

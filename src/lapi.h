@@ -35,6 +35,20 @@ void gwb_lua_sethelp(lua_State *L, int idx, const char *name, const char *text);
 void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 		      const luaL_Reg *meta);
 
+/* Typed userdata: every userdata gwb makes ends in a tag (a hash of its type name) after the
+ * payload, checked with the metatable, so a value given another type's metatable through the
+ * debug library is refused instead of misread.
+ * newudata: push a zeroed userdata of size bytes (nuv user values) tagged tname, with the
+ *   metatable registered as tname if there is one (a caller may set its own afterwards).
+ * toudata: the payload if the value at idx is a full userdata tagged tname, else NULL (the
+ *   metatable unchecked: for __gc/__close).
+ * testudata: toudata, and the metatable is the one registered as tname; else NULL.
+ * checkudata: testudata, or raise "<what> expected, got <type>". */
+void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname);
+void *gwb_lua_toudata(lua_State *L, int idx, const char *tname);
+void *gwb_lua_testudata(lua_State *L, int idx, const char *tname);
+void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what);
+
 /* Boxed objects: a userdata (metatable mt) that owns one C object through a pointer, NULL once
  * released. Every Lua type that wraps a library object (Dataset, Forest, Matrix, Eigen,
  * SparseMatrix) is one, so creation, checks and release live here once; a module views the box
@@ -45,7 +59,8 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
  *   propagates (nothing leaks).
  * checkbox: the live object in the box at idx; raises naming the argument when the value is
  *   not such a box ("<what> expected") or was closed ("the <name> was closed").
- * takebox: for __gc/__close: the object (NULL if released already), leaving the box empty. */
+ * takebox: for __gc/__close: the object (NULL if released already, or if the value is not a
+ *   box of this type), leaving the box empty. */
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv);
 void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *));
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name);
@@ -67,6 +82,15 @@ gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn);
 /* Raise an error if opts has a key not in the NULL-terminated list `known`. */
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[]);
 
+/* Every run-logged call takes opts.tag = "name" or {"a", "b"}: push it as a list of strings
+ * (nil when absent) for the record; a tag of another type raises naming fn. */
+void gwb_opt_tag(lua_State *L, int idx, const char *fn);
+
+/* The dataset part of a run record for the Dataset at idx: {path (when loaded from a file),
+ * rows, features, task, target, classes, checksum (XXH64 of the features and targets, hex)},
+ * so two runs on different data are never confused. Pushes the table. */
+void gwb_lua_push_datainfo(lua_State *L, int idx);
+
 /* Append one record to the run log: the table at idx ({kind = "rf.train", params = {...},
  * backend = ..., timing = {...}, metrics = {...}}) is passed to gwb.log_run (lua/gwb/runs.lua
  * adds version, device and time, and writes one JSON line). A failure to log only warns. */
@@ -81,6 +105,14 @@ extern const char gwb_commit[];
 struct gwb_dataset;
 struct gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx);
 void gwb_lua_pushdataset(lua_State *L, struct gwb_dataset *d);
+/* The Dataset at idx with its feature columns in the order of names[0..n), the columns a model
+ * (what: "forest", "PCA") was fitted on, matched by name: the same names in another order give
+ * a reordered copy (owned by a Dataset pushed on the stack), missing or unexpected names raise
+ * an error from fn that names them. When either side has no names (header = false: col1,
+ * col2, ...), the columns are taken by position if their counts agree, and *by_position is
+ * set so the caller can say so. Returns d itself when nothing needed to change. */
+struct gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *names, int n,
+					  const char *fn, const char *what, bool *by_position);
 
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);
@@ -92,6 +124,7 @@ int gwb_open_teach(lua_State *L);
 int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
 int gwb_open_sparse(lua_State *L);  /* after mat and eig: extends both */
+int gwb_open_switches(lua_State *L);  /* last: wraps the functions that take opts.switches */
 
 /* Matrix and Eigen userdata (lapi_mat.c, lapi_eig.c), for modules that make or take them.
  * The push functions take ownership (the object is freed with the userdata; on a Lua error
@@ -101,6 +134,9 @@ struct gwb_matrix;
 struct gwb_eigen;
 void gwb_lua_push_matrix(lua_State *L, struct gwb_matrix *A);
 struct gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg);
+/* gwb_lua_checkmatrix makes a GPU-resident matrix's host copy current (host readers); this one
+ * does not (GPU operations that use the device copy in place). */
+struct gwb_matrix *gwb_lua_checkmatrix_dev(lua_State *L, int arg);
 void gwb_lua_push_eigen(lua_State *L, struct gwb_eigen *e);
 /* One run-log record for an eigensolver call: the params table on top of the stack (popped) plus
  * kind, backend, timing and metrics (method, max_residual, orthogonality, iterations, converged)

@@ -4,17 +4,23 @@
  * save and the row-major -> column-major transpose (CPU, or the GPU kernels). */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "csv.h"
 #include "dataset.h"
 #include "dsio.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 #include "synth.h"
 #include "transpose.h"
 #include "intr.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/transpose.h"
 #endif
@@ -43,6 +49,145 @@ gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 {
 	return gwb_lua_checkbox(L, idx, DATASET_MT, "Dataset (from data.load or data.synth)",
 				"Dataset");
+}
+
+/* --- matching a Dataset's columns to a model's ---------------------------------------------- */
+
+/* Names the CSV reader makes up for a file without a header (col1, col2, ...), or none. */
+static bool generated_names(char *const *names, int n)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		const char *s = names ? names[j] : NULL;
+		if (s && *s && (strncmp(s, "col", 3) || !s[3] || strspn(s + 3, "0123456789") !=
+				strlen(s + 3)))
+			return false;
+	}
+	return true;
+}
+
+static char *const *sort_names;   /* for cmp_by_name (qsort has no context argument) */
+
+static int cmp_by_name(const void *a, const void *b)
+{
+	const char *x = sort_names[*(const int *)a], *y = sort_names[*(const int *)b];
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Append "'a', 'b', ... (N more)" for up to 8 of the names list[0..k) to buf. */
+static void list_names(char *buf, size_t sz, char *const *names, const int *list, int k)
+{
+	size_t len = strlen(buf);
+	int i;
+
+	for (i = 0; i < k && i < 8 && len < sz; i++) {
+		snprintf(buf + len, sz - len, "%s'%s'", i ? ", " : "", names[list[i]] ?
+			 names[list[i]] : "");
+		len = strlen(buf);
+	}
+	if (k > 8 && len < sz)
+		snprintf(buf + len, sz - len, " and %d more", k - 8);
+}
+
+gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *names, int n,
+				   const char *fn, const char *what, bool *by_position)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, idx), *r;
+	int *order, *cols, *missing, *extra, j, nm = 0, ne = 0, lo, hi, same = 1;
+	bool unnamed = generated_names(d->names, d->features);
+	char msg[1200];
+
+	*by_position = false;
+	idx = lua_absindex(L, idx);
+	if (!unnamed) {   /* loaded with header = false */
+		if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE) {
+			lua_getfield(L, -1, "header");
+			unnamed = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	if (unnamed || generated_names(names, n)) {
+		/* one side has no names: by position, and only with the same number of columns */
+		if (d->features != n)
+			luaL_error(L, "%s: the %s was fitted on %d features but the dataset has %d, and "
+				   "%s no column names to match them by: give data with the same "
+				   "columns", fn, what, n, d->features, unnamed ? "the dataset has" :
+				   "the model has");
+		*by_position = true;
+		return d;
+	}
+	/* by name: sort the dataset's columns by name, look each of the model's up */
+	order = lua_newuserdatauv(L, sizeof(int) * ((size_t)d->features + (size_t)n * 2 + 2), 0);
+	cols = order + d->features;
+	missing = cols + n;
+	for (j = 0; j < d->features; j++)
+		order[j] = j;
+	sort_names = d->names;
+	qsort(order, (size_t)d->features, sizeof(int), cmp_by_name);
+	for (j = 0; j + 1 < d->features; j++)
+		if (!cmp_by_name(&order[j], &order[j + 1]))
+			luaL_error(L, "%s: the dataset has two columns named '%s': rename one so that "
+				   "its columns can be matched to the %s's", fn,
+				   d->names[order[j]] ? d->names[order[j]] : "", what);
+	for (j = 0; j < n; j++) {
+		const char *want = names[j] ? names[j] : "";
+		cols[j] = -1;
+		for (lo = 0, hi = d->features; lo < hi;) {
+			int mid = (lo + hi) / 2;
+			const char *s = d->names[order[mid]] ? d->names[order[mid]] : "";
+			int c = strcmp(s, want);
+			if (!c) {
+				cols[j] = order[mid];
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (cols[j] < 0)
+			missing[nm++] = j;
+		same &= cols[j] == j;
+	}
+	/* the dataset's columns the model does not know (its order[] is free now) */
+	extra = order;
+	if (nm || d->features != n) {
+		char *seen = lua_newuserdatauv(L, (size_t)d->features + 1, 0);
+		memset(seen, 0, (size_t)d->features + 1);
+		for (j = 0; j < n; j++)
+			if (cols[j] >= 0)
+				seen[cols[j]] = 1;
+		for (j = 0; j < d->features; j++)
+			if (!seen[j])
+				extra[ne++] = j;
+		lua_pop(L, 1);
+	}
+	if (nm || ne) {
+		snprintf(msg, sizeof(msg), "%s: the dataset's columns do not match the %s's "
+			 "features (matched by name): ", fn, what);
+		if (nm) {
+			strncat(msg, "missing ", sizeof(msg) - strlen(msg) - 1);
+			list_names(msg, sizeof(msg), names, missing, nm);
+		}
+		if (ne) {
+			strncat(msg, nm ? "; unexpected " : "unexpected ", sizeof(msg) - strlen(msg) - 1);
+			list_names(msg, sizeof(msg), d->names, extra, ne);
+		}
+		strncat(msg, ". Rename or select columns (d:select) to match", sizeof(msg) -
+			strlen(msg) - 1);
+		luaL_error(L, "%s", msg);
+	}
+	if (same) {
+		lua_pop(L, 1);
+		return d;
+	}
+	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &r));
+	lua_pop(L, 1);
+	gwb_lua_pushdataset(L, r);   /* owns the reordered copy */
+	return r;
 }
 
 /* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
@@ -75,12 +220,7 @@ static void push_names(lua_State *L, char **names, int n)
 
 static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-
-	while (x >= 1024 && i < 4)
-		x /= 1024, i++;
-	snprintf(b, sz, i ? "%.1f %s" : "%.0f %s", x, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static void count_classes(const gwb_dataset *d, size_t *cnt)
@@ -95,7 +235,7 @@ static void count_classes(const gwb_dataset *d, size_t *cnt)
 
 static int ds_tostring(lua_State *L)
 {
-	dsbox *b = luaL_checkudata(L, 1, DATASET_MT);
+	dsbox *b = gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
 	gwb_dataset *d = b->d;
 	luaL_Buffer B;
 	char mem[32];
@@ -109,8 +249,13 @@ static int ds_tostring(lua_State *L)
 	if (d->task == GWB_TASK_CLASSIFICATION)   /* before the buffer, which owns the stack top */
 		counts = lua_newuserdatauv(L, sizeof(*counts) * ((size_t)d->classes + 1), 0);
 	luaL_buffinit(L, &B);
-	lua_pushfstring(L, "Dataset: %I rows x %d features, %s", (lua_Integer)d->rows, d->features,
-			task_name(d->task));
+	{
+		char nr[48], nf[48];
+		lua_pushfstring(L, "Dataset: %s x %s, %s",
+				gwb_fmt_count(nr, sizeof(nr), (long long)d->rows, "row", NULL),
+				gwb_fmt_count(nf, sizeof(nf), d->features, "feature", NULL),
+				task_name(d->task));
+	}
 	luaL_addvalue(&B);
 	if (d->task == GWB_TASK_CLASSIFICATION) {
 		size_t *cnt = counts;
@@ -242,6 +387,10 @@ static int ds_index(lua_State *L)
 			lua_getiuservalue(L, 1, 1);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, gwb_dataset_gpu_X(d) ? "gpu" : "cpu");
+			return 1;
+		}
 	}
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
@@ -271,33 +420,235 @@ static void set_table_meta(lua_State *L, int cols, int rows)
 	lua_setmetatable(L, -2);
 }
 
-static void cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
+/* Display width of one code point: wcwidth() where the locale knows it, else a table of the
+ * zero-width (combining, joiners, variation selectors) and double-width (CJK, Hangul,
+ * fullwidth forms, emoji) ranges, so UTF-8 text aligns in any locale. */
+static int cp_width(uint32_t cp)
 {
+	static const uint32_t zero[][2] = {
+		{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+		{0x064B, 0x065F}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E},
+		{0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x2028, 0x202E},
+		{0x2060, 0x2064}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
+		{0xFEFF, 0xFEFF}, {0xE0100, 0xE01EF},
+	};
+	static const uint32_t wide[][2] = {
+		{0x1100, 0x115F}, {0x231A, 0x231B}, {0x2329, 0x232A}, {0x23E9, 0x23EC},
+		{0x25FD, 0x25FE}, {0x2614, 0x2615}, {0x2648, 0x2653}, {0x26AA, 0x26AB},
+		{0x2705, 0x2705}, {0x2728, 0x2728}, {0x274C, 0x274C}, {0x2E80, 0x303E},
+		{0x3041, 0x33FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xA000, 0xA4CF},
+		{0xA960, 0xA97F}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE10, 0xFE19},
+		{0xFE30, 0xFE6F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+		{0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+	};
+	size_t k;
+
+	if (cp < 0x7F)
+		return 1;
+	if (MB_CUR_MAX > 1) {
+		int w = wcwidth((wchar_t)cp);
+		if (w >= 0)
+			return w;
+	}
+	for (k = 0; k < sizeof(zero) / sizeof(zero[0]); k++)
+		if (cp >= zero[k][0] && cp <= zero[k][1])
+			return 0;
+	for (k = 0; k < sizeof(wide) / sizeof(wide[0]); k++)
+		if (cp >= wide[k][0] && cp <= wide[k][1])
+			return 2;
+	return 1;
+}
+
+/* The code point at s (n bytes left); returns its length in bytes, and *cp = U+FFFD for a
+ * byte that does not start a well-formed sequence (which then counts as one column). */
+static size_t u8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len, k;
+	uint32_t c = s[0];
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+	if (len == 3 && c > 0xEF)
+		len = 0;
+	if (!len || len > n)
+		goto bad;
+	c &= 0x3F >> (len - 1);
+	for (k = 1; k < len; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			goto bad;
+		c = (c << 6) | (s[k] & 0x3F);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+	    (c >= 0xD800 && c <= 0xDFFF))
+		goto bad;
+	*cp = c;
+	return len;
+bad:
+	*cp = 0xFFFD;
+	return 1;
+}
+
+#define MAX_CELL_COLS 48    /* a longer cell is cut to this many columns, ending in "..." */
+
+static int ch_width(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7F ? 1 : cp_width(cp);   /* controls print as a space */
+}
+
+/* Copy s into out (sz bytes, >= 4 * MAX_CELL_COLS + 1) as one table cell: control characters
+ * become spaces, a stray byte '?', and text wider than MAX_CELL_COLS display columns is cut at
+ * a character boundary and ends in "..."; returns the cell's display width. */
+static int cell_copy(const char *s, size_t len, char *out, size_t sz)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, o = 0;
+	uint32_t cp;
+	int w = 0, limit = MAX_CELL_COLS;
+
+	for (i = 0; i < len && w <= MAX_CELL_COLS; ) {
+		i += u8_next(p + i, len - i, &cp);
+		w += ch_width(cp);
+	}
+	if (w > MAX_CELL_COLS)
+		limit = MAX_CELL_COLS - 3;
+	w = 0;
+	for (i = 0; i < len; ) {
+		size_t n = u8_next(p + i, len - i, &cp);
+		int cw = ch_width(cp);
+		if (w + cw > limit || o + n + 4 > sz)
+			break;
+		if (cp < 0x20 || cp == 0x7F)
+			out[o++] = ' ';
+		else if (cp == 0xFFFD && n == 1)
+			out[o++] = '?';   /* keep the output valid UTF-8 */
+		else {
+			memcpy(out + o, p + i, n);
+			o += n;
+		}
+		w += cw;
+		i += n;
+	}
+	if (i < len) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+		w += 3;
+	}
+	out[o] = 0;
+	return w;
+}
+
+/* The text of the value at v as a cell; *right = 1 for numbers (right-aligned). Returns its
+ * display width. Never calls metamethods. */
+static int cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
+{
+	char t[64];
+	const char *s = t;
+	size_t len;
+
 	*right = 0;
 	switch (lua_type(L, v)) {
 	case LUA_TNUMBER:
 		*right = 1;
 		if (lua_isinteger(L, v))
-			snprintf(buf, sz, "%lld", (long long)lua_tointeger(L, v));
+			snprintf(t, sizeof(t), "%lld", (long long)lua_tointeger(L, v));
 		else if (isnan(lua_tonumber(L, v)))
-			snprintf(buf, sz, "NA");
+			snprintf(t, sizeof(t), "NA");
 		else
-			snprintf(buf, sz, "%.6g", lua_tonumber(L, v));
+			snprintf(t, sizeof(t), "%.6g", lua_tonumber(L, v));
 		break;
-	case LUA_TSTRING: {
-		const char *s = lua_tostring(L, v);
-		snprintf(buf, sz, "%s", s);
-		break;
-	}
+	case LUA_TSTRING:
+		s = lua_tolstring(L, v, &len);
+		return cell_copy(s, len, buf, sz);
 	case LUA_TBOOLEAN:
-		snprintf(buf, sz, "%s", lua_toboolean(L, v) ? "true" : "false");
+		snprintf(t, sizeof(t), "%s", lua_toboolean(L, v) ? "true" : "false");
 		break;
 	case LUA_TNIL:
-		buf[0] = 0;
+		t[0] = 0;
 		break;
 	default:
-		snprintf(buf, sz, "%s", luaL_typename(L, v));
+		snprintf(t, sizeof(t), "%s", luaL_typename(L, v));
 	}
+	return cell_copy(s, strlen(s), buf, sz);
+}
+
+/* The output of table_tostring, grown in userdata at a fixed stack slot: values may be pushed
+ * and popped freely while it is built (a luaL_Buffer must stay on top), and an error frees it
+ * with the stack. */
+typedef struct strbuf {
+	lua_State *L;
+	int idx;      /* the stack slot of the current userdata */
+	char *p;
+	size_t n, cap;
+} strbuf;
+
+static void sb_init(lua_State *L, strbuf *b)
+{
+	b->L = L;
+	b->n = 0;
+	b->cap = 4096;
+	b->p = lua_newuserdatauv(L, b->cap, 0);
+	b->idx = lua_gettop(L);
+}
+
+static void sb_add(strbuf *b, const char *s, size_t n)
+{
+	if (n > b->cap - b->n) {
+		size_t cap = b->cap * 2;
+		char *p;
+		while (cap - b->n < n)
+			cap *= 2;
+		p = lua_newuserdatauv(b->L, cap, 0);
+		memcpy(p, b->p, b->n);
+		lua_replace(b->L, b->idx);
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void sb_chars(strbuf *b, char c, int n)
+{
+	char t[64];
+
+	memset(t, c, sizeof(t));
+	for (; n > 0; n -= (int)sizeof(t))
+		sb_add(b, t, n < (int)sizeof(t) ? (size_t)n : sizeof(t));
+}
+
+static void sb_str(strbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* One cell: text of display width tw in a column of width w, right-aligned or not; the last
+ * column of a line gets no trailing padding. */
+static void sb_cell(strbuf *b, const char *text, int tw, int w, int right, int first, int last)
+{
+	if (!first)
+		sb_add(b, "  ", 2);
+	if (right)
+		sb_chars(b, ' ', w - tw);
+	sb_str(b, text);
+	if (!right && !last)
+		sb_chars(b, ' ', w - tw);
+}
+
+/* Push row r's value for the column named by the value at index key (nil when the row is not
+ * a table). */
+static void push_row_cell(lua_State *L, int rows_idx, lua_Integer r, int key)
+{
+	if (lua_rawgeti(L, rows_idx, r) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_pushnil(L);
+		return;
+	}
+	lua_pushvalue(L, key);
+	lua_rawget(L, -2);
+	lua_remove(L, -2);
 }
 
 #define MAX_SHOW_ROWS 200
@@ -305,93 +656,78 @@ static void cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
 
 static int table_tostring(lua_State *L)
 {
-	int ncol, nrow, c, r, shown, width = 0, rows_idx;
+	lua_Integer ncol, nrow, shown, c, r;
+	int cols, rows_idx, width = 0, fit = 0, tw, right;
 	int *w;
-	char cell[64];
-	luaL_Buffer B;
+	char cell[4 * MAX_CELL_COLS + 8], t[64];
+	strbuf B;
 
 	if (!lua_getmetatable(L, 1))
 		return luaL_error(L, "not a gwb table");
-	lua_getfield(L, -1, "__columns");
-	int cols = lua_gettop(L);
-	if (lua_getfield(L, -2, "__rows") == LUA_TNIL) {
+	if (lua_getfield(L, -1, "__columns") != LUA_TTABLE)
+		return luaL_error(L, "not a gwb table (its metatable has no __columns list)");
+	cols = lua_gettop(L);
+	if (lua_getfield(L, -2, "__rows") != LUA_TTABLE) {
 		lua_pop(L, 1);
 		lua_pushvalue(L, 1);
 	}
 	rows_idx = lua_gettop(L);
-	ncol = (int)lua_rawlen(L, cols);
-	nrow = (int)lua_rawlen(L, rows_idx);
+	ncol = (lua_Integer)lua_rawlen(L, cols);
+	nrow = (lua_Integer)lua_rawlen(L, rows_idx);
 	shown = nrow < MAX_SHOW_ROWS ? nrow : MAX_SHOW_ROWS;
+	/* w[c]: width, w[ncol + c]: right-aligned */
 	w = lua_newuserdatauv(L, sizeof(int) * (size_t)(ncol + 1) * 2, 0);
-	/* widths */
 	for (c = 0; c < ncol; c++) {
-		int right;
 		lua_rawgeti(L, cols, c + 1);
-		w[c] = (int)strlen(lua_tostring(L, -1));
-		w[ncol + 1 + c] = 0;
+		w[c] = cell_text(L, -1, cell, sizeof(cell), &right);
+		w[ncol + c] = 0;
 		for (r = 0; r < shown; r++) {
-			lua_rawgeti(L, rows_idx, r + 1);
-			lua_pushvalue(L, -2);
-			lua_gettable(L, -2);
-			cell_text(L, lua_gettop(L), cell, sizeof(cell), &right);
-			if ((int)strlen(cell) > w[c])
-				w[c] = (int)strlen(cell);
-			w[ncol + 1 + c] |= right;
-			lua_pop(L, 2);
+			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
+			tw = cell_text(L, -1, cell, sizeof(cell), &right);
+			if (tw > w[c])
+				w[c] = tw;
+			w[ncol + c] |= right;
+			lua_pop(L, 1);
 		}
 		lua_pop(L, 1);
+		/* the columns that fit the width (at least one) */
+		if (c == fit && (c == 0 || width + w[c] + 2 <= MAX_WIDTH)) {
+			width += w[c] + 2;
+			fit++;
+		}
 	}
-	/* columns that fit the width */
-	int fit = 0;
-	for (c = 0; c < ncol; c++) {
-		if (width + w[c] + 2 > MAX_WIDTH && c > 0)
-			break;
-		width += w[c] + 2;
-		fit++;
-	}
-	luaL_buffinit(L, &B);
+	sb_init(L, &B);
 	for (c = 0; c < fit; c++) {
 		lua_rawgeti(L, cols, c + 1);
-		const char *h = lua_tostring(L, -1);
-		char t[256];
-		snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "",
-			 c == fit - 1 && !w[ncol + 1 + c] ? 0 : w[c], h);
+		tw = cell_text(L, -1, cell, sizeof(cell), &right);
 		lua_pop(L, 1);
-		luaL_addstring(&B, t);
+		sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
 	}
 	if (fit < ncol) {
-		lua_pushfstring(L, "  ... (%d more columns)", ncol - fit);
-		luaL_addvalue(&B);
+		snprintf(t, sizeof(t), "  ... (%lld more columns)", (long long)(ncol - fit));
+		sb_str(&B, t);
 	}
-	luaL_addchar(&B, '\n');
+	sb_add(&B, "\n", 1);
 	for (c = 0; c < fit; c++) {
-		int k;
 		if (c)
-			luaL_addstring(&B, "  ");
-		for (k = 0; k < w[c]; k++)
-			luaL_addchar(&B, '-');
+			sb_add(&B, "  ", 2);
+		sb_chars(&B, '-', w[c]);
 	}
 	for (r = 0; r < shown; r++) {
-		luaL_addchar(&B, '\n');
-		lua_rawgeti(L, rows_idx, r + 1);
+		sb_add(&B, "\n", 1);
 		for (c = 0; c < fit; c++) {
-			int right;
-			char t[160];
 			lua_rawgeti(L, cols, c + 1);
-			lua_gettable(L, -2);
-			cell_text(L, lua_gettop(L), cell, sizeof(cell), &right);
-			lua_pop(L, 1);
-			snprintf(t, sizeof(t), w[ncol + 1 + c] ? "%s%*s" : "%s%-*s", c ? "  " : "",
-				 c == fit - 1 && !w[ncol + 1 + c] ? 0 : w[c], cell);
-			luaL_addstring(&B, t);
+			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
+			tw = cell_text(L, -1, cell, sizeof(cell), &right);
+			lua_pop(L, 2);
+			sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
 		}
-		lua_pop(L, 1);
 	}
 	if (shown < nrow) {
-		lua_pushfstring(L, "\n... (%d more rows)", nrow - shown);
-		luaL_addvalue(&B);
+		snprintf(t, sizeof(t), "\n... (%lld more rows)", (long long)(nrow - shown));
+		sb_str(&B, t);
 	}
-	luaL_pushresult(&B);
+	lua_pushlstring(L, B.p, B.n);
 	return 1;
 }
 
@@ -483,6 +819,42 @@ static int l_load(lua_State *L)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
+	if (gwb_npy_path(path) || gwb_npy_is_npy(path)) {
+		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
+		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
+						       NULL};
+		int i, target = 0, task;
+		for (i = 0; !lua_isnil(L, 2) && csv_only[i]; i++) {
+			if (lua_getfield(L, 2, csv_only[i]) != LUA_TNIL)
+				return luaL_error(L, "data.load: option '%s' applies to CSV files; %s is "
+						  "a .npy array (columns col1, col2, ...)", csv_only[i],
+						  path);
+			lua_pop(L, 1);
+		}
+		if (!lua_isnil(L, 2)) {
+			t = lua_getfield(L, 2, "target");
+			if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
+				target = (int)lua_tointeger(L, -1);
+			else if (t == LUA_TSTRING && sscanf(lua_tostring(L, -1), "col%d", &target) == 1 &&
+				 target > 0)
+				;
+			else if (t != LUA_TNIL)
+				return luaL_error(L, "data.load: for a .npy array, option 'target' is a "
+						  "column index (1-based, -1 = last) or \"colN\"");
+			lua_pop(L, 1);
+		}
+		task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
+		st = gwb_npy_load_dataset(path, target, task, &b->d);
+		if (st)
+			return gwb_lua_fail(L, st);
+		lua_createtable(L, 0, 2);  /* d.source */
+		lua_pushstring(L, path);
+		lua_setfield(L, -2, "path");
+		lua_pushstring(L, "npy");
+		lua_setfield(L, -2, "format");
+		lua_setiuservalue(L, -2, 1);
+		return 1;
+	}
 	gwb_csv_opts_init(&o);
 	if (!lua_isnoneornil(L, 2)) {
 		t = lua_getfield(L, 2, "target");
@@ -560,7 +932,10 @@ static int l_save(lua_State *L)
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *path = luaL_checkstring(L, 2);
 
-	gwb_lua_check(L, gwb_dsio_save(d, path));
+	if (gwb_npy_path(path))
+		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
+	else
+		gwb_lua_check(L, gwb_dsio_save(d, path));
 	lua_pushvalue(L, 1);
 	return 1;
 }
@@ -1441,7 +1816,7 @@ out:
 static int m_transpose(lua_State *L)
 {
 	static const char *const keys[] = {"backend", "tile", "pad", "kernel", "reps", "threads",
-					   NULL};
+					   "tag", NULL};
 	const char *fn = "transpose", *kname;
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	gwb_backend want, be;
@@ -1493,6 +1868,11 @@ static int m_transpose(lua_State *L)
 	if (threads < 0)
 		return luaL_error(L, "%s: threads must be >= 0 (got %d)", fn, threads);
 	gwb_lua_check(L, gwb_backend_choose(want, bytes, 1, &be, why, sizeof(why)));
+	/* the optimisation switches (switches.h): off selects the plainer kernel */
+	if (kernel && !gwb_switch_on(GWB_SW_TRANSPOSE_TILE))
+		kernel = 0;
+	if (kernel == 2 && be == GWB_BACKEND_GPU && !gwb_switch_on(GWB_SW_TRANSPOSE_PAD))
+		kernel = 1;
 	gwb_lua_check(L, do_transpose(d, be, kernel, tile, tile_given ? tile : 0, reps, threads,
 				      &r));
 	lua_createtable(L, 0, 20);
@@ -1518,6 +1898,11 @@ static int m_transpose(lua_State *L)
 		setnum(L, "h2d_ms", r.h2d_ms);
 		setnum(L, "d2h_ms", r.d2h_ms);
 		setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
+		{  /* the copies' rates (pinned staging), beside gpu.bandwidth()'s pinned figures */
+			double b = (double)d->rows * d->features * sizeof(float);
+			setnum(L, "h2d_gbps", r.h2d_ms > 0 ? b / (r.h2d_ms * 1e6) : 0);
+			setnum(L, "d2h_gbps", r.d2h_ms > 0 ? b / (r.d2h_ms * 1e6) : 0);
+		}
 		setnum(L, "copy_gbps", r.copy_gbps);
 		setnum(L, "copy_fraction", r.copy_gbps > 0 ? r.gbps / r.copy_gbps : 0);
 	} else {
@@ -1532,6 +1917,8 @@ static int m_transpose(lua_State *L)
 	lua_createtable(L, 0, 5);
 	lua_pushstring(L, "data.transpose");
 	lua_setfield(L, -2, "kind");
+	gwb_opt_tag(L, 2, "transpose");
+	lua_setfield(L, -2, "tag");
 	lua_pushstring(L, r.backend);
 	lua_setfield(L, -2, "backend");
 	lua_createtable(L, 0, 5);
@@ -1563,7 +1950,10 @@ static int m_transpose(lua_State *L)
 static const gwb_reg funcs[] = {
 	{"load", l_load,
 	 "data.load(path [, opts]) -> Dataset\n"
-	 "Read a CSV file (RFC 4180) or a .gwbd file saved by d:save. The CSV is streamed; the\n"
+	 "Read a CSV file (RFC 4180), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D\n"
+	 "float32/float64 array as numpy.save writes it, format 1.0-3.0, C or Fortran order; the\n"
+	 "last column is the target unless target = index; columns are named col1, col2, ...;\n"
+	 "other dtypes, big-endian, 1-D or 3-D arrays are refused). The CSV is streamed; the\n"
 	 "separator (comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
 	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
 	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
@@ -1580,7 +1970,9 @@ static const gwb_reg funcs[] = {
 	{"save", l_save,
 	 "data.save(d, path) -> d\n"
 	 "Write a Dataset to a binary .gwbd file (versioned header, XXH64 checksums); data.load\n"
-	 "reads it back exactly and refuses a truncated or damaged file.\n"
+	 "reads it back exactly and refuses a truncated or damaged file. Every save is atomic\n"
+	 "(a temporary beside the file, renamed over it): a crash, kill or Ctrl-C leaves the old\n"
+	 "file or none; a directory or device in the way is refused, a symlink written through.\n"
 	 "Example: data.save(d, \"/tmp/iris.gwbd\")"},
 	{"synth", l_synth,
 	 "data.synth{kind = \"classification\", rows, features, ...} -> Dataset\n"
@@ -1603,7 +1995,41 @@ static const gwb_reg funcs[] = {
 	{NULL, NULL, NULL},
 };
 
+/* d:to("gpu" | "cpu"): where the features live (dataset.h); returns d. */
+static int m_to(lua_State *L)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *dev = luaL_checkstring(L, 2);
+
+	if (!strcmp(dev, "gpu") || !strcmp(dev, "cuda")) {
+		gwb_lua_check(L, gwb_dataset_to_gpu(d));
+	} else if (!strcmp(dev, "cpu")) {
+		gwb_dataset_to_cpu(d);
+	} else {
+		return luaL_error(L, "to: the device must be \"gpu\" or \"cpu\" (got \"%s\")", dev);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int m_close(lua_State *L)
+{
+	luaL_checkudata(L, 1, DATASET_MT);
+	return ds_release(L);
+}
+
 static const gwb_reg methods[] = {
+	{"close", m_close,
+	 "d:close()\nFree the Dataset now, device memory included (the GC does it too)."},
+	{"to", m_to,
+	 "d:to(\"gpu\" | \"cpu\") -> d\n"
+	 "Where the features live. \"gpu\" copies them to the device once: rf.train,\n"
+	 "f:predict, f:predict_proba, f:score and d:transpose{backend = \"gpu\"} then read\n"
+	 "them there in place (no copy per call). The host copy stays (a Dataset never\n"
+	 "changes), so reading values costs nothing. \"cpu\" gives the device memory back,\n"
+	 "as d:close() and the GC do. d.device says which (\"cpu\" | \"gpu\"). Without a\n"
+	 "GPU, or when it has too little free memory (the error names the bytes), d stays.\n"
+	 "Example: big:to(\"gpu\"); p = f:predict(big)"},
 	{"head", m_head,
 	 "d:head([n]) -> table\n"
 	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
@@ -1647,13 +2073,16 @@ static const gwb_reg methods[] = {
 	{"print", m_print,
 	 "d:print([n])\nPrint the summary and the first n rows (default 5)."},
 	{"save", m_save,
-	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save)."},
+	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
+	 ".npy writes a NumPy float32 array instead: the features, then the target as the last\n"
+	 "column (class codes 0, 1, ... unless the class names are numbers)."},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}]) -> d\n"
 	 "Write the Dataset as CSV: a header, the features, the target last. Without decimals\n"
 	 "every value is written exactly (%.9g: data.load gives back the same float32); with\n"
 	 "decimals = n, fixed point with n decimals (faster, lossy). Missing values are empty\n"
 	 "fields; text is quoted as RFC 4180 says. Formatted over threads (0 = all CPUs).\n"
+	 "Atomic as data.save: an interrupted write says so and leaves the old file.\n"
 	 "Example: data.synth{rows = 1e5, features = 16}:write_csv(\"/tmp/s.csv\", {decimals = 4})"},
 	{"transpose", m_transpose,
 	 "d:transpose{backend = \"auto\", tile = 32, pad = true} -> result\n"
@@ -1663,7 +2092,8 @@ static const gwb_reg methods[] = {
 	 "SSE register transposes over threads (kernel = \"naive\" for the plain double loop). GPU: kernel = \"naive\" (tile = false or 0; strided\n"
 	 "writes), \"tiled\" (tile x tile shared-memory tiles, pad = false: bank conflicts) or\n"
 	 "\"padded\" (tile + 1 columns: no conflicts); tile 16, 32 or 64; reps (5) timed runs.\n"
-	 "result: backend, kernel, kernel_ms (median), h2d_ms, d2h_ms, transfer_ms, gbps (2 x bytes\n"
+	 "result: backend, kernel, kernel_ms (median), h2d_ms, d2h_ms, transfer_ms (pinned\n"
+	 "staging), h2d_gbps, d2h_gbps, gbps (2 x bytes\n"
 	 "/ kernel time), copy_gbps (a device-to-device copy of the same bytes), copy_fraction,\n"
 	 "verified, mismatches. Logged to the run log as data.transpose.\n"
 	 "Example: t = d:transpose{backend = \"gpu\", tile = 32, pad = true}; print(t.gbps, t.copy_fraction)"},

@@ -1,5 +1,6 @@
 /* lapi_eig.c - the `eig` Lua module (eig.solve on dense matrices, eig.batched, eig.svd), the
  * Eigen result userdata "gwb.Eigen", and data.pca (added to the `data` table). */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,9 +8,13 @@
 #include <string.h>
 
 #include "blas.h"
+#include "buffer.h"
 #include "dataset.h"
 #include "dense.h"
+#include "dsio.h"
 #include "eig.h"
+#include "fmt.h"
+#include "intr.h"
 #include "lapi.h"
 
 #define EIGEN_T "gwb.Eigen"
@@ -83,21 +88,40 @@ static void read_dense_opts(lua_State *L, int idx, const char *fn, gwb_dense_opt
 #define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
 #define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
 
+/* host_ms: what is neither kernel nor transfer (argument checks, CPU-side checks, result
+ * building); the three add up to total_ms. check_ms is the part of kernel_ms (GPU) or host_ms
+ * (CPU) spent on symmetry, residual and orthogonality checks. */
+static double host_ms_of(const gwb_eigen *e)
+{
+	double h = e->total_ms - e->kernel_ms - e->transfer_ms;
+
+	return h > 0 ? h : 0.0;
+}
+
 static void push_timing(lua_State *L, const gwb_eigen *e)
 {
-	lua_createtable(L, 0, 4);
+	lua_createtable(L, 0, 5);
 	SETN("kernel_ms", e->kernel_ms);
 	SETN("transfer_ms", e->transfer_ms);
+	SETN("host_ms", host_ms_of(e));
 	SETN("check_ms", e->check_ms);
 	SETN("total_ms", e->total_ms);
 }
 
 void gwb_lua_log_eigen(lua_State *L, const char *kind, const gwb_eigen *e)
 {
-	/* params table on top: wrap it in the record */
+	/* params table on top: wrap it in the record; params.tag becomes the record's tag */
 	lua_createtable(L, 0, 5);
 	SETS("kind", kind);
 	lua_rotate(L, -2, 1);
+	lua_getfield(L, -1, "tag");
+	lua_setfield(L, -3, "tag");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "tag");
+	lua_getfield(L, -1, "data");  /* the matrix: name, shape, checksum */
+	lua_setfield(L, -3, "data");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "data");
 	lua_setfield(L, -2, "params");
 	SETS("backend", e->backend);
 	push_timing(L, e);
@@ -131,23 +155,43 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	SETS("dtype", dtype);
 	lua_pushboolean(L, o->vectors);
 	lua_setfield(L, -2, "vectors");
+	gwb_opt_tag(L, 2, kind);  /* every eig.* takes its options at 2 */
+	lua_setfield(L, -2, "tag");
+	{
+		/* the matrix (at 1), so two runs on different matrices are never confused */
+		const gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+		char hex[24];
+		lua_createtable(L, 0, 5);
+		SETI("rows", A->rows);
+		SETI("cols", A->cols);
+		SETI("count", A->count);
+		SETS("dtype", gwb_dtype_name(A->dtype));
+		snprintf(hex, sizeof(hex), "%016llx",
+			 (unsigned long long)gwb_xxh64(A->data, gwb_matrix_bytes(A), 0));
+		SETS("checksum", hex);
+		lua_setfield(L, -2, "data");
+	}
 	gwb_lua_log_eigen(L, kind, e);
 }
 
 /* --- eig.solve, eig.batched, eig.svd ------------------------------------------------------ */
 
 static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
-					 "residuals", "max_sweeps", "threads", "sym_tol", NULL};
+					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
 
 static int l_solve(lua_State *L)
 {
-	gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+	double t0 = gwb_now();
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, 1);  /* a GPU-resident one is used in place */
 	gwb_dense_opts o;
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.solve", solve_keys);
+	gwb_opt_tag(L, 2, "eig.solve");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.solve", &o);
 	gwb_lua_check(L, gwb_eig_dense(A, &o, &e));
+	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.solve", e, &o, gwb_dtype_name(A->dtype));
 	return 1;
@@ -155,17 +199,21 @@ static int l_solve(lua_State *L)
 
 static int l_batched(lua_State *L)
 {
-	gwb_matrix *B = gwb_lua_checkmatrix(L, 1);
+	double t0 = gwb_now();
+	gwb_matrix *B = gwb_lua_checkmatrix_dev(L, 1);
 	gwb_dense_opts o;
 	gwb_eigen *e;
 
 	gwb_opt_check_keys(L, 2, "eig.batched", solve_keys);
+	gwb_opt_tag(L, 2, "eig.batched");  /* checked before the solve */
+	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.batched", &o);
 	if (o.k)
 		return luaL_error(L, "eig.batched: a batch gets all pairs of every matrix; drop 'k'");
 	/* Vectors cost memory and time for thousands of matrices: off unless asked. */
 	o.vectors = gwb_opt_bool(L, 2, "eig.batched", "vectors", false);
 	gwb_lua_check(L, gwb_eig_batched(B, &o, &e));
+	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.batched", e, &o, gwb_dtype_name(B->dtype));
 	return 1;
@@ -173,7 +221,8 @@ static int l_batched(lua_State *L)
 
 static int l_svd(lua_State *L)
 {
-	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", NULL};
+	static const char *const known[] = {"k", "vectors", "backend", "method", "residuals", "tag",
+					    NULL};
 	gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
 	gwb_dense_opts o;
 	gwb_eigen *e;
@@ -181,6 +230,8 @@ static int l_svd(lua_State *L)
 	lua_Integer k;
 
 	gwb_opt_check_keys(L, 2, "eig.svd", known);
+	gwb_opt_tag(L, 2, "eig.svd");  /* checked before the solve */
+	lua_pop(L, 1);
 	gwb_dense_opts_default(&o);
 	k = gwb_opt_int(L, 2, "eig.svd", "k", 0);
 	if (k < 0)
@@ -228,8 +279,9 @@ static int e_vector(lua_State *L)
 {
 	gwb_eigen *e = check_eigen(L, 1);
 	size_t b = 0, i;
+	double *v;
 
-	if (!e->vectors)
+	if (!gwb_eigen_has_vectors(e))
 		return luaL_error(L, "this result has no vectors: solve with {vectors = true}");
 	if (e->count > 1 || !lua_isnoneornil(L, 3)) {
 		b = check_idx(L, 2, e->count, "matrix");
@@ -237,7 +289,10 @@ static int e_vector(lua_State *L)
 	} else {
 		i = check_idx(L, 2, e->k, "vector");
 	}
-	push_array(L, gwb_eigen_vector(e, b, i), e->n);
+	/* a GPU result copies just this vector */
+	v = lua_newuserdatauv(L, e->n * sizeof(double), 0);
+	gwb_lua_check(L, gwb_eigen_vector_copy(e, b, i, v));
+	push_array(L, v, e->n);
 	return 1;
 }
 
@@ -277,11 +332,75 @@ static int e_matrix(lua_State *L)
 	size_t b = lua_isnoneornil(L, 2) ? 0 : check_idx(L, 2, e->count, "matrix");
 	gwb_matrix *V;
 
-	if (!e->vectors)
+	if (!gwb_eigen_has_vectors(e))
 		return luaL_error(L, "this result has no vectors: solve with {vectors = true}");
-	gwb_lua_check(L, gwb_matrix_new(e->n, e->k, GWB_F64, GWB_COL_MAJOR, &V));
-	memcpy(V->data, gwb_eigen_vector(e, b, 0), e->n * e->k * sizeof(double));
+	/* GPU result: a GPU-resident Matrix in the solver's precision */
+	gwb_lua_check(L, gwb_eigen_matrix(e, b, &V));
 	gwb_lua_push_matrix(L, V);
+	return 1;
+}
+
+/* e:to("cpu"): the vectors of a GPU result to the host (widened to f64), device copy freed;
+ * e:to("gpu") on a GPU result does nothing, on a CPU result it says why not. */
+static int e_to(lua_State *L)
+{
+	gwb_eigen *e = check_eigen(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+
+	if (!strcmp(s, "cpu") || !strcmp(s, "host")) {
+		gwb_lua_check(L, gwb_eigen_host_vectors(e));
+		gwb_buf_free(e->dvectors);
+		e->dvectors = NULL;
+	} else if (!strcmp(s, "gpu") || !strcmp(s, "cuda")) {
+		if (!e->dvectors && e->vectors)
+			return luaL_error(L, "e:to(\"gpu\"): this result was computed on the %s and its "
+					  "vectors live there; solve with backend = \"gpu\" (or move the "
+					  "vectors: e:matrix():to(\"gpu\"))", e->backend);
+	} else {
+		return luaL_error(L, "e:to: device must be \"cpu\" or \"gpu\" (got \"%s\")", s);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* e:check(A): the CPU check (eig_dense.c's dense_check) of this result's vectors against A,
+ * recomputed on the host whatever computed the result: for comparing the device checks with
+ * the CPU ones, or re-verifying a result. */
+static int e_check(lua_State *L)
+{
+	gwb_eigen *e = check_eigen(L, 1), *c = NULL;
+	gwb_matrix *A = gwb_lua_checkmatrix(L, 2);
+	gwb_status rc;
+	size_t b;
+
+	if (e->svd)
+		return luaL_error(L, "e:check: for eigen results; eig.svd results are checked when made");
+	if (!gwb_eigen_has_vectors(e))
+		return luaL_error(L, "e:check: this result has no vectors: solve with {vectors = true}");
+	if (A->rows != e->n || A->cols != e->n || A->count != e->count)
+		return luaL_error(L, "e:check: the matrix is %d x %d (%d of them), the result is of "
+				  "order %d (%d of them): pass the matrix that was solved", (int)A->rows,
+				  (int)A->cols, (int)A->count, (int)e->n, (int)e->count);
+	gwb_lua_check(L, gwb_eigen_host_vectors(e));
+	gwb_lua_check(L, gwb_eigen_new(e->n, e->n, e->k, e->count, true, false, &c));
+	memcpy(c->values, e->values, e->count * e->k * sizeof(double));
+	memcpy(c->vectors, e->vectors, e->count * e->k * e->n * sizeof(double));
+	for (b = 0, rc = GWB_OK; !rc && b < e->count; b++)
+		rc = gwb_eig_dense_check(c, b, A, b);
+	if (rc) {
+		gwb_eigen_free(c);
+		gwb_lua_check(L, rc);
+	}
+	lua_createtable(L, 0, 3);
+	SETN("max_residual", c->max_residual);
+	SETN("orthogonality", c->orthogonality);
+	lua_createtable(L, (int)(e->count * e->k), 0);
+	for (b = 0; b < e->count * e->k; b++) {
+		lua_pushnumber(L, c->residuals[b]);
+		lua_rawseti(L, -2, (lua_Integer)b + 1);
+	}
+	lua_setfield(L, -2, "residuals");
+	gwb_eigen_free(c);
 	return 1;
 }
 
@@ -301,7 +420,7 @@ static int values_call(lua_State *L)
 
 static int eigen_index(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	const char *k = luaL_checkstring(L, 2);
 	gwb_eigen *e = u->e;
 
@@ -368,8 +487,12 @@ static int eigen_index(lua_State *L)
 			lua_pushboolean(L, e->svd);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {  /* where the vectors are */
+			lua_pushstring(L, e->dvectors ? "gpu" : "cpu");
+			return 1;
+		}
 		if (!strcmp(k, "has_vectors")) {
-			lua_pushboolean(L, e->vectors != NULL);
+			lua_pushboolean(L, gwb_eigen_has_vectors(e));
 			return 1;
 		}
 	}
@@ -403,10 +526,11 @@ static void add_fmt(luaL_Buffer *b, const char *fmt, ...)
 
 static int eigen_tostring(lua_State *L)
 {
-	leigen *u = luaL_checkudata(L, 1, EIGEN_T);
+	leigen *u = gwb_lua_checkudata(L, 1, EIGEN_T, EIGEN_T);
 	gwb_eigen *e = u->e;
 	luaL_Buffer b;
 	size_t i, show;
+	char cnt[64], t0[32], t1[32], t2[32], t3[32], t4[32];
 
 	if (!e) {
 		lua_pushstring(L, "Eigen (closed)");
@@ -431,14 +555,17 @@ static int eigen_tostring(lua_State *L)
 			e->orthogonality);
 	else
 		luaL_addstring(&b, "\n  residuals not computed (solve with vectors = true)");
-	if (e->iterations)
-		add_fmt(&b, "; %d %s%s", e->iterations, e->svd || strstr(e->method, "jacobi") ? "sweeps" :
-			"iterations", e->converged ? "" : " (NOT converged)");
-	add_fmt(&b, "\n  time %.3f ms (kernel %.3f ms, transfer %.3f ms", e->total_ms, e->kernel_ms,
-		e->transfer_ms);
-	if (e->check_ms > 0)
-		add_fmt(&b, ", checks %.3f ms", e->check_ms);
-	luaL_addstring(&b, ")");
+	if (e->iterations) {
+		bool sweeps = e->svd || strstr(e->method, "jacobi");
+		add_fmt(&b, "; %s%s", gwb_fmt_count(cnt, sizeof(cnt), e->iterations,
+			sweeps ? "sweep" : "iteration", NULL), e->converged ? "" : " (NOT converged)");
+	}
+	add_fmt(&b, "\n  time %s (kernel %s, transfer %s, host %s; checks %s)",
+		gwb_fmt_ms(t0, sizeof(t0), e->total_ms), gwb_fmt_ms(t1, sizeof(t1), e->kernel_ms),
+		gwb_fmt_ms(t2, sizeof(t2), e->transfer_ms), gwb_fmt_ms(t3, sizeof(t3), host_ms_of(e)),
+		gwb_fmt_ms(t4, sizeof(t4), e->check_ms));
+	if (e->dvectors)
+		luaL_addstring(&b, "\n  vectors on the GPU (e:matrix() stays there; e:vector(i) copies)");
 	luaL_pushresult(&b);
 	return 1;
 }
@@ -462,8 +589,20 @@ static const gwb_reg methods[] = {
 	 "(default 1); e.values for one matrix.\nExample: print(eig.batched(B):values(3)[1])"},
 	{"residual_list", e_residuals, "eb:residual_list([b]) -> array\nPer-pair residuals "
 	 "||Av - lv|| / (||A||_2 ||v||) of matrix b.\nExample: r = eb:residual_list(2)"},
+	{"to", e_to, "e:to(\"cpu\") -> e\n"
+	 "Copy a GPU result's vectors to the host (as f64) and free their device copy; e.device\n"
+	 "says where they are (\"gpu\" until then). Host reads (e:vector, printing) work either\n"
+	 "way: e:vector(i) copies one vector when asked.\n"
+	 "Example: e = eig.solve(A, {backend = \"gpu\"}):to(\"cpu\")"},
+	{"check", e_check, "e:check(A) -> {max_residual, orthogonality, residuals}\n"
+	 "Recompute the residuals ||Av - lv|| / (||A|| ||v||) and ||V^T V - I||_max of this result\n"
+	 "on the CPU against A (the matrix or batch that was solved); residuals is flat (pair i of\n"
+	 "matrix b at (b - 1) * k + i). GPU results are checked on the device when made: this\n"
+	 "compares the two.\nExample: e = eig.solve(A, {backend = \"gpu\"}); print(e:check(A).max_residual)"},
 	{"matrix", e_matrix, "e:matrix([b]) -> Matrix\nThe eigenvectors as an n x k column-major "
-	 "Matrix (of matrix b of a batch).\nExample: V = eig.solve(A):matrix()"},
+	 "Matrix (of matrix b of a batch). A GPU result gives a GPU-resident Matrix in the\n"
+	 "solver's precision (V.device == \"gpu\"; V:to(\"cpu\") or any host read copies it).\n"
+	 "Example: V = eig.solve(A):matrix()"},
 	{"close", eigen_release, "e:close()\nFree the result now."},
 	{NULL, NULL, NULL},
 };
@@ -473,108 +612,122 @@ static const gwb_reg methods[] = {
 static int pca_tostring(lua_State *L)
 {
 	luaL_Buffer b;
-	lua_Integer k, i;
+	lua_Integer k, i, n;
 	double cum = 0;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
 	lua_getfield(L, 1, "k");
-	k = lua_tointeger(L, -1);
+	k = lua_tointeger(L, 2);
 	lua_getfield(L, 1, "features");
+	/* ratio (4) and values (5) below the buffer: it must stay on top while it is added to */
+	if (lua_getfield(L, 1, "ratio") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+	}
+	if (lua_getfield(L, 1, "values") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_newtable(L);
+	}
+	n = (lua_Integer)lua_rawlen(L, 4) < k ? (lua_Integer)lua_rawlen(L, 4) : k;
+	if ((lua_Integer)lua_rawlen(L, 5) < n)
+		n = (lua_Integer)lua_rawlen(L, 5);
 	luaL_buffinit(L, &b);
-	add_fmt(&b, "PCA: %d of %d components", (int)k, (int)lua_tointeger(L, -2));
-	lua_getfield(L, 1, "ratio");
-	lua_getfield(L, 1, "values");
-	for (i = 1; i <= k; i++) {
+	add_fmt(&b, "PCA: %lld of %lld components", (long long)k, (long long)lua_tointeger(L, 3));
+	for (i = 1; i <= n; i++) {
 		double r, v;
-		lua_rawgeti(L, -2, i);
+		lua_rawgeti(L, 4, i);
 		r = lua_tonumber(L, -1);
-		lua_rawgeti(L, -2, i);
+		lua_rawgeti(L, 5, i);
 		v = lua_tonumber(L, -1);
 		lua_pop(L, 2);
 		cum += r;
 		add_fmt(&b, "\n  PC%-3d variance %-12.6g explained %6.2f%%  cumulative %6.2f%%", (int)i, v,
 			100 * r, 100 * cum);
 	}
-	lua_pop(L, 4);
 	luaL_pushresult(&b);
 	return 1;
 }
 
-/* Scores of a dataset on the components: rows x k f64 Matrix (centred with the PCA's means). */
+/* The number at t[i] (t at index t), or raise naming the PCA field that is not one. */
+static double pca_num(lua_State *L, int t, lua_Integer i, const char *field)
+{
+	double v;
+
+	if (lua_rawgeti(L, t, i) != LUA_TNUMBER)
+		luaL_error(L, "pca:transform: p.%s[%d] is not a number (was the PCA changed?)", field,
+			   (int)i);
+	v = lua_tonumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* Scores of a dataset on the components: rows x k f64 Matrix (centred with the PCA's means).
+ * The dataset's columns are matched to the PCA's by name (gwb_lua_dataset_match). */
 static int pca_transform(lua_State *L)
 {
 	gwb_dataset *d;
 	gwb_matrix *S;
 	lua_Integer k, p, c, j;
 	size_t i;
-	double *mean, *comp, *Xc;
+	double *mean, *comp;
+	const char **names = NULL;
+	bool pos;
+	int ok_k, ok_p;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
-	d = gwb_lua_checkdataset(L, 2);
+	gwb_lua_checkdataset(L, 2);
+	lua_settop(L, 2);
 	lua_getfield(L, 1, "k");
-	k = lua_tointeger(L, -1);
+	k = lua_tointegerx(L, -1, &ok_k);
 	lua_getfield(L, 1, "features");
-	p = lua_tointeger(L, -1);
+	p = lua_tointegerx(L, -1, &ok_p);
 	lua_pop(L, 2);
-	if (d->features != p)
-		return luaL_error(L, "pca:transform: the dataset has %d features, the PCA %d",
-				  d->features, (int)p);
-	mean = malloc((size_t)p * sizeof(double));
-	comp = malloc((size_t)p * (size_t)k * sizeof(double));
-	if (!mean || !comp) {
-		free(mean);
-		free(comp);
-		return luaL_error(L, "pca:transform: out of memory");
-	}
-	lua_getfield(L, 1, "mean");
-	lua_getfield(L, 1, "components");
-	for (j = 0; j < p; j++) {
-		lua_rawgeti(L, -2, j + 1);
-		mean[j] = lua_tonumber(L, -1);
-		lua_pop(L, 1);
-	}
-	for (c = 0; c < k; c++) {
-		lua_rawgeti(L, -1, c + 1);
+	if (!ok_k || !ok_p || p < 1 || p > INT_MAX / 2 || k < 1 || k > p)
+		return luaL_error(L, "pca:transform: p.k and p.features must be whole numbers with "
+				  "1 <= k <= features (was the PCA changed?)");
+	if (lua_getfield(L, 1, "mean") != LUA_TTABLE || (lua_Integer)lua_rawlen(L, 3) != p)
+		return luaL_error(L, "pca:transform: p.mean must be a list of %d numbers", (int)p);
+	if (lua_getfield(L, 1, "components") != LUA_TTABLE || (lua_Integer)lua_rawlen(L, 4) != k)
+		return luaL_error(L, "pca:transform: p.components must be a list of %d components",
+				  (int)k);
+	if (lua_getfield(L, 1, "names") == LUA_TTABLE && (lua_Integer)lua_rawlen(L, 5) == p) {
+		/* (the strings stay referenced by p.names, at 5, until the end) */
+		names = lua_newuserdatauv(L, sizeof(*names) * (size_t)p, 0);
 		for (j = 0; j < p; j++) {
-			lua_rawgeti(L, -1, j + 1);
-			comp[c * p + j] = lua_tonumber(L, -1);
+			names[j] = lua_rawgeti(L, 5, j + 1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
 			lua_pop(L, 1);
 		}
+	}
+	d = gwb_lua_dataset_match(L, 2, (char *const *)names, (int)p, "pca:transform", "PCA",
+				  &pos);
+	/* userdata, so that an error below frees them */
+	mean = lua_newuserdatauv(L, (size_t)p * sizeof(double), 0);
+	comp = lua_newuserdatauv(L, (size_t)p * (size_t)k * sizeof(double), 0);
+	for (j = 0; j < p; j++)
+		mean[j] = pca_num(L, 3, j + 1, "mean");
+	for (c = 0; c < k; c++) {
+		if (lua_rawgeti(L, 4, c + 1) != LUA_TTABLE || (lua_Integer)lua_rawlen(L, -1) != p)
+			return luaL_error(L, "pca:transform: p.components[%d] must be a list of %d "
+					  "numbers", (int)c + 1, (int)p);
+		for (j = 0; j < p; j++)
+			comp[c * p + j] = pca_num(L, lua_gettop(L), j + 1, "components[i]");
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 2);
-	if (gwb_matrix_new(d->rows, (size_t)k, GWB_F64, GWB_ROW_MAJOR, &S)) {
-		free(mean);
-		free(comp);
+	if (gwb_matrix_new(d->rows, (size_t)k, GWB_F64, GWB_ROW_MAJOR, &S))
 		return gwb_lua_fail(L, GWB_ENOMEM);
-	}
-	/* Scores through BLAS, a block of rows at a time: S (row-major rows x k, i.e. k x rows
-	 * column-major) = comp^T-as-k x p times Xc^T, with Xc the centred f64 block. */
-	Xc = malloc((size_t)p * 4096 * sizeof(double));
-	if (!Xc) {
-		free(mean);
-		free(comp);
-		gwb_matrix_free(S);
-		return luaL_error(L, "pca:transform: out of memory");
-	}
-	for (i = 0; i < d->rows; i += 4096) {
-		int rb = (int)(d->rows - i < 4096 ? d->rows - i : 4096), ik = (int)k, ip = (int)p;
-		char tt = 'T';
-		double one = 1.0, zero = 0.0;
-		size_t r;
-		for (j = 0; j < p; j++)
-			for (r = 0; r < (size_t)rb; r++)
-				Xc[(size_t)j * (size_t)rb + r] = (double)d->X[(size_t)j * d->rows + i + r] -
-								 mean[j];
-		/* comp is p x k column-major (component c at comp + c * p) */
-		dgemm_(&tt, &tt, &ik, &rb, &ip, &one, comp, &ip, Xc, &rb, &zero,
-		       (double *)S->data + i * (size_t)k, &ik, 1, 1);
-	}
-	free(Xc);
-	free(mean);
-	free(comp);
+	for (i = 0; i < d->rows; i++)
+		for (c = 0; c < k; c++) {
+			double s = 0;
+			for (j = 0; j < p; j++)
+				s += ((double)d->X[(size_t)j * d->rows + i] - mean[j]) * comp[c * p + j];
+			((double *)S->data)[i * (size_t)k + (size_t)c] = s;
+		}
 	gwb_lua_push_matrix(L, S);
-	return 1;
+	if (!pos)
+		return 1;
+	lua_pushstring(L, "columns matched by position: the dataset or the PCA has no column names");
+	return 2;   /* a second result: how the columns were matched */
 }
 
 static int l_pca(lua_State *L)
@@ -604,8 +757,11 @@ static int l_pca(lua_State *L)
 	if (rc)
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	rc = gwb_eig_dense(C, &o, &e);
+	if (!rc)
+		rc = gwb_eigen_host_vectors(e);  /* a GPU result's loadings, read below */
 	if (rc) {
 		gwb_matrix_free(C);
+		gwb_eigen_free(e);
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	}
 	for (i = 0; i < p; i++) {
@@ -751,8 +907,11 @@ int gwb_open_eig(lua_State *L)
 	lua_newtable(L);
 	lua_pushcfunction(L, pca_transform);
 	gwb_lua_sethelp(L, -1, "PCA:transform",
-			"p:transform(d) -> Matrix\nScores (rows x k) of a dataset with the PCA's "
-			"features: (x - mean) projected on the components.\n"
+			"p:transform(d) -> Matrix [, note]\nScores (rows x k) of a dataset with the "
+			"PCA's features: (x - mean) projected on\nthe components. Columns are "
+			"matched by name (another order is fine; missing or\nunexpected ones are "
+			"an error); data without names (header = false) by position,\nand then "
+			"note says so.\n"
 			"Example: S = data.pca(d, 2):transform(d)");
 	lua_setfield(L, -2, "transform");
 	lua_setfield(L, -2, "__index");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
@@ -91,6 +92,22 @@ static int l_mem(lua_State *L)
 	lua_newtable(L);
 	gwb_gpu_ledger_each(ledger_cb, L);
 	lua_setfield(L, -2, "by_purpose");
+	{
+		gwb_gpu_pool_info pi;
+		gwb_gpu_pool_stats(&pi);
+		SETI("pool", pi.cached_bytes);
+		SETI("pool_blocks", pi.cached_blocks);
+		SETI("reserved", pi.reserved_bytes);
+		SETI("pool_hits", pi.hits);
+		SETI("pool_misses", pi.misses);
+		SETI("staging", gwb_gpu_staging_bytes());
+	}
+	return 1;
+}
+
+static int l_trim(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)gwb_gpu_trim());
 	return 1;
 }
 
@@ -115,6 +132,29 @@ static void kernel_cb(const gwb_kernel_stat *k, void *ctx)
 	SETI("smem", k->dyn_smem + k->static_smem);
 	lua_pushnumber(L, k->occupancy);
 	lua_setfield(L, -2, "occupancy");
+	/* declared (what the launch sites say they move) beside measured (CUPTI, gpu.profile) */
+	lua_pushnumber(L, k->bytes);
+	lua_setfield(L, -2, "declared_bytes");
+	if (k->measured_launches > 0) {
+		double per = k->measured_bytes / (double)k->measured_launches;
+		double decl = k->launches ? k->bytes / (double)k->launches : 0;
+		double gbps = k->measured_ns > 0 ? k->measured_bytes / k->measured_ns : 0;
+		SETI("measured_launches", k->measured_launches);
+		lua_pushnumber(L, per);
+		lua_setfield(L, -2, "measured_bytes");   /* per launch */
+		lua_pushnumber(L, decl);
+		lua_setfield(L, -2, "declared_bytes_per_launch");
+		lua_pushnumber(L, gbps);
+		lua_setfield(L, -2, "measured_gbps");
+		if (decl > 0) {
+			lua_pushnumber(L, per / decl);
+			lua_setfield(L, -2, "measured_over_declared");
+		}
+		if (k->dram_peak_bps > 0) {
+			lua_pushnumber(L, gbps * 1e9 / k->dram_peak_bps);
+			lua_setfield(L, -2, "measured_peak_fraction");
+		}
+	}
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
 
@@ -261,6 +301,25 @@ static void push_name(const char *name, void *ctx)
 	lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
 
+/* gwb's kernels by their launch names, and what each does: so gpu.occupancy("rf_hist", 256)
+ * can say what it asked about when there is no GPU to ask (the registry itself is filled by
+ * the plugin as it loads, kernels/rf_train.cu and kernels/transpose.cu). */
+static const char *const kernel_about[][2] = {
+	{"rf_hist", "the GPU trainer's histogram kernel (rows of a node into per-feature bins, "
+		    "with the split search)"},
+	{"rf_derive", "the GPU trainer's sibling subtraction (parent - smaller child)"},
+	{"rf_stats", "the GPU trainer's per-node statistics"},
+	{"rf_decide", "the GPU trainer's split decision"},
+	{"rf_pcount", "the GPU trainer's partition count"},
+	{"rf_pscatter", "the GPU trainer's partition scatter"},
+	{"rf_quantize", "the GPU quantizer (features to bin codes)"},
+	{"rf_predict", "GPU prediction (a warp walks one tree for 32 rows)"},
+	{"transpose_naive", "teach.transpose's naive kernel (one thread per element)"},
+	{"transpose_tiled", "teach.transpose's 32 x 32 shared-memory tile"},
+	{"transpose_padded", "teach.transpose's padded 32 x 33 tile"},
+	{NULL, NULL},
+};
+
 static int l_occupancy(lua_State *L)
 {
 	static const char *const known[] = {"smem", NULL};
@@ -300,6 +359,22 @@ static int l_occupancy(lua_State *L)
 		const void *fn;
 		name = luaL_checkstring(L, 1);
 		fn = gwb_prof_kernel_fn(name);
+		if (!fn && gwb_gpu_available())
+			fn = gwb_prof_kernel_fn(name);  /* the plugin registered its kernels as it loaded */
+		if (!fn && !gwb_gpu_available()) {
+			const char *about = NULL;
+			int i;
+			for (i = 0; kernel_about[i][0]; i++)
+				if (!strcmp(kernel_about[i][0], name))
+					about = kernel_about[i][1];
+			if (about)  /* one of ours: what it is, and what to ask instead */
+				return luaL_error(L, "gpu.occupancy: no GPU (%s). '%s' is %s; a "
+					  "kernel's registers and shared memory come from its compiled "
+					  "code, which only a GPU reports. Ask about a kernel of a given "
+					  "shape instead, with reference sm_90 limits: gpu.occupancy({regs "
+					  "= 32, smem = 0}, %d); teach.occupancy() explains the limits",
+					  gwb_gpu_unavailable_reason(), name, about, threads);
+		}
 		if (!fn) {
 			luaL_Buffer b;
 			lua_newtable(L);
@@ -477,13 +552,15 @@ static gwb_status time_copy(void *dst, const void *src, size_t bytes, enum cudaM
 
 static int l_bandwidth(lua_State *L)
 {
-	static const char *const known[] = {"bytes", "reps", "log", NULL};
+	static const char *const known[] = {"bytes", "reps", "log", "tag", NULL};
 	lua_Integer bytes = gwb_opt_int(L, 1, "gpu.bandwidth", "bytes", 256 << 20);
 	int reps = (int)gwb_opt_int(L, 1, "gpu.bandwidth", "reps", 5);
 	bool log = gwb_opt_bool(L, 1, "gpu.bandwidth", "log", true);
 	double host;
 
 	gwb_opt_check_keys(L, 1, "gpu.bandwidth", known);
+	gwb_opt_tag(L, 1, "gpu.bandwidth");  /* checked before the copies */
+	lua_pop(L, 1);
 	if (bytes < 4096 || reps < 1 || reps > 32)
 		return luaL_error(L, "gpu.bandwidth: bytes must be >= 4096 and reps 1..32 (got %d, %d)",
 				  (int)bytes, reps);
@@ -580,6 +657,8 @@ static int l_bandwidth(lua_State *L)
 			int res = lua_gettop(L);
 			lua_createtable(L, 0, 4);
 			SETS("kind", "gpu.bandwidth");
+			gwb_opt_tag(L, 1, "gpu.bandwidth");
+			lua_setfield(L, -2, "tag");
 			SETS("backend", "gpu");
 			lua_createtable(L, 0, 2);
 			SETI("bytes", n);
@@ -607,10 +686,16 @@ static int l_bandwidth(lua_State *L)
 
 #define PROFILE_NCU_HINT \
 	"Measure it outside gwb with: ncu --clock-control none --metrics " \
-	"sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum build/gwb script.lua"
+	"sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum," \
+	"sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum," \
+	"dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed," \
+	"lts__throughput.avg.pct_of_peak_sustained_elapsed," \
+	"sm__sass_thread_inst_executed_op_ffma_pred_on.sum," \
+	"sm__sass_thread_inst_executed_op_dfma_pred_on.sum,sm__inst_executed_pipe_tensor.sum " \
+	"build/gwb script.lua (or: ncu --set roofline build/gwb script.lua)"
 #define PROFILE_MT "gwb.profile"
 
-struct kbefore { char name[64]; long launches; double ms; };
+struct kbefore { char name[64]; long launches; double ms, bytes; };
 struct kcollect { struct kbefore *v; int n, cap; };
 
 static void collect_cb(const gwb_kernel_stat *k, void *ctx)
@@ -621,6 +706,7 @@ static void collect_cb(const gwb_kernel_stat *k, void *ctx)
 		snprintf(c->v[c->n].name, sizeof(c->v[0].name), "%s", k->name);
 		c->v[c->n].launches = k->launches;
 		c->v[c->n].ms = k->total_ms;
+		c->v[c->n].bytes = k->bytes;
 		c->n++;
 	}
 }
@@ -638,6 +724,12 @@ struct prow {
 	double occ_w, occ_sum, occ_min, occ_max;  /* achieved (0..100) sums: duration weighted and plain */
 	double dur_ns, sm_w;
 	bool has_dur, has_sm;
+	double declared_bytes;     /* telemetry: bytes the launch sites declared during fn */
+	/* CUPTI's roofline measurements, summed over the measured launches (has_*: present) */
+	double dram_rd, dram_wr, dram_pct_w, l2_bytes, l2_pct_w, flop_sp, flop_dp, tensor;
+	double peak_sp, peak_dp, peak_dram;  /* the device's peaks (FLOP/s, bytes/s) */
+	bool has_dram, has_dram_pct, has_l2, has_l2_pct, has_flop, has_peaks, has_tensor;
+	bool has_dram_peak;        /* peak_dram known: CUPTI's, else the device's clock x width */
 };
 
 struct prows { struct prow *v; int n, cap; bool oom; };
@@ -674,7 +766,7 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 {
 	struct kdiff *d = ctx;
 	long launches = k->launches;
-	double ms = k->total_ms;
+	double ms = k->total_ms, bytes = k->bytes;
 	struct prow *r;
 	int i;
 
@@ -682,6 +774,7 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 		if (!strcmp(d->before->v[i].name, k->name)) {
 			launches -= d->before->v[i].launches;
 			ms -= d->before->v[i].ms;
+			bytes -= d->before->v[i].bytes;
 			break;
 		}
 	if (launches <= 0 || !(r = prow_find(d->rows, k->name, true)))
@@ -689,6 +782,7 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 	r->ours = true;
 	r->launches = launches;
 	r->total_ms = ms;
+	r->declared_bytes = bytes;
 	snprintf(r->block, sizeof(r->block), "%dx%dx%d", k->block[0], k->block[1], k->block[2]);
 	r->regs = k->regs;
 	if (k->occupancy > 0)  /* 0: a record with no launch configuration (a library call) */
@@ -724,6 +818,41 @@ static void range_cb(const gwb_profile_range *g, void *ctx)
 		r->sm_w += g->sm_pct * w;
 		r->has_sm = true;
 	}
+	if (g->dram_read_bytes >= 0 && g->dram_write_bytes >= 0) {
+		r->dram_rd += g->dram_read_bytes;
+		r->dram_wr += g->dram_write_bytes;
+		r->has_dram = true;
+	}
+	if (g->dram_pct >= 0) {
+		r->dram_pct_w += g->dram_pct * w;
+		r->has_dram_pct = true;
+	}
+	if (g->l2_bytes >= 0) {
+		r->l2_bytes += g->l2_bytes;
+		r->has_l2 = true;
+	}
+	if (g->l2_pct >= 0) {
+		r->l2_pct_w += g->l2_pct * w;
+		r->has_l2_pct = true;
+	}
+	if (g->flop_sp >= 0 && g->flop_dp >= 0) {
+		r->flop_sp += g->flop_sp;
+		r->flop_dp += g->flop_dp;
+		r->has_flop = true;
+	}
+	if (g->peak_flops_sp > 0 && g->peak_flops_dp > 0) {
+		r->peak_sp = g->peak_flops_sp;
+		r->peak_dp = g->peak_flops_dp;
+		r->has_peaks = true;
+	}
+	if (g->peak_dram_bps > 0) {
+		r->peak_dram = g->peak_dram_bps;
+		r->has_dram_peak = true;
+	}
+	if (g->tensor_inst >= 0) {
+		r->tensor += g->tensor_inst;
+		r->has_tensor = true;
+	}
 }
 
 /* Add the CUPTI measurements (rows made by range_cb) to the telemetry rows: called only when
@@ -754,6 +883,38 @@ static void prows_merge(struct prows *rows, const struct prows *m)
 		r->sm_w = g->sm_w;
 		r->has_dur = g->has_dur;
 		r->has_sm = g->has_sm;
+		r->dram_rd = g->dram_rd;
+		r->dram_wr = g->dram_wr;
+		r->dram_pct_w = g->dram_pct_w;
+		r->l2_bytes = g->l2_bytes;
+		r->l2_pct_w = g->l2_pct_w;
+		r->flop_sp = g->flop_sp;
+		r->flop_dp = g->flop_dp;
+		r->tensor = g->tensor;
+		r->peak_sp = g->peak_sp;
+		r->peak_dp = g->peak_dp;
+		r->peak_dram = g->peak_dram;
+		r->has_dram = g->has_dram;
+		r->has_dram_pct = g->has_dram_pct;
+		r->has_l2 = g->has_l2;
+		r->has_l2_pct = g->has_l2_pct;
+		r->has_flop = g->has_flop;
+		r->has_peaks = g->has_peaks;
+		r->has_tensor = g->has_tensor;
+		r->has_dram_peak = g->has_dram_peak;
+		if (!r->has_dram_peak && r->has_dram) {
+			/* CUPTI gave no peak: the device's, 2 x memory clock x bus width */
+			gwb_gpu_info gi;
+			if (gwb_gpu_get_info(&gi) == GWB_OK && gi.mem_clock_khz > 0 &&
+			    gi.mem_bus_bits > 0) {
+				r->peak_dram = 2.0 * gi.mem_clock_khz * 1e3 * (gi.mem_bus_bits / 8.0);
+				r->has_dram_peak = true;
+			}
+		}
+		/* the telemetry's record keeps the measurement (gpu.kernels(), the panel) */
+		if (r->ours && g->has_dram)
+			gwb_prof_measured(g->name, g->profiled, g->dram_rd + g->dram_wr, g->dur_ns,
+					  r->has_dram_peak ? r->peak_dram : 0);
 	}
 }
 #endif
@@ -772,7 +933,10 @@ static void pscratch_release(struct pscratch *p)
 
 static int pscratch_gc(lua_State *L)
 {
-	pscratch_release(luaL_checkudata(L, 1, PROWS_MT));
+	struct pscratch *p = gwb_lua_toudata(L, 1, PROWS_MT);
+
+	if (p)
+		pscratch_release(p);
 	return 0;
 }
 
@@ -786,6 +950,91 @@ static int prow_cmp(const void *a, const void *b)
 	if (x->total_ms != y->total_ms)
 		return x->total_ms < y->total_ms ? 1 : -1;
 	return strcmp(x->name, y->name);
+}
+
+/* The roofline fields of a measured row (bytes and FLOPs per launch, rates over the measured
+ * duration, fractions of the device's peaks) and its verdict (prof.h's rule). */
+static void push_roofline(lua_State *L, const struct prow *r, double occupancy)
+{
+	double n = (double)r->profiled, sec = r->dur_ns * 1e-9;
+	double mem = -1, comp = -1;
+
+	if (r->has_dram) {
+		lua_pushnumber(L, r->dram_rd / n);
+		lua_setfield(L, -2, "dram_read_bytes");
+		lua_pushnumber(L, r->dram_wr / n);
+		lua_setfield(L, -2, "dram_write_bytes");
+		if (sec > 0) {
+			double gbps = (r->dram_rd + r->dram_wr) / sec * 1e-9;
+			lua_pushnumber(L, gbps);
+			lua_setfield(L, -2, "dram_gbps");
+			if (r->has_dram_peak) {
+				mem = gbps * 1e9 / r->peak_dram;
+				lua_pushnumber(L, mem);
+				lua_setfield(L, -2, "dram_peak_fraction");
+			}
+		}
+	}
+	if (r->has_dram_pct && r->dur_ns > 0) {
+		double f = r->dram_pct_w / r->dur_ns / 100.0;
+		lua_pushnumber(L, f);
+		lua_setfield(L, -2, "dram_throughput");
+		mem = mem > f ? mem : f;
+	}
+	if (r->has_l2 && sec > 0) {
+		lua_pushnumber(L, r->l2_bytes / sec * 1e-9);
+		lua_setfield(L, -2, "l2_gbps");
+	}
+	if (r->has_l2_pct && r->dur_ns > 0) {
+		double f = r->l2_pct_w / r->dur_ns / 100.0;
+		lua_pushnumber(L, f);
+		lua_setfield(L, -2, "l2_throughput");
+		mem = mem > f ? mem : f;
+	}
+	if (r->has_flop && sec > 0) {
+		lua_pushnumber(L, r->flop_sp / sec * 1e-9);
+		lua_setfield(L, -2, "gflops_sp");
+		lua_pushnumber(L, r->flop_dp / sec * 1e-9);
+		lua_setfield(L, -2, "gflops_dp");
+		if (r->has_peaks) {
+			double fs = r->flop_sp / sec / r->peak_sp, fd = r->flop_dp / sec / r->peak_dp;
+			comp = fs > fd ? fs : fd;
+			lua_pushnumber(L, fs);
+			lua_setfield(L, -2, "fp32_peak_fraction");
+			lua_pushnumber(L, fd);
+			lua_setfield(L, -2, "fp64_peak_fraction");
+			lua_pushnumber(L, comp);
+			lua_setfield(L, -2, "flop_peak_fraction");
+		}
+		if (r->dram_rd + r->dram_wr > 0) {
+			lua_pushnumber(L, (r->flop_sp + r->flop_dp) / (r->dram_rd + r->dram_wr));
+			lua_setfield(L, -2, "flop_per_byte");
+		}
+	}
+	if (r->has_dram_peak) {
+		lua_pushnumber(L, r->peak_dram * 1e-9);
+		lua_setfield(L, -2, "peak_dram_gbps");
+	}
+	if (r->has_peaks) {
+		lua_pushnumber(L, r->peak_sp * 1e-9);
+		lua_setfield(L, -2, "peak_gflops_sp");
+		lua_pushnumber(L, r->peak_dp * 1e-9);
+		lua_setfield(L, -2, "peak_gflops_dp");
+	}
+	if (r->has_tensor) {
+		lua_pushnumber(L, r->tensor / n);
+		lua_setfield(L, -2, "tensor_inst");
+		if (sec > 0) {
+			lua_pushnumber(L, r->tensor / sec);
+			lua_setfield(L, -2, "tensor_inst_per_s");
+		}
+	}
+	if (r->has_sm && r->dur_ns > 0) {
+		double f = r->sm_w / r->dur_ns / 100.0;
+		comp = comp > f ? comp : f;
+	}
+	if (mem >= 0 || comp >= 0)
+		SETS("verdict", gwb_prof_verdict(mem, comp, occupancy));
 }
 
 static void push_row(lua_State *L, const struct prow *r)
@@ -824,6 +1073,11 @@ static void push_row(lua_State *L, const struct prow *r)
 			lua_pushnumber(L, r->sm_w / r->dur_ns / 100.0);
 			lua_setfield(L, -2, "sm_throughput");
 		}
+		push_roofline(L, r, occ / 100.0);
+	}
+	if (r->launches > 0 && r->declared_bytes > 0) {
+		lua_pushnumber(L, r->declared_bytes / (double)r->launches);
+		lua_setfield(L, -2, "declared_bytes");  /* per launch, what the launch site says */
 	}
 }
 
@@ -905,6 +1159,63 @@ static int l_profile_tostring(lua_State *L)
 			 measured, occ, theo, dur_s, sm);
 		luaL_addstring(&b, line);
 	}
+	/* the roofline: measured bytes and FLOPs against the peaks, and the verdict */
+	if (achieved && n > 0) {
+		bool header = false;
+		for (i = 1; i <= n; i++) {
+			char dram[16], dpk[16], l2[16], fl[24], fpk[16], ratio[16], verdict[24];
+			double gb, fs, fd, rd, wr, decl;
+			int row;
+
+			lua_rawgeti(L, kt, i);
+			row = lua_gettop(L);
+			lua_getfield(L, row, "verdict");
+			if (!lua_isstring(L, -1)) {
+				lua_pop(L, 2);
+				continue;
+			}
+			snprintf(verdict, sizeof(verdict), "%s", lua_tostring(L, -1));
+			lua_pop(L, 1);
+			lua_getfield(L, row, "name");
+			snprintf(name, sizeof(name), "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+			lua_pop(L, 1);
+			gb = fieldnum(L, row, "dram_gbps");
+			fs = fieldnum(L, row, "gflops_sp");
+			fd = fieldnum(L, row, "gflops_dp");
+			rd = fieldnum(L, row, "dram_read_bytes");
+			wr = fieldnum(L, row, "dram_write_bytes");
+			decl = fieldnum(L, row, "declared_bytes");
+			fmt_pct(dpk, sizeof(dpk), fieldnum(L, row, "dram_peak_fraction"), 7);
+			fmt_pct(l2, sizeof(l2), fieldnum(L, row, "l2_throughput"), 7);
+			fmt_pct(fpk, sizeof(fpk), fieldnum(L, row, "flop_peak_fraction"), 7);
+			lua_pop(L, 1);
+			if (isnan(gb))
+				snprintf(dram, sizeof(dram), "%9s", "-");
+			else
+				snprintf(dram, sizeof(dram), "%9.1f", gb);
+			if (isnan(fs) || isnan(fd))
+				snprintf(fl, sizeof(fl), "%11s", "-");
+			else
+				snprintf(fl, sizeof(fl), "%11.1f", fs > fd ? fs : fd);
+			if (isnan(rd) || isnan(wr) || isnan(decl) || decl <= 0)
+				snprintf(ratio, sizeof(ratio), "%9s", "-");
+			else
+				snprintf(ratio, sizeof(ratio), "%8.2fx", (rd + wr) / decl);
+			if (!header) {
+				snprintf(line, sizeof(line), "\nroofline (measured per launch)\n%-32s %9s %7s "
+					 "%7s %11s %7s %9s  %s\n", "kernel", "DRAM GB/s", "%peak", "L2",
+					 "GFLOP/s", "%peak", "meas/decl", "verdict");
+				luaL_addstring(&b, line);
+				header = true;
+			}
+			snprintf(line, sizeof(line), "%-32.32s %s %s %s %s %s %s  %s\n", name, dram, dpk, l2,
+				 fl, fpk, ratio, verdict);
+			luaL_addstring(&b, line);
+		}
+		if (header)
+			luaL_addstring(&b, "(GFLOP/s: FP32 or FP64, whichever is larger; meas/decl: DRAM "
+					   "bytes measured over the bytes the launch declares)\n");
+	}
 	if (!achieved) {
 		luaL_addstring(&b, "achieved occupancy not measured: ");
 		lua_getfield(L, 1, "reason");
@@ -929,7 +1240,7 @@ static int l_profile(lua_State *L)
 	struct kcollect before = {v, 0, 256};
 	struct pscratch *ps;
 	struct kdiff d = {&before, NULL};
-	char reason[1400] = "";
+	char reason[2400] = "";
 	lua_Integer max_ranges;
 	int st, i;
 	bool counters;
@@ -947,7 +1258,7 @@ static int l_profile(lua_State *L)
 		return luaL_error(L, "gpu.profile: max_ranges must be 1..100000 (got %I)",
 				  max_ranges);
 	lua_settop(L, 2);
-	ps = lua_newuserdatauv(L, sizeof(*ps), 0);  /* index 3, owns the rows until the end */
+	ps = gwb_lua_newudata(L, sizeof(*ps), 0, PROWS_MT);  /* index 3, owns the rows until the end */
 	memset(ps, 0, sizeof(*ps));
 	if (luaL_newmetatable(L, PROWS_MT)) {
 		lua_pushcfunction(L, pscratch_gc);
@@ -1012,6 +1323,15 @@ static int l_profile(lua_State *L)
 		SETS("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active");
 		SETS("duration", "gpu__time_duration.sum");
 		SETS("sm_throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+		SETS("dram_bytes", "dram__bytes_read.sum + dram__bytes_write.sum");
+		SETS("dram_throughput", "dram__throughput.avg.pct_of_peak_sustained_elapsed");
+		SETS("l2_throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed");
+		SETS("flops", "sm__sass_thread_inst_executed_op_{fadd,fmul,ffma,dadd,dmul,dfma}"
+		     "_pred_on.sum (fma counted twice)");
+		SETS("peaks", "..._op_ffma/dfma_pred_on.sum.peak_sustained x "
+		     "sm__cycles_elapsed.avg.per_second; dram__bytes.sum.peak_sustained x "
+		     "dram__cycles_elapsed.avg.per_second");
+		SETS("tensor", "sm__inst_executed_pipe_tensor.sum");
 		lua_setfield(L, -2, "metrics");
 	}
 	lua_createtable(L, ps->rows.n, 0);
@@ -1042,11 +1362,23 @@ static const gwb_reg funcs[] = {
 	 "Without a GPU: {available = false, reason = ...}."},
 	{"mem", l_mem,
 	 "gpu.mem() -> table\n"
-	 "cudaMemGetInfo (free, total, used) plus the bytes gwb itself holds (ours), by purpose."},
+	 "cudaMemGetInfo (free, total, used) plus the bytes gwb itself holds (ours), by purpose;\n"
+	 "pool: bytes freed by gwb and cached for reuse (pool_blocks, pool_hits, pool_misses),\n"
+	 "reserved: live + cached, staging: pinned host bytes of the copy ring."},
+	{"trim", l_trim,
+	 "gpu.trim() -> bytes\n"
+	 "Give the device-memory pool's cached blocks and the pinned staging ring back to the\n"
+	 "driver; returns the device bytes released (0 without a GPU).\n"
+	 "Example: A:close(); collectgarbage(); print(gpu.trim())"},
 	{"kernels", l_kernels,
 	 "gpu.kernels() -> array\n"
 	 "Every kernel launched since gpu.reset(), by total time: launches, total_ms, mean_ms,\n"
-	 "grid, block, regs, smem, theoretical occupancy, gbps (bytes the launch moves / time)."},
+	 "grid, block, regs, smem, theoretical occupancy, gbps (bytes the launch moves / time),\n"
+	 "declared_bytes (their sum). Where gpu.profile measured the kernel: measured_launches,\n"
+	 "measured_bytes (DRAM bytes read + written per launch, from CUPTI) beside\n"
+	 "declared_bytes_per_launch, measured_over_declared, measured_gbps and\n"
+	 "measured_peak_fraction (of the DRAM peak); a gap between measured and declared is a\n"
+	 "finding (caches, a wrong declaration, or traffic the launch site did not count)."},
 	{"reset", l_reset, "gpu.reset()\nForget the kernel and transfer records."},
 	{"occupancy", l_occupancy,
 	 "gpu.occupancy(kernel, block [, {smem = bytes}]) -> table\n"
@@ -1075,7 +1407,14 @@ static const gwb_reg funcs[] = {
 	 "duration_us (mean, measured pass), sm_throughput (0..1), mean_us/total_ms (CUDA events,\n"
 	 "which include the replays), block, regs (these four nil where telemetry did not see the\n"
 	 "kernel). Also wall_ms, achieved (true when measured), profiled, dropped (launches past\n"
-	 "max_ranges), library (the libcupti used). libcupti (CUDA 13.0's or newer) is loaded at\n"
+	 "max_ranges), library (the libcupti used). The roofline, per launch where the chip gives\n"
+	 "the counters: dram_read_bytes, dram_write_bytes, dram_gbps, dram_peak_fraction (of the\n"
+	 "device's DRAM peak), dram_throughput, l2_gbps, l2_throughput, gflops_sp, gflops_dp,\n"
+	 "fp32/fp64/flop_peak_fraction (against the units' peaks), flop_per_byte, tensor_inst,\n"
+	 "peak_dram_gbps, peak_gflops_sp/dp, declared_bytes (what the launch site declares), and\n"
+	 "verdict: memory-bound, compute-bound (>= 60 % of that peak), occupancy-bound (< 25 %\n"
+	 "achieved) or latency-bound. The measured bytes also reach gpu.kernels() and the panel.\n"
+	 "libcupti (CUDA 13.0's or newer) is loaded at\n"
 	 "the first call (GWB_CUPTI=/path/libcupti.so.13 picks one). Where CUPTI is\n"
 	 "missing, profiling is not permitted (NVreg_RestrictProfilingToAdminUsers), another\n"
 	 "tool holds the counters, or there is no GPU: achieved is false, `reason` says why and\n"

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "dense.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 
 #define MATRIX_T "gwb.Matrix"
@@ -39,9 +41,17 @@ void gwb_lua_push_matrix(lua_State *L, gwb_matrix *A)
 	gwb_lua_pushbox(L, MATRIX_T, 0, A, free_matrix);
 }
 
-gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg)
+gwb_matrix *gwb_lua_checkmatrix_dev(lua_State *L, int arg)
 {
 	return gwb_lua_checkbox(L, arg, MATRIX_T, MATRIX_T, "matrix");
+}
+
+gwb_matrix *gwb_lua_checkmatrix(lua_State *L, int arg)
+{
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, arg);
+
+	gwb_lua_check(L, gwb_matrix_host(A));  /* lazy: copies only after a device write */
+	return A;
 }
 
 /* --- options ------------------------------------------------------------------------------ */
@@ -378,12 +388,31 @@ static int m_set(lua_State *L)
 	size_t b = lua_isnoneornil(L, 5) ? 0 : check_index(L, 5, A->count, "matrix");
 
 	gwb_matrix_set(A, b, i, j, v);
+	gwb_lua_check(L, gwb_matrix_host_wrote(A, gwb_matrix_index(A, b, i, j), 1));
 	return 0;
+}
+
+static int m_to(lua_State *L)
+{
+	gwb_matrix *A = gwb_lua_checkmatrix_dev(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+	gwb_device d;
+
+	if (gwb_device_parse(s, &d))
+		return luaL_error(L, "Matrix:to: %s", gwb_errmsg());
+	gwb_lua_check(L, gwb_matrix_to(A, d));
+	lua_settop(L, 1);
+	return 1;
 }
 
 static int m_save(lua_State *L)
 {
-	gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), luaL_checkstring(L, 2)));
+	const char *path = luaL_checkstring(L, 2);
+
+	if (gwb_npy_path(path))  /* NumPy: its dtype and layout (C or Fortran order) */
+		gwb_lua_check(L, gwb_npy_save_matrix(gwb_lua_checkmatrix(L, 1), path));
+	else
+		gwb_lua_check(L, gwb_matrix_save(gwb_lua_checkmatrix(L, 1), path));
 	return 0;
 }
 
@@ -487,25 +516,28 @@ static void add_corner(lua_State *L, luaL_Buffer *buf, const gwb_matrix *A, size
 
 static int mat_tostring(lua_State *L)
 {
-	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
+	lmatrix *m = gwb_lua_checkudata(L, 1, MATRIX_T, MATRIX_T);
 	luaL_Buffer buf;
-	char head[160];
+	char head[160], mem[32];
 	const gwb_matrix *A = m->A;
 
 	if (!A) {
 		lua_pushstring(L, "Matrix (closed)");
 		return 1;
 	}
+	gwb_lua_check(L, gwb_matrix_host(A));  /* the corner shown: a lazy, cached copy */
 	luaL_buffinit(L, &buf);
+	gwb_fmt_bytes(mem, sizeof(mem), (double)gwb_matrix_bytes(A));
 	if (A->batched)
-		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%.1f MiB); "
-			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype),
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+		snprintf(head, sizeof(head), "Matrix batch: %zu matrices of %zu x %zu %s (%s); "
+			 "matrix 1:", A->count, A->rows, A->cols, gwb_dtype_name(A->dtype), mem);
 	else
-		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%.1f MiB)", A->rows,
+		snprintf(head, sizeof(head), "Matrix %zu x %zu %s, %s-major (%s)", A->rows,
 			 A->cols, gwb_dtype_name(A->dtype), A->layout == GWB_ROW_MAJOR ? "row" : "column",
-			 (double)gwb_matrix_bytes(A) / 1048576.0);
+			 mem);
 	luaL_addstring(&buf, head);
+	if (gwb_matrix_device(A) == GWB_DEVICE_GPU)
+		luaL_addstring(&buf, " [on the GPU]");
 	add_corner(L, &buf, A, 0);
 	luaL_pushresult(&buf);
 	return 1;
@@ -521,7 +553,7 @@ static int mat_len(lua_State *L)
 
 static int mat_index(lua_State *L)
 {
-	lmatrix *m = luaL_checkudata(L, 1, MATRIX_T);
+	lmatrix *m = gwb_lua_checkudata(L, 1, MATRIX_T, MATRIX_T);
 	const char *k;
 
 	if (lua_isinteger(L, 2)) {
@@ -532,7 +564,7 @@ static int mat_index(lua_State *L)
 			return m_matrix(L);
 		} else {
 			size_t i = check_index(L, 2, A->rows, "row");
-			lrow *r = lua_newuserdatauv(L, sizeof(*r), 1);
+			lrow *r = gwb_lua_newudata(L, sizeof(*r), 1, ROW_T);
 			r->i = i;
 			lua_pushvalue(L, 1);
 			lua_setiuservalue(L, -2, 1);
@@ -570,6 +602,9 @@ static int mat_index(lua_State *L)
 		} else if (!strcmp(k, "kind")) {
 			lua_pushstring(L, "dense");
 			return 1;
+		} else if (!strcmp(k, "device")) {
+			lua_pushstring(L, gwb_device_name(gwb_matrix_device(A)));
+			return 1;
 		}
 	}
 	luaL_getmetatable(L, MATRIX_T);
@@ -580,7 +615,7 @@ static int mat_index(lua_State *L)
 
 static lrow *check_row(lua_State *L, gwb_matrix **A)
 {
-	lrow *r = luaL_checkudata(L, 1, ROW_T);
+	lrow *r = gwb_lua_checkudata(L, 1, ROW_T, ROW_T);
 
 	lua_getiuservalue(L, 1, 1);
 	*A = gwb_lua_checkmatrix(L, -1);
@@ -605,6 +640,7 @@ static int row_newindex(lua_State *L)
 	size_t j = check_index(L, 2, A->cols, "column");
 
 	gwb_matrix_set(A, 0, r->i, j, luaL_checknumber(L, 3));
+	gwb_lua_check(L, gwb_matrix_host_wrote(A, gwb_matrix_index(A, 0, r->i, j), 1));
 	return 0;
 }
 
@@ -646,6 +682,8 @@ static const gwb_reg methods[] = {
 	 "Example: A:set(1, 1, 4.0)"},
 	{"save", m_save, "A:save(path)\n"
 	 "Write the matrix (or batch) in gwb's binary format with a checksum; mat.load reads it.\n"
+	 "A path ending in .npy writes a NumPy array instead (its dtype; C order for row-major,\n"
+	 "Fortran for column-major); mat.read and numpy.load read it.\n"
 	 "Example: A:save(\"a.gwbm\"); B = mat.load(\"a.gwbm\")"},
 	{"matrix", m_matrix, "B:matrix(b) -> Matrix\nA copy of matrix b of a batch (also B[b]).\n"
 	 "Example: B = mat.batch(10, 8); print(B:matrix(3))"},
@@ -660,7 +698,15 @@ static const gwb_reg methods[] = {
 	 "Example: print(mat.randn(4, 4, {sym = true}):symmetric())"},
 	{"norm", m_norm, "A:norm([b]) -> number\nFrobenius norm (compensated sum) of the matrix or "
 	 "of matrix b of a batch.\nExample: print(mat.laplacian1d(10):norm())"},
-	{"close", mat_release, "A:close()\nFree the matrix now (also happens when it is collected)."},
+	{"to", m_to, "A:to(\"gpu\" | \"cpu\") -> A\n"
+	 "Move the matrix (or batch) to the GPU or back; A.device says where it is. A GPU-resident\n"
+	 "matrix is used in place by eig.solve / eig.batched on the GPU (no copy; backend \"auto\"\n"
+	 "follows it there); host reads (get, totable, printing) copy it back once and cache;\n"
+	 "A:set writes both copies. All or nothing: on failure (no GPU, out of device memory) it\n"
+	 "stays where it was. Returns A.\n"
+	 "Example: A = mat.randn(4096, 4096, {sym = true}):to(\"gpu\"); e = eig.solve(A)"},
+	{"close", mat_release, "A:close()\nFree the matrix now, host and device memory (also happens "
+	 "when it is collected)."},
 	{NULL, NULL, NULL},
 };
 

@@ -117,6 +117,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+#define BENCH_T "gwb.bench.times"   /* the tag of bench's scratch userdata */
 struct bench {
 	double *t;
 	size_t n, cap;
@@ -124,8 +125,10 @@ struct bench {
 
 static int bench_gc(lua_State *L)
 {
-	struct bench *b = lua_touserdata(L, 1);
+	struct bench *b = gwb_lua_toudata(L, 1, BENCH_T);
 
+	if (!b)
+		return 0;
 	free(b->t);
 	b->t = NULL;
 	return 0;
@@ -133,7 +136,8 @@ static int bench_gc(lua_State *L)
 
 static int l_bench(lua_State *L)
 {
-	static const char *const known[] = {"seconds", "runs", "warmup", "label", "log", NULL};
+	static const char *const known[] = {"seconds", "runs", "warmup", "label", "log", "tag",
+					    NULL};
 	double seconds, t0, tlast = 0, sum = 0, mn = INFINITY, mx = 0;
 	lua_Integer runs, warmup, i;
 	const char *label;
@@ -143,6 +147,8 @@ static int l_bench(lua_State *L)
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
 	gwb_opt_check_keys(L, 2, "gwb.bench", known);
+	gwb_opt_tag(L, 2, "gwb.bench");  /* checked before the runs */
+	lua_pop(L, 1);
 	seconds = gwb_opt_num(L, 2, "gwb.bench", "seconds", 1.0);
 	runs = gwb_opt_int(L, 2, "gwb.bench", "runs", 0);
 	warmup = gwb_opt_int(L, 2, "gwb.bench", "warmup", 1);
@@ -154,8 +160,7 @@ static int l_bench(lua_State *L)
 	if (runs < 0 || warmup < 0)
 		return luaL_error(L, "gwb.bench: runs and warmup must be >= 0");
 	/* the times live in a userdata so that an error cannot leak them */
-	b = lua_newuserdatauv(L, sizeof(*b), 0);
-	memset(b, 0, sizeof(*b));
+	b = gwb_lua_newudata(L, sizeof(*b), 0, BENCH_T);
 	lua_createtable(L, 0, 1);
 	lua_pushcfunction(L, bench_gc);
 	lua_setfield(L, -2, "__gc");
@@ -248,6 +253,8 @@ static int l_bench(lua_State *L)
 		lua_createtable(L, 0, 5);
 		lua_pushstring(L, "bench");
 		lua_setfield(L, -2, "kind");
+		gwb_opt_tag(L, 2, "gwb.bench");
+		lua_setfield(L, -2, "tag");
 		lua_pushstring(L, "cpu");
 		lua_setfield(L, -2, "backend");
 		lua_createtable(L, 0, 3);

@@ -8,9 +8,15 @@
 #include "dataset.h"
 #include "forest.h"
 #include "intr.h"
+#include "fmt.h"
 #include "lapi.h"
 
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/rf.h"
+#endif
+
 #define FOREST_MT "gwb.Forest"
+#define PRED_MT "gwb.Predictions"
 
 typedef struct fbox {
 	gwb_forest *f;
@@ -38,13 +44,15 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", NULL,
+	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
+	"tag", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
-	"quantile_sample", "progress", "task", "subtract", "folds", "shuffle", NULL,
+	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
+	"folds", "shuffle", "tag", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -193,6 +201,8 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 	idx = lua_absindex(L, idx);
 	gwb_opt_check_keys(L, idx, fn, keys);
+	gwb_opt_tag(L, idx, fn);  /* checked now, not after the training */
+	lua_pop(L, 1);
 	gwb_rf_params_init(p);
 	p->trees = clampi(L, gwb_opt_int(L, idx, fn, "trees", p->trees), fn, "trees");
 	p->depth = clampi(L, gwb_opt_int(L, idx, fn, "depth", p->depth), fn, "depth");
@@ -205,7 +215,18 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	p->seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
 	p->threads = clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
 	p->block = clampi(L, gwb_opt_int(L, idx, fn, "block", 0), fn, "block");
-	p->backend = gwb_opt_backend(L, idx, fn);
+	s = gwb_opt_str(L, idx, fn, "backend", NULL);
+	if (s && !strcmp(s, "hybrid")) {   /* the GPU and CPU threads together (rf_hybrid.c) */
+		p->hybrid = true;
+		p->backend = GWB_BACKEND_GPU;
+	} else {
+		p->backend = gwb_opt_backend(L, idx, fn);
+	}
+	p->require_gpu = gwb_opt_bool(L, idx, fn, "require_gpu", false);
+	s = gwb_opt_str(L, idx, fn, "hybrid_front", "gpu");
+	if (strcmp(s, "gpu") && strcmp(s, "cpu"))
+		luaL_error(L, "%s: hybrid_front must be \"gpu\" or \"cpu\" (got \"%s\")", fn, s);
+	p->hybrid_cpu_front = !strcmp(s, "cpu");
 	{
 		lua_Integer qs = gwb_opt_int(L, idx, fn, "quantile_sample", 0);
 		if (qs < 0)
@@ -214,6 +235,7 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	}
 	p->progress = gwb_opt_bool(L, idx, fn, "progress", true);
 	p->subtract = gwb_opt_bool(L, idx, fn, "subtract", true);
+	p->oob = gwb_opt_bool(L, idx, fn, "oob", true);
 	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
 	if (s && gwb_rf_criterion_parse(s, &p->criterion))
 		luaL_error(L, "%s: %s", fn, gwb_errmsg());
@@ -244,8 +266,9 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 static void push_timing(lua_State *L, const gwb_forest *f)
 {
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 10);
 	SETN("total_ms", f->timing.total_ms);
+	SETN("host_ms", f->timing.host_ms);
 	SETN("quantize_ms", f->timing.quantize_ms);
 	SETN("grow_ms", f->timing.grow_ms);
 	SETN("oob_ms", f->timing.oob_ms);
@@ -253,6 +276,19 @@ static void push_timing(lua_State *L, const gwb_forest *f)
 	SETN("transfer_ms", f->timing.transfer_ms);
 	SETI("subtract_kept", f->timing.subtract_kept);
 	SETI("subtract_derived", f->timing.subtract_derived);
+	if (f->timing.hybrid.used) {
+		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
+		lua_createtable(L, 0, 8);
+		SETI("gpu_trees", h->gpu_trees);
+		SETI("cpu_trees", h->cpu_trees);
+		SETI("cpu_dropped", h->cpu_dropped);
+		SETI("cpu_workers", h->cpu_workers);
+		SETN("gpu_busy_ms", h->gpu_busy_ms);
+		SETN("cpu_busy_ms", h->cpu_busy_ms);
+		SETN("gpu_trees_per_s", h->gpu_trees_per_s);
+		SETN("cpu_trees_per_s", h->cpu_trees_per_s);
+		lua_setfield(L, -2, "hybrid");
+	}
 }
 
 static const char *mf_name(const gwb_rf_params *p)
@@ -336,11 +372,13 @@ static const char *feature_name(const gwb_forest *f, int j, char *buf, size_t n)
 	return buf;
 }
 
-/* The run-log record for a trained forest (on the stack top). */
-static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, const char *kind)
+/* The run-log record for a forest trained on the Dataset at data with the options at opts. */
+static void log_train(lua_State *L, const gwb_forest *f, int data, int opts, const char *kind)
 {
 	lua_createtable(L, 0, 8);
 	SETS("kind", kind);
+	gwb_opt_tag(L, opts, kind);
+	lua_setfield(L, -2, "tag");
 	push_params(L, f);
 	lua_setfield(L, -2, "params");
 	SETS("backend", gwb_backend_name(f->backend));
@@ -354,14 +392,7 @@ static void log_train(lua_State *L, const gwb_forest *f, const gwb_dataset *d, c
 	SETI("leaves", f->leaves);
 	SETI("depth", f->depth_reached);
 	lua_setfield(L, -2, "metrics");
-	lua_createtable(L, 0, 5);
-	SETI("rows", d->rows);
-	SETI("features", d->features);
-	SETS("task", d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
-	if (d->classes)
-		SETI("classes", d->classes);
-	if (d->target)
-		SETS("target", d->target);
+	gwb_lua_push_datainfo(L, data);
 	lua_setfield(L, -2, "data");
 	gwb_lua_log_run(L, -1);
 	lua_pop(L, 1);
@@ -383,7 +414,7 @@ static int l_train(lua_State *L)
 	top = lua_gettop(L);
 	b = newbox(L);
 	gwb_lua_check(L, gwb_rf_train(d, &p, &b->f));
-	log_train(L, b->f, d, "rf.train");
+	log_train(L, b->f, 1, 2, "rf.train");
 	lua_settop(L, top + 1);
 	return 1;
 }
@@ -576,6 +607,8 @@ static int l_cv(lua_State *L)
 		int res = lua_gettop(L);
 		lua_createtable(L, 0, 6);
 		SETS("kind", "rf.cv");
+		gwb_opt_tag(L, 2, "rf.cv");
+		lua_setfield(L, -2, "tag");
 		lua_createtable(L, 0, 12);
 		SETI("folds", k);
 		SETB("shuffle", shuffle);
@@ -596,11 +629,7 @@ static int l_cv(lua_State *L)
 		lua_getfield(L, res, "folds");
 		lua_setfield(L, -2, "folds");
 		lua_setfield(L, -2, "metrics");
-		lua_createtable(L, 0, 3);
-		SETI("rows", d->rows);
-		SETI("features", d->features);
-		if (d->target)
-			SETS("target", d->target);
+		gwb_lua_push_datainfo(L, 1);
 		lua_setfield(L, -2, "data");
 		gwb_lua_log_run(L, -1);
 		lua_settop(L, res);
@@ -627,17 +656,252 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 	return clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
 }
 
+#ifdef GWB_HAVE_CUDA
+/* ---- Predictions: a GPU prediction kept on the device until read ------------------------------
+ * f:predict / f:predict_proba on the GPU return one instead of a table. It reads as the table
+ * would (p[i], #p, ipairs, pairs, table.concat); the first read copies the whole result back
+ * once and caches it; p:totable() gives a plain table. Uservalue 1: f.labels. */
+
+typedef struct pbox {
+	gwb_rf_gpu_pred *p;
+	bool codes;  /* labels as class numbers */
+} pbox;
+
+static int pred_release(lua_State *L)
+{
+	pbox *b = luaL_checkudata(L, 1, PRED_MT);
+	gwb_rf_gpu_pred_free(b->p);
+	b->p = NULL;
+	return 0;
+}
+
+static pbox *checkpred(lua_State *L, int idx)
+{
+	pbox *b = luaL_checkudata(L, idx, PRED_MT);
+	if (!b->p)
+		luaL_error(L, "Predictions: closed");
+	return b;
+}
+
+/* Push row i (0-based) of the prediction. */
+static void pred_push(lua_State *L, int self, pbox *b, size_t i)
+{
+	gwb_rf_gpu_pred *p = b->p;
+	const void *h;
+	int k;
+
+	gwb_lua_check(L, gwb_rf_gpu_pred_host(p, &h));
+	if (p->what == GWB_RF_OUT_LABELS) {
+		int32_t c = ((const int32_t *)h)[i];
+		if (b->codes) {
+			lua_pushinteger(L, c + 1);
+			return;
+		}
+		lua_getiuservalue(L, self, 1);
+		if (lua_rawgeti(L, -1, c + 1) == LUA_TNIL) {
+			lua_pop(L, 1);
+			lua_pushinteger(L, c + 1);
+		}
+		lua_remove(L, -2);
+	} else if (p->what == GWB_RF_OUT_PROBA) {
+		const float *v = (const float *)h + i * (size_t)p->per_row;
+		lua_createtable(L, p->per_row, 0);
+		for (k = 0; k < p->per_row; k++) {
+			lua_pushnumber(L, nearbyint((double)v[k] * 1e7) / 1e7);
+			lua_rawseti(L, -2, k + 1);
+		}
+	} else {
+		lua_pushnumber(L, tidy(((const float *)h)[i]));
+	}
+}
+
+static void push_pred_timing(lua_State *L, const gwb_rf_gpu_pred *p)
+{
+	lua_createtable(L, 0, 5);
+	SETN("total_ms", p->stats.total_ms);
+	SETN("kernel_ms", p->stats.kernel_ms);
+	SETN("transfer_ms", p->stats.transfer_ms);
+	SETN("host_ms", p->stats.total_ms - p->stats.kernel_ms - p->stats.transfer_ms);
+	SETN("read_ms", p->read_ms);
+}
+
+static int pred_index(lua_State *L)
+{
+	pbox *b = checkpred(L, 1);
+	int isint = 0;
+	lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
+
+	if (isint) {  /* p[2.0] reads as p[2], as a table's would */
+		if (i < 1 || (size_t)i > b->p->rows)
+			lua_pushnil(L);
+		else
+			pred_push(L, 1, b, (size_t)i - 1);
+		return 1;
+	}
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		const char *k = lua_tostring(L, 2);
+		if (!strcmp(k, "rows")) {
+			lua_pushinteger(L, (lua_Integer)b->p->rows);
+			return 1;
+		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, "gpu");
+			return 1;
+		}
+		if (!strcmp(k, "timing")) {
+			push_pred_timing(L, b->p);
+			return 1;
+		}
+	}
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__methods");
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
+}
+
+static int pred_len(lua_State *L)
+{
+	lua_pushinteger(L, (lua_Integer)checkpred(L, 1)->p->rows);
+	return 1;
+}
+
+static int pred_next(lua_State *L)
+{
+	pbox *b = checkpred(L, 1);
+	lua_Integer i = luaL_optinteger(L, 2, 0) + 1;
+	if (i < 1 || (size_t)i > b->p->rows)
+		return 0;
+	lua_pushinteger(L, i);
+	pred_push(L, 1, b, (size_t)i - 1);
+	return 2;
+}
+
+static int pred_pairs(lua_State *L)
+{
+	checkpred(L, 1);
+	lua_pushcfunction(L, pred_next);
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	return 3;
+}
+
+static int pred_totable(lua_State *L)
+{
+	pbox *b = checkpred(L, 1);
+	size_t i;
+
+	lua_createtable(L, (int)b->p->rows, 0);
+	for (i = 0; i < b->p->rows; i++) {
+		pred_push(L, 1, b, i);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int pred_tostring(lua_State *L)
+{
+	pbox *b = luaL_checkudata(L, 1, PRED_MT);
+	const char *what;
+
+	if (!b->p) {
+		lua_pushstring(L, "Predictions (closed)");
+		return 1;
+	}
+	what = b->p->what == GWB_RF_OUT_LABELS ? "class labels" :
+	       b->p->what == GWB_RF_OUT_PROBA ? "class probability rows" : "values";
+	lua_pushfstring(L, "Predictions: %I %s on the gpu (%s), %f ms", (lua_Integer)b->p->rows,
+			what, b->p->host ? "read: cached on the host" : "not read yet",
+			b->p->stats.total_ms);
+	return 1;
+}
+
+static const gwb_reg pred_methods[] = {
+	{"totable", pred_totable,
+	 "p:totable() -> array\n"
+	 "The predictions as a plain Lua table (f:predict on the GPU returns a Predictions\n"
+	 "object that reads like one: p[i], #p, ipairs(p); the result stays on the device\n"
+	 "until the first read, which copies it back once).\n"
+	 "Example: t = f:predict(big):totable()"},
+	{"close", pred_release, "p:close()\nFree the predictions now (device memory too)."},
+	{NULL, NULL, NULL},
+};
+
+/* Predict on the GPU when that is where the work goes; pushes a Predictions object and
+ * returns true, else pushes nothing and returns false (the caller uses the CPU). */
+static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out what, bool codes)
+{
+	bool use = false;
+	pbox *b;
+	gwb_status st;
+
+	if (!gwb_forest_predict_maybe_gpu(f, d))
+		return false;
+	gwb_lua_check(L, gwb_rf_predict_wants_gpu(f, d, &use));
+	if (!use)
+		return false;
+	b = lua_newuserdatauv(L, sizeof(pbox), 1);  /* empty first: __gc is always safe */
+	memset(b, 0, sizeof(*b));
+	luaL_setmetatable(L, PRED_MT);
+	b->codes = codes;
+	st = gwb_rf_predict_gpu_keep(f, d, what, &b->p);
+	if ((st == GWB_EINVAL || st == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
+		gwb_error_clear();  /* a forest or data the GPU path does not take: the CPU does */
+		lua_pop(L, 1);
+		return false;
+	}
+	gwb_lua_check(L, st);
+	lua_createtable(L, f->classes, 0);  /* nil where a class has no name: its number reads */
+	for (int k = 0; k < f->classes; k++)
+		if (f->class_names[k]) {
+			lua_pushstring(L, f->class_names[k]);
+			lua_rawseti(L, -2, k + 1);
+		}
+	lua_setiuservalue(L, -2, 1);
+	return true;
+}
+#endif
+
+/* The Dataset at idx with its columns in the forest's feature order (matched by name, see
+ * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
+static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
+				const char **note)
+{
+	bool pos;
+	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
+
+	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
+		    : NULL;
+	return d;
+}
+
+/* Set t.note (the table on top) when there is one. */
+static void set_note(lua_State *L, const char *note)
+{
+	if (note) {
+		lua_pushstring(L, note);
+		lua_setfield(L, -2, "note");
+	}
+}
+
 static int m_predict(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", "codes", NULL};
+	const char *note;
+	gwb_dataset *d;
 	bool codes;
 	size_t i;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict", &note);
 	gwb_opt_check_keys(L, 3, "predict", keys);
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
+#ifdef GWB_HAVE_CUDA
+	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes))
+		return 1;
+#endif
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		int32_t *lab = lua_newuserdatauv(L, sizeof(int32_t) * (d->rows + 1), 0);
 		gwb_lua_check(L, gwb_forest_predict(f, d, threads_opt(L, 3, "predict"), lab, NULL));
@@ -658,22 +922,63 @@ static int m_predict(lua_State *L)
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
+	set_note(L, note);
+	return 1;
+}
+
+static int m_oob_predict(lua_State *L)
+{
+	gwb_forest *f = checkforest(L, 1);
+	static const char *const keys[] = {"codes", NULL};
+	bool codes;
+	size_t i;
+
+	gwb_opt_check_keys(L, 2, "oob_predict", keys);
+	codes = gwb_opt_bool(L, 2, "oob_predict", "codes", false);
+	if (!f->oob_label && !f->oob_value)
+		return luaL_error(L, "oob_predict: this forest has no OOB predictions (%s)",
+				  f->file_version ? "they are not saved: a loaded forest has none" :
+				  !f->params.bootstrap ? "trained with bootstrap = false" :
+				  "trained with oob = false");
+	lua_createtable(L, (int)f->train_rows, 0);
+	for (i = 0; i < f->train_rows; i++) {
+		if (f->oob_label) {
+			int32_t c = f->oob_label[i];
+			if (c < 0)
+				lua_pushboolean(L, 0);
+			else if (codes || !f->class_names[c])
+				lua_pushinteger(L, c + 1);
+			else
+				lua_pushstring(L, f->class_names[c]);
+		} else {
+			lua_pushnumber(L, isnan(f->oob_value[i]) ? (lua_Number)NAN :
+				       tidy(f->oob_value[i]));
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
 	return 1;
 }
 
 static int m_predict_proba(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	float *pr;
 	size_t i;
 	int k;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "predict_proba", &note);
 	gwb_opt_check_keys(L, 3, "predict_proba", keys);
 	if (f->task != GWB_TASK_CLASSIFICATION)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
+#ifdef GWB_HAVE_CUDA
+	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false))
+		return 1;
+#endif
 	pr = lua_newuserdatauv(L, sizeof(float) * (d->rows * (size_t)f->classes + 1), 0);
 	gwb_lua_check(L, gwb_forest_predict_proba(f, d, threads_opt(L, 3, "predict_proba"), pr));
 	lua_createtable(L, (int)d->rows, 0);
@@ -687,20 +992,27 @@ static int m_predict_proba(lua_State *L)
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	set_note(L, note);
 	return 1;
 }
 
 static int m_score(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	gwb_dataset *d = gwb_lua_checkdataset(L, 2);
 	static const char *const keys[] = {"threads", NULL};
+	const char *note;
+	gwb_dataset *d;
 	double s;
 
+	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
+	d = forest_data(L, f, 2, "score", &note);
 	gwb_opt_check_keys(L, 3, "score", keys);
 	gwb_lua_check(L, gwb_forest_score(f, d, threads_opt(L, 3, "score"), &s));
 	lua_pushnumber(L, s);
-	return 1;
+	if (!note)
+		return 1;
+	lua_pushstring(L, note);   /* a second result: how the columns were matched */
+	return 2;
 }
 
 static int m_importance(lua_State *L)
@@ -735,7 +1047,11 @@ static int m_importance(lua_State *L)
 		if (lua_getfield(L, 2, "data") == LUA_TNIL)
 			return luaL_error(L, "importance: method = \"permutation\" needs data = a "
 					  "Dataset to score on (held-out rows, e.g. a test split)");
-		d = gwb_lua_checkdataset(L, -1);
+		{
+			const char *note;
+			d = forest_data(L, f, lua_gettop(L), "importance", &note);
+			(void)note;
+		}
 		mean = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		sd = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
 		gwb_lua_check(L, gwb_forest_permutation_importance(f, d, repeats, seed, threads, mean,
@@ -822,13 +1138,13 @@ static int m_tree(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, FOREST_MT);
+	gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	return forest_release(L);
 }
 
 static int forest_tostring(lua_State *L)
 {
-	fbox *b = luaL_checkudata(L, 1, FOREST_MT);
+	fbox *b = gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
 	gwb_forest *f = b->f;
 	luaL_Buffer B;
 	char line[512];
@@ -839,9 +1155,14 @@ static int forest_tostring(lua_State *L)
 		return 1;
 	}
 	luaL_buffinit(L, &B);
-	snprintf(line, sizeof(line), "Forest: %d trees, %s on %d features (target '%s')\n",
-		 f->trees, f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
-		 f->features, f->target ? f->target : "?");
+	{
+		char nt[48], nf[48];
+		snprintf(line, sizeof(line), "Forest: %s, %s on %s (target '%s')\n",
+			 gwb_fmt_count(nt, sizeof(nt), f->trees, "tree", NULL),
+			 f->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression",
+			 gwb_fmt_count(nf, sizeof(nf), f->features, "feature", NULL),
+			 f->target ? f->target : "?");
+	}
 	luaL_addstring(&B, line);
 	if (f->classes) {
 		luaL_addstring(&B, "  classes   ");
@@ -870,17 +1191,37 @@ static int forest_tostring(lua_State *L)
 			 f->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "R2", f->oob, f->oob_rows);
 	else
 		snprintf(line, sizeof(line), "  oob       none (%s)\n",
-			 f->params.bootstrap ? "no row was out of bag" : "bootstrap = false");
+			 !f->params.bootstrap ? "bootstrap = false" :
+			 !f->params.oob ? "oob = false" : "no row was out of bag");
 	luaL_addstring(&B, line);
-	if (f->timing.total_ms > 0)
-		snprintf(line, sizeof(line), "  backend   %s (%s), %.1f ms: quantize %.1f, grow %.1f, "
-			 "oob %.1f", gwb_backend_name(f->backend), f->backend_why,
-			 f->timing.total_ms, f->timing.quantize_ms, f->timing.grow_ms,
-			 f->timing.oob_ms);
-	else
+	if (f->timing.total_ms > 0) {
+		char t[8][32];
+		snprintf(line, sizeof(line), "  backend   %s (%s), %s: quantize %s, grow %s, oob %s%s\n",
+			 gwb_backend_name(f->backend), f->backend_why,
+			 gwb_fmt_ms(t[0], sizeof(t[0]), f->timing.total_ms),
+			 gwb_fmt_ms(t[1], sizeof(t[1]), f->timing.quantize_ms),
+			 gwb_fmt_ms(t[2], sizeof(t[2]), f->timing.grow_ms),
+			 gwb_fmt_ms(t[3], sizeof(t[3]), f->timing.oob_ms),
+			 f->backend == GWB_BACKEND_GPU && (f->oob_label || f->oob_value)
+			 ? " on the gpu" : "");
+		luaL_addstring(&B, line);
+		snprintf(line, sizeof(line), "  time      total %s = kernels %s + transfers %s + host %s",
+			 gwb_fmt_ms(t[4], sizeof(t[4]), f->timing.total_ms),
+			 gwb_fmt_ms(t[5], sizeof(t[5]), f->timing.kernel_ms),
+			 gwb_fmt_ms(t[6], sizeof(t[6]), f->timing.transfer_ms),
+			 gwb_fmt_ms(t[7], sizeof(t[7]), f->timing.host_ms));
+	} else
 		snprintf(line, sizeof(line), "  backend   %s (%s)", gwb_backend_name(f->backend),
 			 f->backend_why);
 	luaL_addstring(&B, line);
+	if (f->timing.hybrid.used) {
+		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
+		snprintf(line, sizeof(line), "\n  hybrid    %s grew %d trees (busy %.1f ms), %d CPU "
+			 "threads %d (busy %.1f ms, %d begun and left to the other side)",
+			 gwb_backend_name(f->backend), h->gpu_trees, h->gpu_busy_ms, h->cpu_workers,
+			 h->cpu_trees, h->cpu_busy_ms, h->cpu_dropped);
+		luaL_addstring(&B, line);
+	}
 	luaL_pushresult(&B);
 	return 1;
 }
@@ -951,7 +1292,11 @@ static const gwb_reg funcs[] = {
 	 "  \"all\", a fraction 0.5 or a count 3), min_leaf (1), min_split (2),\n"
 	 "  min_impurity_decrease (0), bootstrap (true), criterion (\"gini\" | \"entropy\" |\n"
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
-	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\"),\n"
+	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\" |\n"
+	 "  \"hybrid\": the GPU and threads - 1 CPU workers grow trees of one forest at once from\n"
+	 "  one queue, the same forest either alone grows; f.timing.hybrid says who grew what;\n"
+	 "  without a GPU it trains on the CPU and says so, unless require_gpu = true;\n"
+	 "  hybrid_front = \"cpu\" puts a second CPU pool where the GPU would be, to test it),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
 	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
 	 "  subtract (true; GPU: when every node draws all features, max_features = \"all\" or\n"
@@ -960,7 +1305,9 @@ static const gwb_reg funcs[] = {
 	 "  3 x bins x channels x element bytes / 32), where the level's kept histograms fit in\n"
 	 "  a quarter of free GPU memory; the same trees as false bit for bit with integer\n"
 	 "  counts (unweighted classification), up to rounding otherwise (weights,\n"
-	 "  regression); false builds every one and needs less GPU memory; no effect on CPU).\n"
+	 "  regression); false builds every one and needs less GPU memory; no effect on CPU),\n"
+	 "  oob (true: the out-of-bag score f.oob and f:oob_predict(); on the GPU backend\n"
+	 "  computed on the device; false skips it).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
@@ -983,16 +1330,31 @@ static const gwb_reg methods[] = {
 	{"predict", m_predict,
 	 "f:predict(d [, {codes = false, threads}]) -> array\n"
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
-	 "regression values. d must have the forest's features.\n"
+	 "regression values. d's columns are matched to the forest's features by name (any\n"
+	 "order; missing or unexpected ones are an error that names them); data without names\n"
+	 "(header = false) by position, and then p.note says so. Large work (and every\n"
+	 "GPU-resident d, see d:to) runs on the GPU and returns a Predictions object that\n"
+	 "reads like the array (p[i], #p, ipairs; p:totable() for a table, p.timing) and\n"
+	 "stays on the device until the first read copies it back.\n"
 	 "Example: p = f:predict(test); print(p[1])"},
+	{"oob_predict", m_oob_predict,
+	 "f:oob_predict([{codes = false}]) -> array\n"
+	 "Each training row's out-of-bag prediction (from the trees that did not draw it): a\n"
+	 "class name (codes = true: number 1..classes) or a regression value; false (a class)\n"
+	 "or NaN (a value) for rows that every tree drew. f.oob is their accuracy or R2. On\n"
+	 "the GPU backend they are computed on the device, identical to the CPU's. Not saved\n"
+	 "with the forest.\n"
+	 "Example: o = f:oob_predict(); print(o[1], f.oob)"},
 	{"predict_proba", m_predict_proba,
 	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
 	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"
-	 "order of f.labels. Classification forests only.\n"
+	 "order of f.labels. Classification forests only. Columns matched as f:predict does.\n"
+	 "On the GPU (as f:predict) a Predictions object whose p[i] is row i's array.\n"
 	 "Example: p = f:predict_proba(test); print(p[1][1])"},
 	{"score", m_score,
-	 "f:score(d [, {threads}]) -> number\n"
+	 "f:score(d [, {threads}]) -> number [, note]\n"
 	 "Accuracy (classification; labels matched by class name) or R2 (regression) on d.\n"
+	 "Columns matched as f:predict does; note: when they were matched by position.\n"
 	 "Example: print(f:score(test))"},
 	{"importance", m_importance,
 	 "f:importance([{method = \"impurity\" | \"permutation\", data, repeats = 5, seed = 1}])\n"
@@ -1004,7 +1366,8 @@ static const gwb_reg methods[] = {
 	{"save", m_save,
 	 "f:save(path) -> f\n"
 	 "Write the forest in gwb's versioned binary format (with a checksum). Equal forests\n"
-	 "give equal files. Read back with rf.load(path).\n"
+	 "give equal files. Read back with rf.load(path). The save is atomic: a crash, kill or\n"
+	 "Ctrl-C leaves the old file (or none), never a truncated one.\n"
 	 "Example: f:save(\"model.gwbf\")"},
 	{"export_json", m_export_json,
 	 "f:export_json(path) -> f\n"
@@ -1033,6 +1396,20 @@ int gwb_open_rf(lua_State *L)
 	};
 
 	gwb_lua_newclass(L, FOREST_MT, methods, meta);
+#ifdef GWB_HAVE_CUDA
+	{
+		static const luaL_Reg pmeta[] = {
+			{"__gc", pred_release},
+			{"__close", pred_release},
+			{"__tostring", pred_tostring},
+			{"__index", pred_index},
+			{"__len", pred_len},
+			{"__pairs", pred_pairs},
+			{NULL, NULL},
+		};
+		gwb_lua_newclass(L, PRED_MT, pred_methods, pmeta);
+	}
+#endif
 	gwb_lua_newlib(L, "rf", funcs);
 	lua_pop(L, 1);
 	return 0;

@@ -11,6 +11,9 @@
 #include "eig.h"
 #include "eig_sparse.h"
 #include "gpu.h"
+#include "dsio.h"
+#include "fmt.h"
+#include "npy.h"
 #include "lapi.h"
 #include "mm.h"
 #include "sparse.h"
@@ -48,20 +51,14 @@ static gwb_csr *sp_check(lua_State *L, int arg)
 	return gwb_lua_checkbox(L, arg, SPARSE_T, SPARSE_T, "SparseMatrix");
 }
 
-static void human_bytes(char *buf, size_t n, double b)
+static void human_bytes(char *b, size_t sz, double x)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-	while (b >= 1024 && i < 4) {
-		b /= 1024;
-		i++;
-	}
-	snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static int sp_tostring(lua_State *L)
 {
-	lsparse *u = luaL_checkudata(L, 1, SPARSE_T);
+	lsparse *u = gwb_lua_checkudata(L, 1, SPARSE_T, SPARSE_T);
 	gwb_csr *A = u->A;
 	char mem[32], line[320];
 	if (!A) {
@@ -215,9 +212,22 @@ static int m_spmv_bench(lua_State *L)
 #endif
 }
 
+static int m_to(lua_State *L)
+{
+	gwb_csr *A = sp_check(L, 1);
+	const char *s = luaL_checkstring(L, 2);
+
+	if (strcmp(s, "gpu") && strcmp(s, "cuda") && strcmp(s, "cpu") && strcmp(s, "host"))
+		return luaL_error(L, "SparseMatrix:to: device must be \"cpu\" or \"gpu\" (got \"%s\")",
+				  s);
+	gwb_lua_check(L, gwb_csr_to(A, !strcmp(s, "gpu") || !strcmp(s, "cuda")));
+	lua_settop(L, 1);
+	return 1;
+}
+
 static int sp_index(lua_State *L)
 {
-	lsparse *u = luaL_checkudata(L, 1, SPARSE_T);
+	lsparse *u = gwb_lua_checkudata(L, 1, SPARSE_T, SPARSE_T);
 	const char *k = lua_tostring(L, 2);
 	if (k && u->A) {
 		gwb_csr *A = u->A;
@@ -257,6 +267,10 @@ static int sp_index(lua_State *L)
 			lua_pushboolean(L, 1);
 			return 1;
 		}
+		if (!strcmp(k, "device")) {
+			lua_pushstring(L, A->gpu ? "gpu" : "cpu");
+			return 1;
+		}
 	}
 	luaL_getmetatable(L, SPARSE_T);
 	lua_getfield(L, -1, "__methods");
@@ -279,6 +293,12 @@ static int l_read(lua_State *L)
 	gwb_csr *A = NULL;
 	gwb_matrix *D = NULL;
 	lsparse *u = sp_new(L);
+	if (gwb_npy_is_npy(path)) {  /* a NumPy 2-D float array: a dense Matrix */
+		lua_pop(L, 1);
+		gwb_lua_check(L, gwb_npy_load_matrix(path, &D));
+		gwb_lua_push_matrix(L, D);
+		return 1;
+	}
 	if (gwb_csr_is_gwbs(path)) {
 		gwb_lua_check(L, gwb_csr_load(path, &u->A));
 		return 1;
@@ -297,7 +317,7 @@ static int l_write(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 2);
 	const char *comment = luaL_optstring(L, 3, "written by gwb");
-	if (luaL_testudata(L, 1, SPARSE_T)) {
+	if (gwb_lua_testudata(L, 1, SPARSE_T)) {
 		gwb_lua_check(L, gwb_mm_write_csr(sp_check(L, 1), path, comment));
 		return 0;
 	}
@@ -415,7 +435,31 @@ static int l_knn_laplacian(lua_State *L)
 /* ---------------------------------------------------------------- eig.solve */
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
-	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", NULL};
+	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
+
+/* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
+ * its CSR arrays. Pushes the table. */
+static void push_csr_info(lua_State *L, const gwb_csr *A)
+{
+	gwb_xxh64_state h;
+	char hex[24];
+	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+
+	gwb_xxh64_init(&h, 0);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+			 (size_t)(A->rows + 1) * ib);
+	gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+			 (size_t)A->nnz * ib);
+	gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_xxh64_final(&h));
+	lua_createtable(L, 0, 5);
+	if (*A->name)
+		SETS("name", A->name);
+	SETI("rows", A->rows);
+	SETI("cols", A->cols);
+	SETI("nnz", A->nnz);
+	SETS("checksum", hex);
+}
 
 static int solve_sparse(lua_State *L)
 {
@@ -426,6 +470,8 @@ static int solve_sparse(lua_State *L)
 
 	gwb_sp_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, solve_keys);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.solve: k must be in [1, 100000] (got %I)", k);
@@ -488,6 +534,10 @@ static int solve_sparse(lua_State *L)
 	SETS("which", which);
 	SETS("method", e->method);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.solve", e);
 	return 1;
 }
@@ -497,7 +547,7 @@ static int solve_sparse(lua_State *L)
 static int svd_sparse(lua_State *L)
 {
 	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
-					    "backend", "method", NULL};
+					    "backend", "method", "tag", NULL};
 	gwb_csr *A = sp_check(L, 1);
 	const char *fn = "eig.svd";
 	gwb_svd_opts o;
@@ -505,6 +555,8 @@ static int svd_sparse(lua_State *L)
 
 	gwb_svd_opts_default(&o);
 	gwb_opt_check_keys(L, 2, fn, known);
+	gwb_opt_tag(L, 2, fn);  /* checked before the solve */
+	lua_pop(L, 1);
 	lua_Integer k = gwb_opt_int(L, 2, fn, "k", 6);
 	if (k < 1 || k > 100000)
 		return luaL_error(L, "eig.svd: k must be in [1, 100000] (got %I)", k);
@@ -536,6 +588,10 @@ static int svd_sparse(lua_State *L)
 	SETI("nnz", A->nnz);
 	SETI("k", o.k);
 	SETN("tol", o.tol);
+	gwb_opt_tag(L, 2, fn);
+	lua_setfield(L, -2, "tag");
+	push_csr_info(L, A);
+	lua_setfield(L, -2, "data");
 	gwb_lua_log_eigen(L, "eig.svd", e);
 	return 1;
 }
@@ -543,7 +599,7 @@ static int svd_sparse(lua_State *L)
 /* eig.svd: sparse matrices here, anything else to the original (upvalue 1). */
 static int l_svd(lua_State *L)
 {
-	if (luaL_testudata(L, 1, SPARSE_T))
+	if (gwb_lua_testudata(L, 1, SPARSE_T))
 		return svd_sparse(L);
 	if (lua_isnil(L, lua_upvalueindex(1)))
 		return luaL_error(L, "eig.svd: expected a SparseMatrix (dense matrices need the dense "
@@ -578,7 +634,7 @@ static const char svd_help[] =
 /* eig.solve: sparse matrices here, anything else to the original (upvalue 1). */
 static int l_solve(lua_State *L)
 {
-	if (luaL_testudata(L, 1, SPARSE_T))
+	if (gwb_lua_testudata(L, 1, SPARSE_T))
 		return solve_sparse(L);
 	if (lua_isnil(L, lua_upvalueindex(1)))
 		return luaL_error(L, "eig.solve: expected a SparseMatrix (dense matrices need the "
@@ -634,7 +690,13 @@ static const gwb_reg methods[] = {
 	 "2, 4, 8, 16, 32 lanes per row; block: a block of block_b (16) vectors, {ms, err} for\n"
 	 "ours_col, cusparse_col (column-major) and ours_rows, cusparse_rows (row-major).\n"
 	 "Example: t = mat.laplacian2d(1000):spmv_bench{reps = 20}"},
-	{"close", sp_release, "A:close()\nFree the matrix now (also happens when it is collected)."},
+	{"to", m_to, "A:to(\"gpu\" | \"cpu\") -> A\n"
+	 "Keep a copy of the CSR arrays on the GPU (A.device == \"gpu\"): eig.solve and eig.svd use\n"
+	 "it in place instead of uploading per call (backend \"auto\" follows it there); \"cpu\"\n"
+	 "frees it. Host reads always work (the CSR is never modified). Without a GPU the error\n"
+	 "says why.\nExample: A = mat.laplacian3d(60):to(\"gpu\"); e = eig.solve(A, {k = 8})"},
+	{"close", sp_release, "A:close()\nFree the matrix now, and its GPU copy (also happens when "
+	 "it is collected)."},
 	{NULL, NULL, NULL},
 };
 
@@ -652,7 +714,9 @@ static const gwb_reg funcs[] = {
 	 "(binary, checksummed) or a Matrix Market file: "
 	 "coordinate (real, integer, pattern; general, symmetric, skew-symmetric; duplicates "
 	 "summed) gives a SparseMatrix, array gives a dense Matrix. Malformed lines are reported "
-	 "as file:line.\nExample: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
+	 "as file:line. A NumPy .npy file (a 2-D float32/float64 array, C or Fortran order, as "
+	 "numpy.save writes it) gives a dense Matrix of its dtype.\n"
+	 "Example: A = mat.read(\"datasets/matrices/bcsstk04.mtx\")"},
 	{"write", l_write, "mat.write(A, path [, comment])\nWrite a SparseMatrix as Matrix Market "
 	 "coordinate (symmetric matrices as their lower triangle) or a dense Matrix as array; 17 "
 	 "significant digits, so a read gives the same values back.\nExample: mat.write(A, "

@@ -12,10 +12,12 @@
 
 #include "backend.h"
 #include "blas.h"
+#include "cli.h"
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
 #include "panel.h"
+#include "embed.h"
 #include "repl.h"
 
 static const char *progname = "gwb";
@@ -24,6 +26,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gwb [options] [script [args...]]\n"
+		"       gwb [options] ablate [--switches a,b] [--runs N] [--tol X] script [args...]\n"
 		"GPU workbench: datasets, random forests and eigenvalues from a Lua 5.4 prompt.\n\n"
 		"  -e CODE          run CODE (may be repeated)\n"
 		"  -i               enter the REPL after running a script or -e\n"
@@ -34,8 +37,10 @@ static void usage(FILE *f)
 		"  -h, --help       this text\n"
 		"  --               stop handling options\n\n"
 		"With no script and no -e, gwb starts the REPL on a terminal and runs standard\n"
-		"input otherwise. In the REPL, help() lists everything; help(rf.train) explains one.\n"
-		"See man gwb.\n");
+		"input otherwise. In the REPL, help() lists everything; help(rf.train) explains one.\n\n"
+		"Commands (gwb COMMAND ...; gwb help COMMAND describes one):\n");
+	gwb_cli_list(f);
+	fprintf(f, "\nSee man gwb.\n");
 }
 
 /* Which BLAS/LAPACK loaded, its files and threads; on the reference implementation, how to
@@ -174,7 +179,7 @@ static void run_rc(lua_State *L)
 
 int main(int argc, char **argv)
 {
-	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0;
+	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0, command = 0;
 	lua_State *L;
 	int status = LUA_OK;
 
@@ -236,7 +241,12 @@ int main(int argc, char **argv)
 		}
 	}
 
-	gwb_blas_init();   /* BLAS threads from gwb's default before anything runs */
+	/* A one-shot command (gwb rf train ...) where a script name would be; "--" before it
+	 * makes it a script name again. */
+	if (script && !stdin_script && strcmp(argv[script - 1], "--") &&
+	    gwb_cli_match(argc - script, argv + script))
+		command = script;
+
 	L = luaL_newstate();
 	if (!L) {
 		fprintf(stderr, "gwb: cannot create the Lua state: out of memory\n");
@@ -248,14 +258,17 @@ int main(int argc, char **argv)
 		const char *nc = getenv("NO_COLOR");  /* no-color.org: set and not empty */
 		gwb_panel_setup(!no_panel && !(nc && *nc) && isatty(STDOUT_FILENO));
 	}
+	/* no collection while the libraries load: all of it stays live (a faster start) */
+	lua_gc(L, LUA_GCSTOP);
 	luaL_openlibs(L);
 	set_package_path(L);
+	gwb_embed_preload(L);
 	gwb_lua_openlibs(L);
 	lua_getglobal(L, "gwb");
 	lua_pushboolean(L, gwb_panel_allowed());
 	lua_setfield(L, -2, "panel_allowed");
 	lua_pop(L, 1);
-	create_arg_table(L, argv, argc, script);
+	create_arg_table(L, argv, argc, command ? 0 : script);
 	/* The Lua side of gwb: help(), the pretty printer, the files in lua/gwb. */
 	lua_getglobal(L, "require");
 	lua_pushstring(L, "gwb");
@@ -266,6 +279,7 @@ int main(int argc, char **argv)
 		lua_close(L);
 		return 1;
 	}
+	lua_gc(L, LUA_GCRESTART);
 	run_rc(L);
 
 	/* Second pass: -e chunks, in order. */
@@ -281,6 +295,28 @@ int main(int argc, char **argv)
 			i++;
 		if (code && (status = run_chunk(L, luaL_loadbuffer(L, code, strlen(code), "=(command line)"))))
 			goto out;
+	}
+	if (script && !stdin_script && !strcmp(argv[script], "ablate")) {
+		/* gwb ablate [--switches a,b] [--runs N] SCRIPT.lua [args]: lua/gwb/ablate.lua */
+		int rc = 1;
+		lua_getglobal(L, "gwb");
+		lua_getfield(L, -1, "ablate_main");
+		lua_remove(L, -2);
+		for (i = script + 1; i < argc; i++)
+			lua_pushstring(L, argv[i]);
+		if (gwb_repl_docall(L, argc - script - 1, 1) == LUA_OK)
+			rc = (int)lua_tointeger(L, -1);
+		else
+			gwb_repl_report(L, progname);
+		gwb_panel_shutdown();
+		lua_close(L);
+		return rc;
+	}
+	if (command) {
+		int rc = gwb_cli_run(L, argc - command, argv + command);
+		gwb_panel_shutdown();
+		lua_close(L);
+		return rc;
 	}
 	if (script) {
 		status = run_script(L, stdin_script ? "-" : argv[script], argv + script + 1,

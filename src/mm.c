@@ -12,8 +12,30 @@
 #include <strings.h>
 
 #include "dense.h"
+#include "fileio.h"
+#include "intr.h"
 
 long long gwb_mm_max_order = (long long)1 << 40;
+
+#define GWB_MM_ORDER_PER_BYTE 8
+#define GWB_MM_ORDER_FLOOR (1 << 20)
+
+static bool blank(const char *s, const char *e);
+
+/* Lines that hold data (neither blank nor a % comment) from p on: what a coordinate file
+ * holds at most, counted before anything is allocated for its entries. */
+static long long data_lines(const char *p, const char *end)
+{
+	long long n = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+		if (*p != '%' && !blank(p, le))
+			n++;
+		p = nl ? nl + 1 : end;
+	}
+	return n;
+}
 
 enum mm_field { F_REAL, F_INTEGER, F_PATTERN };
 enum mm_sym { S_GENERAL, S_SYMMETRIC, S_SKEW };
@@ -170,6 +192,22 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 		snprintf(a, sizeof(a), "%lld", gwb_mm_max_order);
 		return perr(&c, "sizes beyond %s rows or columns are not supported%s", a, NULL);
 	}
+	/* A CSR matrix holds rows + 1 offsets whatever its entries, so the order a coordinate
+	 * file may declare is bounded by its length: GWB_MM_ORDER_PER_BYTE per byte (a file whose
+	 * every row has an entry spends at least 4 bytes a row), or GWB_MM_ORDER_FLOOR. */
+	if (!array) {
+		long long lim = (long long)len > (GWB_MM_ORDER_FLOOR / GWB_MM_ORDER_PER_BYTE)
+					? (long long)len * GWB_MM_ORDER_PER_BYTE : GWB_MM_ORDER_FLOOR;
+		if (rows > lim || cols > lim) {
+			char a[160];
+			snprintf(a, sizeof(a), "%lld %s, more than a %zu-byte file can hold (at most "
+				 "%lld: %d per byte of the file, and never less than %d)",
+				 rows > lim ? rows : cols, rows > lim ? "rows" : "columns", len, lim,
+				 GWB_MM_ORDER_PER_BYTE, GWB_MM_ORDER_FLOOR);
+			return perr(&c, "the size line declares %s; the file is truncated or its size "
+				    "line is wrong%s", a, NULL);
+		}
+	}
 	/* every entry (or array value) takes at least 2 bytes of the file: refuse a size line
 	 * that promises more than the rest of the file can hold, before allocating for it */
 	{
@@ -208,6 +246,10 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 		double *a = D->data;
 		while (next_line(&c, &ls, &le)) {
 			double v;
+			if ((c.line & 65535) == 0 && gwb_intr_pending()) {
+				gwb_matrix_free(D);
+				return gwb_error(GWB_EINTR, "%s:%ld: reading interrupted", name, c.line);
+			}
 			if ((le > ls && *ls == '%') || blank(ls, le))
 				continue;
 			nt = tokens(ls, le, lb, sizeof(lb), tok, 1);
@@ -237,19 +279,27 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 		return GWB_OK;
 	}
 
-	int64_t *I = malloc((size_t)(nnz ? nnz : 1) * sizeof(int64_t));
-	int64_t *J = malloc((size_t)(nnz ? nnz : 1) * sizeof(int64_t));
-	double *V = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+	/* room for the entries the file holds, not for those the size line claims */
+	long long cap = data_lines(c.p, c.end);
+	if (cap > nnz)
+		cap = nnz;
+	int64_t *I = malloc((size_t)(cap ? cap : 1) * sizeof(int64_t));
+	int64_t *J = malloc((size_t)(cap ? cap : 1) * sizeof(int64_t));
+	double *V = malloc((size_t)(cap ? cap : 1) * sizeof(double));
 	long long e = 0;
 	if (!I || !J || !V) {
 		st = gwb_error(GWB_ENOMEM, "%s: cannot allocate %lld bytes for %lld entries", name,
-			       nnz * 24, nnz);
+			       cap * 24, cap);
 		goto out_free;
 	}
 	int need = field == F_PATTERN ? 2 : 3;
 	while (next_line(&c, &ls, &le)) {
 		long long i, j;
 		double v = 1.0;
+		if ((c.line & 65535) == 0 && gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "%s:%ld: reading interrupted", name, c.line);
+			goto out_free;
+		}
 		if ((le > ls && *ls == '%') || blank(ls, le))
 			continue;
 		nt = tokens(ls, le, lb, sizeof(lb), tok, need);
@@ -284,7 +334,7 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 			st = perr(&c, "a skew-symmetric file cannot store a diagonal entry%s%s", NULL, NULL);
 			goto out_free;
 		}
-		if (e == nnz) {
+		if (e == nnz || e == cap) {   /* (cap counts every data line: e == cap is e == nnz) */
 			char a[32];
 			snprintf(a, sizeof(a), "%lld", nnz);
 			st = perr(&c, "more entries than the %s the size line announces%s", a, NULL);
@@ -367,22 +417,33 @@ gwb_status gwb_mm_read(const char *path, gwb_csr **csr, struct gwb_matrix **dens
 	return st;
 }
 
-static gwb_status write_close(FILE *f, const char *path)
+/* Open path for an atomic write (fileio.h) with a 1 MiB buffer; *f is the stream. */
+static gwb_status write_open(gwb_afile *a, FILE **f, const char *path)
 {
-	bool bad = ferror(f);
-	if (fclose(f) || bad)
-		return gwb_error(GWB_EIO, "%s: write failed (disk full?)", path);
-	return GWB_OK;
+	gwb_status st = gwb_afile_open(a, path, "mat.write");
+
+	if (!st) {
+		*f = a->fp;
+		setvbuf(*f, NULL, _IOFBF, 1 << 20);
+	}
+	return st;
+}
+
+/* Every row or column: stop on Ctrl-C or a write error (commit reports which). */
+static bool write_stop(FILE *f)
+{
+	return gwb_intr_pending() || ferror(f);
 }
 
 gwb_status gwb_mm_write_csr(gwb_csr *A, const char *path, const char *comment)
 {
 	bool sym = A->rows == A->cols && (A->sym == 1 || (A->sym == -1 && gwb_csr_is_symmetric(A, NULL)));
 	long long cnt = 0;
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	gwb_afile a;
+	FILE *f;
+	gwb_status st = write_open(&a, &f, path);
+	if (st)
+		return st;
 	for (int64_t i = 0; i < A->rows; i++)
 		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++)
 			if (!sym || gwb_csr_ci(A, p) <= i)
@@ -393,28 +454,29 @@ gwb_status gwb_mm_write_csr(gwb_csr *A, const char *path, const char *comment)
 	fprintf(f, "%lld %lld %lld\n", (long long)A->rows, (long long)A->cols, cnt);
 	/* column by column of the lower triangle = row by row of the upper one; for symmetric
 	 * matrices row-wise order of the lower triangle is just as valid */
-	for (int64_t i = 0; i < A->rows; i++)
+	for (int64_t i = 0; i < A->rows && !write_stop(f); i++)
 		for (int64_t p = gwb_csr_rp(A, i); p < gwb_csr_rp(A, i + 1); p++) {
 			int64_t j = gwb_csr_ci(A, p);
 			if (sym && j > i)
 				continue;
 			fprintf(f, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, A->val[p]);
 		}
-	return write_close(f, path);
+	return gwb_afile_commit(&a);
 }
 
 gwb_status gwb_mm_write_dense(const struct gwb_matrix *A, const char *path, const char *comment)
 {
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	gwb_afile a;
+	FILE *f;
+	gwb_status st = write_open(&a, &f, path);
+	if (st)
+		return st;
 	fprintf(f, "%%%%MatrixMarket matrix array real general\n");
 	if (comment && *comment)
 		fprintf(f, "%% %s\n", comment);
 	fprintf(f, "%zu %zu\n", A->rows, A->cols);
-	for (size_t j = 0; j < A->cols; j++)
+	for (size_t j = 0; j < A->cols && !write_stop(f); j++)
 		for (size_t i = 0; i < A->rows; i++)
 			fprintf(f, "%.17g\n", gwb_matrix_get(A, 0, i, j));
-	return write_close(f, path);
+	return gwb_afile_commit(&a);
 }

@@ -26,6 +26,7 @@
 
 #include <readline/readline.h>
 
+#include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
 #include "prof.h"
@@ -48,6 +49,8 @@ struct krow {
 	double total_ms, bytes, occupancy;
 	int block[3], grid[3], regs;
 	size_t smem;
+	double meas_gbps, meas_peak;  /* CUPTI-measured DRAM GB/s and its fraction of the peak
+				       * (gpu.profile); < 0 when not measured */
 };
 
 struct snap {
@@ -82,6 +85,7 @@ struct snap {
 	struct krow k[MAX_KROWS];
 	int nk, pending;
 	double kernel_ms;
+	bool any_measured;     /* a kernel row carries CUPTI's measured bytes */
 	/* this operation only (since its progress run began) */
 	int op_nk;
 	double op_kernel_ms;
@@ -169,17 +173,7 @@ static volatile sig_atomic_t restore_have_tio;
 
 static void human_bytes(char *buf, size_t n, double b)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-
-	while (b >= 1024 && i < 4) {
-		b /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, n, "%.0f B", b);
-	else
-		snprintf(buf, n, b < 10 ? "%.2f %s" : b < 100 ? "%.1f %s" : "%.0f %s", b, u[i]);
+	gwb_fmt_bytes(buf, n, b);  /* one format for sizes everywhere (fmt.h) */
 }
 
 static void human_secs(char *buf, size_t n, double s)
@@ -583,6 +577,13 @@ static void kernel_cb(const gwb_kernel_stat *k, void *ctx)
 	memcpy(r->grid, k->grid, sizeof(r->grid));
 	r->regs = k->regs;
 	r->smem = k->dyn_smem + k->static_smem;
+	r->meas_gbps = r->meas_peak = -1;
+	if (k->measured_launches > 0 && k->measured_ns > 0) {
+		r->meas_gbps = k->measured_bytes / k->measured_ns;
+		if (k->dram_peak_bps > 0)
+			r->meas_peak = r->meas_gbps * 1e9 / k->dram_peak_bps;
+		s->any_measured = true;
+	}
 }
 
 static void phase_cb(const char *name, double ms, long count, void *ctx)
@@ -1537,8 +1538,14 @@ static void draw(const struct snap *s, bool persistent)
 	if (krows > 0) {
 		int nw = W - 57;
 		bool wide = W >= 110;
+		/* measured beside declared, where gpu.profile measured (CUPTI's DRAM bytes) */
+		bool meas = s->any_measured && W >= 100;
+		int mcol;
 		if (wide)
 			nw = W - 57 - 24;
+		if (meas)
+			nw -= 16;
+		mcol = nw + 57 + (wide ? 24 : 0);
 		if (nw < 8)
 			nw = 8;
 		char head[64];
@@ -1550,6 +1557,8 @@ static void draw(const struct snap *s, bool persistent)
 		putf(y, 0, W, "%-*.*s %8s %9s %8s %4s %7s %5s %7s%s", nw, nw, head,
 		     "launches", "mean us", "block", "regs", "smem", "occ%", "GB/s",
 		     wide ? "     grid     total ms" : "");
+		if (meas)
+			putf(y, mcol, W - mcol, " %9s %5s", "meas GB/s", "%peak");
 		style_off(0, A_BOLD | A_UNDERLINE);
 		y++;
 		if (!s->nk && krows > 1) {
@@ -1572,6 +1581,12 @@ static void draw(const struct snap *s, bool persistent)
 			     mean_us, blk, k->regs, k->smem ? a : "0", k->occupancy * 100, gbps);
 			if (wide)
 				putf(y, nw + 57, W - nw - 57, " %9s %12.2f", grd, k->total_ms);
+			if (meas && k->meas_gbps >= 0 && k->meas_peak >= 0)
+				putf(y, mcol, W - mcol, " %9.1f %4.0f%%", k->meas_gbps, k->meas_peak * 100);
+			else if (meas && k->meas_gbps >= 0)
+				putf(y, mcol, W - mcol, " %9.1f %5s", k->meas_gbps, "-");
+			else if (meas)
+				putf(y, mcol, W - mcol, " %9s %5s", "-", "-");
 			y++;
 		}
 	}

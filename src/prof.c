@@ -123,6 +123,39 @@ void gwb_prof_kernel(const char *name, const int grid[3], const int block[3], si
 	pthread_mutex_unlock(&lock);
 }
 
+void gwb_prof_measured(const char *name, long launches, double dram_bytes, double ns,
+		       double dram_peak_bps)
+{
+	int i;
+
+	if (!name || launches <= 0)
+		return;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nk; i++)
+		if (!strcmp(kstats[i].name, name)) {
+			kstats[i].measured_launches += launches;
+			kstats[i].measured_bytes += dram_bytes > 0 ? dram_bytes : 0;
+			kstats[i].measured_ns += ns > 0 ? ns : 0;
+			if (dram_peak_bps > 0)
+				kstats[i].dram_peak_bps = dram_peak_bps;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}
+
+const char *gwb_prof_verdict(double mem_frac, double compute_frac, double occupancy)
+{
+	if (mem_frac < 0 && compute_frac < 0)
+		return "unknown";
+	if (mem_frac >= 0.6 && mem_frac >= compute_frac)
+		return "memory-bound";
+	if (compute_frac >= 0.6)
+		return "compute-bound";
+	if (occupancy >= 0 && occupancy < 0.25)
+		return "occupancy-bound";
+	return "latency-bound";
+}
+
 void gwb_prof_transfer(gwb_xfer_dir dir, double bytes, bool pinned, double ms)
 {
 	gwb_prof_transfer_events(dir, bytes, pinned, ms < 0 ? 0 : ms, NULL, NULL);

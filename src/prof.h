@@ -28,6 +28,12 @@ typedef struct gwb_kernel_stat {
 	size_t static_smem;
 	int regs;
 	double occupancy;     /* theoretical, 0..1, of the last launch */
+	/* Measured by CUPTI (gpu.profile) for launches of this kernel, 0 when never measured:
+	 * launches, DRAM bytes read + written, their duration, and the device's DRAM peak. */
+	long measured_launches;
+	double measured_bytes;
+	double measured_ns;
+	double dram_peak_bps;
 } gwb_kernel_stat;
 
 typedef struct gwb_xfer_stat {
@@ -49,6 +55,21 @@ void gwb_prof_transfer(gwb_xfer_dir dir, double bytes, bool pinned, double ms);
  * are cudaEvent_t from gwb_prof_events, resolved later as for kernels; the record owns them). */
 void gwb_prof_transfer_events(gwb_xfer_dir dir, double bytes, bool pinned, double ms,
 			      void *ev_start, void *ev_stop);
+
+/* Add CUPTI's measurement of launches of kernel `name` (an existing record; others are
+ * ignored): launches, DRAM bytes read + written, duration (ns), the DRAM peak (bytes/s, <= 0
+ * unknown). gpu.profile calls it; gpu.kernels() and the panel show measured beside declared. */
+void gwb_prof_measured(const char *name, long launches, double dram_bytes, double ns,
+		       double dram_peak_bps);
+
+/* The roofline verdict of a kernel from fractions of the device's peaks (0..1, < 0 unknown):
+ * memory (max of DRAM and L2 throughput), compute (max of FLOP/s against the unit's peak and
+ * SM throughput) and achieved occupancy. "memory-bound" or "compute-bound" when that side
+ * runs at >= 60 % of its peak (the larger one wins), else "occupancy-bound" below 25 %
+ * achieved occupancy (too few warps to hide latency), else "latency-bound" (warps enough,
+ * neither unit busy: dependent accesses, synchronization, a short grid); "unknown" without
+ * memory and compute figures. A static string. */
+const char *gwb_prof_verdict(double mem_frac, double compute_frac, double occupancy);
 
 /* Resolve pending kernel times (synchronizes on their stop events). */
 void gwb_prof_flush(void);

@@ -4,10 +4,12 @@
 #include "repl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/select.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "fileio.h"
 #include "intr.h"
 #include "panel.h"
 
@@ -61,6 +64,11 @@ static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 
+	/* {usage = "..."}: a one-shot command's usage error (cli.c), passed through as it is */
+	if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "usage") == LUA_TSTRING) {
+		lua_settop(L, 1);
+		return 1;
+	}
 	if (msg == NULL) {
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;
@@ -313,6 +321,11 @@ static void collect(lua_State *L, int cand, const char *part, size_t plen)
 		if (lua_istable(L, -1))
 			add_keys(L, -1, cand, part, plen);
 		lua_pop(L, 1);
+		/* fields that a __index function answers (d.rows): named in __fields (help.lua) */
+		lua_getfield(L, -1, "__fields");
+		if (lua_istable(L, -1))
+			add_keys(L, -1, cand, part, plen);
+		lua_pop(L, 1);
 		lua_getfield(L, -1, "__index");
 		lua_remove(L, -2);  /* the metatable */
 		if (!lua_istable(L, -1)) {
@@ -322,6 +335,27 @@ static void collect(lua_State *L, int cand, const char *part, size_t plen)
 		lua_remove(L, -2);  /* continue with __index */
 	}
 	lua_pop(L, 1);
+}
+
+/* Lua's word breaks, except inside a string, where a file name's '/' and '.' are part of the
+ * word (readline would otherwise drop a leading '/'). */
+#define LUA_WORD_BREAKS " \t\n\"\\'`@$><=;|&{(,[+-*/%^~#}"
+
+static char *word_breaks(void)
+{
+	char q = 0;
+	int i;
+
+	for (i = 0; i < rl_point && rl_line_buffer[i]; i++) {
+		char c = rl_line_buffer[i];
+		if (q && c == '\\')
+			i++;
+		else if (q && c == q)
+			q = 0;
+		else if (!q && (c == '"' || c == '\''))
+			q = c;
+	}
+	return (char *)(q ? " \t\n\"'" : LUA_WORD_BREAKS);
 }
 
 static char **complete(const char *text, int start, int end)
@@ -335,6 +369,14 @@ static char **complete(const char *text, int start, int end)
 	(void)start;
 	(void)end;
 	rl_attempted_completion_over = 1;  /* never fall back to file names */
+	/* readline resets this before every completion: no space after a name (a table wants a
+	 * '.', a function a '(') */
+	rl_completion_append_character = '\0';
+	if (rl_completion_quote_character) {
+		/* inside a string: file names (data.load("datasets/ir<Tab>) */
+		rl_filename_completion_desired = 1;
+		return rl_completion_matches(text, rl_filename_completion_function);
+	}
 	if (!L)
 		return NULL;
 	for (p = text; *p; p++)
@@ -405,10 +447,92 @@ static char **complete(const char *text, int start, int end)
 
 static char history_path[4096];
 
+/* The history file is shared by every REPL of the user: appends and trims hold an exclusive
+ * flock on "<path>.lock" (not on the file itself, which a trim replaces by rename), so
+ * concurrent REPLs lose no line at the cap; a trim is an atomic save (fileio.h). */
+static int history_lock(const char *path)
+{
+	char lk[4200];
+	int fd;
+
+	snprintf(lk, sizeof(lk), "%s.lock", path);
+	fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	return fd;
+}
+
+/* Keep the last max lines of path once it holds more than max + max / 10 (a rewrite every
+ * tenth of the cap, not at every line); called under the lock. */
+static int history_trim(const char *path, int max)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, k, lines = 0, start = 0;
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	for (;;) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+			if (!nb) {
+				rc = -1;
+				goto out;
+			}
+			buf = nb;
+		}
+		k = fread(buf + n, 1, cap - n, f);
+		if (!k)
+			break;
+		n += k;
+	}
+	for (k = 0; k < n; k++)
+		lines += buf[k] == '\n';
+	if (lines > (size_t)max + (size_t)max / 10) {
+		size_t drop = lines - (size_t)max;
+		for (k = 0; k < n && drop; k++)
+			if (buf[k] == '\n' && !--drop)
+				start = k + 1;
+		rc = gwb_file_save(path, buf + start, n - start, "history") ? -1 : 0;
+	}
+out:
+	fclose(f);
+	free(buf);
+	return rc;
+}
+
+int gwb_history_append(const char *path, const char *entry, int max)
+{
+	size_t len = strlen(entry);
+	char *line = malloc(len + 2);
+	int lk, fd, rc = -1;
+
+	if (!line)
+		return -1;
+	memcpy(line, entry, len);
+	line[len++] = '\n';
+	lk = history_lock(path);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		/* one write: O_APPEND puts it whole at the end, after any other REPL's */
+		rc = write(fd, line, len) == (ssize_t)len ? 0 : -1;
+		if (close(fd))
+			rc = -1;
+		if (!rc && max > 0)
+			rc = history_trim(path, max);
+	}
+	if (lk >= 0)
+		close(lk);   /* releases the lock */
+	free(line);
+	return rc;
+}
+
 static void history_setup(void)
 {
 	const char *h = getenv("GWB_HISTORY"), *home = getenv("HOME");
-	FILE *f;
 
 	if (h && *h)
 		snprintf(history_path, sizeof(history_path), "%s", h);
@@ -418,11 +542,7 @@ static void history_setup(void)
 		return;
 	using_history();
 	stifle_history(HISTORY_MAX);
-	if (read_history(history_path) != 0) {
-		f = fopen(history_path, "a");  /* create it so append_history works */
-		if (f)
-			fclose(f);
-	}
+	read_history(history_path);
 }
 
 static void history_add(const char *chunk)
@@ -430,10 +550,8 @@ static void history_add(const char *chunk)
 	if (!*chunk)
 		return;
 	add_history(chunk);
-	if (history_path[0]) {
-		append_history(1, history_path);
-		history_truncate_file(history_path, HISTORY_MAX);
-	}
+	if (history_path[0])
+		gwb_history_append(history_path, chunk, HISTORY_MAX);
 }
 
 /* Compile the buffer as `return <buf>` (expression) or as statements. Returns LUA_OK, an error
@@ -445,7 +563,14 @@ static int compile_chunk(lua_State *L, const char *buf)
 
 	if (buf[0] == '=')  /* lua 5.1 style "=expr" */
 		src = buf + 1;
-	lua_pushfstring(L, "return %s;", src);
+	{
+		/* "1+1;" is the expression 1+1, printed quietly (the caller sees the ';') */
+		size_t n = strlen(src);
+		while (n && strchr(" \t\n;", src[n - 1]))
+			n--;
+		lua_pushfstring(L, "return %s;", lua_pushlstring(L, src, n));
+		lua_remove(L, -2);
+	}
 	st = luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=stdin");
 	lua_remove(L, -2);
 	if (st == LUA_OK)
@@ -470,6 +595,9 @@ static void print_results(lua_State *L, int n)
 
 	if (n <= 0)
 		return;
+	/* _ holds the last printed result (the first, when a line gives several) */
+	lua_pushvalue(L, base + 1);
+	lua_setglobal(L, "_");
 	lua_getglobal(L, "gwb");
 	if (lua_istable(L, -1) && lua_getfield(L, -1, "print_results") == LUA_TFUNCTION) {
 		lua_remove(L, -2);
@@ -499,6 +627,72 @@ static int timing_enabled(lua_State *L)
 	return on;
 }
 
+/* The line without surrounding blanks, in buf (NUL-terminated); its length. */
+static size_t trimmed(const char *s, char *buf, size_t cap)
+{
+	size_t a = strspn(s, " \t\n"), n = strlen(s + a);
+
+	while (n && strchr(" \t\n", s[a + n - 1]))
+		n--;
+	if (n >= cap)
+		return (size_t)-1;
+	memcpy(buf, s + a, n);
+	buf[n] = '\0';
+	return n;
+}
+
+/* "?rf.train", "rf.train?", "?" alone: help at the prompt. Returns the Lua call to run instead
+ * (gwb.help_at_prompt "rf.train"), or NULL when the line is not such a request. */
+static char *help_request(const char *chunk)
+{
+	char t[256], *out;
+	const char *name;
+	size_t n = trimmed(chunk, t, sizeof(t)), i;
+
+	if (n == (size_t)-1 || n == 0)
+		return NULL;
+	if (t[0] == '?') {
+		name = t + 1;
+	} else if (t[n - 1] == '?') {
+		t[n - 1] = '\0';
+		name = t;
+	} else {
+		return NULL;
+	}
+	name += strspn(name, " \t");
+	for (i = strlen(name); i && strchr(" \t", name[i - 1]); i--)
+		;
+	((char *)name)[i] = '\0';
+	for (i = 0; name[i]; i++)
+		if (!(name[i] == '_' || name[i] == '.' || name[i] == ':' ||
+		      (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return NULL;
+	out = malloc(strlen(name) + 40);
+	if (out)
+		sprintf(out, "gwb.help_at_prompt(\"%s\")", name);
+	return out;
+}
+
+/* "exit", "quit" (and "exit()", "quit()") leave the REPL, as in Python, unless the name means
+ * something else in this session. */
+static int is_leave(lua_State *L, const char *chunk)
+{
+	char t[16];
+	size_t n = trimmed(chunk, t, sizeof(t));
+	int bound;
+
+	if (n == (size_t)-1)
+		return 0;
+	if (n > 2 && !strcmp(t + n - 2, "()"))
+		t[n - 2] = '\0';
+	if (strcmp(t, "exit") && strcmp(t, "quit"))
+		return 0;
+	bound = lua_getglobal(L, t) != LUA_TNIL;
+	lua_pop(L, 1);
+	return !bound;
+}
+
 static int ends_with_semicolon(const char *s)
 {
 	size_t n = strlen(s);
@@ -513,13 +707,16 @@ void gwb_repl_run(lua_State *L)
 	int tty = isatty(STDIN_FILENO);
 	char *chunk = NULL;
 	size_t chunk_len = 0;
+	int help_line;
 
 	if (tty) {
 		rl_readline_name = "gwb";
 		rl_catch_signals = 0;
 		rl_catch_sigwinch = 1;
 		rl_attempted_completion_function = complete;
-		rl_completer_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[+-*/%^~#}";
+		rl_completer_word_break_characters = LUA_WORD_BREAKS;
+		rl_completion_word_break_hook = word_breaks;
+		rl_completer_quote_characters = "\"'";  /* a word inside quotes is a file name */
 		rl_completion_append_character = '\0';
 		comp_L = L;
 		history_setup();
@@ -568,11 +765,29 @@ void gwb_repl_run(lua_State *L)
 			chunk_len = 0;
 			continue;
 		}
+		if (is_leave(L, chunk)) {
+			if (tty)
+				history_add(chunk);
+			fputs("(leaving gwb; Ctrl-D at the prompt leaves too)\n", stdout);
+			break;
+		}
+		help_line = 0;
+		{
+			char *h = help_request(chunk);
+			if (h) {
+				if (tty)
+					history_add(chunk);  /* as typed */
+				free(chunk);
+				chunk = h;
+				chunk_len = strlen(h);
+				help_line = 1;
+			}
+		}
 		top = lua_gettop(L);
 		st = compile_chunk(L, chunk);
 		if (st == -1)
 			continue;  /* incomplete: read a continuation line */
-		if (tty)
+		if (tty && !help_line)
 			history_add(chunk);
 		if (st == LUA_OK) {
 			double t0 = gwb_now();

@@ -19,4 +19,10 @@ void gwb_repl_report(lua_State *L, const char *progname);
 /* The REPL: read, evaluate, print until Ctrl-D. Uses readline on a tty. */
 void gwb_repl_run(lua_State *L);
 
+/* Append one history entry (a line, or a chunk of lines) to the history file at path and keep
+ * its last max lines (trimmed once it passes max + max / 10; max <= 0: no cap). An exclusive
+ * flock on "<path>.lock" is held throughout, so REPLs sharing the file lose nothing; the trim
+ * is an atomic save. Returns 0, or -1 on error (errno). */
+int gwb_history_append(const char *path, const char *entry, int max);
+
 #endif

@@ -4,8 +4,8 @@
  * level. The choices it makes (bootstrap, feature draw, split order, ties, node order) are the
  * contract written in forest.h; results do not depend on the thread count.
  * Two performance choices change no result (tests check it byte for byte) and can be turned
- * off for such checks: sibling subtraction (GWB_RF_SUBTRACT=0) and the row-major copies of each
- * tree's rows (GWB_RF_ROWMAJOR=0). */
+ * off for such checks: sibling subtraction (switch rf.subtract, GWB_RF_SUBTRACT=0) and the
+ * row-major copies of each tree's rows (switch rf.rowmajor, GWB_RF_ROWMAJOR=0). */
 #include <math.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -14,6 +14,7 @@
 
 #include "forest.h"
 #include "intr.h"
+#include "switches.h"
 
 /* ---- one tree's nodes, grown into arrays that double as needed ----------------------------- */
 
@@ -109,11 +110,12 @@ typedef struct run {
 	tree_out *out;           /* per tree */
 	scratch *ws;             /* per worker */
 	int workers;
-	bool subtract;           /* sibling subtraction allowed (GWB_RF_SUBTRACT=0: never, tests) */
+	bool subtract;           /* sibling subtraction allowed (switch rf.subtract) */
 	bool rm;                 /* row-major mode: each tree keeps its rows' codes, weights and
 				  * targets packed in node order, so histograms read memory in
-				  * sequence instead of gathering (GWB_RF_ROWMAJOR=0: off, tests) */
+				  * sequence instead of gathering (switch rf.rowmajor) */
 	atomic_int done, failed; /* trees finished; a worker failed (status) */
+	unsigned char *dropped;  /* hybrid: trees the other side took while this one grew them */
 	char errmsg[256];
 	atomic_flag errlock;
 } run;
@@ -744,6 +746,10 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			st = (gwb_status)atomic_load(&R->failed);
 			goto out_free;
 		}
+		if (job->sched && !job->sched_front && gwb_rf_sched_dropped(job->sched, tree)) {
+			R->dropped[tree] = 1;  /* hybrid: the GPU took this tree */
+			goto out_free;
+		}
 		fr = lb.fr;
 		tc.fr = fr;
 		tc.nfr = nfr;
@@ -934,6 +940,45 @@ static void tree_item(void *ctx, size_t t, int tid)
 		gwb_progress_update(done, NULL, 0);
 }
 
+/* Hybrid (job->sched): a worker claims trees from the queue until none is left; the back side
+ * one at a time from the back (a tree the GPU takes meanwhile is dropped), a CPU front (tests)
+ * from the front. */
+static void sched_item(void *ctx, size_t i, int tid)
+{
+	run *R = ctx;
+	gwb_rf_sched *s = R->job->sched;
+	gwb_status st;
+	int t, first;
+
+	(void)i;
+	for (;;) {
+		if (atomic_load(&R->failed))
+			return;
+		if (R->job->sched_front) {
+			if (gwb_rf_sched_front(s, 1, &first) < 1)
+				return;
+			t = first;
+		} else if ((t = gwb_rf_sched_back(s)) < 0) {
+			return;
+		}
+		st = grow_tree(R, t, &R->ws[tid], 1);
+		if (st) {
+			fail_run(R, st);
+			gwb_rf_sched_stop(s);
+			return;
+		}
+		if (R->dropped[t]) {
+			tree_out_free(&R->out[t]);
+			memset(&R->out[t], 0, sizeof(R->out[t]));
+			gwb_rf_sched_count_dropped(s);
+		} else if (R->job->sched_front) {
+			gwb_rf_sched_front_grown(s, 1);
+		} else {
+			gwb_rf_sched_back_done(s, t);
+		}
+	}
+}
+
 static void scratch_free(scratch *s)
 {
 	free(s->ra);
@@ -962,7 +1007,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 
 	if (threads > 256)   /* gwb_par_for's limit; each worker holds rows x 12 bytes */
 		threads = 256;
-	tree_parallel = job->p->trees >= threads;
+	tree_parallel = job->p->trees >= threads || job->sched;
 	gwb_status st = GWB_OK;
 
 	memset(&R, 0, sizeof(R));
@@ -979,6 +1024,8 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	R.rows = d->rows;
 	R.y = d->y;
 	R.workers = tree_parallel ? (threads < job->p->trees ? threads : job->p->trees) : threads;
+	if (job->sched)
+		R.workers = threads;
 	atomic_init(&R.done, 0);
 	atomic_init(&R.failed, 0);
 	for (j = 0; j < R.F; j++)
@@ -986,17 +1033,16 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 			maxcodes = q->nbins[j] + 1;
 	R.maxcodes = maxcodes;
 	{
-		const char *e = getenv("GWB_RF_SUBTRACT");
 		double bytes = (double)d->rows * (R.F + 8) * 2 * (tree_parallel ? R.workers : 1);
-		R.subtract = !(e && !strcmp(e, "0"));
+		R.subtract = gwb_switch_on(GWB_SW_RF_SUBTRACT);
 		/* Row-major copies cost F bytes per row and level to move; they pay while F is small
 		 * next to the gathers they save, and while they fit in memory. */
-		e = getenv("GWB_RF_ROWMAJOR");
-		R.rm = !(e && !strcmp(e, "0")) && R.F <= 256 && bytes <= 2e9;
+		R.rm = R.F <= 256 && bytes <= 2e9 && gwb_switch_on(GWB_SW_RF_ROWMAJOR);
 	}
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));
-	if (!R.out || !R.ws)
+	R.dropped = calloc((size_t)job->p->trees, 1);
+	if (!R.out || !R.ws || !R.dropped)
 		goto oom;
 	if (!R.K) {
 		if (!(R.yc = malloc((d->rows + 1) * sizeof(float))))
@@ -1030,7 +1076,9 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	}
 	if (job->p->progress)
 		gwb_progress_begin("rf.train", job->p->trees);
-	if (tree_parallel) {
+	if (job->sched) {
+		gwb_par_for(R.workers, (size_t)R.workers, sched_item, &R);
+	} else if (tree_parallel) {
 		gwb_par_for(R.workers, (size_t)job->p->trees, tree_item, &R);
 	} else {
 		for (t = 0; t < job->p->trees && !atomic_load(&R.failed); t++) {
@@ -1052,7 +1100,16 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 		st = gwb_error(st, "%s", R.errmsg);
 		goto out_free;
 	}
-	/* Concatenate the trees in order. */
+	/* Concatenate the trees in order (hybrid: only this side's; the others have no nodes
+	 * here, and the hybrid trainer puts both sides together). */
+	if (job->sched) {
+		int front = gwb_rf_sched_front_end(job->sched);
+		for (t = 0; t < job->p->trees; t++)
+			if ((job->sched_front ? t >= front : t < front) && R.out[t].n) {
+				tree_out_free(&R.out[t]);
+				memset(&R.out[t], 0, sizeof(R.out[t]));
+			}
+	}
 	for (t = 0; t < job->p->trees; t++)
 		total += R.out[t].n;
 	if ((st = gwb_forest_alloc_nodes(f, total)))
@@ -1089,5 +1146,6 @@ out_free:
 	free(R.out);
 	free(R.ws);
 	free(R.yc);
+	free(R.dropped);
 	return st;
 }

@@ -3,6 +3,12 @@
 #define _GNU_SOURCE
 #include "sparse.h"
 #include "blas.h"
+
+#include "fileio.h"
+#include "gpu.h"
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/sparse.h"
+#endif
 #include "intr.h"
 
 #include <math.h>
@@ -118,10 +124,34 @@ gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wid
 	return GWB_OK;
 }
 
+gwb_status gwb_csr_to(gwb_csr *A, bool gpu)
+{
+	if (!gpu) {
+#ifdef GWB_HAVE_CUDA
+		gwb_gpu_csr_free(A->gpu);
+#endif
+		A->gpu = NULL;
+		return GWB_OK;
+	}
+	if (A->gpu)
+		return GWB_OK;
+	if (!gwb_gpu_available())
+		return gwb_error(GWB_ENODEV, "cannot move the %lld x %lld sparse matrix to the GPU: %s",
+				 (long long)A->rows, (long long)A->cols, gwb_gpu_unavailable_reason());
+#ifdef GWB_HAVE_CUDA
+	return gwb_gpu_csr_upload(A, &A->gpu);
+#else
+	return GWB_ENODEV;
+#endif
+}
+
 void gwb_csr_free(gwb_csr *A)
 {
 	if (!A)
 		return;
+#ifdef GWB_HAVE_CUDA
+	gwb_gpu_csr_free(A->gpu);
+#endif
 	free(A->rp32);
 	free(A->ci32);
 	free(A->rp64);
@@ -884,10 +914,10 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static bool put(FILE *f, const void *p, size_t n, uint64_t *h)
+static bool put(gwb_afile *a, const void *p, size_t n, uint64_t *h, gwb_status *st)
 {
 	*h = fnv1a(*h, p, n);
-	return fwrite(p, 1, n, f) == n;
+	return !*st && !(*st = gwb_afile_write(a, p, n));   /* (stops on Ctrl-C) */
 }
 
 gwb_status gwb_csr_save(const gwb_csr *A, const char *path)
@@ -895,11 +925,12 @@ gwb_status gwb_csr_save(const gwb_csr *A, const char *path)
 	struct gwbs_header hd;
 	size_t ib = A->wide ? 8 : 4;
 	uint64_t h = 0xcbf29ce484222325ULL;
-	FILE *f = fopen(path, "wb");
+	gwb_afile a;
+	gwb_status st;
 	bool ok;
 
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot create: %s", path, strerror(errno));
+	if ((st = gwb_afile_open(&a, path, "save")))
+		return st;
 	memset(&hd, 0, sizeof(hd));
 	memcpy(hd.magic, GWBS_MAGIC, 4);
 	hd.version = GWBS_VERSION;
@@ -909,14 +940,17 @@ gwb_status gwb_csr_save(const gwb_csr *A, const char *path)
 	hd.index_bits = (uint32_t)ib * 8;
 	hd.sym = A->sym;
 	memcpy(hd.name, A->name, sizeof(hd.name));
-	ok = put(f, &hd, sizeof(hd), &h) &&
-	     put(f, A->wide ? (void *)A->rp64 : (void *)A->rp32, ((size_t)A->rows + 1) * ib, &h) &&
-	     put(f, A->wide ? (void *)A->ci64 : (void *)A->ci32, (size_t)A->nnz * ib, &h) &&
-	     put(f, A->val, (size_t)A->nnz * sizeof(double), &h);
-	ok = ok && fwrite(&h, sizeof(h), 1, f) == 1;
-	if (fclose(f) || !ok)
-		return gwb_error(GWB_EIO, "%s: write failed (disk full?)", path);
-	return GWB_OK;
+	ok = put(&a, &hd, sizeof(hd), &h, &st) &&
+	     put(&a, A->wide ? (void *)A->rp64 : (void *)A->rp32, ((size_t)A->rows + 1) * ib, &h,
+		 &st) &&
+	     put(&a, A->wide ? (void *)A->ci64 : (void *)A->ci32, (size_t)A->nnz * ib, &h, &st) &&
+	     put(&a, A->val, (size_t)A->nnz * sizeof(double), &h, &st);
+	ok = ok && !(st = gwb_afile_write(&a, &h, sizeof(h)));
+	if (!ok) {
+		gwb_afile_abort(&a);
+		return st;
+	}
+	return gwb_afile_commit(&a);
 }
 
 bool gwb_csr_is_gwbs(const char *path)
@@ -959,8 +993,18 @@ gwb_status gwb_csr_load(const char *path, gwb_csr **out)
 	double need = sizeof(hd) + ((double)hd.rows + 1) * ib + (double)hd.nnz * (ib + 8) + 8;
 	if (need != (double)len) {
 		fclose(f);
-		return gwb_error(GWB_ECORRUPT, "%s: the file has %ld bytes, its header implies %.0f "
-				 "(truncated?)", path, len, need);
+		return gwb_error(GWB_ECORRUPT, "%s: the file has %ld bytes, its header's rows = %lld "
+				 "and nnz = %lld imply %.0f (truncated?)", path, len,
+				 (long long)hd.rows, (long long)hd.nnz, need);
+	}
+	/* columns cost no bytes in the file but a vector of cols doubles in every product:
+	 * bounded as Matrix Market orders are (8 per byte of the file, or 2^20) */
+	if (hd.cols > (len > (1 << 17) ? (int64_t)len * 8 : (int64_t)1 << 20)) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: the header's cols = %lld is more than a %ld-byte "
+				 "file can hold (at most %lld: 8 per byte of the file, and never "
+				 "less than 1048576)", path, (long long)hd.cols, len,
+				 len > (1 << 17) ? (long long)len * 8 : 1LL << 20);
 	}
 	if ((st = gwb_csr_alloc(hd.rows, hd.cols, hd.nnz, ib == 8, &A))) {
 		fclose(f);

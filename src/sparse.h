@@ -27,7 +27,14 @@ typedef struct gwb_csr {
 	double *val;          /* nnz values; columns ascending within a row, no duplicates */
 	int sym;              /* symmetry: -1 unknown, 0 no, 1 yes (exactly) */
 	char name[96];        /* where it came from ("laplacian2d(317)", "bcsstk04.mtx") */
+	struct gwb_gpu_csr *gpu; /* GPU-resident copy (A:to("gpu"), kernels/sparse.h) or NULL;
+				  * owned, used in place by the GPU solvers; the host arrays stay
+				  * valid (a CSR is never written after it is built) */
 } gwb_csr;
+
+/* Residency: "gpu" uploads once (all or nothing; without a GPU the error says why), "cpu"
+ * frees the device copy. */
+gwb_status gwb_csr_to(gwb_csr *A, bool gpu);
 
 /* Row offset and column index accessors (whatever the index width). */
 static inline int64_t gwb_csr_rp(const gwb_csr *A, int64_t i)

@@ -423,9 +423,19 @@ static gwb_status make_plan(struct plan *p)
 	if (o->shuffle) {
 		if (!(p->perm = malloc(o->rows * sizeof(size_t))))
 			goto oom;
-		for (i = 0; i < o->rows; i++)
+		for (i = 0; i < o->rows; i++) {
 			p->perm[i] = i;
-		gwb_rand_shuffle(&r, p->perm, o->rows);
+			if ((i & 0xfffff) == 0 && gwb_intr_pending())
+				return gwb_error(GWB_EINTR, "data.synth: interrupted while shuffling");
+		}
+		/* gwb_rand_shuffle's steps, with Ctrl-C checked between blocks of 2^20 rows */
+		for (i = o->rows; i > 1; i--) {
+			size_t s = (size_t)gwb_rand_below(&r, i), t = p->perm[i - 1];
+			p->perm[i - 1] = p->perm[s];
+			p->perm[s] = t;
+			if ((i & 0xfffff) == 0 && gwb_intr_pending())
+				return gwb_error(GWB_EINTR, "data.synth: interrupted while shuffling");
+		}
 	}
 	return GWB_OK;
 oom:

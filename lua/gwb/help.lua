@@ -1,5 +1,8 @@
 -- gwb/help.lua - help(): texts for everything gwb exports, kept in the registry that C modules
 -- fill through gwb_lua_newlib (value -> {name, text}) and Lua modules fill through register().
+-- help() lists it all, grouped by module and by class; help(rf) lists one module, help(d) one
+-- object's class (methods and fields); help(rf.train) or help("rf.train") explains one. Output
+-- wraps to the terminal and pages through $PAGER when longer than the screen.
 local M = {}
 
 function M.register(value, name, text)
@@ -9,61 +12,359 @@ function M.register(value, name, text)
   all[name] = e
 end
 
-local function entry_of(x)
-  local e = gwb.helpentry(x)
-  if e then return e end
-  if type(x) == "string" then
-    -- "d:head" style: look among class methods by method name
-    local meth = x:match("[:.]([%w_]+)$")
-    if meth then
-      for k, v in pairs(gwb.helpall()) do
-        if type(k) == "string" and k:match("[:.]" .. meth .. "$") then return v end
-      end
-    end
+-- --- classes: their fields (what __index answers besides methods) --------------------------
+-- One place: help(obj) lists them and the REPL completes them (metatable __fields).
+M.classes = {
+  ["gwb.Dataset"] = { short = "Dataset", var = "d", what = "a table of features and a target (data.load, data.synth)",
+    fields = {
+      rows = "number of rows", features = "number of feature columns", names = "feature names (a list)",
+      target = "the target column's name", task = '"classification" or "regression"',
+      classes = "number of classes (classification)", labels = "class names (classification)",
+      bytes = "host memory held", source = "what the CSV reader found (path, sep, header, ...)",
+    } },
+  ["gwb.Forest"] = { short = "Forest", var = "f", what = "a trained random forest (rf.train, rf.load)",
+    fields = {
+      trees = "number of trees", features = "features it was trained on", classes = "number of classes",
+      task = '"classification" or "regression"', oob = "out-of-bag accuracy or R2",
+      oob_rows = "rows with an out-of-bag prediction", nodes = "nodes in all trees",
+      leaves = "leaves in all trees", depth = "deepest level reached", backend = "where it was trained",
+      backend_why = "why that backend", timing = "total_ms, quantize_ms, grow_ms, kernel_ms, ...",
+      params = "the training options", names = "feature names", labels = "class names",
+      target = "the target's name", train_rows = "rows it was trained on",
+    } },
+  ["gwb.Eigen"] = { short = "Eigen", var = "e", what = "an eigen- or singular-value result (eig.solve, eig.svd)",
+    fields = {
+      values = "eigenvalues (ascending) or singular values (descending)", n = "matrix size (columns)",
+      m = "rows (SVD)", k = "pairs computed", count = "matrices in a batch", residuals = "per pair",
+      max_residual = "the largest residual", orthogonality = "max |V^T V - I|", iterations = "solver iterations",
+      sweeps = "Jacobi sweeps", converged = "true when every pair met tol", method = "the solver used",
+      backend = "cpu or gpu", dtype = "f32 or f64", note = "what the solver did", history = "per iteration",
+      timing = "total_ms, kernel_ms, transfer_ms", has_vectors = "vectors were kept", svd = "an SVD result",
+    } },
+  ["gwb.Matrix"] = { short = "Matrix", var = "A", what = "a dense matrix (mat.randn, mat.from, mat.load)",
+    fields = {
+      rows = "rows", cols = "columns", n = "size of a square matrix", count = "matrices in a batch",
+      dtype = "f32 or f64", layout = "row or col (major)",
+    } },
+  ["gwb.SparseMatrix"] = { short = "SparseMatrix", var = "A", what = "a CSR sparse matrix (mat.read, mat.laplacian2d)",
+    fields = {
+      rows = "rows", cols = "columns", n = "size of a square matrix", nnz = "stored entries",
+      shape = "{rows, cols}", name = "where it came from", index_bits = "32 or 64", bytes = "memory held",
+      sparse = "true",
+    } },
+}
+
+-- Give each class metatable its __fields (for completion); classes made later get it at help().
+function M.attach_fields()
+  local reg = debug.getregistry()
+  for tname, c in pairs(M.classes) do
+    local mt = reg[tname]
+    if type(mt) == "table" and mt.__fields == nil then mt.__fields = c.fields end
   end
-  -- a userdata or table with a metatable: explain its class
-  local mt = getmetatable(x)
-  if type(mt) == "table" and mt.__name then return gwb.helpentry(mt.__name) end
-  return nil
 end
 
-local function list_all()
-  local mods = {}
-  for k, e in pairs(gwb.helpall()) do
-    if type(k) == "string" then
-      local mod = k:match("^([%w_]+)[.:]") or "(global)"
-      mods[mod] = mods[mod] or {}
-      mods[mod][#mods[mod] + 1] = e
+-- --- layout -----------------------------------------------------------------------------------
+
+local function term_width()
+  local w = gwb.term_size and gwb.term_size()
+  if not w then w = tonumber(os.getenv("COLUMNS")) end
+  if not w or w < 40 then w = 80 end
+  return w
+end
+
+-- Break text into lines of at most width characters at spaces, never inside a word. The first
+-- line starts after `first` characters already used; following lines are indented by indent.
+local function wrap(text, width, indent, first)
+  local lines, cur, used = {}, {}, first or 0
+  local pad = string.rep(" ", indent)
+  for word in text:gmatch("%S+") do
+    local wl = utf8.len(word) or #word
+    if #cur > 0 and used + 1 + wl > width then
+      lines[#lines + 1] = table.concat(cur, " ")
+      cur, used = {}, indent
+    end
+    cur[#cur + 1] = word
+    used = used + (#cur > 1 and 1 or 0) + wl
+  end
+  lines[#lines + 1] = table.concat(cur, " ")
+  for i = 2, #lines do lines[i] = pad .. lines[i] end
+  return lines
+end
+
+-- A signature (kept whole when it fits; else broken only after ", " or before " ->") and its
+-- summary, both wrapped under width.
+local function entry_lines(sig, summary, width, out)
+  local col = 30
+  local slen = utf8.len(sig) or #sig
+  if slen + 2 <= width then
+    if summary == "" then out[#out + 1] = "  " .. sig; return end
+    if slen + 2 < col then
+      local lines = wrap(summary, width, col + 1, col + 1)
+      lines[1] = string.format("  %-" .. (col - 2) .. "s %s", sig, lines[1])
+      for _, l in ipairs(lines) do out[#out + 1] = l end
+      return
+    end
+    out[#out + 1] = "  " .. sig
+  else
+    -- a signature wider than the screen: break between its arguments, not inside them
+    -- pieces end after ", " or " | ", or just before " -> "
+    local pieces, i = {}, 1
+    while i <= #sig do
+      local best
+      local _, b = sig:find(", ", i, true)
+      if b then best = b end
+      local _, d = sig:find(" | ", i, true)
+      if d and (not best or d < best) then best = d end
+      local e = sig:find(" -> ", i, true)
+      if e and e > i and (not best or e < best) then best = e end
+      if not best then pieces[#pieces + 1] = sig:sub(i); break end
+      pieces[#pieces + 1] = sig:sub(i, best)
+      i = best + 1
+    end
+    local parts, cur = {}, "  "
+    for _, piece in ipairs(pieces) do
+      if #cur + #piece > width and cur ~= "  " and cur ~= "      " then
+        parts[#parts + 1] = cur:gsub("%s+$", "")
+        cur = "      "
+      end
+      cur = cur .. piece
+    end
+    parts[#parts + 1] = cur:gsub("%s+$", "")
+    for _, p in ipairs(parts) do out[#out + 1] = p end
+  end
+  if summary ~= "" then
+    for _, l in ipairs(wrap(summary, width, col + 1, col + 1)) do
+      out[#out + 1] = (l:sub(1, 1) == " " and "" or string.rep(" ", col + 1)) .. l
     end
   end
-  local names = {}
-  for m in pairs(mods) do names[#names + 1] = m end
-  table.sort(names)
-  local out = { "gwb " .. gwb.version .. ": type help(x) for one of these, e.g. help(gpu.info).", "" }
-  for _, m in ipairs(names) do
-    table.sort(mods[m], function(a, b) return a.name < b.name end)
-    out[#out + 1] = m
-    for _, e in ipairs(mods[m]) do
-      local first = (e.text or ""):match("^[^\n]*") or ""
-      local summary = (e.text or ""):match("\n([^\n]*)") or ""
-      out[#out + 1] = string.format("  %-28s %s", first:sub(1, 40), summary)
+end
+
+-- The signature (the text's first line) and its first sentence.
+local function sig_and_summary(e)
+  local text = e.text or ""
+  local first = text:match("^[^\n]*") or ""
+  local rest = (text:match("\n(.*)$") or ""):gsub("\n%s*", " ")
+  local summary = rest:match("^(.-%.)%s") or rest:match("^(.-%.)$") or rest
+  return first, summary
+end
+
+-- One line: the signature, then as much of the summary as fits, cut between words ("...").
+-- A signature wider than the screen is broken between its arguments (entry_lines).
+local function one_line(sig, summary, width, out)
+  local col = 30
+  local slen = utf8.len(sig) or #sig
+  if slen + 2 > width then return entry_lines(sig, "", width, out) end
+  local lead = slen + 2 < col and string.format("  %-" .. (col - 2) .. "s ", sig) or ("  " .. sig .. "  ")
+  local room = width - (utf8.len(lead) or #lead)
+  if summary == "" or room < 12 then out[#out + 1] = lead:gsub("%s+$", ""); return end
+  if (utf8.len(summary) or #summary) > room then
+    local cut = ""
+    for word in summary:gmatch("%S+") do
+      local try = cut == "" and word or (cut .. " " .. word)
+      if (utf8.len(try) or #try) + 3 > room then break end
+      cut = try
+    end
+    summary = cut .. "..."
+  end
+  out[#out + 1] = lead .. summary
+end
+
+-- Where a help name belongs: "rf.train" -> module rf; "gwb.Dataset:head" -> class Dataset.
+local function group_of(name)
+  local cls = name:match("^(.-):[%w_]+$")
+  if cls then
+    local c = M.classes[cls]
+    return "class " .. (c and c.short or cls:gsub("^gwb%.", "")), true
+  end
+  local mod = name:match("^([%w_]+)%.")
+  return mod or "(global)", false
+end
+
+local function sorted_entries(pred)
+  local list = {}
+  for k, e in pairs(gwb.helpall()) do
+    if type(k) == "string" and k == e.name and pred(k) then list[#list + 1] = e end
+  end
+  table.sort(list, function(a, b) return a.name < b.name end)
+  return list
+end
+
+local function list_all(width)
+  local groups, order = {}, {}
+  for _, e in ipairs(sorted_entries(function() return true end)) do
+    local g, is_class = group_of(e.name)
+    if not groups[g] then
+      groups[g] = {}
+      order[#order + 1] = { name = g, class = is_class }
+    end
+    groups[g][#groups[g] + 1] = e
+  end
+  -- modules first (alphabetically), then the classes
+  table.sort(order, function(a, b)
+    if a.class ~= b.class then return not a.class end
+    return a.name < b.name
+  end)
+  local out = { "gwb " .. gwb.version .. ": help(x) explains one of these (help(rf.train)); help(rf)"
+    .. " lists a module, help(d) an object's methods and fields; ?name at the prompt.", "" }
+  out = { table.unpack(wrap(out[1], width, 0, 0)), "" }
+  for _, g in ipairs(order) do
+    out[#out + 1] = g.name
+    for _, e in ipairs(groups[g.name]) do
+      local sig, summary = sig_and_summary(e)
+      entry_lines(sig, summary, width, out)
     end
   end
   return table.concat(out, "\n")
 end
 
-function M.text(x)
-  if x == nil then return list_all() end
-  local e = entry_of(x)
-  if not e then
-    return nil, "no help for " .. tostring(x) .. "; help() lists everything"
+-- The global name of a module table (rf, eig, data, ...), or nil.
+local function module_name(t)
+  for k, v in pairs(_G) do
+    if v == t and type(k) == "string" then return k end
   end
-  return e.text
+  if t == gwb then return "gwb" end
+  return nil
+end
+
+local function list_module(name, t, width)
+  local out = { name .. ": " .. "help(" .. name .. ".x) explains one", "" }
+  local seen = {}
+  for _, e in ipairs(sorted_entries(function(k) return k:sub(1, #name + 1) == name .. "." end)) do
+    local key = e.name:sub(#name + 2)
+    seen[key] = true
+    local sig, summary = sig_and_summary(e)
+    one_line(sig, summary, width, out)
+  end
+  -- functions in the table that have no help text still get a line
+  local extra = {}
+  for k, v in pairs(t) do
+    if type(k) == "string" and not seen[k] and type(v) == "function" then extra[#extra + 1] = k end
+  end
+  table.sort(extra)
+  for _, k in ipairs(extra) do out[#out + 1] = "  " .. name .. "." .. k .. "(...)" end
+  if #out == 2 then out[#out + 1] = "  (no functions)" end
+  return table.concat(out, "\n")
+end
+
+local function class_text(tname, width)
+  local c = M.classes[tname] or {}
+  local short = c.short or tname:gsub("^gwb%.", "")
+  local out = {}
+  local head = short .. (c.what and (": " .. c.what) or "")
+  for _, l in ipairs(wrap(head, width, 2, 0)) do out[#out + 1] = l end
+  local own = gwb.helpentry(tname)
+  if own and own.text then out[#out + 1] = own.text end
+  out[#out + 1] = ""
+  out[#out + 1] = "methods (" .. (c.var or "x") .. ":name(...); help(\"" .. short .. ":name\") for one)"
+  local methods = sorted_entries(function(k) return k:sub(1, #tname + 1) == tname .. ":" end)
+  for _, e in ipairs(methods) do
+    local sig, summary = sig_and_summary(e)
+    one_line(sig, summary, width, out)
+  end
+  if #methods == 0 then out[#out + 1] = "  (none)" end
+  if c.fields then
+    out[#out + 1] = ""
+    out[#out + 1] = "fields (" .. (c.var or "x") .. ".name)"
+    local names = {}
+    for k in pairs(c.fields) do names[#names + 1] = k end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      one_line((c.var or "x") .. "." .. k, c.fields[k], width, out)
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+local function entry_of(x)
+  local e = gwb.helpentry(x)
+  if e then return e end
+  if type(x) == "string" then
+    -- "d:head", "Dataset:head" style: look among class methods by method name
+    local cls, meth = x:match("^([%w_.]*)[:.]([%w_]+)$")
+    if meth then
+      for k, v in pairs(gwb.helpall()) do
+        if type(k) == "string" and k:match(":" .. meth .. "$") then
+          local kc = k:match("^gwb%.([%w_]+):")
+          if not cls or cls == "" or not kc or kc == cls or #cls <= 2 then return v end
+        end
+      end
+    end
+  end
+  return nil
+end
+
+function M.text(x)
+  local width = term_width()
+  M.attach_fields()
+  if x == nil then return list_all(width) end
+  local e = entry_of(x)
+  if e then return e.text end
+  -- an object of one of our classes: its methods and fields
+  local mt = getmetatable(x)
+  if type(mt) == "table" and type(mt.__name) == "string" and
+    (M.classes[mt.__name] or next(sorted_entries(function(k) return k:sub(1, #mt.__name + 1) == mt.__name .. ":" end))) then
+    return class_text(mt.__name, width)
+  end
+  if type(mt) == "table" and type(mt.__name) == "string" and gwb.helpentry(mt.__name) then
+    return gwb.helpentry(mt.__name).text  -- a class with a text of its own (gwb.Lesson, ...)
+  end
+  if type(x) == "string" then
+    for tname, c in pairs(M.classes) do
+      if x == c.short or x == tname then return class_text(tname, width) end
+    end
+    local t = _G[x]
+    if type(t) == "table" then return M.text(t) end
+  end
+  -- a module table: its functions
+  if type(x) == "table" then
+    local name = module_name(x)
+    if name then return list_module(name, x, width) end
+  end
+  return nil, "no help for " .. (type(x) == "string" and ("'" .. x .. "'") or tostring(x))
+    .. "; help() lists everything"
+end
+
+-- Show text: through $PAGER (less -R) when stdout is a terminal and the text is taller than
+-- the screen, printed otherwise.
+local function show(t)
+  local _, rows = nil, nil
+  if gwb.term_size then _, rows = gwb.term_size() end
+  local n = select(2, t:gsub("\n", "")) + 1
+  -- not while the live panel owns the screen (panel.on()): it shows output in its own area
+  local up = panel and panel.status and (function()
+    local ok, st = pcall(panel.status)
+    return ok and type(st) == "table" and st.up
+  end)()
+  if rows and n >= rows and not up then
+    local pager = os.getenv("PAGER")
+    if not pager or pager == "" then pager = "less -R" end
+    local p = io.popen(pager, "w")
+    if p then
+      p:write(t, "\n")
+      if p:close() ~= nil then return end
+    end
+  end
+  print(t)
 end
 
 function M.help(x)
   local t, err = M.text(x)
-  print(t or err)
+  show(t or err)
 end
+
+-- ?name and name? at the prompt: the value the name has, or the name itself ("d:head").
+function M.at_prompt(name)
+  if name == "" then return M.help() end
+  local f = load("return " .. name, "=help", "t", _G)
+  if f and not name:find(":", 1, true) then
+    local ok, v = pcall(f)
+    if ok and v ~= nil then return M.help(v) end
+  end
+  return M.help(name)
+end
+
+gwb.help_at_prompt = M.at_prompt
+M.register(M.at_prompt, "gwb.help_at_prompt", "gwb.help_at_prompt(name)\n"
+  .. "What ?name and name? at the prompt run: help of the value name has, or of the name itself.")
 
 return M

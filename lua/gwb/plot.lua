@@ -417,12 +417,13 @@ function M.attach()
     end
     attached[#attached + 1] = tname .. ":" .. name
   end
-  add("gwb.Forest", "plot_importance", M.plot_importance,
+  -- they draw as they are made (gwb.draw), so f:plot_importance() shows in a script too
+  add("gwb.Forest", "plot_importance", function(...) return gwb.draw(M.plot_importance(...)) end,
     "f:plot_importance([opts]) -> plot\n"
     .. "The forest's feature importances as sorted horizontal bars (the top 20; opts.top\n"
     .. "changes it, opts.width the width). Longer bars: features the trees split on with more\n"
     .. "impurity decrease.\nExample: f:plot_importance{top = 10}")
-  add("gwb.Eigen", "plot_convergence", M.plot_convergence,
+  add("gwb.Eigen", "plot_convergence", function(...) return gwb.draw(M.plot_convergence(...)) end,
     "e:plot_convergence([opts]) -> plot\n"
     .. "How the solver converged: the largest residual per iteration on a log scale (a straight\n"
     .. "falling line is linear convergence); for direct methods without a history, the final\n"

@@ -15,7 +15,7 @@ local function fmt_num(v)
   if v ~= v then return "nan" end
   if v == math.huge then return "inf" end
   if v == -math.huge then return "-inf" end
-  return string.format("%.14g", v)
+  return tostring(v)  -- as Lua prints it: 3.0 stays 3.0
 end
 
 local function key_lt(a, b)

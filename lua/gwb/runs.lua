@@ -218,6 +218,11 @@ function M.log_run(rec)
   local r = {}
   for k, v in pairs(rec) do r[k] = v end
   r.kind = r.kind or "run"
+  if type(r.tag) == "string" then r.tag = { r.tag } end
+  if r.tag ~= nil and type(r.tag) ~= "table" then
+    error("gwb.log_run: tag must be a string or a list of strings, got " .. type(r.tag), 2)
+  end
+  if r.tag and #r.tag == 0 then r.tag = nil end
   r.version = gwb.version
   r.commit = gwb.commit
   r.device = device_of(rec)
@@ -252,6 +257,13 @@ local function matches(rec, filter)
       -- applied after filtering
     elseif k == "kind" then
       if type(rec.kind) ~= "string" or rec.kind:sub(1, #want) ~= want then return false end
+    elseif k == "tag" then
+      -- the record's tags (a list; a string in hand-written records) hold every wanted one
+      local have = {}
+      for _, t in ipairs(type(rec.tag) == "table" and rec.tag or { rec.tag }) do have[t] = true end
+      for _, t in ipairs(type(want) == "table" and want or { want }) do
+        if not have[t] then return false end
+      end
     else
       local v = rec[k]
       if v == nil and type(rec.params) == "table" then v = rec.params[k] end
@@ -263,8 +275,7 @@ end
 
 local function fmt_ms(ms)
   if type(ms) ~= "number" then return "" end
-  if ms >= 1000 then return string.format("%.2f s", ms / 1000) end
-  return string.format("%.1f ms", ms)
+  return gwb.fmt_time(ms)
 end
 
 local function first_metric(m)
@@ -298,9 +309,10 @@ function List.__tostring(self)
     local total = type(r.timing) == "table" and (r.timing.total_ms or r.timing.ms) or nil
     out[#out + 1] = string.format("%-3d %-20s %-12s %-5s %-22s %10s  %s", i,
       tostring(r.time or "?"):sub(1, 20), tostring(r.kind or "?"):sub(1, 12),
-      tostring(r.backend or ""):sub(1, 5), dev:sub(1, 22), fmt_ms(total), first_metric(r.metrics))
+      tostring(r.backend or ""):sub(1, 5), dev:sub(1, 22), fmt_ms(total), first_metric(r.metrics)
+      .. (type(r.tag) == "table" and #r.tag > 0 and ("  [" .. table.concat(r.tag, ", ") .. "]") or ""))
   end
-  out[#out + 1] = string.format("(%d runs from %s; r[i] for one record)", #self, self.path or "?")
+  out[#out + 1] = string.format("(%s from %s; r[i] for one record)", gwb.plural(#self, "run"), self.path or "?")
   return table.concat(out, "\n")
 end
 
@@ -349,13 +361,16 @@ help.register(M.log_run, "gwb.log_run",
   .. "Append one JSON line to the run log ($GWB_RUNS, else ~/.local/share/gwb/runs.jsonl;\n"
   .. "directories are created). Adds version, commit, device, time and unix_time to the\n"
   .. "record ({kind = \"rf.train\", params = {...}, backend = ..., timing = {...},\n"
-  .. "metrics = {...}}). rf.train, eig.solve and gwb.bench call it for you.\n"
+  .. "metrics = {...}, tag = \"x\" or {\"x\", \"y\"}, data = {path, rows, features, checksum}}).\n"
+  .. "rf.train, rf.cv, eig.solve, eig.svd, gpu.bandwidth and gwb.bench call it for you; each\n"
+  .. "takes tag = \"...\" (or a list) among its options, kept in the record for runs{tag = ...}.\n"
   .. "Example: gwb.log_run{kind = \"my.experiment\", params = {lr = 0.1}, metrics = {acc = 0.93}}")
 help.register(M.runs, "runs",
   "runs([filter]) -> list\n"
   .. "Read the run log back, oldest first; prints as a table, r[i] is one record.\n"
   .. "filter: a kind prefix (\"rf\"), a predicate function(rec), or a table whose fields must\n"
-  .. "match: kind (prefix), backend, device, any parameter name, since / before (ISO time\n"
+  .. "match: kind (prefix), tag (records carrying this tag, or every tag of a list), backend,\n"
+  .. "device, any parameter name, since / before (ISO time\n"
   .. "strings, e.g. \"2026-11-30\"), last = N (only the N newest).\n"
   .. "A broken line is skipped with a warning on stderr.\n"
   .. "Example: runs{kind = \"rf.train\", backend = \"gpu\", last = 5}")

@@ -64,11 +64,51 @@ local function print_table(title)
   rows_out = {}
 end
 
+-- GWB_BENCH_ONLY=mixed,parse,...: run only those sections (default: all)
+local only = os.getenv("GWB_BENCH_ONLY")
+local function want(name) return not only or ("," .. only .. ","):find("," .. name .. ",", 1, true) end
+
+-- The mixed CSV of issue 20: a text column (every fifth level holds a comma, so it is quoted),
+-- 16 numeric columns with 2.5 % empty and 2.5 % NA cells, a 0/1 target; ~190 bytes a row.
+local function write_mixed(path, rows, seed)
+  local rnd, fmt = math.random, string.format
+  math.randomseed(seed)
+  local base = { "Springfield", "Portland", "Riverside", "Franklin", "Greenville", "Bristol",
+    "Clinton", "Fairview", "Salem", "Madison", "Georgetown", "Arlington", "Ashland", "Dover",
+    "Oxford", "Jackson", "Burlington", "Manchester", "Milton", "Newport" }
+  local states = { "OR", "ME", "IL", "MA", "TX", "CA", "OH", "NY" }
+  local levels = {}
+  for i = 1, 1000 do
+    local b = base[(i - 1) % #base + 1] .. " " .. (i // #base)
+    levels[i] = i % 5 == 0 and ('"' .. b .. ", " .. states[i % #states + 1] .. '"') or b
+  end
+  local f = assert(io.open(path, "wb"))
+  local hdr = { "city" }
+  for j = 1, 16 do hdr[#hdr + 1] = "x" .. j end
+  hdr[#hdr + 1] = "label"
+  f:write(table.concat(hdr, ","), "\n")
+  local buf, row = {}, {}
+  for _ = 1, rows do
+    row[1] = levels[rnd(1000)]
+    for j = 2, 17 do
+      local u = rnd()
+      if u < 0.025 then row[j] = ""
+      elseif u < 0.05 then row[j] = "NA"
+      else row[j] = fmt("%.6f", (rnd() - 0.5) * 2000) end
+    end
+    row[18] = rnd(0, 1)
+    buf[#buf + 1] = table.concat(row, ",")
+    if #buf == 4096 then f:write(table.concat(buf, "\n"), "\n"); buf = {} end
+  end
+  if #buf > 0 then f:write(table.concat(buf, "\n"), "\n") end
+  f:close()
+end
+
 local cores = tonumber(io.popen("nproc"):read("l")) or 1
 print(string.format("data benchmarks (%s, %d cores)", quick and "quick" or "full", cores))
 
 -- ---------------------------------------------------------------- 1. parse speed per core
-do
+if want("parse") then
   local rows, cols = quick and 50000 or 400000, 64
   local path = tmp .. "/gwb-bench-parse.csv"
   data.synth { kind = "regression", rows = rows, features = cols, seed = 1 }:write_csv(path, { decimals = 6 })
@@ -118,8 +158,83 @@ do
   print_table("1. parse speed: MB per CPU-second on one thread (best of 3, in-process, includes the transpose into columns)")
 end
 
+-- ---------------------------------------------------------------- 1b. 2 threads beside the peers
+-- The mixed file (goal: >= 1.5 x pandas' C engine) and a numeric one, gwb at 2 threads against
+-- pandas (engine='c', one thread), pyarrow and polars (2 threads), wall clock, best of 3.
+if want("mixed") then
+  local function gwb_best(path, rows, threads)
+    local best, got = math.huge, 0
+    for _ = 1, 3 do
+      collectgarbage()
+      local t0 = now()
+      local d = data.load(path, { progress = false, threads = threads })
+      best = math.min(best, now() - t0)
+      assert(d.rows == rows)
+      got = d.source.threads
+    end
+    return best, got
+  end
+  local peers_code = [[
+import os, sys, time
+os.environ["POLARS_MAX_THREADS"] = "2"
+path, which = sys.argv[1], sys.argv[2]
+def best(f):
+    b = 1e9
+    for _ in range(3):
+        t = time.time(); f(); b = min(b, time.time() - t)
+    return b
+if which == "pandas":
+    import pandas
+    print("s=%.4f" % best(lambda: pandas.read_csv(path, engine="c")))
+elif which == "pyarrow":
+    import pyarrow, pyarrow.csv
+    pyarrow.set_cpu_count(2); pyarrow.set_io_thread_count(2)
+    print("s=%.4f" % best(lambda: pyarrow.csv.read_csv(path)))
+elif which == "polars":
+    import polars
+    print("s=%.4f" % best(lambda: polars.read_csv(path, infer_schema_length=10000)))
+]]
+  local pyfile = tmp .. "/gwb-bench-peers.py"
+  do local f = assert(io.open(pyfile, "w")); f:write(peers_code); f:close() end
+  local function peer(path, which, mod, ours)
+    if not has_py(mod) then row("  " .. which, "", "peer not available"); return end
+    local p = io.popen(python .. " " .. sh_quote(pyfile) .. " " .. sh_quote(path) .. " " .. which .. " 2>&1")
+    local out = p:read("a")
+    p:close()
+    local s = tonumber(out:match("s=(%S+)"))
+    row("  " .. which .. (which == "pandas" and " (engine='c', 1 thread)" or " (2 threads)"), "",
+      s and string.format("%.3f s", s) or "failed: " .. out:sub(1, 80),
+      s and string.format("peer / gwb = %.2f", s / ours) or "")
+    return s
+  end
+  local cases = {
+    { "mixed", quick and 50000 or 1000000, function(path, rows) write_mixed(path, rows, 1) end },
+    { "numeric", quick and 50000 or 400000, function(path, rows)
+      data.synth { kind = "regression", rows = rows, features = 64, seed = 1 }:write_csv(path, { decimals = 6 }) end },
+  }
+  for _, c in ipairs(cases) do
+    local name, rows = c[1], c[2]
+    local path = tmp .. "/gwb-bench-" .. name .. ".csv"
+    c[3](path, rows)
+    local mb = filesize(path) / 1e6
+    local t1 = gwb_best(path, rows, 1)
+    local t2, used = gwb_best(path, rows, 2)
+    row(string.format("%s CSV %d rows (%.0f MB), gwb 2 threads", name, rows, mb),
+      string.format("%.3f s", t2), "", string.format("%.0f MB/s; parsed by %d threads; 1 thread %.3f s", mb / t2, used, t1))
+    local pd = peer(path, "pandas", "pandas", t2)
+    if name == "mixed" and pd then
+      row("  goal: gwb >= 1.5 x pandas", "", "", pd / t2 >= 1.5 and "met" or "NOT met")
+    end
+    peer(path, "pyarrow", "pyarrow", t2)
+    peer(path, "polars", "polars", t2)
+    os.remove(path)
+  end
+  os.remove(pyfile)
+  print_table("1b. 2 threads beside the peers (wall clock, best of 3; load on the machine shows here)")
+end
+
 -- ---------------------------------------------------------------- synth speed
-do
+if want("synth") then
   local rows, cols = quick and 100000 or 1000000, 256
   collectgarbage()
   local t0 = now()
@@ -148,7 +263,7 @@ do
 end
 
 -- ---------------------------------------------------------------- 2. memory of a big load
-do
+if want("memory") then
   local rows, cols = quick and 100000 or 1000000, 256
   local path = tmp .. "/gwb-bench-mem.csv"
   local t0 = now()
@@ -201,7 +316,7 @@ print(string.format("rows=%d features=%d hwm=%d base=%d s=%.3f threads=%d", d.ro
 end
 
 -- ---------------------------------------------------------------- 3. transpose
-do
+if want("transpose") then
   local rows, cols = quick and 100000 or 1000000, 256
   local d = data.synth { kind = "regression", rows = rows, features = cols, informative = 8, seed = 3 }
   local mb = rows * cols * 4 / 1e6

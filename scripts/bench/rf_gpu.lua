@@ -6,7 +6,7 @@
 --   1,000 trees of depth 20 on 1,000,000 x 64 (must not run out of memory);
 --   the CPU/GPU crossover that backend = "auto" uses.
 --   sibling histogram subtraction on and off where it applies (same trees, time saved);
--- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|subtract|deep|cross runs one
+-- GWB_BENCH_QUICK=1: smaller sizes (a first look). GWB_BENCH_PART=fit|subtract|deep|hybrid|cross runs one
 -- part (default: all); peerdata only writes the fit's rows for scikit-learn (GWB_BENCH_PEER_DIR,
 -- see the fit part). Without a GPU it says so and stops.
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
@@ -102,7 +102,7 @@ for _, block in ipairs({128, 256, 512}) do
 end
 local f = bestf
 print(string.format("  fastest block %d: fit %.1f ms (target <= 500 ms); oob %.1f ms on the " ..
-  "CPU (oob %.4f)", best_block, best, f.timing.oob_ms, f.oob))
+  "GPU (oob %.4f)", best_block, best, f.timing.oob_ms, f.oob))
 
 -- ---- predict ----------------------------------------------------------------------------
 local function predict_kernel_ms()
@@ -283,9 +283,73 @@ if want("deep") then
   local g = rf.train(dd, {trees = trees, depth = 20, backend = "gpu", seed = 1})
   local t = g.timing
   print(string.format("%d trees, depth 20 on %d x 64: %.1f s (grow %.1f s, kernels %.1f s, " ..
-    "oob on the CPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
+    "oob on the GPU %.1f s), %d nodes, depth reached %d: no out-of-memory", trees, n,
     t.total_ms / 1e3, t.grow_ms / 1e3, t.kernel_ms / 1e3, t.oob_ms / 1e3, g.nodes,
     g.depth))
+end
+collectgarbage()
+
+-- ---- the hybrid forest: GPU and CPU threads on one queue ---------------------------------
+-- The same forest (checked tree for tree), the wall time of the fit (OOB apart, as above)
+-- beside each side alone. CPU alone is timed on a part of the trees and scaled (trees are
+-- independent and alike in cost): a full CPU fit would take minutes of device time.
+local function same_forest(a, b)
+  if a.trees ~= b.trees then return false end
+  for t = 1, a.trees do
+    local ta, tb = a:tree(t), b:tree(t)
+    if #ta ~= #tb then return false end
+    for i = 1, #ta do
+      local x, y = ta[i], tb[i]
+      if x.feature ~= y.feature or x.bin ~= y.bin or x.left ~= y.left or x.count ~= y.count then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+if want("hybrid") then
+  local ph = io.popen("nproc")
+  local ncpu = tonumber(ph and ph:read("*l") or "") or 1
+  if ph then ph:close() end
+  print("
+hybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one queue):")
+  print(string.format("  %-40s %10s %10s %10s %10s %10s  %s", "case", "gpu ms", "hybrid ms",
+    "cpu ms*", "gpu trees", "cpu trees", "same trees"))
+  local cases = {
+    { "800k x 256, 100 trees, depth 10", train, { trees = 100, depth = 10, bins = 64, max_features = "sqrt", seed = 1 } },
+  }
+  if not quick or part == "hybrid" then
+    local n = quick and 200000 or 1000000
+    cases[#cases + 1] = { string.format("%dk x 64, 200 trees, depth 20", n // 1000),
+      data.synth{kind = "classification", rows = n, features = 64, informative = 16, classes = 2, seed = 2},
+      { trees = quick and 50 or 200, depth = 20, seed = 1 } }
+  end
+  for _, c in ipairs(cases) do
+    local name, dd, o = c[1], c[2], c[3]
+    local function fit(backend, trees)
+      local oo = {}
+      for k, v in pairs(o) do oo[k] = v end
+      oo.backend, oo.trees = backend, trees or o.trees
+      gpu.reset()
+      local f = rf.train(dd, oo)
+      return f, f.timing.total_ms - f.timing.oob_ms
+    end
+    local g, gms = fit("gpu")
+    local h, hms = fit("hybrid")
+    local part_trees = math.min(o.trees, 2 * ncpu)
+    local _, cpart = fit("cpu", part_trees)
+    local cms = cpart * o.trees / part_trees
+    local hy = h.timing.hybrid
+    print(string.format("  %-40s %10.1f %10.1f %10.0f %10d %10d  %s", name, gms, hms, cms,
+      hy.gpu_trees, hy.cpu_trees, same_forest(g, h) and "yes" or "NO"))
+    print(string.format("  %-40s hybrid / faster alone = %.3f (target <= 1); %d CPU trees begun and dropped; " ..
+      "rates gpu %.1f, cpu %.2f trees/s", "", hms / math.min(gms, cms), hy.cpu_dropped,
+      hy.gpu_trees_per_s, hy.cpu_trees_per_s))
+    g, h = nil, nil
+    collectgarbage()
+  end
+  print(string.format("  * cpu alone: %d trees timed on all %d threads and scaled to the forest's trees", math.min(100, 2 * ncpu), ncpu))
 end
 collectgarbage()
 

@@ -4,6 +4,7 @@ local here = arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/?.lua;" .. package.path
 local T = require "testlib"
 _G.T = T
+gwb.autodraw = false  -- results that draw (d:describe(), plots, lessons) stay quiet in tests
 
 local only = os.getenv("GWB_TEST_FILTER")
 for i = 1, #arg do

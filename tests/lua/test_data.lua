@@ -566,3 +566,18 @@ T.test("write_csv round trip: exact floats, quoted text, missing values", functi
   T.raises(function() s:write_csv(out, { decimals = 12 }) end, "decimals must be <= 9")
   T.raises(function() s:write_csv(tmp .. "/no/such/dir/x.csv") end, "cannot create")
 end)
+
+T.test("d:to(\"gpu\") without a GPU says why and leaves the Dataset on the host", function()
+  local d = data.load("datasets/iris.csv")
+  T.eq(d.device, "cpu")
+  T.raises(function() d:to("tpu") end, "\"gpu\" or \"cpu\"")
+  T.eq(d:to("cpu"), d)
+  if gpu.available() then
+    T.eq(d:to("gpu").device, "gpu")
+    T.eq(d:to("cpu").device, "cpu")
+    return
+  end
+  T.raises(function() d:to("gpu") end, "no GPU")
+  T.eq(d.device, "cpu")
+  T.eq(#d:column(1), 150)
+end)

@@ -254,7 +254,7 @@ T.test("bad parameters get clear errors", function()
   local empty = d:take({})
   T.raises(function() rf.train(empty, opts {}) end, "empty")
   local f = rf.train(d, opts { trees = 2 })
-  T.raises(function() f:predict(r) end, "trained on 4 features but the dataset has 10")
+  T.raises(function() f:predict(r) end, "missing 'sepal_length'")  -- by name
   T.raises(function() rf.train("iris") end, "Dataset")
 end)
 
@@ -306,6 +306,39 @@ T.test("max_features and criterion choices train", function()
   T.eq(ns.params.subtract, false)
   T.eq(ns.nodes, full.nodes)
   T.raises(function() rf.train(d, opts { subtract = "no" }) end, "subtract")
+end)
+
+T.test("OOB predictions per row agree with f.oob; oob = false skips it", function()
+  local d = iris()
+  local f = rf.train(d, opts { trees = 15, seed = 5 })
+  local o, codes = f:oob_predict(), f:oob_predict { codes = true }
+  T.eq(#o, d.rows)
+  local y = d:column("species")  -- class numbers 1..3, in the order of f.labels
+  local right, n = 0, 0
+  for i = 1, #o do
+    if o[i] then
+      n = n + 1
+      if codes[i] == y[i] then right = right + 1 end
+      T.eq(f.labels[codes[i]], o[i])
+    end
+  end
+  T.eq(n, f.oob_rows)
+  T.near(right / n, f.oob, 1e-12)
+  -- regression with 2 trees: some rows are in both bags, and have no OOB prediction (NaN)
+  local diab = data.load("datasets/diabetes.csv")
+  local g = rf.train(diab, opts { trees = 2, seed = 1 })
+  local ov, nan = g:oob_predict(), 0
+  for i = 1, #ov do if ov[i] ~= ov[i] then nan = nan + 1 end end
+  T.ok(nan > 0 and nan < diab.rows, "rows without an OOB tree: " .. nan)
+  T.eq(diab.rows - nan, g.oob_rows)
+  local h = rf.train(d, opts { trees = 15, seed = 5, oob = false })
+  T.eq(h.oob, nil)
+  T.ok(tostring(h):find("oob = false", 1, true), tostring(h))
+  T.raises(function() h:oob_predict() end, "oob = false")
+  T.raises(function() rf.train(d, opts { oob = 1 }) end, "oob")
+  local t = f.timing
+  T.near(t.host_ms + t.kernel_ms + t.transfer_ms, t.total_ms, 1e-9)
+  T.ok(tostring(f):find("kernels", 1, true), "the summary splits the time")
 end)
 
 T.test("every rf.train and rf.cv call is in the run log", function()

@@ -1,6 +1,7 @@
 -- test_rf_gpu.lua - rf.train(backend = "gpu") against the CPU backend through the Lua API:
 -- the same trees node for node on small forests, accuracy and R^2 within 0.01 on iris, digits,
--- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, bad options.
+-- a synthetic 100k x 32 set and diabetes, large predictions on the GPU, OOB on the device
+-- row by row, bad options.
 -- (tests/unit/test_rf_gpu.c checks the same at the C level, plus NaN, batches and votes.)
 -- Under compute-sanitizer (it sets CUDA_INJECTION64_PATH) the sizes shrink, so that the
 -- instrumented run of every GPU test stays within scripts/gpu-check's time limit.
@@ -99,6 +100,107 @@ T.test("gpu forest: subtract = true and false give the same trees (max_features 
   T.ok(b.timing.subtract_derived > 0, "diabetes derives")
   T.ok(math.abs(a:score(diab) - b:score(diab)) <= 1e-3, "diabetes R2 with and without")
   T.raises(function() rf.train(diab, {backend = "gpu", subtract = "yes"}) end, "subtract")
+end)
+
+T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row", function()
+  -- classification with integer counts: the GPU grows the CPU's trees node for node
+  T.need_gpu()
+  local cases = {
+    {data.load("datasets/iris.csv"), {trees = 20, seed = 2}},
+    {data.load("datasets/digits.csv", {target = "digit"}), {trees = light and 5 or 20, depth = 10}},
+    {data.synth{kind = "classification", rows = light and 5000 or 20000, features = 20,
+                classes = 3, seed = 4}, {trees = 12, depth = 10}},
+  }
+  -- (regression forests agree with the CPU's only up to rounding, so their OOB is checked
+  -- against the CPU's OOB of the same GPU forest in tests/unit/test_rf_gpu.c, test_gpu_oob)
+  for _, c in ipairs(cases) do
+    local d, o = c[1], c[2]
+    local a, b = both(d, o)
+    same_trees(a, b)
+    T.eq(b.oob, a.oob, "oob score")
+    T.eq(b.oob_rows, a.oob_rows)
+    local pa, pb = a:oob_predict(), b:oob_predict()
+    for i = 1, #pa do
+      if pa[i] ~= pa[i] then T.ok(pb[i] ~= pb[i], "row " .. i .. " has no OOB tree")
+      else T.eq(pb[i], pa[i], "row " .. i .. " OOB prediction") end
+    end
+    T.ok(tostring(b):find("on the gpu", 1, true), tostring(b))
+    local t = b.timing
+    T.ok(t.kernel_ms > 0 and t.transfer_ms > 0 and t.oob_ms > 0, "GPU time split")
+    T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6)
+    o.backend, o.oob = "gpu", false
+    T.eq(rf.train(d, o).oob, nil)
+  end
+end)
+
+T.test("GPU-resident Dataset: d:to, d.device, used in place, freed by to(cpu) and close", function()
+  T.need_gpu()
+  local d = data.synth{kind = "classification", rows = light and 4000 or 30000, features = 12,
+                       classes = 3, seed = 6}
+  local o = {trees = 8, depth = 8, seed = 3, backend = "gpu"}
+  local host = rf.train(d, o)
+  local function held()
+    local e = gpu.mem().by_purpose["data.X"]
+    return e and e.bytes or 0
+  end
+  local before = held()
+  T.eq(d.device, "cpu")
+  T.eq(d:to("gpu"), d)
+  T.eq(d.device, "gpu")
+  T.eq(held() - before, d.rows * d.features * 4)
+  T.eq(d:to("gpu").device, "gpu")                -- twice: nothing more
+  T.eq(held() - before, d.rows * d.features * 4)
+  local dev = rf.train(d, o)                      -- trained from the device copy in place
+  same_trees(host, dev)
+  T.eq(dev.oob, host.oob)
+  -- host reads still work (the host copy stays)
+  T.eq(#d:column(1), d.rows)
+  -- predictions: the CPU's labels, a Predictions object that reads like the array
+  local ref = rf.train(d, {trees = 8, depth = 8, seed = 3, backend = "cpu"})
+  local want = ref:predict(d:select{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {codes = true})
+  local p = ref:predict(d, {codes = true})
+  T.eq(type(p), "userdata")
+  T.eq(#p, d.rows)
+  T.eq(p.device, "gpu")
+  T.ok(tostring(p):find("not read yet", 1, true), tostring(p))
+  local bad = 0
+  for i, v in ipairs(p) do if v ~= want[i] then bad = bad + 1 end end
+  T.ok(bad <= d.rows // 1000, "labels differ from the CPU's on " .. bad .. " rows (near ties)")
+  T.ok(tostring(p):find("cached", 1, true), tostring(p))
+  T.eq(p[0], nil)
+  T.eq(p[d.rows + 1], nil)
+  local t = p:totable()
+  T.eq(type(t), "table")
+  T.eq(#t, d.rows)
+  T.eq(t[1], p[1])
+  T.ok(p.timing.kernel_ms > 0 and p.timing.total_ms >= p.timing.kernel_ms)
+  local names = ref:predict(d)
+  T.eq(names[1], ref.labels[p[1]])
+  local pr = ref:predict_proba(d)
+  T.eq(#pr, d.rows)
+  T.near(pr[1][1] + pr[1][2] + pr[1][3], 1, 1e-5)
+  T.near(ref:score(d), ref:score(d:select{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}), 2e-3)
+  p:close()
+  T.raises(function() return p[1] end, "closed")
+  -- back to the host: the device memory goes back
+  T.eq(d:to("cpu").device, "cpu")
+  T.eq(held(), before)
+  d:to("gpu")
+  d:close()
+  collectgarbage()
+  T.eq(held(), before)
+  T.raises(function() d:to("gpu") end, "closed")
+  T.raises(function() data.load("datasets/iris.csv"):to("tpu") end, "\"gpu\" or \"cpu\"")
+end)
+
+T.test("d:transpose on the GPU: copies through pinned staging, rates reported", function()
+  T.need_gpu()
+  local d = data.synth{kind = "classification", rows = light and 2000 or 100000, features = 16,
+                       seed = 2}
+  local t = d:transpose{backend = "gpu", reps = 2}
+  T.eq(t.verified, true)
+  T.ok(t.h2d_gbps > 0 and t.d2h_gbps > 0, "copy rates")
+  T.near(t.transfer_ms, t.h2d_ms + t.d2h_ms, 1e-9)
 end)
 
 T.test("gpu forest: bad block size is refused with the parameter named", function()

@@ -231,6 +231,233 @@ static void test_csv_parallel(void **state)
 	}
 }
 
+/* Two loads of one file must give the same dataset bit for bit: values, codes, names, levels
+ * and what the reader reports about the file. */
+static void assert_same(const gwb_dataset *a, const gwb_csv_info *ia, const gwb_dataset *b,
+			const gwb_csv_info *ib, const char *what)
+{
+	int j, k;
+
+	if (a->rows != b->rows || a->features != b->features || a->task != b->task ||
+	    a->classes != b->classes)
+		fail_msg("%s: shape %zu x %d task %d classes %d, want %zu x %d task %d classes %d",
+			 what, b->rows, b->features, b->task, b->classes, a->rows, a->features,
+			 a->task, a->classes);
+	if (memcmp(a->X, b->X, a->rows * (size_t)a->features * sizeof(float)))
+		fail_msg("%s: X differs", what);
+	if (a->y && memcmp(a->y, b->y, a->rows * sizeof(int32_t)))
+		fail_msg("%s: y differs", what);
+	if (a->yr && memcmp(a->yr, b->yr, a->rows * sizeof(float)))
+		fail_msg("%s: yr differs", what);
+	for (k = 0; k < a->classes; k++)
+		assert_string_equal(a->class_names[k], b->class_names[k]);
+	assert_string_equal(a->target, b->target);
+	for (j = 0; j < a->features; j++) {
+		assert_string_equal(a->names[j], b->names[j]);
+		assert_int_equal(a->cat_levels[j] != NULL, b->cat_levels[j] != NULL);
+		if (!a->cat_levels[j])
+			continue;
+		assert_int_equal(a->cat_count[j], b->cat_count[j]);
+		for (k = 0; k < a->cat_count[j]; k++)
+			assert_string_equal(a->cat_levels[j][k], b->cat_levels[j][k]);
+	}
+	if (ia->lines != ib->lines || ia->missing != ib->missing || ia->crlf != ib->crlf ||
+	    ia->header != ib->header || ia->sep != ib->sep)
+		fail_msg("%s: lines %zu missing %zu crlf %d, want %zu %zu %d", what, ib->lines,
+			 ib->missing, ib->crlf, ia->lines, ia->missing, ia->crlf);
+}
+
+/* Load p the reference way (one thread, every record through the general tokenizer), then
+ * sequentially with the fast paths and in parallel at several thread counts: all the same.
+ * Returns the threads the last parallel load used (1 when it fell back). */
+static int check_all_readers(const char *p, const char *const *cat, int ncat)
+{
+	gwb_csv_opts o;
+	gwb_csv_info iref, info;
+	gwb_dataset *ref, *d;
+	char ref_err[600] = "";
+	gwb_status want;
+	int th, used = 0;
+	static const int ths[] = {1, 2, 3, 4, 7, 16};
+	size_t k;
+
+	gwb_csv_opts_init(&o);
+	o.categorical = cat;
+	o.n_categorical = ncat;
+	o.progress = false;
+	o.slow = true;
+	want = gwb_csv_load(p, &o, &ref, &iref);
+	if (want)
+		snprintf(ref_err, sizeof(ref_err), "%s", gwb_errmsg());
+	o.slow = false;
+	o.par_min = 1;
+	for (k = 0; k < sizeof(ths) / sizeof(*ths); k++) {
+		char what[64];
+		gwb_status st;
+		th = ths[k];
+		o.threads = th;
+		snprintf(what, sizeof(what), "%d threads", th);
+		st = gwb_csv_load(p, &o, &d, &info);
+		if (st != want)
+			fail_msg("%s: %s: status %d, want %d (%s)", p, what, st, want,
+				 st ? gwb_errmsg() : ref_err);
+		if (st) {
+			if (strcmp(gwb_errmsg(), ref_err))
+				fail_msg("%s: error \"%s\", want \"%s\"", what, gwb_errmsg(), ref_err);
+			continue;
+		}
+		assert_same(ref, &iref, d, &info, what);
+		used = info.threads;
+		gwb_dataset_free(d);
+	}
+	if (!want)
+		gwb_dataset_free(ref);
+	return want ? -1 : used;
+}
+
+/* A file of the kind the parallel reader was made for: a text column (some values quoted,
+ * with separators, "" escapes or newlines inside), numbers with empty and NA cells, CRLF on
+ * some lines, blank lines; the target text or numbers. */
+static size_t mixed_text(char *t, size_t cap, int rows, uint64_t seed, bool text_target,
+			 bool quoted_newlines)
+{
+	static const char *const words[] = {"Springfield", "Portland", "Salem", "Dover",
+					    "Oxford", "Madison", "Clinton", "Bristol"};
+	gwb_rand r;
+	size_t n = 0;
+	int i, j;
+
+	gwb_rand_seed(&r, seed, 0);
+	n += (size_t)snprintf(t + n, cap - n, "id,city,x1,x2,\"x,3\",note,label\n");
+	for (i = 0; i < rows && n + 200 < cap; i++) {
+		int w = (int)gwb_rand_below(&r, 8), v = (int)gwb_rand_below(&r, 40);
+		int form = (int)gwb_rand_below(&r, 10);
+		n += (size_t)snprintf(t + n, cap - n, "%d,", i);
+		if (form == 0)
+			n += (size_t)snprintf(t + n, cap - n, "\"%s, %d\",", words[w], v);
+		else if (form == 1)
+			n += (size_t)snprintf(t + n, cap - n, "\"%s \"\"%d\"\"\",", words[w], v);
+		else if (form == 2 && quoted_newlines)
+			n += (size_t)snprintf(t + n, cap - n, "\"%s\n%d\",", words[w], v);
+		else if (form == 3)
+			n += (size_t)snprintf(t + n, cap - n, "NA,");
+		else if (form == 4)
+			n += (size_t)snprintf(t + n, cap - n, " %s %d ,", words[w], v);
+		else
+			n += (size_t)snprintf(t + n, cap - n, "%s %d,", words[w], v);
+		for (j = 0; j < 3; j++) {
+			int u = (int)gwb_rand_below(&r, 40);
+			if (u == 0)
+				n += (size_t)snprintf(t + n, cap - n, ",");
+			else if (u == 1)
+				n += (size_t)snprintf(t + n, cap - n, "NA,");
+			else if (u == 2)
+				n += (size_t)snprintf(t + n, cap - n, "\"%d.5\",", u);
+			else if (u == 3)
+				n += (size_t)snprintf(t + n, cap - n, " %d ,", u);
+			else if (u == 4)
+				n += (size_t)snprintf(t + n, cap - n, "1.000000059604644775390625,");
+			else
+				n += (size_t)snprintf(t + n, cap - n, "%s%d.%03d,",
+						      gwb_rand_below(&r, 2) ? "-" : "",
+						      (int)gwb_rand_below(&r, 1000),
+						      (int)gwb_rand_below(&r, 1000));
+		}
+		n += (size_t)snprintf(t + n, cap - n, "%s,", gwb_rand_below(&r, 30) ? "" : "\"\"");
+		if (text_target)
+			n += (size_t)snprintf(t + n, cap - n, "%s", gwb_rand_below(&r, 3) ? "yes" : "no");
+		else
+			n += (size_t)snprintf(t + n, cap - n, "%d", (int)gwb_rand_below(&r, 3));
+		j = (int)gwb_rand_below(&r, 50);
+		n += (size_t)snprintf(t + n, cap - n, "%s", j == 0 ? "\r\n" : j == 1 ? "\n\n" : "\n");
+	}
+	return n;
+}
+
+/* The first record start at or after t + off (after a newline outside quotes). */
+static char *record_after(char *t, size_t off)
+{
+	bool inq = false;
+	size_t i;
+
+	for (i = 0; t[i]; i++) {
+		if (t[i] == '"')
+			inq = !inq;
+		else if (t[i] == '\n' && !inq && i + 1 >= off)
+			return t + i + 1;
+	}
+	return t + i;
+}
+
+/* Insert s at t + at (t holds *n bytes and room for more). */
+static void insert_at(char *t, size_t *n, char *at, const char *s)
+{
+	memmove(at + strlen(s), at, *n - (size_t)(at - t) + 1);
+	memcpy(at, s, strlen(s));
+	*n += strlen(s);
+}
+
+/* Files with text columns, quotes and missing values are parsed by several threads too: the
+ * dataset (values, level codes and their order, missing counts, lines) is the sequential
+ * reader's, and a bad row stops the load with the same file:line:column. */
+static void test_csv_parallel_mixed(void **state)
+{
+	static const char *const note[] = {"note"};
+	static const char *const files[] = {"iris.csv", "diabetes.csv", "digits.csv"};
+	size_t cap = 3u << 20, n, k;
+	char *t = malloc(cap), path[600];
+	const char *p;
+	int tt, nl;
+
+	(void)state;
+	for (tt = 0; tt < 2; tt++)
+		for (nl = 0; nl < 2; nl++) {
+			n = mixed_text(t, cap, 30000, 5 + (uint64_t)(2 * tt + nl), tt, nl);
+			p = tmpfile_with("mixed.csv", t, n);
+			/* no stray quote: the parallel reader must not fall back */
+			assert_int_equal(check_all_readers(p, note, 1), 16);
+		}
+	/* small files: ranges of a few bytes, empty ranges, records longer than a range */
+	{
+		static const char *const small[] = {
+			"c,x,t\n\"a,b\",1,y\nq,,n\r\n\"l\nm\",NA,y\n\n\"a,b\",2,n",
+			"c,x,t\n\"a\"\"b\",1,y\nq,2,n\nq,3,y\n",
+			"c,x\r\"a\r\nb\",1\rq,2\r",
+			"c,x,t\nz,1,\"y\"\nz,\"\",n\n",
+		};
+		for (k = 0; k < sizeof(small) / sizeof(*small); k++) {
+			p = tmpfile_with("mixed.csv", small[k], strlen(small[k]));
+			if (check_all_readers(p, NULL, 0) < 1)
+				fail_msg("small file %zu: %s", k, gwb_errmsg());
+		}
+	}
+	/* a quote inside an unquoted field hides record starts from the quote count: the ranges
+	 * do not meet, and the sequential reader's table comes back all the same */
+	n = mixed_text(t, cap, 20000, 11, false, true);
+	insert_at(t, &n, record_after(t, n / 2), "999999,ab\"c,1,2,3,,0\n");
+	p = tmpfile_with("mixed.csv", t, n);
+	assert_int_equal(check_all_readers(p, NULL, 0), 1);
+	/* bad rows deep in the file: the error of the sequential reader */
+	{
+		static const char *const bad[] = {"1,2,3\n", "1,\"open\n", "x,1,2,3,4,5,6,7\n",
+						  "1,a,1.5,oops,1,,0\n", "1,\"a\"b,1,2,3,,0\n"};
+		for (k = 0; k < sizeof(bad) / sizeof(*bad); k++) {
+			n = mixed_text(t, cap, 20000, 3, false, true);
+			insert_at(t, &n, record_after(t, n * (k + 1) / 7), bad[k]);
+			p = tmpfile_with("mixed.csv", t, n);
+			assert_int_equal(check_all_readers(p, NULL, 0), -1);
+			if (!strstr(gwb_errmsg(), "mixed.csv:"))
+				fail_msg("%s", gwb_errmsg());
+		}
+	}
+	/* the bundled files */
+	for (k = 0; k < sizeof(files) / sizeof(*files); k++) {
+		snprintf(path, sizeof(path), "%s/datasets/%s", GWB_SRCDIR, files[k]);
+		assert_true(check_all_readers(path, NULL, 0) > 1);
+	}
+	free(t);
+}
+
 static void test_parse_midpoints(void **state)
 {
 	gwb_rand r;
@@ -611,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_csv_small),
 		cmocka_unit_test(test_csv_block_boundaries),
 		cmocka_unit_test(test_csv_parallel),
+		cmocka_unit_test(test_csv_parallel_mixed),
 		cmocka_unit_test(test_csv_errors),
 		cmocka_unit_test(test_transpose_shapes),
 		cmocka_unit_test(test_xxh64),
@@ -626,7 +854,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];

@@ -1,8 +1,9 @@
 /* test_rf_gpu.c - the GPU forest against the CPU reference (kernels/rf_train.cu,
  * kernels/rf_predict.cu): node-for-node equality on small forests, accuracy / R^2 parity on
  * iris, digits, diabetes and a synthetic 100k x 32 set, NaN handling, batches, sibling
- * histogram subtraction (same trees with and without), prediction (block and atomic votes)
- * and bad options. Every test skips when no GPU is usable. */
+ * histogram subtraction (same trees with and without), prediction (block and atomic votes),
+ * the OOB computed on the device against the CPU's, and bad options. Every test skips when
+ * no GPU is usable. */
 #define _DEFAULT_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -592,6 +593,159 @@ static void test_gpu_predict(void **state)
 #endif
 }
 
+/* ---- out of bag on the device ---------------------------------------------------------------- */
+
+/* The GPU trainer's OOB (computed on the device from the codes, bootstrap counts regenerated)
+ * against the CPU's OOB of the same forest (floats, gwb_forest_oob_cpu): the same score and
+ * the same prediction for every row. */
+static void same_oob(const gwb_dataset *d, gwb_rf_params *p, const char *name)
+{
+	gwb_forest *f = train(d, p, GWB_BACKEND_GPU);
+	size_t i, n = d->rows, bad = 0;
+	double oob = f->oob;
+	int32_t *lab = NULL;
+	float *val = NULL;
+
+	assert_true(f->oob_label || f->oob_value);
+	assert_true(f->timing.oob_ms > 0);
+	if (f->oob_label) {
+		lab = malloc(n * sizeof(int32_t));
+		memcpy(lab, f->oob_label, n * sizeof(int32_t));
+	} else {
+		val = malloc(n * sizeof(float));
+		memcpy(val, f->oob_value, n * sizeof(float));
+	}
+	assert_int_equal(gwb_forest_oob_cpu(f, d, 0), GWB_OK);
+	for (i = 0; i < n; i++) {
+		if (lab && lab[i] != f->oob_label[i])
+			bad++;
+		if (val && !(val[i] == f->oob_value[i] ||
+			     (isnan(val[i]) && isnan(f->oob_value[i]))))
+			bad++;
+	}
+	print_message("%s: oob gpu %.6f cpu %.6f on %zu rows, %zu rows differ\n", name, oob,
+		      f->oob, f->oob_rows, bad);
+	assert_int_equal(bad, 0);
+	assert_true(oob == f->oob || (isnan(oob) && isnan(f->oob)));
+	free(lab);
+	free(val);
+	gwb_forest_free(f);
+}
+
+static void test_gpu_oob(void **state)
+{
+	gwb_dataset *d;
+	gwb_rf_params p;
+	gwb_forest *f;
+	size_t i;
+	(void)state;
+
+	NEED_GPU();
+	d = load("iris.csv", GWB_TASK_CLASSIFICATION);
+	gwb_rf_params_init(&p);
+	p.trees = 30;
+	same_oob(d, &p, "iris");
+	/* oob = false: none computed, on either side */
+	p.oob = false;
+	f = train(d, &p, GWB_BACKEND_GPU);
+	assert_true(isnan(f->oob));
+	assert_null(f->oob_label);
+	gwb_forest_free(f);
+	gwb_dataset_free(d);
+
+	d = load("digits.csv", GWB_TASK_CLASSIFICATION);  /* 10 classes: sums in global memory */
+	gwb_rf_params_init(&p);
+	p.trees = 25;
+	p.depth = 12;
+	same_oob(d, &p, "digits");
+	gwb_dataset_free(d);
+
+	/* synthetic with NaN in two features, 4 classes, several batches of trees */
+	d = synth(40000, 24, 4, false, 9);
+	for (i = 0; i < d->rows; i += 7)
+		d->X[3 * d->rows + i] = NAN;
+	for (i = 0; i < d->rows; i += 11)
+		d->X[5 * d->rows + i] = NAN;
+	gwb_rf_params_init(&p);
+	p.trees = 20;
+	p.depth = 10;
+	setenv("GWB_RF_GPU_BATCH", "6", 1);
+	same_oob(d, &p, "synthetic 40k x 24 (batches of 6 trees)");
+	unsetenv("GWB_RF_GPU_BATCH");
+	p.class_weight_balanced = true;  /* float histograms, weighted leaves */
+	same_oob(d, &p, "synthetic, balanced class weights");
+	gwb_dataset_free(d);
+
+	/* regression: double means per row */
+	d = synth(20000, 12, 0, true, 4);
+	gwb_rf_params_init(&p);
+	p.trees = 20;
+	p.depth = 10;
+	same_oob(d, &p, "synthetic regression 20k x 12");
+	gwb_dataset_free(d);
+	d = load("diabetes.csv", GWB_TASK_REGRESSION);
+	gwb_rf_params_init(&p);
+	p.trees = 3;  /* few trees: some rows are in every tree's bag (NaN predictions) */
+	same_oob(d, &p, "diabetes, 3 trees");
+	gwb_dataset_free(d);
+}
+
+/* A GPU-resident dataset: trained and predicted in place (same trees as from the host), the
+ * kept prediction (device until read) equal to the copied one, the GPU score equal to the
+ * score of those labels, and the device copy given back by to_cpu. */
+static void test_gpu_resident(void **state)
+{
+#ifdef GWB_HAVE_CUDA
+	gwb_dataset *d;
+	gwb_rf_params p;
+	gwb_forest *a, *b;
+	gwb_rf_gpu_pred *kp = NULL;
+	const void *h;
+	int32_t *lab;
+	size_t i, right = 0, before, after;
+	double s = 0;
+	(void)state;
+
+	NEED_GPU();
+	d = synth(20000, 16, 3, false, 8);
+	gwb_rf_params_init(&p);
+	p.trees = 10;
+	p.depth = 8;
+	a = train(d, &p, GWB_BACKEND_GPU);
+	before = gwb_gpu_ledger_total(NULL);
+	assert_int_equal(gwb_dataset_to_gpu(d), GWB_OK);
+	assert_non_null(gwb_dataset_gpu_X(d));
+	assert_int_equal(gwb_gpu_ledger_total(NULL) - before, d->rows * d->features * 4);
+	b = train(d, &p, GWB_BACKEND_GPU);
+	assert_same_forest(a, b, true);
+	assert_true(a->oob == b->oob);
+	lab = malloc(d->rows * sizeof(int32_t));
+	assert_int_equal(gwb_rf_predict_gpu(b, d, 0, GWB_RF_VOTE_BLOCK, NULL, lab, NULL, NULL),
+			 GWB_OK);
+	assert_int_equal(gwb_rf_predict_gpu_keep(b, d, GWB_RF_OUT_AUTO, &kp), GWB_OK);
+	assert_int_equal(kp->what, GWB_RF_OUT_LABELS);
+	assert_null(kp->host);  /* nothing copied back yet */
+	assert_int_equal(gwb_rf_gpu_pred_host(kp, &h), GWB_OK);
+	assert_memory_equal(h, lab, d->rows * sizeof(int32_t));
+	for (i = 0; i < d->rows; i++)
+		right += lab[i] == d->y[i];
+	assert_int_equal(gwb_forest_score(b, d, 0, &s), GWB_OK);  /* resident: on the GPU */
+	assert_true(s == (double)right / (double)d->rows);
+	gwb_rf_gpu_pred_free(kp);
+	free(lab);
+	gwb_dataset_to_cpu(d);
+	assert_null(gwb_dataset_gpu_X(d));
+	after = gwb_gpu_ledger_total(NULL);
+	assert_true(after <= before + b->nodes * 32 + 1024 * 1024);  /* only f's cached model */
+	gwb_forest_free(a);
+	gwb_forest_free(b);
+	gwb_dataset_free(d);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 /* ---- errors and bookkeeping ------------------------------------------------------------------ */
 
 static void test_gpu_errors_and_ledger(void **state)
@@ -635,6 +789,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_subtract),
 		cmocka_unit_test(test_gpu_parity_accuracy),
 		cmocka_unit_test(test_gpu_predict),
+		cmocka_unit_test(test_gpu_oob),
+		cmocka_unit_test(test_gpu_resident),
 		cmocka_unit_test(test_gpu_errors_and_ledger),
 	};
 	if (getenv("GWB_RF_GPU_FILTER"))  /* e.g. "test_gpu_nodes_*" for a sanitizer run */

@@ -1,0 +1,644 @@
+/* buffer.c - buffers that know their device, the CPU and GPU backend tables, and the pinned
+ * staging ring for host <-> device copies (see buffer.h for the rules). */
+#include "buffer.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "intr.h"
+#include "prof.h"
+#include "switches.h"
+#include "sparse.h"
+
+const char *gwb_device_name(gwb_device d)
+{
+	return d == GWB_DEVICE_GPU ? "gpu" : "cpu";
+}
+
+gwb_status gwb_device_parse(const char *s, gwb_device *out)
+{
+	if (!strcmp(s, "cpu") || !strcmp(s, "host")) {
+		*out = GWB_DEVICE_CPU;
+		return GWB_OK;
+	}
+	if (!strcmp(s, "gpu") || !strcmp(s, "cuda")) {
+		*out = GWB_DEVICE_GPU;
+		return GWB_OK;
+	}
+	return gwb_error(GWB_EINVAL, "device must be \"cpu\" or \"gpu\" (got \"%s\")", s);
+}
+
+/* --- the CPU backend ---------------------------------------------------------------------- */
+
+static gwb_status cpu_alloc(void **p, size_t bytes, const char *purpose)
+{
+	*p = malloc(bytes ? bytes : 1);
+	if (!*p)
+		return gwb_error(GWB_ENOMEM, "out of host memory for %s: %zu bytes (%.1f MiB)",
+				 purpose ? purpose : "a buffer", bytes, bytes / 1048576.0);
+	return GWB_OK;
+}
+
+static void cpu_free(void *p)
+{
+	free(p);
+}
+
+static gwb_status cpu_copy(void *dst, const void *src, size_t bytes)
+{
+	if (bytes)
+		memcpy(dst, src, bytes);
+	return GWB_OK;
+}
+
+static gwb_status cpu_zero(void *p, size_t bytes)
+{
+	memset(p, 0, bytes);
+	return GWB_OK;
+}
+
+static gwb_status cpu_sync(void)
+{
+	return GWB_OK;
+}
+
+static const gwb_buf_ops cpu_ops = {
+	"cpu", GWB_DEVICE_CPU, cpu_alloc, cpu_free, cpu_copy, cpu_copy, cpu_copy, cpu_zero, cpu_sync,
+};
+
+/* --- the GPU backend and the staging ring ------------------------------------------------- */
+
+static double copy_ms_total;
+
+double gwb_gpu_copy_ms(void)
+{
+	return copy_ms_total;
+}
+
+#ifndef GWB_HAVE_CUDA
+
+gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
+{
+	(void)dev_dst;
+	(void)host_src;
+	(void)bytes;
+	return gwb_gpu_init();
+}
+
+gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
+{
+	(void)host_dst;
+	(void)dev_src;
+	(void)bytes;
+	return gwb_gpu_init();
+}
+
+gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
+{
+	(void)dev_src;
+	(void)bytes;
+	(void)sink;
+	(void)ctx;
+	return gwb_gpu_init();
+}
+
+size_t gwb_gpu_staging_bytes(void)
+{
+	return 0;
+}
+
+void gwb_gpu_staging_release(void)
+{
+}
+
+const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
+{
+	if (d == GWB_DEVICE_CPU)
+		return &cpu_ops;
+	gwb_gpu_init();  /* sets the message: built without CUDA */
+	return NULL;
+}
+
+#else /* GWB_HAVE_CUDA */
+
+#define STAGE_CHUNKS 3
+#define STAGE_CHUNK ((size_t)32 << 20)
+#define STAGE_DIRECT ((size_t)256 << 10)
+
+static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void *chunk[STAGE_CHUNKS];       /* pinned host memory */
+	cudaEvent_t done[STAGE_CHUNKS];  /* the last copy through chunk i finished */
+	cudaEvent_t order;               /* default stream -> copy stream ordering */
+	cudaStream_t stream;             /* non-blocking copy stream */
+	bool ready;
+	size_t bytes;
+} stage;
+
+static gwb_status stage_init(void)
+{
+	gwb_status rc;
+	int i;
+
+	if (stage.ready)
+		return GWB_OK;
+	if ((rc = gwb_gpu_init()))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaStreamCreateWithFlags(&stage.stream, cudaStreamNonBlocking))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.order, cudaEventDisableTiming))))
+		goto out_stream;
+	for (i = 0; i < STAGE_CHUNKS; i++) {
+		if ((rc = CUDA_CHECK(cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault))))
+			goto out_chunks;
+		if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.done[i], cudaEventDisableTiming)))) {
+			cudaFreeHost(stage.chunk[i]);
+			goto out_chunks;
+		}
+		/* recorded once so the first wait returns */
+		cudaEventRecord(stage.done[i], stage.stream);
+	}
+	stage.bytes = STAGE_CHUNKS * STAGE_CHUNK;
+	stage.ready = true;
+	return GWB_OK;
+out_chunks:
+	while (--i >= 0) {
+		cudaFreeHost(stage.chunk[i]);
+		cudaEventDestroy(stage.done[i]);
+	}
+	cudaEventDestroy(stage.order);
+out_stream:
+	cudaStreamDestroy(stage.stream);
+	cudaGetLastError();
+	return rc;
+}
+
+size_t gwb_gpu_staging_bytes(void)
+{
+	return stage.ready ? stage.bytes : 0;
+}
+
+void gwb_gpu_staging_release(void)
+{
+	int i;
+
+	pthread_mutex_lock(&stage_lock);
+	if (stage.ready) {
+		cudaStreamSynchronize(stage.stream);
+		for (i = 0; i < STAGE_CHUNKS; i++) {
+			cudaFreeHost(stage.chunk[i]);
+			cudaEventDestroy(stage.done[i]);
+		}
+		cudaEventDestroy(stage.order);
+		cudaStreamDestroy(stage.stream);
+		cudaGetLastError();
+		memset(&stage, 0, sizeof(stage));
+	}
+	pthread_mutex_unlock(&stage_lock);
+}
+
+/* memcpy over the CPU threads (pageable <-> pinned runs at one core's bandwidth otherwise). */
+struct pcopy { char *dst; const char *src; };
+static void pcopy_part(void *ctx, int64_t lo, int64_t hi, int part)
+{
+	struct pcopy *c = ctx;
+	(void)part;
+	memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
+}
+
+static void par_memcpy(void *dst, const void *src, size_t n)
+{
+	struct pcopy c = {dst, src};
+	gwb_parallel_for((int64_t)n, (int64_t)4 << 20, pcopy_part, &c);
+}
+
+/* Timing of one staged copy: pooled events around it on the copy stream. */
+static void xfer_begin(void **e0, void **e1)
+{
+	*e0 = *e1 = NULL;
+	if (gwb_prof_enabled() && gwb_prof_events(e0, e1) == GWB_OK)
+		cudaEventRecord((cudaEvent_t)*e0, stage.stream);
+}
+
+static void xfer_end(void *e0, void *e1, gwb_xfer_dir dir, size_t bytes, bool ok)
+{
+	if (!e0)
+		return;
+	if (!ok) {
+		cudaEventDestroy((cudaEvent_t)e0);
+		cudaEventDestroy((cudaEvent_t)e1);
+		cudaGetLastError();
+		return;
+	}
+	cudaEventRecord((cudaEvent_t)e1, stage.stream);
+	gwb_prof_transfer_events(dir, (double)bytes, true, -1.0, e0, e1);
+}
+
+static gwb_status direct_copy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind k)
+{
+	double t = gwb_now();
+	gwb_status rc = CUDA_CHECK(cudaMemcpy(dst, src, bytes, k));
+
+	t = (gwb_now() - t) * 1e3;
+	copy_ms_total += t;
+	if (!rc)
+		gwb_prof_transfer(k == cudaMemcpyHostToDevice ? GWB_H2D : GWB_D2H, (double)bytes,
+				  false, t);
+	return rc;
+}
+
+gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
+{
+	const char *src = host_src;
+	char *dst = dev_dst;
+	void *e0, *e1;
+	gwb_status rc = GWB_OK;
+	size_t off;
+	double t0;
+	int i = 0;
+
+	bool streamed;
+
+	if (bytes < STAGE_DIRECT)
+		return bytes ? direct_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice) : GWB_OK;
+	/* the switches (switches.h): copy.pinned off, one pageable cudaMemcpy; copy.streamed
+	 * off, each chunk waited for before the next is filled (no overlap) */
+	if (!gwb_switch_on(GWB_SW_COPY_PINNED))
+		return direct_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice);
+	streamed = gwb_switch_on(GWB_SW_COPY_STREAMED);
+	pthread_mutex_lock(&stage_lock);
+	if ((rc = stage_init()))
+		goto out_unlock;
+	t0 = gwb_now();
+	/* work already queued on the default stream may still read dst */
+	cudaEventRecord(stage.order, 0);
+	cudaStreamWaitEvent(stage.stream, stage.order, 0);
+	xfer_begin(&e0, &e1);
+	for (off = 0; off < bytes; off += STAGE_CHUNK, i = (i + 1) % STAGE_CHUNKS) {
+		size_t len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "interrupted during a host-to-device copy (%zu of %zu "
+				       "bytes sent); nothing was moved", off, bytes);
+			break;
+		}
+		if ((rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
+			break;
+		par_memcpy(stage.chunk[i], src + off, len);
+		if ((rc = CUDA_CHECK(cudaMemcpyAsync(dst + off, stage.chunk[i], len,
+						     cudaMemcpyHostToDevice, stage.stream))))
+			break;
+		cudaEventRecord(stage.done[i], stage.stream);
+		if (!streamed && (rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
+			break;
+	}
+	xfer_end(e0, e1, GWB_H2D, bytes, rc == GWB_OK);
+	if (rc) {
+		/* the caller frees dst: let no chunk land in it afterwards */
+		cudaStreamSynchronize(stage.stream);
+		cudaGetLastError();
+	} else {
+		/* kernels queued next on the default stream wait for the data, the host does not */
+		cudaEventRecord(stage.order, stage.stream);
+		rc = CUDA_CHECK(cudaStreamWaitEvent(0, stage.order, 0));
+	}
+	copy_ms_total += (gwb_now() - t0) * 1e3;
+out_unlock:
+	pthread_mutex_unlock(&stage_lock);
+	return rc;
+}
+
+/* The staged device-to-host loop: each chunk lands in pinned memory and is handed to sink
+ * (on the host, with the CPU threads) while the next chunks' DMA runs. */
+static gwb_status staged_out(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
+{
+	const char *src = dev_src;
+	size_t nchunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK, c, issued = 0;
+	/* the switch copy.streamed off: one chunk in flight at a time (no overlap) */
+	size_t window = gwb_switch_on(GWB_SW_COPY_STREAMED) ? STAGE_CHUNKS : 1;
+	void *e0, *e1;
+	gwb_status rc = GWB_OK;
+	double t0;
+
+	pthread_mutex_lock(&stage_lock);
+	if ((rc = stage_init()))
+		goto out_unlock;
+	t0 = gwb_now();
+	/* the data is produced by work queued on the default stream */
+	cudaEventRecord(stage.order, 0);
+	cudaStreamWaitEvent(stage.stream, stage.order, 0);
+	xfer_begin(&e0, &e1);
+	for (c = 0; c < nchunks && !rc; c++) {
+		int i = (int)(c % STAGE_CHUNKS);
+		size_t off = c * STAGE_CHUNK, len = bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+		/* keep the ring full: chunks c .. c + STAGE_CHUNKS - 1 in flight */
+		while (issued < nchunks && issued < c + window && !rc) {
+			int j = (int)(issued % STAGE_CHUNKS);
+			size_t o2 = issued * STAGE_CHUNK;
+			size_t l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
+			rc = CUDA_CHECK(cudaMemcpyAsync(stage.chunk[j], src + o2, l2,
+							cudaMemcpyDeviceToHost, stage.stream));
+			if (!rc)
+				rc = CUDA_CHECK(cudaEventRecord(stage.done[j], stage.stream));
+			issued++;
+		}
+		if (rc)
+			break;
+		if ((rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
+			break;
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "interrupted during a device-to-host copy (%zu of %zu "
+				       "bytes received)", off, bytes);
+			break;
+		}
+		sink(ctx, off, stage.chunk[i], len);
+	}
+	xfer_end(e0, e1, GWB_D2H, bytes, rc == GWB_OK);
+	if (rc) {
+		cudaStreamSynchronize(stage.stream);
+		cudaGetLastError();
+	}
+	copy_ms_total += (gwb_now() - t0) * 1e3;
+out_unlock:
+	pthread_mutex_unlock(&stage_lock);
+	return rc;
+}
+
+static void memcpy_sink(void *ctx, size_t off, const void *chunk, size_t len)
+{
+	par_memcpy((char *)ctx + off, chunk, len);
+}
+
+gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
+{
+	if (bytes < STAGE_DIRECT || !gwb_switch_on(GWB_SW_COPY_PINNED))  /* switches.h */
+		return bytes ? direct_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost) : GWB_OK;
+	return staged_out(dev_src, bytes, memcpy_sink, host_dst);
+}
+
+gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_fn sink, void *ctx)
+{
+	gwb_status rc;
+	void *tmp;
+
+	if (bytes >= STAGE_DIRECT && gwb_switch_on(GWB_SW_COPY_PINNED))  /* switches.h */
+		return staged_out(dev_src, bytes, sink, ctx);
+	if (!bytes)
+		return GWB_OK;
+	if (!(tmp = malloc(bytes)))
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	rc = direct_copy(tmp, dev_src, bytes, cudaMemcpyDeviceToHost);
+	if (!rc)
+		sink(ctx, 0, tmp, bytes);
+	free(tmp);
+	return rc;
+}
+
+static gwb_status gpu_copy(void *dst, const void *src, size_t bytes)
+{
+	gwb_status rc = CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+
+	if (!rc)
+		gwb_prof_transfer(GWB_D2D, (double)bytes, false, 0.0);
+	return rc;
+}
+
+static gwb_status gpu_zero(void *p, size_t bytes)
+{
+	return CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, 0));
+}
+
+static gwb_status gpu_sync(void)
+{
+	return CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+static const gwb_buf_ops gpu_ops = {
+	"gpu", GWB_DEVICE_GPU, gwb_gpu_malloc, gwb_gpu_free, gwb_gpu_copy_in, gwb_gpu_copy_out,
+	gpu_copy, gpu_zero, gpu_sync,
+};
+
+const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
+{
+	if (d == GWB_DEVICE_CPU)
+		return &cpu_ops;
+	if (gwb_gpu_init())
+		return NULL;
+	return &gpu_ops;
+}
+
+#endif /* GWB_HAVE_CUDA */
+
+/* --- buffers ------------------------------------------------------------------------------ */
+
+static gwb_buf *buf_shell(gwb_device d, const gwb_buf_ops *ops, size_t bytes,
+			  const char *purpose)
+{
+	gwb_buf *b = calloc(1, sizeof(*b));
+
+	if (!b) {
+		gwb_error(GWB_ENOMEM, "out of memory");
+		return NULL;
+	}
+	b->device = d;
+	b->ops = ops;
+	b->bytes = bytes;
+	snprintf(b->purpose, sizeof(b->purpose), "%s", purpose ? purpose : "buffer");
+	return b;
+}
+
+gwb_status gwb_buf_new(gwb_device d, size_t bytes, const char *purpose, bool zero,
+		       gwb_buf **out)
+{
+	const gwb_buf_ops *ops = gwb_buf_ops_get(d);
+	gwb_buf *b;
+	gwb_status rc;
+	void *p;
+
+	*out = NULL;
+	if (!ops)
+		return gwb_error(GWB_ENODEV, "%s: no GPU: %s", purpose ? purpose : "buffer",
+				 gwb_gpu_unavailable_reason());
+	if (!(b = buf_shell(d, ops, bytes, purpose)))
+		return GWB_ENOMEM;
+	if ((rc = ops->alloc(&p, bytes, b->purpose))) {
+		free(b);
+		return rc;
+	}
+	if (zero && (rc = ops->zero(p, bytes))) {
+		ops->free(p);
+		free(b);
+		return rc;
+	}
+	if (d == GWB_DEVICE_GPU) {
+		b->dev = p;
+		b->dev_valid = true;
+	} else {
+		b->host = p;
+		b->host_valid = true;
+	}
+	*out = b;
+	return GWB_OK;
+}
+
+gwb_status gwb_buf_wrap(void *host, size_t bytes, bool own, const char *purpose, gwb_buf **out)
+{
+	gwb_buf *b = buf_shell(GWB_DEVICE_CPU, &cpu_ops, bytes, purpose);
+
+	*out = NULL;
+	if (!b)
+		return GWB_ENOMEM;
+	b->host = host;
+	b->host_valid = true;
+	b->host_borrowed = !own;
+	*out = b;
+	return GWB_OK;
+}
+
+gwb_status gwb_buf_adopt_dev(void *dev, size_t bytes, const char *purpose, gwb_buf **out)
+{
+	const gwb_buf_ops *ops = gwb_buf_ops_get(GWB_DEVICE_GPU);
+	gwb_buf *b;
+
+	*out = NULL;
+	if (!ops)
+		return GWB_ENODEV;
+	if (!(b = buf_shell(GWB_DEVICE_GPU, ops, bytes, purpose)))
+		return GWB_ENOMEM;
+	b->dev = dev;
+	b->dev_valid = true;
+	*out = b;
+	return GWB_OK;
+}
+
+void gwb_buf_free(gwb_buf *b)
+{
+	if (!b)
+		return;
+	if (b->dev)
+		b->ops->free(b->dev);
+	if (b->host && !b->host_borrowed)
+		free(b->host);
+	free(b);
+}
+
+gwb_status gwb_buf_host(gwb_buf *b, void **p)
+{
+	gwb_status rc;
+
+	*p = NULL;
+	if (!b->host_valid) {
+		if (!b->host) {
+			if (!(b->host = malloc(b->bytes ? b->bytes : 1)))
+				return gwb_error(GWB_ENOMEM, "out of host memory for a copy of %s (%zu "
+						 "bytes)", b->purpose, b->bytes);
+			b->host_borrowed = false;  /* ours; a caller's host memory stays the caller's */
+		}
+		if ((rc = b->ops->copy_out(b->host, b->dev, b->bytes)))
+			return rc;
+		b->host_valid = true;
+	}
+	*p = b->host;
+	return GWB_OK;
+}
+
+gwb_status gwb_buf_host_wrote(gwb_buf *b, size_t off, size_t n)
+{
+	gwb_status rc;
+
+	b->host_valid = true;
+	if (!b->dev)
+		return GWB_OK;
+	if (off + n > b->bytes)
+		n = off < b->bytes ? b->bytes - off : 0;
+	if ((rc = b->ops->copy_in((char *)b->dev + off, (const char *)b->host + off, n))) {
+		b->dev_valid = false;  /* stale until the next whole upload */
+		return rc;
+	}
+	return GWB_OK;
+}
+
+gwb_status gwb_buf_dev(gwb_buf *b, void **p, bool *tmp)
+{
+	const gwb_buf_ops *g;
+	gwb_status rc;
+	void *d;
+
+	*p = NULL;
+	*tmp = false;
+	if (b->dev && b->dev_valid) {
+		*p = b->dev;
+		return GWB_OK;
+	}
+	if (!(g = gwb_buf_ops_get(GWB_DEVICE_GPU)))
+		return GWB_ENODEV;
+	if (b->dev) {  /* resident but stale: refresh in place */
+		if ((rc = g->copy_in(b->dev, b->host, b->bytes)))
+			return rc;
+		b->dev_valid = true;
+		*p = b->dev;
+		return GWB_OK;
+	}
+	if ((rc = g->alloc(&d, b->bytes, b->purpose)))
+		return rc;
+	if ((rc = g->copy_in(d, b->host, b->bytes))) {
+		g->free(d);
+		return rc;
+	}
+	*p = d;
+	*tmp = true;
+	return GWB_OK;
+}
+
+void gwb_buf_dev_done(gwb_buf *b, void *p, bool tmp)
+{
+	const gwb_buf_ops *g;
+
+	(void)b;
+	if (tmp && p && (g = gwb_buf_ops_get(GWB_DEVICE_GPU)))
+		g->free(p);
+}
+
+void gwb_buf_dev_wrote(gwb_buf *b)
+{
+	b->dev_valid = true;
+	b->host_valid = false;
+}
+
+gwb_status gwb_buf_to(gwb_buf *b, gwb_device d)
+{
+	const gwb_buf_ops *g;
+	gwb_status rc;
+	void *p;
+
+	if (d == b->device)
+		return GWB_OK;
+	if (d == GWB_DEVICE_GPU) {
+		if (!(g = gwb_buf_ops_get(GWB_DEVICE_GPU)))
+			return gwb_error(GWB_ENODEV, "cannot move %s to the GPU: %s", b->purpose,
+					 gwb_gpu_unavailable_reason());
+		if ((rc = g->alloc(&p, b->bytes, b->purpose)))
+			return rc;
+		if ((rc = g->copy_in(p, b->host, b->bytes))) {
+			g->free(p);
+			return rc;
+		}
+		b->dev = p;
+		b->dev_valid = true;
+		b->device = GWB_DEVICE_GPU;
+		b->ops = g;
+		return GWB_OK;
+	}
+	/* to the CPU */
+	if ((rc = gwb_buf_host(b, &p)))
+		return rc;
+	b->ops->free(b->dev);
+	b->dev = NULL;
+	b->dev_valid = false;
+	b->device = GWB_DEVICE_CPU;
+	b->ops = &cpu_ops;
+	return GWB_OK;
+}

@@ -1,0 +1,465 @@
+/* npy.c - NumPy .npy read and write for 2-D float32/float64 arrays (npy.h).
+ * The format (numpy/lib/format.py): the magic "\x93NUMPY", major and minor version bytes, the
+ * header length (u16 little-endian for 1.0, u32 for 2.0 and 3.0), then a Python dict literal
+ * {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), } padded with spaces and ended
+ * by '\n' so that the data starts at a multiple of 64 bytes, then the data. */
+#define _GNU_SOURCE
+#include "npy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+/* The header is little-endian; so is every machine gwb builds for (x86-64, aarch64). */
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+bool gwb_npy_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && !strcasecmp(path + n - 4, ".npy");
+}
+
+bool gwb_npy_is_npy(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char m[6];
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(m, 1, 6, f) == 6 && !memcmp(m, magic, 6);
+	fclose(f);
+	return yes;
+}
+
+/* The value after 'key': in the header dict, or NULL. */
+static const char *dict_value(const char *h, const char *key)
+{
+	char k[32];
+	const char *p;
+
+	snprintf(k, sizeof(k), "'%s'", key);
+	p = strstr(h, k);
+	if (!p) {
+		snprintf(k, sizeof(k), "\"%s\"", key);
+		p = strstr(h, k);
+	}
+	if (!p)
+		return NULL;
+	p += strlen(k);
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p != ':')
+		return NULL;
+	p++;
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static gwb_status parse_header(const char *path, const char *h, gwb_npy *a)
+{
+	const char *d = dict_value(h, "descr"), *fo = dict_value(h, "fortran_order"),
+		   *sh = dict_value(h, "shape");
+	char descr[32];
+	size_t n = 0, dims[8];
+	int nd = 0;
+
+	if (!d || !fo || !sh)
+		return gwb_error(GWB_EPARSE, "%s: not a .npy header (%s%s%s missing): %.80s", path,
+				 d ? "" : "'descr' ", fo ? "" : "'fortran_order' ", sh ? "" : "'shape' ",
+				 h);
+	if (*d != '\'' && *d != '"')
+		return gwb_error(GWB_EINVAL, "%s: a structured or record array (descr %.40s); gwb "
+				 "reads plain 2-D float arrays: save one column set as "
+				 "np.asarray(a, dtype='<f8')", path, d);
+	{
+		char q = *d++;
+		while (*d && *d != q && n + 1 < sizeof(descr))
+			descr[n++] = *d++;
+		descr[n] = '\0';
+	}
+	if (!strcmp(descr, "<f8") || !strcmp(descr, "=f8") || !strcmp(descr, "<d"))
+		a->dtype = GWB_F64;
+	else if (!strcmp(descr, "<f4") || !strcmp(descr, "=f4") || !strcmp(descr, "<f"))
+		a->dtype = GWB_F32;
+	else if (descr[0] == '>')
+		return gwb_error(GWB_EINVAL, "%s: big-endian data ('%s'); gwb reads little-endian "
+				 "float32/float64: save a.astype('<f%c')", path, descr,
+				 descr[2] == '4' ? '4' : '8');
+	else if (!strcmp(descr, "|O"))
+		return gwb_error(GWB_EINVAL, "%s: an object array (pickled Python objects); gwb "
+				 "reads float32/float64 arrays only", path);
+	else
+		return gwb_error(GWB_EINVAL, "%s: dtype '%s' is not supported: gwb reads float32 "
+				 "('<f4') and float64 ('<f8') arrays; convert with "
+				 "np.save(path, a.astype(np.float64))", path, descr);
+	if (!strncmp(fo, "True", 4))
+		a->fortran = true;
+	else if (!strncmp(fo, "False", 5))
+		a->fortran = false;
+	else
+		return gwb_error(GWB_EPARSE, "%s: fortran_order must be True or False (got %.10s)",
+				 path, fo);
+	if (*sh != '(')
+		return gwb_error(GWB_EPARSE, "%s: shape must be a tuple (got %.20s)", path, sh);
+	sh++;
+	for (;;) {
+		char *end;
+		unsigned long long v;
+		while (isspace((unsigned char)*sh) || *sh == ',')
+			sh++;
+		if (*sh == ')')
+			break;
+		errno = 0;
+		v = strtoull(sh, &end, 10);
+		if (end == sh || errno)
+			return gwb_error(GWB_EPARSE, "%s: bad shape entry at '%.10s'", path, sh);
+		if (nd < 8)
+			dims[nd] = (size_t)v;
+		nd++;
+		sh = end;
+		while (*sh == 'L')  /* Python 2 longs */
+			sh++;
+	}
+	if (nd != 2)
+		return gwb_error(GWB_EINVAL, "%s: a %d-D array; gwb reads 2-D arrays (rows x "
+				 "columns)%s", path, nd,
+				 nd == 1 ? ": save a.reshape(-1, 1) for one column" :
+				 nd == 0 ? "" : ": reshape it to 2-D first");
+	if (!dims[0] || !dims[1])
+		return gwb_error(GWB_EINVAL, "%s: an empty array (shape (%zu, %zu))", path, dims[0],
+				 dims[1]);
+	a->rows = dims[0];
+	a->cols = dims[1];
+	return GWB_OK;
+}
+
+gwb_status gwb_npy_read(const char *path, gwb_npy *a)
+{
+	unsigned char pre[12];
+	char *h = NULL;
+	size_t hlen, pre_len, es, want;
+	struct stat sb;
+	gwb_status rc;
+	FILE *f;
+
+	memset(a, 0, sizeof(*a));
+	f = fopen(path, "rb");
+	if (!f)
+		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fread(pre, 1, 8, f) != 8 || memcmp(pre, magic, 6)) {
+		fclose(f);
+		return gwb_error(GWB_EPARSE, "%s: not a .npy file (no \\x93NUMPY magic)", path);
+	}
+	a->major = pre[6];
+	a->minor = pre[7];
+	if (a->major == 1) {
+		if (fread(pre + 8, 1, 2, f) != 2)
+			goto truncated;
+		hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+		pre_len = 10;
+	} else if (a->major == 2 || a->major == 3) {
+		if (fread(pre + 8, 1, 4, f) != 4)
+			goto truncated;
+		hlen = le32(pre + 8);
+		pre_len = 12;
+	} else {
+		fclose(f);
+		return gwb_error(GWB_EINVAL, "%s: .npy format version %d.%d; gwb reads 1.0, 2.0 and "
+				 "3.0", path, a->major, a->minor);
+	}
+	if (hlen > (64u << 20)) {
+		fclose(f);
+		return gwb_error(GWB_EPARSE, "%s: header of %zu bytes; not a .npy file", path, hlen);
+	}
+	h = malloc(hlen + 1);
+	if (!h) {
+		fclose(f);
+		return gwb_error(GWB_ENOMEM, "%s: cannot allocate %zu bytes for the header", path, hlen);
+	}
+	if (fread(h, 1, hlen, f) != hlen) {
+		free(h);
+		goto truncated;
+	}
+	h[hlen] = '\0';
+	rc = parse_header(path, h, a);
+	free(h);
+	if (rc) {
+		fclose(f);
+		return rc;
+	}
+	es = gwb_dtype_size(a->dtype);
+	if (a->rows > SIZE_MAX / a->cols / es) {
+		fclose(f);
+		return gwb_error(GWB_EINVAL, "%s: shape (%zu, %zu) is too large", path, a->rows,
+				 a->cols);
+	}
+	want = a->rows * a->cols * es;
+	if (fstat(fileno(f), &sb) == 0 && (size_t)sb.st_size < pre_len + hlen + want) {
+		size_t have = (size_t)sb.st_size - pre_len - hlen;
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: truncated: %zu bytes of data where shape (%zu, "
+				 "%zu) of %s needs %zu", path, have, a->rows, a->cols,
+				 gwb_dtype_name(a->dtype), want);
+	}
+	a->data = malloc(want);
+	if (!a->data) {
+		fclose(f);
+		return gwb_error(GWB_ENOMEM, "%s: cannot allocate %zu bytes for the data", path, want);
+	}
+	if (fread(a->data, 1, want, f) != want) {
+		free(a->data);
+		a->data = NULL;
+		goto truncated;
+	}
+	fclose(f);
+	return GWB_OK;
+truncated:
+	fclose(f);
+	return gwb_error(GWB_ECORRUPT, "%s: truncated .npy file", path);
+}
+
+gwb_status gwb_npy_write(const char *path, const void *data, size_t rows, size_t cols,
+			 gwb_dtype dtype, bool fortran)
+{
+	char h[256], tmp[4096];
+	unsigned char pre[12];
+	size_t n, total, pre_len, want = rows * cols * gwb_dtype_size(dtype);
+	FILE *f;
+
+	n = (size_t)snprintf(h, sizeof(h), "{'descr': '%s', 'fortran_order': %s, 'shape': (%zu, "
+			     "%zu), }", dtype == GWB_F64 ? "<f8" : "<f4", fortran ? "True" : "False",
+			     rows, cols);
+	pre_len = 10;  /* version 1.0: the header fits in 65535 bytes */
+	total = (pre_len + n + 1 + 63) / 64 * 64;
+	memset(h + n, ' ', total - pre_len - n - 1);
+	h[total - pre_len - 1] = '\n';
+	memcpy(pre, magic, 6);
+	pre[6] = 1;
+	pre[7] = 0;
+	pre[8] = (unsigned char)((total - pre_len) & 0xff);
+	pre[9] = (unsigned char)((total - pre_len) >> 8);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return gwb_error(GWB_EINVAL, "%s: path too long", path);
+	f = fopen(tmp, "wb");
+	if (!f)
+		return gwb_error(GWB_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+	if (fwrite(pre, 1, pre_len, f) != pre_len || fwrite(h, 1, total - pre_len, f) != total - pre_len ||
+	    fwrite(data, 1, want, f) != want || fflush(f)) {
+		int e = errno;
+		fclose(f);
+		remove(tmp);
+		return gwb_error(GWB_EIO, "%s: write failed: %s", path, strerror(e));
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		int e = errno;
+		remove(tmp);
+		return gwb_error(GWB_EIO, "%s: write failed: %s", path, strerror(e));
+	}
+	return GWB_OK;
+}
+
+static double elem(const gwb_npy *a, size_t i, size_t j)
+{
+	size_t k = a->fortran ? j * a->rows + i : i * a->cols + j;
+
+	return a->dtype == GWB_F64 ? ((const double *)a->data)[k] : ((const float *)a->data)[k];
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_dataset **out)
+{
+	gwb_npy a;
+	gwb_dataset *d = NULL;
+	double *vals = NULL;
+	size_t i, nd = 0;
+	int t, j, f, classes = 0;
+	gwb_status rc;
+
+	*out = NULL;
+	if ((rc = gwb_npy_read(path, &a)))
+		return rc;
+	if (a.cols < 2) {
+		rc = gwb_error(GWB_EINVAL, "%s: one column; a Dataset needs at least one feature and "
+			       "a target (mat.read reads it as a matrix)", path);
+		goto out;
+	}
+	if (a.cols > 1u << 20) {
+		rc = gwb_error(GWB_EINVAL, "%s: %zu columns is more than gwb's limit", path, a.cols);
+		goto out;
+	}
+	t = target == 0 ? (int)a.cols : target < 0 ? (int)a.cols + 1 + target : target;
+	if (t < 1 || t > (int)a.cols) {
+		rc = gwb_error(GWB_EINVAL, "%s: target index %d out of range (the array has %zu "
+			       "columns)", path, target, a.cols);
+		goto out;
+	}
+	t--;
+	/* the target's distinct values, for the task and the classes */
+	vals = malloc(a.rows * sizeof(double));
+	if (!vals) {
+		rc = gwb_error(GWB_ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	for (i = 0; i < a.rows; i++) {
+		vals[i] = elem(&a, i, (size_t)t);
+		if (isnan(vals[i])) {
+			rc = gwb_error(GWB_EINVAL, "%s: row %zu: the target (column %d) is NaN", path,
+				       i + 1, t + 1);
+			goto out;
+		}
+	}
+	qsort(vals, a.rows, sizeof(double), cmp_dbl);
+	for (i = 0; i < a.rows; i++)
+		if (i == 0 || vals[i] != vals[nd - 1])
+			vals[nd++] = vals[i];
+	if (task < 0) {
+		bool integral = true;
+		for (i = 0; i < nd; i++)
+			integral = integral && vals[i] == floor(vals[i]);
+		task = integral && nd <= 32 && (nd <= 2 || nd * 2 <= a.rows) ? GWB_TASK_CLASSIFICATION
+									    : GWB_TASK_REGRESSION;
+	}
+	if (task == GWB_TASK_CLASSIFICATION)
+		classes = (int)nd;
+	if ((rc = gwb_dataset_new(a.rows, (int)a.cols - 1, (gwb_task)task, classes, &d)))
+		goto out;
+	for (j = 0, f = 0; j < (int)a.cols; j++) {
+		char name[32];
+		if (j == t)
+			continue;
+		for (i = 0; i < a.rows; i++)
+			d->X[(size_t)f * a.rows + i] = (float)elem(&a, i, (size_t)j);
+		snprintf(name, sizeof(name), "col%d", j + 1);
+		if (!(d->names[f] = strdup(name)))
+			goto nomem;
+		f++;
+	}
+	{
+		char name[32];
+		snprintf(name, sizeof(name), "col%d", t + 1);
+		if (!(d->target = strdup(name)))
+			goto nomem;
+	}
+	if (task == GWB_TASK_CLASSIFICATION) {
+		for (j = 0; j < classes; j++) {
+			char name[40];
+			snprintf(name, sizeof(name), "%.17g", vals[j]);
+			if (!(d->class_names[j] = strdup(name)))
+				goto nomem;
+		}
+		for (i = 0; i < a.rows; i++) {
+			double v = elem(&a, i, (size_t)t);
+			double *p = bsearch(&v, vals, nd, sizeof(double), cmp_dbl);
+			d->y[i] = (int32_t)(p - vals);
+		}
+	} else {
+		for (i = 0; i < a.rows; i++)
+			d->yr[i] = (float)elem(&a, i, (size_t)t);
+	}
+	*out = d;
+	d = NULL;
+	goto out;
+nomem:
+	rc = gwb_error(GWB_ENOMEM, "%s: out of memory for names", path);
+out:
+	gwb_dataset_free(d);
+	free(vals);
+	free(a.data);
+	return rc;
+}
+
+gwb_status gwb_npy_save_dataset(const gwb_dataset *d, const char *path)
+{
+	size_t i, cols = (size_t)d->features + 1;
+	float *buf, *cv = NULL;
+	bool numeric = true;
+	gwb_status rc;
+	int j;
+
+	if (d->rows > SIZE_MAX / cols / sizeof(float))
+		return gwb_error(GWB_EINVAL, "%s: the Dataset is too large", path);
+	buf = malloc(d->rows * cols * sizeof(float));
+	if (!buf)
+		return gwb_error(GWB_ENOMEM, "%s: cannot allocate %zu bytes", path,
+				 d->rows * cols * sizeof(float));
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		cv = malloc(((size_t)d->classes + 1) * sizeof(float));
+		if (!cv) {
+			free(buf);
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", path);
+		}
+		for (j = 0; j < d->classes; j++) {
+			char *end = NULL;
+			const char *nm = d->class_names ? d->class_names[j] : NULL;
+			double v = nm ? strtod(nm, &end) : 0;
+			numeric = numeric && nm && *nm && end && !*end;
+			cv[j] = (float)v;
+		}
+		if (!numeric)
+			for (j = 0; j < d->classes; j++)
+				cv[j] = (float)j;
+	}
+	for (i = 0; i < d->rows; i++) {
+		float *row = buf + i * cols;
+		for (j = 0; j < d->features; j++)
+			row[j] = d->X[(size_t)j * d->rows + i];
+		row[d->features] = d->task == GWB_TASK_CLASSIFICATION ? cv[d->y[i]] : d->yr[i];
+	}
+	rc = gwb_npy_write(path, buf, d->rows, cols, GWB_F32, false);
+	free(buf);
+	free(cv);
+	return rc;
+}
+
+gwb_status gwb_npy_load_matrix(const char *path, gwb_matrix **out)
+{
+	gwb_npy a;
+	gwb_matrix *A;
+	gwb_status rc;
+
+	*out = NULL;
+	if ((rc = gwb_npy_read(path, &a)))
+		return rc;
+	A = calloc(1, sizeof(*A));
+	if (!A) {
+		free(a.data);
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", path);
+	}
+	/* the array's bytes are the matrix's: same dtype, order as layout */
+	A->rows = a.rows;
+	A->cols = a.cols;
+	A->count = 1;
+	A->dtype = a.dtype;
+	A->layout = a.fortran ? GWB_COL_MAJOR : GWB_ROW_MAJOR;
+	A->data = a.data;
+	*out = A;
+	return GWB_OK;
+}
+
+gwb_status gwb_npy_save_matrix(const gwb_matrix *A, const char *path)
+{
+	if (A->batched && A->count != 1)
+		return gwb_error(GWB_EINVAL, "%s: a batch of %zu matrices; .npy files here hold one "
+				 "2-D array: save B:matrix(i) one by one", path, A->count);
+	return gwb_npy_write(path, A->data, A->rows, A->cols, A->dtype, A->layout == GWB_COL_MAJOR);
+}

@@ -1,0 +1,111 @@
+-- test_rf_hybrid.lua - rf.train(backend = "hybrid"): one queue of tree indices shared by two
+-- sides grows the forest either side grows alone, tree for tree and node for node. Without a
+-- GPU the scheduler is tested with two CPU pools (hybrid_front = "cpu"); the GPU tests compare
+-- the real hybrid with backend = "gpu".
+
+local function same_trees(a, b)
+  T.eq(b.trees, a.trees, "tree count")
+  for t = 1, a.trees do
+    local ta, tb = a:tree(t), b:tree(t)
+    T.eq(#tb, #ta, "tree " .. t .. " node count")
+    for i = 1, #ta do
+      local x, y = ta[i], tb[i]
+      local where = string.format("tree %d node %d", t, i)
+      T.eq(y.feature, x.feature, where .. " feature")
+      T.eq(y.bin, x.bin, where .. " threshold bin")
+      T.eq(y.threshold, x.threshold, where .. " threshold")
+      T.eq(y.left, x.left, where .. " left")
+      T.eq(y.count, x.count, where .. " count")
+    end
+  end
+end
+
+local function opts(o, extra)
+  local r = {}
+  for k, v in pairs(o) do r[k] = v end
+  for k, v in pairs(extra or {}) do r[k] = v end
+  return r
+end
+
+T.test("hybrid with two CPU pools grows the CPU forest tree for tree", function()
+  local iris = data.load("datasets/iris.csv")
+  local digits = data.load("datasets/digits.csv")
+  local diabetes = data.load("datasets/diabetes.csv")
+  for _, c in ipairs {
+    { iris, { trees = 9, seed = 3 } },
+    { digits, { trees = 13, depth = 7, seed = 2, threads = 3 } },
+    { digits, { trees = 5, depth = 6, seed = 5, threads = 2, max_features = "all" } },
+    { diabetes, { trees = 7, depth = 6, seed = 4, threads = 4 } },
+  } do
+    local d, o = c[1], c[2]
+    local a = rf.train(d, opts(o, { backend = "cpu" }))
+    local h = rf.train(d, opts(o, { backend = "hybrid", hybrid_front = "cpu" }))
+    same_trees(a, h)
+    T.eq(h.oob, a.oob, "same OOB score")
+    local hy = h.timing.hybrid
+    T.ok(hy, "f.timing.hybrid is there")
+    T.eq(hy.gpu_trees + hy.cpu_trees, o.trees, "every tree was grown by one side")
+    T.ok(hy.gpu_busy_ms > 0 and hy.cpu_busy_ms >= 0)
+    T.ok(tostring(h):find("hybrid", 1, true), "the summary says who grew what")
+  end
+end)
+
+T.test("hybrid: both sides grow trees when they are equally fast", function()
+  local d = data.synth { rows = 4000, features = 16, classes = 2, seed = 9 }
+  local saw_both = false
+  for seed = 1, 4 do
+    local h = rf.train(d, { trees = 24, depth = 8, seed = seed, threads = 4, backend = "hybrid", hybrid_front = "cpu" })
+    local a = rf.train(d, { trees = 24, depth = 8, seed = seed, threads = 4, backend = "cpu" })
+    same_trees(a, h)
+    if h.timing.hybrid.gpu_trees > 0 and h.timing.hybrid.cpu_trees > 0 then saw_both = true end
+  end
+  T.ok(saw_both, "in four fits, both sides grew part of a forest")
+end)
+
+T.test("hybrid without a GPU trains on the CPU and says so; require_gpu makes it an error", function()
+  if gpu.available() then T.skip("a GPU is present: the fallback is not taken") end
+  local d = data.load("datasets/iris.csv")
+  local f = rf.train(d, { trees = 4, backend = "hybrid" })
+  T.eq(f.backend, "cpu")
+  T.ok(f.backend_why:find("hybrid asked for, but no GPU", 1, true), f.backend_why)
+  local a = rf.train(d, { trees = 4, backend = "cpu" })
+  same_trees(a, f)
+  T.raises(function() rf.train(d, { trees = 4, backend = "hybrid", require_gpu = true }) end,
+    "require_gpu = true, but there is no GPU")
+  T.raises(function() rf.train(d, { trees = 4, backend = "hybrid", hybrid_front = "tpu" }) end,
+    "hybrid_front must be")
+end)
+
+T.test("hybrid: Ctrl-C stops both sides and leaves no forest", function()
+  local d = data.synth { rows = 20000, features = 16, classes = 2, seed = 1 }
+  local t0 = os.time()
+  os.execute("(sleep 0.4; kill -INT $PPID) >/dev/null 2>&1 &")
+  local ok, err = pcall(rf.train, d, { trees = 100000, depth = 10, threads = 2, backend = "hybrid", hybrid_front = "cpu" })
+  T.ok(not ok, "interrupted")
+  T.ok(tostring(err):find("interrupted", 1, true) and tostring(err):find("hybrid", 1, true), tostring(err))
+  T.ok(os.time() - t0 <= 30, "stopped promptly")
+  -- the process still trains
+  local f = rf.train(data.load("datasets/iris.csv"), { trees = 3, backend = "hybrid", hybrid_front = "cpu" })
+  T.eq(f.trees, 3)
+end)
+
+T.test("gpu hybrid grows the GPU forest tree for tree (iris, digits, synthetic)", function()
+  T.need_gpu()
+  local light = os.getenv("CUDA_INJECTION64_PATH") ~= nil
+  local cases = {
+    { data.load("datasets/iris.csv"), { trees = 9, seed = 3 } },
+    { data.load("datasets/digits.csv"), { trees = 12, depth = 8, seed = 2 } },
+  }
+  if not light then
+    cases[#cases + 1] = { data.synth { rows = 200000, features = 32, classes = 2, seed = 4 }, { trees = 40, depth = 10, seed = 1 } }
+  end
+  for _, c in ipairs(cases) do
+    local d, o = c[1], c[2]
+    local g = rf.train(d, opts(o, { backend = "gpu" }))
+    local h = rf.train(d, opts(o, { backend = "hybrid" }))
+    T.eq(h.backend, h.timing.hybrid.gpu_trees > 0 and "gpu" or "cpu")
+    same_trees(g, h)
+    T.eq(h.oob, g.oob, "same OOB")
+    T.eq(h.timing.hybrid.gpu_trees + h.timing.hybrid.cpu_trees, o.trees)
+  end
+end)
