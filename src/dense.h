@@ -123,7 +123,9 @@ gwb_status gwb_matrix_laplacian1d(size_t n, gwb_dtype dtype, gwb_matrix **out);
 gwb_status gwb_matrix_laplacian2d(size_t m, gwb_dtype dtype, gwb_matrix **out);
 /* Covariance (corr = false; divisor rows-1) or correlation matrix of the features of d, f64,
  * features x features. Missing values (NaN) are an error naming the column. Column means
- * are subtracted first and sums are compensated. Constant columns get correlation 0 off the
+ * (compensated sums) are subtracted first; the products go through BLAS DSYRK in f64 on
+ * blocks of 512 rows, the blocks added with compensation (agrees with fully compensated dot
+ * products to 1e-13 of sqrt(C_aa C_bb)). Constant columns get correlation 0 off the
  * diagonal and 1 on it. */
 gwb_status gwb_matrix_cov(const gwb_dataset *d, bool corr, gwb_matrix **out);
 

@@ -44,7 +44,7 @@ typedef struct gwb_eigen {
 	char method[64];      /* "lapack-syevd", "jacobi", "cusolver-syevd", "lanczos", ... */
 	char backend[8];      /* "cpu" or "gpu" */
 	char dtype[8];        /* precision the solver worked in: "f32", "f64", "f32+f64" */
-	char note[160];       /* why this method/backend was chosen (for printing and the log) */
+	char note[384];       /* why this method/backend was chosen (for printing and the log) */
 	double kernel_ms;     /* device kernel time (CPU: compute time), checks included */
 	double transfer_ms;   /* host<->device copies */
 	double check_ms;      /* of kernel_ms (GPU) or of the host time (CPU): symmetry,
@@ -133,7 +133,8 @@ typedef struct gwb_dense_opts {
 	gwb_backend backend;
 	bool vectors;         /* keep eigenvectors (residuals and orthogonality need them) */
 	bool residuals;       /* compute residuals/orthogonality (default true) */
-	int threads;          /* CPU batches: 0 = online CPUs */
+	int threads;          /* CPU: batches run on this many threads (BLAS on one each); one
+			       * matrix: BLAS threads for the call; 0 = the default (blas.h) */
 	double sym_tol;       /* relative asymmetry allowed (0 = 100 eps of the dtype) */
 	int dtype;            /* batched GPU: -1 = the matrix's dtype, else gwb_dtype to compute in */
 } gwb_dense_opts;

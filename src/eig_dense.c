@@ -6,17 +6,18 @@
 #define _GNU_SOURCE
 #include "eig.h"
 
-#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "dense.h"
 #include "gpu.h"
 #include "intr.h"
@@ -41,9 +42,6 @@ extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const
 extern void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda,
 		    double *s, double *u, const int *ldu, double *vt, const int *ldvt, double *work,
 		    const int *lwork, int *iwork, int *info, size_t);
-extern void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-		   const double *alpha, const double *a, const int *lda, const double *b,
-		   const int *ldb, const double *beta, double *c, const int *ldc, size_t, size_t);
 
 static const char *const method_names[GWB_DM_COUNT] = {
 	"auto", "syevd", "syevr", "jacobi", "mixed", "cusolver",
@@ -91,9 +89,9 @@ static int dgemm(char ta, char tb, int m, int n, int k, double alpha, const doub
 
 /* --- LAPACK wrappers (column-major, overwrite a) ------------------------------------------ */
 
-static gwb_status lapack_dsyevd(int n, double *a, double *w, bool vectors)
+static gwb_status lapack_dsyevd(int n, double *a, double *w, bool vectors, char uplo)
 {
-	char jobz = vectors ? 'V' : 'N', uplo = 'L';
+	char jobz = vectors ? 'V' : 'N';
 	int lwork = -1, liwork = -1, info = 0, iw = 0;
 	double wq = 0;
 	double *work;
@@ -196,6 +194,88 @@ static gwb_status lapack_dsyevr(int n, double *a, int il, int iu, double *w, dou
 		rc = gwb_error(GWB_ENOCONV, "LAPACK dsyevr returned %d pairs, expected %d", m,
 			       iu - il + 1);
 out:
+	free(work);
+	free(iwork);
+	free(isuppz);
+	return rc;
+}
+
+/* Pairs 1..k and n-k+1..n (w, z: 2k of them, smallest end first) of a (column-major, lower
+ * triangle; destroyed) with dsyevr's own steps run so that the tridiagonal reduction, most
+ * of the cost, happens once for both ends: dsytrd, dstemr (MRRR) at each end, dormtr. */
+static gwb_status lapack_both_ends(int n, double *a, int k, double *w, double *z, bool vectors)
+{
+	char uplo = 'L', jobz = vectors ? 'V' : 'N', range = 'I', side = 'L', trans = 'N';
+	int lwork = -1, liwork = -1, info = 0, iw = 0, m = 0, end, k2 = 2 * k, tryrac = 1;
+	int ldz = vectors ? n : 1, lw_trd, lw_mr, lw_or = 0;
+	double wq = 0, vl = 0, vu = 0, dz = 0;
+	double *d = malloc(5 * (size_t)n * sizeof(double)), *e = d ? d + n : NULL;
+	double *d2 = d ? d + 2 * (size_t)n : NULL, *e2 = d ? d + 3 * (size_t)n : NULL;
+	double *wt = d ? d + 4 * (size_t)n : NULL;   /* dstemr's W: n entries, not just m */
+	double *tau = malloc((size_t)n * sizeof(double)), *work = NULL;
+	int *iwork = NULL, *isuppz = malloc(2 * (size_t)n * sizeof(int));
+	gwb_status rc = GWB_OK;
+
+	if (!d || !tau || !isuppz) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: subset solve of order %d", n);
+		goto out;
+	}
+	dsytrd_(&uplo, &n, a, &n, d, e, tau, &wq, &lwork, &info, 1);
+	lw_trd = (int)wq + 1;
+	{
+		int il = 1;
+		dstemr_(&jobz, &range, &n, d2, e2, &vl, &vu, &il, &k, &m, wt, vectors ? z : &dz, &ldz,
+			&k, isuppz, &tryrac, &wq, &lwork, &iw, &liwork, &info, 1, 1);
+	}
+	if (info) {
+		rc = gwb_error(GWB_EINVAL, "dstemr workspace query failed (info %d)", info);
+		goto out;
+	}
+	lw_mr = (int)wq + 1;
+	liwork = iw + 1;
+	if (vectors) {
+		dormtr_(&side, &uplo, &trans, &n, &k2, a, &n, tau, z, &n, &wq, &lwork, &info, 1, 1, 1);
+		lw_or = (int)wq + 1;
+	}
+	lwork = lw_trd > lw_mr ? lw_trd : lw_mr;
+	if (lw_or > lwork)
+		lwork = lw_or;
+	work = malloc((size_t)lwork * sizeof(double));
+	iwork = malloc((size_t)liwork * sizeof(int));
+	if (!work || !iwork) {
+		rc = gwb_error(GWB_ENOMEM, "out of memory: subset solve workspace");
+		goto out;
+	}
+	dsytrd_(&uplo, &n, a, &n, d, e, tau, work, &lwork, &info, 1);
+	if (info) {
+		rc = gwb_error(GWB_EINVAL, "LAPACK dsytrd: bad argument %d", -info);
+		goto out;
+	}
+	for (end = 0; end < 2; end++) {
+		int il = end ? n - k + 1 : 1, iu = end ? n : k;
+		memcpy(d2, d, (size_t)n * sizeof(double));
+		memcpy(e2, e, (size_t)(n - 1) * sizeof(double));
+		e2[n - 1] = 0;
+		tryrac = 1;
+		dstemr_(&jobz, &range, &n, d2, e2, &vl, &vu, &il, &iu, &m, wt,
+			vectors ? z + (size_t)end * k * n : &dz, &ldz, &k, isuppz, &tryrac, work,
+			&lwork, iwork, &liwork, &info, 1, 1);
+		if (info || m != k) {
+			rc = gwb_error(GWB_ENOCONV, "LAPACK dstemr failed (info %d, %d of %d pairs); "
+				       "try method = \"syevd\"", info, m, k);
+			goto out;
+		}
+		memcpy(w + end * k, wt, (size_t)k * sizeof(double));
+	}
+	if (vectors) {
+		dormtr_(&side, &uplo, &trans, &n, &k2, a, &n, tau, z, &n, work, &lwork, &info, 1, 1,
+			1);
+		if (info)
+			rc = gwb_error(GWB_EINVAL, "LAPACK dormtr: bad argument %d", -info);
+	}
+out:
+	free(d);
+	free(tau);
 	free(work);
 	free(iwork);
 	free(isuppz);
@@ -425,7 +505,7 @@ static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_
 		return rc;
 	}
 	default:
-		rc = lapack_dsyevd(n, a, w, V != NULL);
+		rc = lapack_dsyevd(n, a, w, V != NULL, 'L');
 		if (!rc && V)
 			memcpy(V, a, (size_t)n * n * sizeof(double));
 		return rc;
@@ -434,15 +514,43 @@ static gwb_status cpu_all_pairs(gwb_dense_method m, int n, double *a, const gwb_
 
 /* --- residuals and orthogonality ---------------------------------------------------------- */
 
+/* Sum of squares of x[0..n) / scale, compensated but streaming: plain sums over blocks of
+ * 256 (positive terms, so a block's relative error is below 256 eps and the loop
+ * vectorizes), the block sums added with Neumaier's compensation. Dividing before squaring
+ * keeps entries near the ends of the f64 range from overflowing or underflowing. */
+static double sumsq_scaled(const double *x, size_t n, double scale)
+{
+	double s = 0.0, c = 0.0, inv = 1.0 / scale;
+	size_t i0, i;
+
+	for (i0 = 0; i0 < n; i0 += 256) {
+		size_t i1 = i0 + 256 < n ? i0 + 256 : n;
+		double t = 0.0, u;
+		for (i = i0; i < i1; i++) {
+			double d = x[i] * inv;
+			t += d * d;
+		}
+		u = s + t;
+		c += s >= t ? (s - u) + t : (t - u) + s;
+		s = u;
+	}
+	return s + c;
+}
+
 /* Residuals of matrix b's pairs and its orthogonality (returned in *orth); thread safe for
- * distinct b. */
+ * distinct b. One GEMM for the residuals (R = A V - V diag(l), in place), one SYRK for the
+ * orthogonality (V^T V, whose diagonal gives ||v||^2 too), then one streaming pass over R.
+ * An f64 A is read where it lies (row-major data is A^T in column-major terms: transa = T);
+ * an f32 A is widened to f64 first. */
 static gwb_status dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_t ab,
 			      double *orth)
 {
-	size_t n = e->n, k = e->k, i, r;
-	double *a = NULL, *AV = NULL, *G = NULL, normA = 0.0, worst = 0.0;
-	const double *V = gwb_eigen_vector(e, b, 0);
-	gwb_status rc;
+	size_t n = e->n, k = e->k, i, j, r;
+	double *a = NULL, *R = NULL, *G = NULL, normA = 0.0, worst = 0.0, one = 1.0, zero = 0.0;
+	const double *V = gwb_eigen_vector(e, b, 0), *src;
+	char ta = 'N', uplo = 'L', tr = 'T';
+	int in = (int)n, ik = (int)k;
+	gwb_status rc = GWB_OK;
 
 	*orth = NAN;
 	if (!V)
@@ -450,16 +558,32 @@ static gwb_status dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_
 	if (A->rows != n || A->cols != n)
 		return gwb_error(GWB_EINVAL, "residual check: matrix is %zu x %zu, result order %zu",
 				 A->rows, A->cols, n);
-	rc = gwb_matrix_to_f64_colmajor(A, ab, &a);
-	if (rc)
-		return rc;
-	AV = malloc(n * k * sizeof(double));
+	if (A->dtype == GWB_F64) {
+		src = gwb_matrix_ptr(A, ab);
+		if (A->layout == GWB_ROW_MAJOR)
+			ta = 'T';
+	} else {
+		rc = gwb_matrix_to_f64_colmajor(A, ab, &a);
+		if (rc)
+			return rc;
+		src = a;
+	}
+	R = malloc(n * k * sizeof(double));
 	G = malloc(k * k * sizeof(double));
-	if (!AV || !G) {
+	if (!R || !G) {
 		rc = gwb_error(GWB_ENOMEM, "out of memory computing residuals (%zu x %zu)", n, k);
 		goto out;
 	}
-	dgemm('N', 'N', (int)n, (int)k, (int)n, 1.0, a, (int)n, V, (int)n, 0.0, AV, (int)n);
+	memcpy(R, V, n * k * sizeof(double));
+	for (i = 0; i < k; i++) {
+		double lam = -e->values[b * k + i];
+		for (r = 0; r < n; r++)
+			R[i * n + r] *= lam;
+	}
+	/* R = A V - V diag(l) */
+	dgemm(ta, 'N', (int)n, (int)k, (int)n, 1.0, src, (int)n, V, (int)n, 1.0, R, (int)n);
+	/* G = V^T V, lower triangle */
+	dsyrk_(&uplo, &tr, &ik, &in, &one, V, &in, &zero, G, &ik, 1, 1);
 	if (k == n) {
 		for (i = 0; i < k; i++)
 			if (fabs(e->values[b * k + i]) > normA)
@@ -467,31 +591,23 @@ static gwb_status dense_check(gwb_eigen *e, size_t b, const gwb_matrix *A, size_
 	} else {
 		normA = gwb_matrix_norm_fro(A, ab);
 	}
-	if (normA == 0.0)
+	if (normA == 0.0 || !isfinite(normA))
 		normA = 1.0;
 	for (i = 0; i < k; i++) {
-		const double *v = V + i * n, *y = AV + i * n;
-		double lam = e->values[b * k + i], s = 0.0, c = 0.0, nv;
-		/* Differences divided by ||A|| before squaring: no overflow or underflow for
-		 * entries near the ends of the f64 range. */
-		for (r = 0; r < n; r++) {
-			double d = (y[r] - lam * v[r]) / normA, t = d * d, u = s + t;
-			c += s >= t ? (s - u) + t : (t - u) + s;
-			s = u;
+		double nv = sqrt(G[i * k + i]);
+		e->residuals[b * k + i] = sqrt(sumsq_scaled(R + i * n, n, normA)) /
+					  (nv > 0 ? nv : 1.0);
+	}
+	for (j = 0; j < k; j++)
+		for (i = j; i < k; i++) {
+			double d = fabs(G[j * k + i] - (i == j ? 1.0 : 0.0));
+			if (d > worst || d != d)
+				worst = d;
 		}
-		nv = sqrt(gwb_dot_kahan(v, v, n));
-		e->residuals[b * k + i] = sqrt(s + c) / (nv > 0 ? nv : 1.0);
-	}
-	dgemm('T', 'N', (int)k, (int)k, (int)n, 1.0, V, (int)n, V, (int)n, 0.0, G, (int)k);
-	for (i = 0; i < k * k; i++) {
-		double d = fabs(G[i] - (i % (k + 1) == 0 ? 1.0 : 0.0));
-		if (d > worst || d != d)
-			worst = d;
-	}
 	*orth = worst;
 out:
 	free(a);
-	free(AV);
+	free(R);
 	free(G);
 	return rc;
 }
@@ -560,39 +676,13 @@ static int online_cpus(void)
 	return gwb_cpu_count();
 }
 
-/* OpenBLAS (the usual liblapack.so.3) spreads every call over its own thread pool, which
- * for thousands of small matrices costs far more than the work (measured: 4.6x slower for
- * 500 matrices of 32 even on one of our threads). While a batch runs, ask it for one thread
- * per call, found at run time so that any other LAPACK still links. Returns the previous
- * setting, or -1 when the library is not OpenBLAS. */
-static int blas_threads(int n)
-{
-	static void (*set)(int);
-	static int (*get)(void);
-	static int looked;
-	int old;
-
-	if (!looked) {
-		void *s = gwb_lapack_sym("openblas_set_num_threads");
-		void *g = gwb_lapack_sym("openblas_get_num_threads");
-		memcpy(&set, &s, sizeof(s));
-		memcpy(&get, &g, sizeof(g));
-		looked = 1;
-	}
-	if (!set || !get || n < 1)
-		return -1;
-	old = get();
-	set(n);
-	return old;
-}
-
 /* Run fn(ctx, i) for i in [0, count) on `threads` threads (0 = online CPUs). The first error
  * wins and stops the others; its message is restored on the calling thread. */
 static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 {
 	pfor p;
 	pthread_t tid[256];
-	int t, started = 0, blas_old;
+	int t, started = 0;
 
 	if (threads <= 0)
 		threads = online_cpus();
@@ -607,7 +697,10 @@ static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 	atomic_init(&p.next, 0);
 	atomic_init(&p.failed, 0);
 	pthread_mutex_init(&p.lock, NULL);
-	blas_old = blas_threads(1);
+	/* Our threads, so BLAS runs on one (blas.h): OpenBLAS spreading each call of thousands
+	 * of small matrices over its own pool costs far more than the work (measured: 4.6x
+	 * slower for 500 matrices of 32 even on one of our threads). */
+	gwb_blas_serial_begin();
 	for (t = 1; t < threads; t++)
 		if (pthread_create(&tid[started], NULL, pfor_worker, &p) == 0)
 			started++;
@@ -615,7 +708,7 @@ static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 	for (t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
 	pthread_mutex_destroy(&p.lock);
-	blas_threads(blas_old);
+	gwb_blas_serial_end();
 	if (p.rc)
 		return gwb_error(p.rc, "%s", p.msg);
 	return GWB_OK;
@@ -685,6 +778,49 @@ static void set_str(char *dst, size_t size, const char *s)
 	dst[i] = 0;
 }
 
+static void add_note(gwb_eigen *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Append a sentence to e->note ("; " between sentences). */
+static void add_note(gwb_eigen *e, const char *fmt, ...)
+{
+	size_t len = strlen(e->note);
+	va_list ap;
+
+	if (len + 3 >= sizeof(e->note))
+		return;
+	if (len) {
+		memcpy(e->note + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(e->note + len, sizeof(e->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The symmetric matrix A (one matrix) into dst as f64 in its own storage order, and the
+ * triangle LAPACK should read so that it sees A's lower one: row-major data read as
+ * column-major is A^T, whose upper triangle is A's lower ("U"); column-major: "L". */
+static char sym_copy_f64(const gwb_matrix *A, double *dst)
+{
+	size_t nn = A->rows * A->cols, i;
+
+	if (A->dtype == GWB_F64) {
+		memcpy(dst, gwb_matrix_ptr(A, 0), nn * sizeof(double));
+	} else {
+		const float *s = gwb_matrix_ptr(A, 0);
+		for (i = 0; i < nn; i++)
+			dst[i] = s[i];
+	}
+	return A->layout == GWB_ROW_MAJOR ? 'U' : 'L';
+}
+
+/* On the reference BLAS, the first CPU result says so (once per process) and how to install
+ * OpenBLAS. */
+static void note_blas(gwb_eigen *e)
+{
+	if (!strcmp(e->backend, "cpu") && gwb_blas_take_first_note())
+		add_note(e, "%s", gwb_blas_reference_note());
+}
 
 /* --- the GPU paths ------------------------------------------------------------------------
  * The input is used where it is (a GPU-resident matrix in place, else one staged upload);
@@ -983,6 +1119,7 @@ typedef struct solve_job {
 	gwb_eig_end which;
 	int n, k, iters, max_sweeps;
 	bool syevr, vectors;  /* dsyevr for k pairs at the requested ends, else all pairs */
+	char uplo;            /* syevd: the triangle of a to read (sym_copy_f64) */
 	double tol;
 	double *a, *a2;       /* the matrix (destroyed); a copy for dsyevr's second end */
 	double *w, *V, *z;    /* values; all vectors (n x n); dsyevr's vectors (n x kk) */
@@ -995,16 +1132,16 @@ static gwb_status solve_run(void *arg)
 	gwb_status rc = GWB_OK;
 	size_t at;
 
+	if (!j->syevr && j->m == GWB_DM_SYEVD)   /* vectors overwrite a: no copy */
+		return lapack_dsyevd(j->n, j->a, j->w, j->vectors, j->uplo);
 	if (!j->syevr)
 		return cpu_all_pairs(j->m, j->n, j->a, NULL, 0, j->tol, j->max_sweeps, j->w,
 				     j->vectors ? j->V : NULL, &j->iters, j->hist);
-	if (j->which != GWB_END_LARGEST)
-		rc = lapack_dsyevr(j->n, j->a, 1, j->k, j->w, j->z, j->vectors);
-	if (!rc && j->which != GWB_END_SMALLEST) {
-		at = j->which == GWB_END_BOTH ? (size_t)j->k : 0;
-		rc = lapack_dsyevr(j->n, j->a2 ? j->a2 : j->a, j->n - j->k + 1, j->n, j->w + at,
-				   j->z ? j->z + at * (size_t)j->n : NULL, j->vectors);
-	}
+	if (j->which == GWB_END_BOTH)   /* one tridiagonal reduction for both ends */
+		return lapack_both_ends(j->n, j->a, j->k, j->w, j->z, j->vectors);
+	at = j->which == GWB_END_LARGEST ? (size_t)(j->n - j->k + 1) : 1;
+	rc = lapack_dsyevr(j->n, j->a, (int)at, j->which == GWB_END_LARGEST ? j->n : j->k, j->w,
+			   j->z, j->vectors);
 	return rc;
 }
 
@@ -1022,7 +1159,19 @@ static void solve_release(void *arg)
 	free(j);
 }
 
+static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out);
+
+/* A call's threads option is BLAS's thread count for the call (blas.h). */
 gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
+{
+	int token = gwb_blas_threads_push(o->threads);
+	gwb_status rc = eig_dense(A, o, out);
+
+	gwb_blas_threads_pop(token);
+	return rc;
+}
+
+static gwb_status eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
 {
 	static const char *fn = "eig.solve";
 	size_t n = A->rows, k, kk;
@@ -1093,8 +1242,17 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 		/* The LAPACK drivers cannot poll Ctrl-C: they run on a worker (solve_job), which
 		 * owns a, w, V, z (and e, for Jacobi's history) once abandoned. */
 		solve_job *j;
-		bool gone = false;
-		rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+		bool gone = false, syevd = m == GWB_DM_SYEVD;
+		char uplo = 'L';
+		if (syevd) {
+			/* A in its own storage order, no transpose (sym_copy_f64) */
+			if ((a = malloc(n * n * sizeof(double))))
+				uplo = sym_copy_f64(A, a);
+			else
+				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu matrix", n, n);
+		} else {
+			rc = gwb_matrix_to_f64_colmajor(A, 0, &a);
+		}
 		if (rc)
 			goto out_free;
 		if (!(j = calloc(1, sizeof(*j)))) {
@@ -1110,18 +1268,12 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 		j->max_sweeps = o->max_sweeps;
 		j->a = a;
 		j->w = w;
+		j->uplo = uplo;
 		j->syevr = m == GWB_DM_SYEVR && !all;
 		if (j->syevr) {
 			if (want_v && !(j->z = malloc(n * kk * sizeof(double))))
 				rc = gwb_error(GWB_ENOMEM, "out of memory");
-			/* dsyevr destroys a: the second end works on a copy */
-			if (!rc && o->which == GWB_END_BOTH) {
-				if ((j->a2 = malloc(n * n * sizeof(double))))
-					memcpy(j->a2, a, n * n * sizeof(double));
-				else
-					rc = gwb_error(GWB_ENOMEM, "out of memory");
-			}
-		} else if (want_v || m == GWB_DM_MIXED) {
+		} else if (!syevd && (want_v || m == GWB_DM_MIXED)) {
 			if (!(V = j->V = malloc(n * n * sizeof(double))))
 				rc = gwb_error(GWB_ENOMEM, "out of memory: %zu x %zu vectors", n, n);
 		}
@@ -1156,6 +1308,11 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 			goto out_free;
 		if (m == GWB_DM_SYEVR && !all) {
 			set_str(e->method, sizeof(e->method), "lapack-dsyevr");
+			add_note(e, "subset: %zu of %zu pairs at %s through LAPACK dsyevr's steps (MRRR "
+				 "on the tridiagonal for the wanted pairs only%s)", k, n,
+				 o->which == GWB_END_BOTH ? "each end" : o->which == GWB_END_LARGEST ?
+				 "the largest end" : "the smallest end", o->which == GWB_END_BOTH ?
+				 "; one reduction for both ends" : "");
 			e->converged = true;
 			t1 = gwb_now();
 			e->kernel_ms = (t1 - t0) * 1e3;
@@ -1167,9 +1324,22 @@ gwb_status gwb_eig_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 			m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" : "lapack-dsyevd");
 		t1 = gwb_now();
 		e->kernel_ms = (t1 - t0) * 1e3;
+		if (syevd && want_v) {
+			V = a;   /* dsyevd left the vectors in a */
+			a = NULL;
+		}
 	}
 	/* Select the requested ends from the full solution. */
-	if (all) {
+	if (!all)
+		add_note(e, "all %zu pairs solved (method %s), %zu kept; method = \"auto\" or "
+			 "\"syevr\" computes only the pairs wanted", n, gwb_dense_method_name(m), kk);
+	if (all && V && e->vectors) {
+		/* every pair: the result takes the solver's vectors as they are */
+		free(e->vectors);
+		e->vectors = V;
+		V = NULL;
+		memcpy(e->values, w, n * sizeof(double));
+	} else if (all) {
 		take_pairs(e, 0, w, V, 0, n);
 	} else if (o->which == GWB_END_SMALLEST) {
 		take_pairs(e, 0, w, V, 0, k);
@@ -1190,6 +1360,7 @@ finish:
 #ifdef GWB_HAVE_CUDA
 done:
 #endif
+	note_blas(e);
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;
 	e = NULL;
@@ -1383,6 +1554,7 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 		gwb_eigen_update_max(e);
 		e->check_ms = (gwb_now() - tc) * 1e3;
 	}
+	note_blas(e);
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;
 	e = NULL;
@@ -1504,7 +1676,18 @@ static gwb_status svd_check(gwb_eigen *e, const double *a)
 	return GWB_OK;
 }
 
+static gwb_status svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out);
+
 gwb_status gwb_svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
+{
+	int token = gwb_blas_threads_push(o->threads);
+	gwb_status rc = svd_dense(A, o, out);
+
+	gwb_blas_threads_pop(token);
+	return rc;
+}
+
+static gwb_status svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen **out)
 {
 	static const char *fn = "eig.svd";
 	size_t m = A->rows, n = A->cols, p = m < n ? m : n, k, i, r;
@@ -1622,10 +1805,13 @@ gwb_status gwb_svd_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_eigen
 	e->converged = true;
 	if (want_v && o->residuals) {
 		/* a is intact on the CPU path (dgesdd worked on a copy) and on the GPU path. */
+		double tc = gwb_now();
 		rc = svd_check(e, a);
+		e->check_ms = (gwb_now() - tc) * 1e3;
 		if (rc)
 			goto out_free;
 	}
+	note_blas(e);
 	e->total_ms = (gwb_now() - t0) * 1e3;
 	*out = e;
 	e = NULL;

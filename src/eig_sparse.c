@@ -12,10 +12,12 @@
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "intr.h"
 #include "lapack.h"
 #include "switches.h"
@@ -300,6 +302,15 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 #endif
 	int T = gwb_cpu_threads();
 	int pq = p * q;
+	if (p > 2 && q > 2 && o->n <= INT32_MAX) {
+		/* Block Gram matrices through BLAS (its threads; the second pass of every
+		 * orthonormalization removes their rounding, as it did the tiled loop's). */
+		char tt = 'T', tn = 'N';
+		int in = (int)o->n;
+		double one = 1.0, zero = 0.0;
+		dgemm_(&tt, &tn, &p, &q, &in, &one, X, &in, Y, &in, &zero, G, &p, 1, 1);
+		return GWB_OK;
+	}
 	double *part = calloc((size_t)T * 2 * pq, sizeof(double));
 	if (!part)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
@@ -371,6 +382,14 @@ static gwb_status op_gemm_nn_raw(ops *o, const double *X, int p, const double *C
 	if (o->gpu)
 		return gwb_gpu_gemm_nn(o->g, o->n, X, p, C, q, beta, Y);
 #endif
+	if (o->n <= INT32_MAX) {
+		/* Y = X C + beta Y through BLAS (its threads). */
+		char tn = 'N';
+		int in = (int)o->n;
+		double one = 1.0;
+		dgemm_(&tn, &tn, &in, &q, &p, &one, X, &in, C, &p, &beta, Y, &in, 1, 1);
+		return GWB_OK;
+	}
 	struct gnn_ctx c = {X, C, Y, o->n, p, q, beta};
 	int64_t grain = (int64_t)(2e5 / ((double)p * q + 1));
 	gwb_parallel_for(o->n, grain < 1024 ? 1024 : grain, gnn_part, &c);
@@ -529,52 +548,22 @@ static gwb_status op_transpose(ops *o, const double *A, double *B, int b, bool t
 
 /* Symmetric eigen decomposition of the m x m column-major G (overwritten by the vectors),
  * values ascending into w. */
-/* OpenBLAS, when it is the LAPACK behind liblapack.so.3, spins its threads on problems of a
- * few dozen rows: run the small projected problems on one thread (restored after). */
-typedef void (*set_threads_fn)(int);
-typedef int (*get_threads_fn)(void);
-static set_threads_fn blas_set_t;
-static get_threads_fn blas_get_t;
-
-/* Run the next LAPACK call on one OpenBLAS thread when small is true; returns the count to
- * restore with blas_threads_pop (0: nothing changed). */
-static int blas_threads_push(bool small)
-{
-	static int looked;
-	if (!looked) {
-		*(void **)&blas_set_t = gwb_lapack_sym("openblas_set_num_threads");
-		*(void **)&blas_get_t = gwb_lapack_sym("openblas_get_num_threads");
-		looked = 1;
-	}
-	if (!small || !blas_set_t || !blas_get_t)
-		return 0;
-	int old = blas_get_t();
-	if (old <= 1)
-		return 0;
-	blas_set_t(1);
-	return old;
-}
-
-static void blas_threads_pop(int old)
-{
-	if (old > 1)
-		blas_set_t(old);
-}
-
+/* OpenBLAS spins its threads on problems of a few dozen rows: the small projected problems
+ * run on one BLAS thread (blas.h's push/pop, restored after). */
 static gwb_status small_syev(double *G, int m, double *w)
 {
-	int info = 0, lwork = -1, old = blas_threads_push(m < 400);
+	int info = 0, lwork = -1, old = gwb_blas_threads_push(m < 400 ? 1 : 0);
 	double q;
 	dsyev_("V", "U", &m, G, &m, w, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	double *work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 	}
 	dsyev_("V", "U", &m, G, &m, w, work, &lwork, &info, 1, 1);
 	free(work);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	if (info)
 		return gwb_error(GWB_ENOCONV, "eig.solve: LAPACK dsyev failed on the %dx%d projected "
 				 "problem (info %d)", m, m, info);
@@ -2042,14 +2031,14 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
 	/* tall and skinny: below a few million entries the work per OpenBLAS thread is a few
 	 * microseconds, less than waking them (as for the small eigenproblems above) */
-	int old = blas_threads_push((double)m * b < 4e6);
+	int old = gwb_blas_threads_push((double)m * b < 4e6 ? 1 : 0);
 	dgeqrf_(&m, &b, X, &m, tau, &q1, &lwork, &info);
 	dorgqr_(&m, &b, &b, X, &m, tau, &q2, &lwork, &info);
 	lwork = (int)(q1 > q2 ? q1 : q2) + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(tau);
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgeqrf_(&m, &b, X, &m, tau, work, &lwork, &info);
@@ -2061,7 +2050,7 @@ static gwb_status op_qr(ops *o, double *X, int b, double *R)
 	}
 	free(tau);
 	free(work);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	if (info)
 		st = gwb_error(GWB_EINVAL, "eig.svd: LAPACK QR failed (info %d)", info);
 	if (o->prof)
@@ -2076,17 +2065,17 @@ static gwb_status small_svd(double *R, int b, double *s, double *U, double *W)
 	double q, *VT = malloc((size_t)b * b * sizeof(double)), *work = NULL;
 	if (!VT)
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
-	int old = blas_threads_push(b < 400);
+	int old = gwb_blas_threads_push(b < 400 ? 1 : 0);
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, &q, &lwork, &info, 1, 1);
 	lwork = (int)q + 1;
 	work = malloc((size_t)lwork * sizeof(double));
 	if (!work) {
 		free(VT);
-		blas_threads_pop(old);
+		gwb_blas_threads_pop(old);
 		return gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
 	}
 	dgesvd_("A", "A", &b, &b, R, &b, s, U, &b, VT, &b, work, &lwork, &info, 1, 1);
-	blas_threads_pop(old);
+	gwb_blas_threads_pop(old);
 	for (int j = 0; j < b; j++)
 		for (int i = 0; i < b; i++)
 			W[i + (size_t)j * b] = VT[j + (size_t)i * b];

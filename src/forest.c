@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "fileio.h"
 #include "gpu.h"
 #include "intr.h"
@@ -75,6 +76,8 @@ gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, in
 	pc.ctx = ctx;
 	pc.n = n;
 	atomic_init(&pc.next, 0);
+	if (threads > 1)
+		gwb_blas_serial_begin();   /* our threads, so BLAS runs on one (blas.h) */
 	for (t = 1; t < threads; t++) {
 		args[t].pc = &pc;
 		args[t].tid = t;
@@ -85,6 +88,8 @@ gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, in
 	par_run(&pc, 0);
 	for (t = 1; t <= started; t++)
 		pthread_join(tids[t], NULL);
+	if (threads > 1)
+		gwb_blas_serial_end();
 	return GWB_OK;
 }
 

@@ -1,6 +1,7 @@
 /* lapack.c - LAPACK and BLAS loaded on first use (see lapack.h). */
 #define _GNU_SOURCE
 #include "lapack.h"
+#include "blas.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -13,16 +14,36 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void *lib, *blas;
 
+/* A symbol of the loaded libraries, without the pthread_once (for blas.c's hook). */
+static void *raw_sym(const char *name)
+{
+	void *s = lib ? dlsym(lib, name) : NULL;
+
+	if (!s && blas)
+		s = dlsym(blas, name);
+	return s;
+}
+
 static void load(void)
 {
-	/* liblapack.so.3 brings its BLAS (libopenblas.so.0 or libblas.so.3) as a dependency */
-	lib = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
+	/* OpenBLAS first: libopenblas.so.0 holds BLAS and LAPACK in one (when it has LAPACK
+	 * inside); else liblapack.so.3 (any implementation), which brings its BLAS
+	 * (libopenblas.so.0 or libblas.so.3) as a dependency. */
+	lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (lib && !dlsym(lib, "dsyevd_")) {
+		dlclose(lib);
+		lib = NULL;
+	}
+	if (!lib)
+		lib = dlopen("liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "gwb: cannot load LAPACK (%s); the eigensolvers need it: install "
-			"liblapack3 or libopenblas0 (scripts/install-deps)\n", dlerror());
+			"libopenblas0-pthread or liblapack3 (scripts/install-deps)\n", dlerror());
 		return;
 	}
-	blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+	if (!dlsym(lib, "dgemm_"))
+		blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+	gwb_blas_loaded(raw_sym);   /* which library, and the thread policy (blas.h) */
 }
 
 void *gwb_lapack_sym(const char *name)
@@ -143,6 +164,62 @@ HIDDEN void dgemm_(const char *ta, const char *tb, const int *m, const int *n, c
 	}
 	memcpy(&f, &fn, sizeof(f));
 	f(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2);
+}
+
+typedef void (*syrk_t)(const char *, const char *, const int *, const int *, const double *,
+		       const double *, const int *, const double *, double *, const int *, size_t,
+		       size_t);
+typedef void (*sytrd_t)(const char *, const int *, double *, const int *, double *, double *,
+			double *, double *, const int *, int *, size_t);
+typedef void (*stemr_t)(const char *, const char *, const int *, double *, double *,
+			const double *, const double *, const int *, const int *, int *, double *,
+			double *, const int *, const int *, int *, int *, double *, const int *,
+			int *, const int *, int *, size_t, size_t);
+typedef void (*ormtr_t)(const char *, const char *, const char *, const int *, const int *,
+			const double *, const int *, const double *, double *, const int *,
+			double *, const int *, int *, size_t, size_t, size_t);
+
+HIDDEN void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+		   const double *alpha, const double *a, const int *lda, const double *beta,
+		   double *c, const int *ldc, size_t l1, size_t l2)
+{
+	static void *fn;
+	syrk_t f;
+
+	if (!resolve(&fn, "dsyrk_")) {
+		int i, j;
+		for (j = 0; j < *n; j++)
+			for (i = 0; i < *n; i++)
+				c[(size_t)j * (size_t)*ldc + (size_t)i] = NAN;
+		return;
+	}
+	memcpy(&f, &fn, sizeof(f));
+	f(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, l1, l2);
+}
+
+HIDDEN void dsytrd_(const char *uplo, const int *n, double *a, const int *lda, double *d,
+		    double *e, double *tau, double *work, const int *lwork, int *info, size_t l1)
+{
+	FORWARD(dsytrd_, sytrd_t, info, uplo, n, a, lda, d, e, tau, work, lwork, info, l1);
+}
+
+HIDDEN void dstemr_(const char *jobz, const char *range, const int *n, double *d, double *e,
+		    const double *vl, const double *vu, const int *il, const int *iu, int *m,
+		    double *w, double *z, const int *ldz, const int *nzc, int *isuppz, int *tryrac,
+		    double *work, const int *lwork, int *iwork, const int *liwork, int *info,
+		    size_t l1, size_t l2)
+{
+	FORWARD(dstemr_, stemr_t, info, jobz, range, n, d, e, vl, vu, il, iu, m, w, z, ldz, nzc,
+		isuppz, tryrac, work, lwork, iwork, liwork, info, l1, l2);
+}
+
+HIDDEN void dormtr_(const char *side, const char *uplo, const char *trans, const int *m,
+		    const int *n, const double *a, const int *lda, const double *tau, double *c,
+		    const int *ldc, double *work, const int *lwork, int *info, size_t l1, size_t l2,
+		    size_t l3)
+{
+	FORWARD(dormtr_, ormtr_t, info, side, uplo, trans, m, n, a, lda, tau, c, ldc, work, lwork,
+		info, l1, l2, l3);
 }
 
 HIDDEN void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,

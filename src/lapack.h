@@ -1,4 +1,4 @@
-/* lapack.h - LAPACK and BLAS (liblapack.so.3: OpenBLAS or the reference build) loaded on first
+/* lapack.h - LAPACK and BLAS (libopenblas.so.0 first, else liblapack.so.3: any build) loaded on first
  * use instead of at link time: linked, they cost every start of gwb several milliseconds
  * (OpenBLAS starts its threads and probes the CPU in its constructor), and most runs never
  * call them. The Fortran-ABI routines gwb uses are defined in lapack.c under their own names
@@ -32,6 +32,18 @@ void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int 
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
 	    const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
 	    const double *beta, double *c, const int *ldc, size_t, size_t);
+void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
+	    const double *a, const int *lda, const double *beta, double *c, const int *ldc, size_t,
+	    size_t);
+void dsytrd_(const char *uplo, const int *n, double *a, const int *lda, double *d, double *e,
+	     double *tau, double *work, const int *lwork, int *info, size_t);
+void dstemr_(const char *jobz, const char *range, const int *n, double *d, double *e,
+	     const double *vl, const double *vu, const int *il, const int *iu, int *m, double *w,
+	     double *z, const int *ldz, const int *nzc, int *isuppz, int *tryrac, double *work,
+	     const int *lwork, int *iwork, const int *liwork, int *info, size_t, size_t);
+void dormtr_(const char *side, const char *uplo, const char *trans, const int *m, const int *n,
+	     const double *a, const int *lda, const double *tau, double *c, const int *ldc,
+	     double *work, const int *lwork, int *info, size_t, size_t, size_t);
 void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
 	    double *w, double *work, const int *lwork, int *info, size_t, size_t);
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "dataset.h"
 #include "fmt.h"
 #include "gpu.h"
@@ -491,6 +492,50 @@ static int core_backend(lua_State *L)
 	return 1;
 }
 
+/* gwb.blas([{threads = n}]): which BLAS/LAPACK is loaded and its threads (blas.h). */
+static int core_blas(lua_State *L)
+{
+	static const char *const keys[] = {"threads", NULL};
+	gwb_blas_info bi;
+	const char *note;
+
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TTABLE);
+		gwb_opt_check_keys(L, 1, "gwb.blas", keys);
+		lua_getfield(L, 1, "threads");
+		if (!lua_isnil(L, -1) &&
+		    gwb_blas_set_default_threads((int)gwb_opt_int(L, 1, "gwb.blas", "threads", 0)))
+			return luaL_error(L, "gwb.blas: %s", gwb_errmsg());
+		lua_pop(L, 1);
+	}
+	gwb_blas_get_info(&bi);
+	note = gwb_blas_reference_note();
+	lua_createtable(L, 0, 10);
+	lua_pushstring(L, bi.name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, bi.version);
+	lua_setfield(L, -2, "version");
+	lua_pushstring(L, bi.blas_path);
+	lua_setfield(L, -2, "blas");
+	lua_pushstring(L, bi.lapack_path);
+	lua_setfield(L, -2, "lapack");
+	lua_pushinteger(L, bi.threads);
+	lua_setfield(L, -2, "threads");
+	lua_pushinteger(L, bi.default_threads);
+	lua_setfield(L, -2, "default_threads");
+	lua_pushstring(L, bi.threads_from);
+	lua_setfield(L, -2, "threads_from");
+	lua_pushboolean(L, bi.settable);
+	lua_setfield(L, -2, "settable");
+	lua_pushboolean(L, bi.reference);
+	lua_setfield(L, -2, "reference");
+	if (note) {
+		lua_pushstring(L, note);
+		lua_setfield(L, -2, "note");
+	}
+	return 1;
+}
+
 static int core_fmt_bytes(lua_State *L)
 {
 	char b[48];
@@ -596,6 +641,17 @@ static const gwb_reg core_funcs[] = {
 	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},
 	{"backend", core_backend, "gwb.backend([name]) -> name\n"
 	 "Get or set the default backend for every operation: \"auto\", \"cpu\" or \"gpu\"."},
+	{"blas", core_blas, "gwb.blas([{threads = n}]) -> table\n"
+	 "The BLAS/LAPACK gwb runs on (found at run time): name (\"OpenBLAS\", \"MKL\", \"BLIS\",\n"
+	 "\"FlexiBLAS\", \"reference\", \"unknown\"), version (the library's own description), blas and\n"
+	 "lapack (the files dgemm_ and dsyevd_ come from), threads (what a BLAS call uses now),\n"
+	 "default_threads, threads_from (\"gwb\": all the CPUs gwb may use, as every gwb operation;\n"
+	 "\"gwb.blas\"; or OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / ... when set; \"fixed\" when the\n"
+	 "library cannot change it), settable, reference, and note (on the reference BLAS: how to\n"
+	 "install OpenBLAS). Inside gwb's own parallel work (batched eig, forests, sparse ops) BLAS\n"
+	 "runs on one thread, so the two never oversubscribe the cores; an operation's threads\n"
+	 "option (eig.solve) sets it for that call. threads = n sets the default (0: all CPUs).\n"
+	 "Example: print(gwb.blas().name, gwb.blas().threads); gwb.blas{threads = 1}"},
 	{NULL, NULL, NULL},
 };
 

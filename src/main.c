@@ -11,6 +11,7 @@
 #include <lualib.h>
 
 #include "backend.h"
+#include "blas.h"
 #include "cli.h"
 #include "gpu.h"
 #include "intr.h"
@@ -42,6 +43,31 @@ static void usage(FILE *f)
 	fprintf(f, "\nSee man gwb.\n");
 }
 
+/* Which BLAS/LAPACK loaded, its files and threads; on the reference implementation, how to
+ * install OpenBLAS. */
+static void print_blas(void)
+{
+	gwb_blas_info bi;
+	const char *note = gwb_blas_reference_note();
+
+	gwb_blas_get_info(&bi);
+	if (!strncmp(bi.version, bi.name, strlen(bi.name)))
+		printf("BLAS/LAPACK %s", bi.version);
+	else
+		printf("BLAS/LAPACK %s%s%s", bi.name, bi.version[0] ? ": " : "", bi.version);
+	printf(", %d thread%s (%s)\n", bi.threads, bi.threads == 1 ? "" : "s",
+	       !strcmp(bi.threads_from, "gwb") ? "gwb's default: the CPUs it may use" :
+	       !strcmp(bi.threads_from, "fixed") ? "the library's own; gwb cannot change it" :
+	       bi.threads_from);
+	if (!strcmp(bi.blas_path, bi.lapack_path))
+		printf("  from %s\n", bi.blas_path[0] ? bi.blas_path : "?");
+	else
+		printf("  BLAS from %s, LAPACK from %s\n", bi.blas_path[0] ? bi.blas_path : "?",
+		       bi.lapack_path[0] ? bi.lapack_path : "?");
+	if (note)
+		printf("  note: %s\n", note);
+}
+
 static void print_version(void)
 {
 	int drv = 0, rt = 0;
@@ -59,6 +85,7 @@ static void print_version(void)
 	(void)rt;
 	printf("CPU-only build (no CUDA)\n");
 #endif
+	print_blas();
 }
 
 /* Directory of the running executable (for finding lua/ beside build/ or share/gwb/lua). */

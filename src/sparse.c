@@ -2,6 +2,7 @@
  * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
 #define _GNU_SOURCE
 #include "sparse.h"
+#include "blas.h"
 
 #include "fileio.h"
 #include "gpu.h"
@@ -67,6 +68,7 @@ void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx)
 			fn(ctx, 0, n, 0);
 		return;
 	}
+	gwb_blas_serial_begin();   /* our threads, so BLAS runs on one (blas.h) */
 	for (int i = 0; i < t; i++) {
 		jobs[i] = (struct par_job){fn, ctx, n * i / t, n * (i + 1) / t, i};
 		started[i] = i > 0 && pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
@@ -78,6 +80,7 @@ void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx)
 		else
 			par_run(&jobs[i]);  /* could not start a thread: do its part here */
 	}
+	gwb_blas_serial_end();
 }
 
 /* ---------------------------------------------------------------- basics */

@@ -145,40 +145,80 @@ def run_torch(name, a):
         say(case=name, peer="torch_eigh", status="failed", reason=type(e).__name__)
 
 
-CPU_CASES = {
-    "cpu_b64f64": ("batch", 500, 64, "float64"),
-    "cpu_b128f32": ("batch", 200, 128, "float32"),
-    "cpu_d1000f64": ("dense", 1, 1000, "float64"),
-}
+def cpu_case(name):
+    """cpu_d<n><f64|f32> (one dense matrix) or cpu_b<count>x<n><f64|f32> (a stacked batch)."""
+    import re
+    m = re.fullmatch(r"cpu_(?:d(\d+)|b(\d+)x(\d+))(f32|f64)", name)
+    if not m:
+        return None
+    dt = "float32" if m.group(4) == "f32" else "float64"
+    if m.group(1):
+        return "dense", 1, int(m.group(1)), dt
+    return "batch", int(m.group(2)), int(m.group(3)), dt
 
 
-def run_cpu_case(name):
-    """numpy.linalg.eigh (LAPACK syevd through numpy's own BLAS) on the same shapes."""
+def cpu_threads():
+    return int(os.environ.get("GWB_EIG_BENCH_THREADS", "2"))
+
+
+def cpu_info():
+    """Which BLAS numpy and scipy run on (threadpoolctl), pinned to the same thread count."""
     try:
         import numpy as np
+        import scipy
+        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, for threadpool_info)
+        from threadpoolctl import threadpool_info
     except Exception as e:  # noqa: BLE001
-        say(case=name, peer="numpy_eigh", status="unavailable", reason=f"numpy_not_importable_({type(e).__name__})")
+        say(info="cpu_peers", status="unavailable", reason=f"{type(e).__name__}:{str(e)[:60]}".replace(" ", "_"))
         return
-    kind, count, n, dt = CPU_CASES[name]
+    libs = ",".join(f"{i.get('prefix')}:{i.get('version')}:{i.get('architecture')}" for i in threadpool_info()
+                    if i.get("user_api") == "blas")
+    say(info="cpu_peers", numpy=np.__version__, scipy=scipy.__version__, threads=cpu_threads(), blas=libs or "?",
+        OPENBLAS_CORETYPE=os.environ.get("OPENBLAS_CORETYPE", "unset"))
+
+
+def run_cpu_case(name, runs):
+    """numpy.linalg.eigh (syevd) and scipy.linalg.eigh (its default driver, evr) on the same
+    shapes, both pinned to GWB_EIG_BENCH_THREADS threads (threadpoolctl); wall time, best of
+    `runs` after a warm-up; residuals in f64 as for gwb."""
+    try:
+        import numpy as np
+        import scipy.linalg as sla
+        from threadpoolctl import threadpool_limits
+    except Exception as e:  # noqa: BLE001
+        for p in ("numpy_eigh", "scipy_eigh"):
+            say(case=name, peer=p, status="unavailable", reason=f"not_importable_({type(e).__name__})")
+        return
+    kind, count, n, dt = cpu_case(name)
     rs = np.random.default_rng(1)
     g = rs.standard_normal((count, n, n))
     a = ((g + g.transpose(0, 2, 1)) / 2 ** 0.5).astype(dt)
+    del g
     if kind == "dense":
         a = a[0]
-    ms, (w, v) = timed(lambda: np.linalg.eigh(a), lambda: None)
-    a64, w64, v64 = a.astype(np.float64), w.astype(np.float64), v.astype(np.float64)
-    if a64.ndim == 2:
-        a64, w64, v64 = a64[None], w64[None], v64[None]
-    r = a64 @ v64 - v64 * w64[:, None, :]
-    res = (np.linalg.norm(r, axis=1) / (np.abs(w64).max(axis=1, keepdims=True) * np.linalg.norm(v64, axis=1))).max()
-    say(case=name, peer="numpy_eigh", ms=f"{ms:.3f}", residual=f"{res:.3g}")
+    peers = [("numpy_eigh", np.linalg.eigh)]
+    if kind == "dense":
+        peers.append(("scipy_eigh", sla.eigh))
+    with threadpool_limits(limits=cpu_threads(), user_api="blas"):
+        for peer, fn in peers:
+            ms, (w, v) = timed(lambda: fn(a), lambda: None, budget_s=1e9, runs=runs)
+            a64, w64, v64 = a.astype(np.float64), w.astype(np.float64), v.astype(np.float64)
+            if a64.ndim == 2:
+                a64, w64, v64 = a64[None], w64[None], v64[None]
+            r = a64 @ v64 - v64 * w64[:, None, :]
+            res = (np.linalg.norm(r, axis=1) / (np.abs(w64).max(axis=1, keepdims=True) * np.linalg.norm(v64, axis=1))).max()
+            say(case=name, peer=peer, ms=f"{ms:.3f}", residual=f"{res:.3g}")
+            del r, a64, w64, v64
 
 
 def main():
     names = sys.argv[1:] or list(CASES)
+    if any(cpu_case(n) for n in names):
+        cpu_info()
+    runs = int(os.environ.get("GWB_EIG_BENCH_RUNS", "3"))
     for name in names:
-        if name in CPU_CASES:
-            run_cpu_case(name)
+        if cpu_case(name):
+            run_cpu_case(name, runs)
             continue
         if name not in CASES:
             say(case=name, status="unknown_case")
