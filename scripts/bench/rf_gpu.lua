@@ -312,12 +312,15 @@ if want("hybrid") then
   local ph = io.popen("nproc")
   local ncpu = tonumber(ph and ph:read("*l") or "") or 1
   if ph then ph:close() end
-  print("
-hybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one queue):")
+  print("\nhybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one queue):")
   print(string.format("  %-40s %10s %10s %10s %10s %10s  %s", "case", "gpu ms", "hybrid ms",
     "cpu ms*", "gpu trees", "cpu trees", "same trees"))
+  local hn, hf = quick and 200000 or 800000, quick and 64 or 256
+  local hd = data.synth{kind = "classification", rows = hn, features = hf, informative = 24,
+                        redundant = 8, classes = 2, seed = 1}
   local cases = {
-    { "800k x 256, 100 trees, depth 10", train, { trees = 100, depth = 10, bins = 64, max_features = "sqrt", seed = 1 } },
+    { string.format("%dk x %d, 100 trees, depth 10", hn // 1000, hf), hd,
+      { trees = 100, depth = 10, bins = 64, max_features = "sqrt", seed = 1 } },
   }
   if not quick or part == "hybrid" then
     local n = quick and 200000 or 1000000
@@ -337,7 +340,7 @@ hybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one qu
     end
     local g, gms = fit("gpu")
     local h, hms = fit("hybrid")
-    local part_trees = math.min(o.trees, 2 * ncpu)
+    local part_trees = math.min(o.trees, ncpu)
     local _, cpart = fit("cpu", part_trees)
     local cms = cpart * o.trees / part_trees
     local hy = h.timing.hybrid
@@ -346,10 +349,11 @@ hybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one qu
     print(string.format("  %-40s hybrid / faster alone = %.3f (target <= 1); %d CPU trees begun and dropped; " ..
       "rates gpu %.1f, cpu %.2f trees/s", "", hms / math.min(gms, cms), hy.cpu_dropped,
       hy.gpu_trees_per_s, hy.cpu_trees_per_s))
-    g, h = nil, nil
+    g, h, c[2] = nil, nil, nil
     collectgarbage()
   end
-  print(string.format("  * cpu alone: %d trees timed on all %d threads and scaled to the forest's trees", math.min(100, 2 * ncpu), ncpu))
+  hd = nil
+  print(string.format("  * cpu alone: %d trees (one per thread) timed on all %d threads and scaled to the forest's trees", ncpu, ncpu))
 end
 collectgarbage()
 
