@@ -1118,6 +1118,10 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	for (t = 0, total = 0; t < job->p->trees; t++) {
 		tree_out *o = &R.out[t];
 		size_t n = o->n, K = (size_t)f->outputs;
+		if (!n) {   /* hybrid: another side's tree (no arrays here) */
+			f->tree_offset[t + 1] = (int64_t)total;
+			continue;
+		}
 		memcpy(f->feature + total, o->feature, n * sizeof(int32_t));
 		memcpy(f->left + total, o->left, n * sizeof(int32_t));
 		memcpy(f->right + total, o->right, n * sizeof(int32_t));
