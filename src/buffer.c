@@ -837,7 +837,8 @@ gwb_status gwb_buf_host(gwb_buf *b, void **p)
 						 "bytes)", b->purpose, b->bytes);
 			b->host_borrowed = false;  /* ours; a caller's host memory stays the caller's */
 		}
-		gwb_host_track(b->host, b->bytes);  /* large: registered on this crossing */
+		/* not tracked here: the host copy of a device result crosses once (then it is
+		 * cached), so registering it would cost more than the staged copy it saves */
 		if ((rc = b->ops->copy_out(b->host, b->dev, b->bytes)))
 			return rc;
 		b->host_valid = true;

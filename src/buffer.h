@@ -31,15 +31,16 @@
  * marked valid. Not thread safe per buffer; the staging ring is shared under a lock.
  *
  * Registered host memory: large (>= GWB_PIN_MIN_BYTES), long-lived host memory that crosses
- * to the device more than once (a Dataset's X, a Matrix's data, a buffer's own host copy) is
+ * to the device more than once (a Dataset's X, a Matrix's data, a buffer's host memory) is
  * page-locked once with cudaHostRegister, on its first crossing, and from then on copied
  * straight from/to with cudaMemcpyAsync on the copy stream (no host memcpy, pinned rates).
  * Its owner declares it with gwb_host_track() (cheap: a table entry, no CUDA call) and must
  * call gwb_host_untrack() before freeing or reallocating it (that unregisters it). The owners
  * today: gwb_dataset_new/free (X), alloc_matrix/gwb_matrix_free (data), gwb_buf_free (host
- * memory a buffer owns); gwb_buf_to/gwb_buf_dev/gwb_buf_host track a buffer's host memory,
- * so whoever lends a buffer host memory (gwb_buf_wrap with own = false) untracks it before
- * freeing it. The registration is keyed by the host range, not by a buffer, because GPU
+ * memory a buffer owns); gwb_buf_to(GPU) and gwb_buf_dev track a buffer's host memory, so
+ * whoever lends a buffer host memory (gwb_buf_wrap with own = false) untracks it before
+ * freeing it. The host copy of a device result (gwb_buf_host) is not tracked: it crosses
+ * once and is cached, so a registration would cost more than it saves. The registration is keyed by the host range, not by a buffer, because GPU
  * operations also copy d->X / A->data through gwb_copy without a buffer, and a Dataset's
  * device buffer comes and goes with to("gpu") / to("cpu") while X stays. Memory that is
  * small, not tracked, or whose registration the driver refused goes through the staging ring
