@@ -42,10 +42,14 @@ gwb_status gwb_gpu_transpose(const float *d_src, float *d_dst, size_t rows, size
 
 /* Timings of one host round trip (gwb_gpu_transpose_host). */
 typedef struct gwb_transpose_timing {
-	double h2d_ms;        /* host -> device copy of the input (pinned staging, wall) */
+	double h2d_ms;        /* host -> device copy of the input (wall, the copy alone) */
 	double kernel_ms;     /* median over reps of the kernel alone */
 	double kernel_min_ms; /* fastest rep */
-	double d2h_ms;        /* device -> host copy of the result (pinned staging, wall) */
+	double d2h_ms;        /* device -> host copy of the result (wall, the copy alone) */
+	double register_ms;   /* page-locking src and dst before the copies (0 when they were
+			       * registered already or are not tracked: buffer.h) */
+	int h2d_registered;   /* 1: the input crossed from registered memory; 0: staged */
+	int d2h_registered;   /* 1: the result landed in registered memory; 0: staged */
 	double gbps;          /* effective bandwidth: 2 * bytes / kernel_ms (read + write) */
 	double copy_ms;       /* cudaMemcpy device -> device of the same bytes (median) */
 	double copy_gbps;     /* 2 * bytes / copy_ms: what the memory system does for a copy */
@@ -54,8 +58,10 @@ typedef struct gwb_transpose_timing {
 
 /* Copy src (host, rows x cols row-major) to the device, run variant k reps times (>= 1;
  * timed one by one), time a device-to-device copy of the same size for reference, and copy
- * the result back into dst (host, column-major: dst[c * rows + r]). Device memory (two
- * buffers, purpose "data.transpose") is freed before returning. GWB_ENODEV without a GPU,
+ * the result back into dst (host, column-major: dst[c * rows + r]). Where the caller tracked
+ * src and dst (gwb_host_track, buffer.h) they are page-locked first, timed apart
+ * (register_ms), so the copies run at the pinned rate; else they go through the staging
+ * ring. Device memory (two buffers, purpose "data.transpose") is freed before returning. GWB_ENODEV without a GPU,
  * GWB_ENOMEM with bytes needed and free when the device is too full. */
 gwb_status gwb_gpu_transpose_host(const float *src, float *dst, size_t rows, size_t cols,
 				  gwb_transpose_kernel k, int tile, int reps,

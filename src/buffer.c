@@ -70,6 +70,181 @@ static const gwb_buf_ops cpu_ops = {
 	"cpu", GWB_DEVICE_CPU, cpu_alloc, cpu_free, cpu_copy, cpu_copy, cpu_copy, cpu_zero, cpu_sync,
 };
 
+/* --- registered host memory (buffer.h): the table, in both builds --------------------------
+ * What a registration costs: cudaHostRegister walks and locks every page of the range and maps
+ * it for the device (an IOMMU entry per page where there is one), roughly the time of one
+ * staged copy of the same bytes (tens of ms per GB; gwb_host_pin_ms() says what it took
+ * here). A staged copy costs a host memcpy every time; a registered range is DMA'd straight
+ * from/to at the link's pinned rate. So the cost is paid once, at the first crossing, and
+ * only for large ranges whose owner keeps them (they are expected to cross again:
+ * predictions on the same Dataset, solves of the same Matrix, to("gpu") after to("cpu")). */
+
+#define PIN_SLOTS 64
+
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pin_slot {
+	char *p;          /* start of the tracked range; NULL = free slot */
+	size_t bytes;
+	bool registered;  /* page-locked now (we must unregister it) */
+	bool refused;     /* the driver refused: stays staged, not retried */
+} pins[PIN_SLOTS];
+static double pin_ms_total;
+
+static bool pin_reg_default(void *p, size_t bytes);
+static void pin_unreg_default(void *p);
+static bool (*pin_reg)(void *, size_t) = pin_reg_default;
+static void (*pin_unreg)(void *) = pin_unreg_default;
+
+void gwb_host_pin_set_hooks(bool (*reg)(void *p, size_t bytes), void (*unreg)(void *p))
+{
+	pthread_mutex_lock(&pin_lock);
+	pin_reg = reg ? reg : pin_reg_default;
+	pin_unreg = unreg ? unreg : pin_unreg_default;
+	pthread_mutex_unlock(&pin_lock);
+}
+
+bool gwb_host_pin_wanted(size_t bytes)
+{
+	return bytes >= GWB_PIN_MIN_BYTES && gwb_switch_on(GWB_SW_COPY_PINNED);
+}
+
+/* The slot whose range holds [p, p + n), or NULL. Under pin_lock. */
+static struct pin_slot *pin_find(const void *p, size_t n)
+{
+	const char *c = p;
+	int i;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i < PIN_SLOTS; i++)
+		if (pins[i].p && c >= pins[i].p && n <= pins[i].bytes &&
+		    (size_t)(c - pins[i].p) <= pins[i].bytes - n)
+			return &pins[i];
+	return NULL;
+}
+
+bool gwb_host_track(void *p, size_t bytes)
+{
+	char *c = p;
+	struct pin_slot *fr = NULL;
+	bool ok = false;
+	int i;
+
+	if (!c || bytes < GWB_PIN_MIN_BYTES)
+		return false;
+	pthread_mutex_lock(&pin_lock);
+	if (pin_find(c, bytes)) {
+		ok = true;  /* already covered: one range, one registration */
+		goto out;
+	}
+	for (i = 0; i < PIN_SLOTS; i++) {
+		if (!pins[i].p) {
+			if (!fr)
+				fr = &pins[i];
+		} else if (c < pins[i].p + pins[i].bytes && pins[i].p < c + bytes) {
+			goto out;  /* overlaps a tracked range partly: the driver would refuse it */
+		}
+	}
+	if (fr) {
+		fr->p = c;
+		fr->bytes = bytes;
+		fr->registered = fr->refused = false;
+		ok = true;
+	}
+out:
+	pthread_mutex_unlock(&pin_lock);
+	return ok;
+}
+
+void gwb_host_untrack(void *p)
+{
+	int i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&pin_lock);
+	for (i = 0; i < PIN_SLOTS; i++)
+		if (pins[i].p == p) {
+			if (pins[i].registered)
+				pin_unreg(p);
+			memset(&pins[i], 0, sizeof(pins[i]));
+			break;
+		}
+	pthread_mutex_unlock(&pin_lock);
+}
+
+bool gwb_host_pin(const void *p, size_t bytes)
+{
+	struct pin_slot *s;
+	bool ok = false;
+
+	pthread_mutex_lock(&pin_lock);
+	s = pin_find(p, bytes);
+	if (s && !s->registered && !s->refused && gwb_host_pin_wanted(s->bytes)) {
+		double t = gwb_now();
+		s->registered = pin_reg(s->p, s->bytes);
+		s->refused = !s->registered;
+		pin_ms_total += (gwb_now() - t) * 1e3;
+	}
+	ok = s && s->registered;
+	pthread_mutex_unlock(&pin_lock);
+	return ok;
+}
+
+bool gwb_host_is_pinned(const void *p, size_t bytes)
+{
+	struct pin_slot *s;
+	bool ok;
+
+	pthread_mutex_lock(&pin_lock);
+	s = pin_find(p, bytes);
+	ok = s && s->registered;
+	pthread_mutex_unlock(&pin_lock);
+	return ok;
+}
+
+size_t gwb_host_pinned_bytes(void)
+{
+	size_t n = 0;
+	int i;
+
+	pthread_mutex_lock(&pin_lock);
+	for (i = 0; i < PIN_SLOTS; i++)
+		if (pins[i].p && pins[i].registered)
+			n += pins[i].bytes;
+	pthread_mutex_unlock(&pin_lock);
+	return n;
+}
+
+int gwb_host_tracked(void)
+{
+	int i, n = 0;
+
+	pthread_mutex_lock(&pin_lock);
+	for (i = 0; i < PIN_SLOTS; i++)
+		n += pins[i].p != NULL;
+	pthread_mutex_unlock(&pin_lock);
+	return n;
+}
+
+double gwb_host_pin_ms(void)
+{
+	return pin_ms_total;
+}
+
+void gwb_host_unpin_all(void)
+{
+	int i;
+
+	pthread_mutex_lock(&pin_lock);
+	for (i = 0; i < PIN_SLOTS; i++)
+		if (pins[i].p && pins[i].registered) {
+			pin_unreg(pins[i].p);
+			pins[i].registered = false;
+		}
+	pthread_mutex_unlock(&pin_lock);
+}
+
 /* --- the GPU backend and the staging ring ------------------------------------------------- */
 
 static double copy_ms_total;
@@ -113,6 +288,20 @@ size_t gwb_gpu_staging_bytes(void)
 
 void gwb_gpu_staging_release(void)
 {
+	gwb_host_unpin_all();
+}
+
+/* No GPU to page-lock for: every range stays on the (absent) staged path. */
+static bool pin_reg_default(void *p, size_t bytes)
+{
+	(void)p;
+	(void)bytes;
+	return false;
+}
+
+static void pin_unreg_default(void *p)
+{
+	(void)p;
 }
 
 const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
@@ -125,19 +314,56 @@ const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
 
 #else /* GWB_HAVE_CUDA */
 
-#define STAGE_CHUNKS 3
-#define STAGE_CHUNK ((size_t)32 << 20)
+/* The ring: 4 chunks of 64 MiB (256 MiB pinned, allocated on the first staged copy and given
+ * back by gpu.trim()). Larger chunks than the 32 MiB of before halve the per-chunk fixed
+ * costs (thread start-up of the parallel fill, event waits), and four in flight keep the DMA
+ * busy while the host fills the next one. */
+#define STAGE_CHUNKS 4
+#define STAGE_CHUNK ((size_t)64 << 20)
 #define STAGE_DIRECT ((size_t)256 << 10)
+/* Registered copies go in pieces of this size, two in flight, Ctrl-C checked between. */
+#define PIN_CHUNK ((size_t)64 << 20)
 
 static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	void *chunk[STAGE_CHUNKS];       /* pinned host memory */
 	cudaEvent_t done[STAGE_CHUNKS];  /* the last copy through chunk i finished */
 	cudaEvent_t order;               /* default stream -> copy stream ordering */
+	cudaEvent_t win[2];              /* registered copies: pieces in flight */
 	cudaStream_t stream;             /* non-blocking copy stream */
-	bool ready;
+	bool stream_ready;               /* stream, order and win exist */
+	bool ready;                      /* the chunks exist */
 	size_t bytes;
 } stage;
+
+/* The copy stream and its events (registered copies need no chunks). Under stage_lock. */
+static gwb_status stream_init(void)
+{
+	gwb_status rc;
+
+	if (stage.stream_ready)
+		return GWB_OK;
+	if ((rc = gwb_gpu_init()))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaStreamCreateWithFlags(&stage.stream, cudaStreamNonBlocking))))
+		return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.order, cudaEventDisableTiming))))
+		goto out_stream;
+	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.win[0], cudaEventDisableTiming))))
+		goto out_order;
+	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.win[1], cudaEventDisableTiming))))
+		goto out_win0;
+	stage.stream_ready = true;
+	return GWB_OK;
+out_win0:
+	cudaEventDestroy(stage.win[0]);
+out_order:
+	cudaEventDestroy(stage.order);
+out_stream:
+	cudaStreamDestroy(stage.stream);
+	cudaGetLastError();
+	return rc;
+}
 
 static gwb_status stage_init(void)
 {
@@ -146,12 +372,8 @@ static gwb_status stage_init(void)
 
 	if (stage.ready)
 		return GWB_OK;
-	if ((rc = gwb_gpu_init()))
+	if ((rc = stream_init()))
 		return rc;
-	if ((rc = CUDA_CHECK(cudaStreamCreateWithFlags(&stage.stream, cudaStreamNonBlocking))))
-		return rc;
-	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.order, cudaEventDisableTiming))))
-		goto out_stream;
 	for (i = 0; i < STAGE_CHUNKS; i++) {
 		if ((rc = CUDA_CHECK(cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault))))
 			goto out_chunks;
@@ -170,9 +392,6 @@ out_chunks:
 		cudaFreeHost(stage.chunk[i]);
 		cudaEventDestroy(stage.done[i]);
 	}
-	cudaEventDestroy(stage.order);
-out_stream:
-	cudaStreamDestroy(stage.stream);
 	cudaGetLastError();
 	return rc;
 }
@@ -187,18 +406,40 @@ void gwb_gpu_staging_release(void)
 	int i;
 
 	pthread_mutex_lock(&stage_lock);
-	if (stage.ready) {
+	if (stage.stream_ready) {
 		cudaStreamSynchronize(stage.stream);
-		for (i = 0; i < STAGE_CHUNKS; i++) {
-			cudaFreeHost(stage.chunk[i]);
-			cudaEventDestroy(stage.done[i]);
-		}
+		if (stage.ready)
+			for (i = 0; i < STAGE_CHUNKS; i++) {
+				cudaFreeHost(stage.chunk[i]);
+				cudaEventDestroy(stage.done[i]);
+			}
+		cudaEventDestroy(stage.win[0]);
+		cudaEventDestroy(stage.win[1]);
 		cudaEventDestroy(stage.order);
 		cudaStreamDestroy(stage.stream);
 		cudaGetLastError();
 		memset(&stage, 0, sizeof(stage));
 	}
 	pthread_mutex_unlock(&stage_lock);
+	/* no copy runs now (the stream is gone): the registrations go too */
+	gwb_host_unpin_all();
+}
+
+static bool pin_reg_default(void *p, size_t bytes)
+{
+	/* cudaHostRegisterDefault: page-locked, usable by every copy; a refusal (too much
+	 * locked memory, a range the driver cannot map) leaves the range on the staged path */
+	if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+		cudaGetLastError();
+		return false;
+	}
+	return true;
+}
+
+static void pin_unreg_default(void *p)
+{
+	if (cudaHostUnregister(p) != cudaSuccess)
+		cudaGetLastError();
 }
 
 /* memcpy over the CPU threads (pageable <-> pinned runs at one core's bandwidth otherwise). */
@@ -213,7 +454,9 @@ static void pcopy_part(void *ctx, int64_t lo, int64_t hi, int part)
 static void par_memcpy(void *dst, const void *src, size_t n)
 {
 	struct pcopy c = {dst, src};
-	gwb_parallel_for((int64_t)n, (int64_t)4 << 20, pcopy_part, &c);
+	/* 1 MiB grain: a 64 MiB chunk is spread over every thread (up to 64), where the 4 MiB
+	 * grain of before used 8 of them for a 32 MiB chunk */
+	gwb_parallel_for((int64_t)n, (int64_t)1 << 20, pcopy_part, &c);
 }
 
 /* Timing of one staged copy: pooled events around it on the copy stream. */
@@ -251,6 +494,57 @@ static gwb_status direct_copy(void *dst, const void *src, size_t bytes, enum cud
 	return rc;
 }
 
+/* A copy from/to registered host memory (gwb_host_pin): DMA straight between it and the
+ * device on the copy stream, PIN_CHUNK pieces with two in flight so Ctrl-C is seen between
+ * them. It returns when the copy is complete (the host memory may be reused, or holds the
+ * data), as the staged path does. */
+static gwb_status registered_copy(void *dst, const void *src, size_t bytes,
+				  enum cudaMemcpyKind k)
+{
+	bool in = k == cudaMemcpyHostToDevice;
+	gwb_status rc, s2;
+	size_t off, c;
+	void *e0, *e1;
+	double t0;
+
+	pthread_mutex_lock(&stage_lock);
+	if ((rc = stream_init()))
+		goto out_unlock;
+	t0 = gwb_now();
+	/* work already queued on the default stream may still read dst (in) or write src (out) */
+	cudaEventRecord(stage.order, 0);
+	cudaStreamWaitEvent(stage.stream, stage.order, 0);
+	xfer_begin(&e0, &e1);
+	for (off = 0, c = 0; off < bytes; off += PIN_CHUNK, c++) {
+		size_t len = bytes - off < PIN_CHUNK ? bytes - off : PIN_CHUNK;
+		if (c >= 2 && (rc = CUDA_CHECK(cudaEventSynchronize(stage.win[c % 2]))))
+			break;
+		if (gwb_intr_pending()) {
+			rc = in ? gwb_error(GWB_EINTR, "interrupted during a host-to-device copy (%zu "
+					    "of %zu bytes sent); nothing was moved", off, bytes)
+				: gwb_error(GWB_EINTR, "interrupted during a device-to-host copy (%zu of "
+					    "%zu bytes received)", off, bytes);
+			break;
+		}
+		if ((rc = CUDA_CHECK(cudaMemcpyAsync((char *)dst + off, (const char *)src + off, len,
+						     k, stage.stream))))
+			break;
+		cudaEventRecord(stage.win[c % 2], stage.stream);
+	}
+	xfer_end(e0, e1, in ? GWB_H2D : GWB_D2H, bytes, rc == GWB_OK);
+	/* complete before returning: the caller may write the host memory (in), read it (out),
+	 * or free dst after a failure */
+	s2 = CUDA_CHECK(cudaStreamSynchronize(stage.stream));
+	if (!rc)
+		rc = s2;
+	if (rc)
+		cudaGetLastError();
+	copy_ms_total += (gwb_now() - t0) * 1e3;
+out_unlock:
+	pthread_mutex_unlock(&stage_lock);
+	return rc;
+}
+
 gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
 {
 	const char *src = host_src;
@@ -269,6 +563,8 @@ gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
 	 * off, each chunk waited for before the next is filled (no overlap) */
 	if (!gwb_switch_on(GWB_SW_COPY_PINNED))
 		return direct_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice);
+	if (gwb_host_pin(host_src, bytes))  /* registered (or registered now): no staging */
+		return registered_copy(dev_dst, host_src, bytes, cudaMemcpyHostToDevice);
 	streamed = gwb_switch_on(GWB_SW_COPY_STREAMED);
 	pthread_mutex_lock(&stage_lock);
 	if ((rc = stage_init()))
@@ -376,6 +672,8 @@ gwb_status gwb_gpu_copy_out(void *host_dst, const void *dev_src, size_t bytes)
 {
 	if (bytes < STAGE_DIRECT || !gwb_switch_on(GWB_SW_COPY_PINNED))  /* switches.h */
 		return bytes ? direct_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost) : GWB_OK;
+	if (gwb_host_pin(host_dst, bytes))  /* registered (or registered now): no staging */
+		return registered_copy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost);
 	return staged_out(dev_src, bytes, memcpy_sink, host_dst);
 }
 
@@ -520,8 +818,10 @@ void gwb_buf_free(gwb_buf *b)
 		return;
 	if (b->dev)
 		b->ops->free(b->dev);
-	if (b->host && !b->host_borrowed)
+	if (b->host && !b->host_borrowed) {
+		gwb_host_untrack(b->host);  /* unregistered before it is freed */
 		free(b->host);
+	}
 	free(b);
 }
 
@@ -537,6 +837,8 @@ gwb_status gwb_buf_host(gwb_buf *b, void **p)
 						 "bytes)", b->purpose, b->bytes);
 			b->host_borrowed = false;  /* ours; a caller's host memory stays the caller's */
 		}
+		/* not tracked here: the host copy of a device result crosses once (then it is
+		 * cached), so registering it would cost more than the staged copy it saves */
 		if ((rc = b->ops->copy_out(b->host, b->dev, b->bytes)))
 			return rc;
 		b->host_valid = true;
@@ -575,6 +877,7 @@ gwb_status gwb_buf_dev(gwb_buf *b, void **p, bool *tmp)
 	}
 	if (!(g = gwb_buf_ops_get(GWB_DEVICE_GPU)))
 		return GWB_ENODEV;
+	gwb_host_track(b->host, b->bytes);  /* large: registered on this crossing */
 	if (b->dev) {  /* resident but stale: refresh in place */
 		if ((rc = g->copy_in(b->dev, b->host, b->bytes)))
 			return rc;
@@ -622,6 +925,7 @@ gwb_status gwb_buf_to(gwb_buf *b, gwb_device d)
 					 gwb_gpu_unavailable_reason());
 		if ((rc = g->alloc(&p, b->bytes, b->purpose)))
 			return rc;
+		gwb_host_track(b->host, b->bytes);  /* large: registered on this crossing */
 		if ((rc = g->copy_in(p, b->host, b->bytes))) {
 			g->free(p);
 			return rc;

@@ -22,13 +22,30 @@
  * The caller owns a buffer and frees it with gwb_buf_free(), which gives device memory back
  * to the pool (never a cudaFree on the hot path; gpu.trim() releases the pool).
  *
- * Transfers: gwb_gpu_copy_in/out move host <-> device through a ring of pinned chunks on a
- * non-blocking copy stream; the host fills (drains) chunk i+1 with several threads while the
+ * Transfers: gwb_gpu_copy_in/out move host <-> device through a ring of pinned chunks (4 x 64
+ * MiB) on a non-blocking copy stream, unless the host range is registered (below); the host fills (drains) chunk i+1 with several threads while the
  * DMA of chunk i runs, and the legacy default stream (where kernels and library calls run)
  * waits on the last chunk's event, so a kernel queued next overlaps nothing it needs and the
  * host never waits for an upload. Every copy is recorded in prof.c (pinned = true). Ctrl-C
  * between chunks stops the copy (GWB_EINTR) with nothing half-moved: the destination is not
- * marked valid. Not thread safe per buffer; the staging ring is shared under a lock. */
+ * marked valid. Not thread safe per buffer; the staging ring is shared under a lock.
+ *
+ * Registered host memory: large (>= GWB_PIN_MIN_BYTES), long-lived host memory that crosses
+ * to the device more than once (a Dataset's X, a Matrix's data, a buffer's host memory) is
+ * page-locked once with cudaHostRegister, on its first crossing, and from then on copied
+ * straight from/to with cudaMemcpyAsync on the copy stream (no host memcpy, pinned rates).
+ * Its owner declares it with gwb_host_track() (cheap: a table entry, no CUDA call) and must
+ * call gwb_host_untrack() before freeing or reallocating it (that unregisters it). The owners
+ * today: gwb_dataset_new/free (X), alloc_matrix/gwb_matrix_free (data), gwb_buf_free (host
+ * memory a buffer owns); gwb_buf_to(GPU) and gwb_buf_dev track a buffer's host memory, so
+ * whoever lends a buffer host memory (gwb_buf_wrap with own = false) untracks it before
+ * freeing it. The host copy of a device result (gwb_buf_host) is not tracked: it crosses
+ * once and is cached, so a registration would cost more than it saves. The registration is keyed by the host range, not by a buffer, because GPU
+ * operations also copy d->X / A->data through gwb_copy without a buffer, and a Dataset's
+ * device buffer comes and goes with to("gpu") / to("cpu") while X stays. Memory that is
+ * small, not tracked, or whose registration the driver refused goes through the staging ring
+ * (a refused range is not retried). gwb_gpu_staging_release (gpu.trim(), shutdown)
+ * unregisters everything; the ranges stay tracked and register again on their next crossing. */
 #ifndef GWB_BUFFER_H
 #define GWB_BUFFER_H
 
@@ -82,7 +99,9 @@ typedef struct gwb_buf {
  * and frees it with gwb_buf_free(). */
 gwb_status gwb_buf_new(gwb_device d, size_t bytes, const char *purpose, bool zero,
 		       gwb_buf **out);
-/* A CPU-resident buffer over existing host memory; `own`: gwb_buf_free frees it with free(). */
+/* A CPU-resident buffer over existing host memory; `own`: gwb_buf_free frees it with free()
+ * (untracking it first). Not own: the memory may get tracked for registration when the
+ * buffer crosses to the device, so its owner calls gwb_host_untrack() before freeing it. */
 gwb_status gwb_buf_wrap(void *host, size_t bytes, bool own, const char *purpose, gwb_buf **out);
 /* Free the buffer, its device memory (to the pool) and its host memory unless borrowed. */
 void gwb_buf_free(gwb_buf *b);
@@ -128,8 +147,41 @@ gwb_status gwb_gpu_copy_out_to(const void *dev_src, size_t bytes, gwb_gpu_sink_f
 double gwb_gpu_copy_ms(void);
 /* Pinned host bytes the staging ring holds (0 until the first staged copy). */
 size_t gwb_gpu_staging_bytes(void);
-/* Give the staging ring back (gwb_gpu_trim calls it). */
+/* Give the staging ring and every host registration back (gwb_gpu_trim calls it). */
 void gwb_gpu_staging_release(void);
+
+/* --- registered (page-locked) host memory: see the header comment --------------------------- */
+
+/* Host ranges smaller than this cross through the staging ring: registering costs about as
+ * much as one staged copy of the same bytes, and small copies are latency-bound anyway. */
+#define GWB_PIN_MIN_BYTES ((size_t)64 << 20)
+/* The decision (pure; no GPU needed): register a range of `bytes`? True when it is at least
+ * GWB_PIN_MIN_BYTES and the switch copy.pinned is on (switches.h). */
+bool gwb_host_pin_wanted(size_t bytes);
+/* Declare [p, p + bytes) long-lived host memory that may be registered on its first crossing.
+ * True when it is tracked now (or lies inside a tracked range); false when it is too small,
+ * overlaps a tracked range partly, or the table is full (it then stays on the staged path).
+ * The owner calls gwb_host_untrack(p) before freeing or reallocating p. */
+bool gwb_host_track(void *p, size_t bytes);
+/* Forget the range that starts at p (no-op when none), unregistering it first when it was
+ * registered. Call before free(p) / realloc(p). */
+void gwb_host_untrack(void *p);
+/* Whether [p, p + bytes) may be copied directly: it lies inside a tracked range that is
+ * registered now, or that is registered by this call (once per range; the cost is added to
+ * gwb_host_pin_ms()). False for untracked, refused or unwanted (gwb_host_pin_wanted) ranges. */
+bool gwb_host_pin(const void *p, size_t bytes);
+/* Whether [p, p + bytes) lies inside a registered range now (no registration). */
+bool gwb_host_is_pinned(const void *p, size_t bytes);
+/* Bytes registered now, ranges tracked now, and wall ms spent in registrations so far. */
+size_t gwb_host_pinned_bytes(void);
+int gwb_host_tracked(void);
+double gwb_host_pin_ms(void);
+/* Unregister every registered range (they stay tracked). gwb_gpu_staging_release calls it. */
+void gwb_host_unpin_all(void);
+/* For tests: replace the page-locking calls (cudaHostRegister / cudaHostUnregister in a CUDA
+ * build; in a CPU build registration is refused) so the bookkeeping runs without a GPU.
+ * reg returns true when the range is page-locked. NULL, NULL restores the real calls. */
+void gwb_host_pin_set_hooks(bool (*reg)(void *p, size_t bytes), void (*unreg)(void *p));
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,8 @@ gwb_status gwb_dataset_new(size_t rows, int features, gwb_task task, int classes
 		if (!d->yr)
 			goto oom_free;
 	}
+	/* a large X is page-locked on its first crossing to the GPU (buffer.h); no cost here */
+	gwb_host_track(d->X, cells * sizeof(float));
 	*out = d;
 	return GWB_OK;
 oom_free:
@@ -68,6 +70,7 @@ void gwb_dataset_free(gwb_dataset *d)
 	if (!d)
 		return;
 	gwb_dataset_to_cpu(d);
+	gwb_host_untrack(d->X);  /* unregistered before it is freed (buffer.h) */
 	free(d->X);
 	free(d->y);
 	free(d->yr);

@@ -75,6 +75,8 @@ static gwb_status alloc_matrix(size_t count, size_t rows, size_t cols, gwb_dtype
 	A->batched = batched;
 	A->dtype = dtype;
 	A->layout = layout;
+	/* a large matrix is page-locked on its first crossing to the GPU (buffer.h) */
+	gwb_host_track(A->data, n * es);
 	*out = A;
 	return GWB_OK;
 }
@@ -95,6 +97,7 @@ void gwb_matrix_free(gwb_matrix *A)
 	if (!A)
 		return;
 	gwb_buf_free(A->buf);  /* its host pointer is A->data, borrowed */
+	gwb_host_untrack(A->data);  /* unregistered before it is freed (buffer.h) */
 	free(A->data);
 	free(A);
 }

@@ -101,6 +101,7 @@ static int l_mem(lua_State *L)
 		SETI("pool_hits", pi.hits);
 		SETI("pool_misses", pi.misses);
 		SETI("staging", gwb_gpu_staging_bytes());
+		SETI("registered", gwb_host_pinned_bytes());  /* page-locked host memory (buffer.h) */
 	}
 	return 1;
 }
@@ -1364,11 +1365,14 @@ static const gwb_reg funcs[] = {
 	 "gpu.mem() -> table\n"
 	 "cudaMemGetInfo (free, total, used) plus the bytes gwb itself holds (ours), by purpose;\n"
 	 "pool: bytes freed by gwb and cached for reuse (pool_blocks, pool_hits, pool_misses),\n"
-	 "reserved: live + cached, staging: pinned host bytes of the copy ring."},
+	 "reserved: live + cached, staging: pinned host bytes of the copy ring,\n"
+	 "registered: host bytes page-locked for direct copies (Datasets and matrices of 64 MiB\n"
+	 "or more, on their first crossing; released when they are freed and by gpu.trim())."},
 	{"trim", l_trim,
 	 "gpu.trim() -> bytes\n"
 	 "Give the device-memory pool's cached blocks and the pinned staging ring back to the\n"
-	 "driver; returns the device bytes released (0 without a GPU).\n"
+	 "driver and unregister page-locked host memory (it registers again on its next copy);\n"
+	 "returns the device bytes released (0 without a GPU).\n"
 	 "Example: A:close(); collectgarbage(); print(gpu.trim())"},
 	{"kernels", l_kernels,
 	 "gpu.kernels() -> array\n"

@@ -154,8 +154,12 @@ do
     "kernel %.3f ms, d2h %.2f ms (%.1f GB/s, %.0f %% of pinned)", test.rows, F, t.h2d_ms,
     t.h2d_gbps, 100 * t.h2d_gbps / bw.h2d_pinned_gbps, t.kernel_ms, t.d2h_ms, t.d2h_gbps,
     100 * t.d2h_gbps / bw.d2h_pinned_gbps))
+  -- copy_path: "registered" (the two host arrays page-locked first, register_ms, not part of
+  -- the copies' own time) or "staged" (through the pinned staging ring)
+  local how = string.format("copy_path=%s register_ms=%.2f", tostring(t.copy_path),
+    t.register_ms or 0)
   line("transpose_h2d", "host", t.h2d_ms / 1e3, "gpu.bandwidth_pinned", pin_h2d, t.kernel_ms,
-    t.h2d_ms, 0, 1.25)
+    t.h2d_ms, 0, 1.25, how)
   line("transpose_d2h", "host", t.d2h_ms / 1e3, "gpu.bandwidth_pinned", pin_d2h, t.kernel_ms,
-    t.d2h_ms, 0, 1.25)
+    t.d2h_ms, 0, 1.25, how)
 end
