@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,13 @@ struct worker_job {
 	char msg[1024];
 };
 
+static atomic_int abandoned_running;
+
+int gwb_abandoned_workers(void)
+{
+	return atomic_load(&abandoned_running);
+}
+
 static void *worker_main(void *p)
 {
 	struct worker_job *j = p;
@@ -245,6 +253,7 @@ static void *worker_main(void *p)
 		pthread_mutex_destroy(&j->mu);
 		pthread_cond_destroy(&j->cv);
 		free(j);
+		atomic_fetch_sub(&abandoned_running, 1);
 	}
 	return NULL;
 }
@@ -294,6 +303,7 @@ gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
 			break;
 		if (gwb_intr_pending()) {
 			j->abandoned = left = true;
+			atomic_fetch_add(&abandoned_running, 1);   /* under mu: before the worker can see it */
 			break;
 		}
 		if (label) {
