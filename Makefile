@@ -80,7 +80,8 @@ GWB := $(BUILD)/gwb
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OBJDIR)/tests/%,$(UNIT_SRC))
 
-.PHONY: FORCE all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man
+.PHONY: FORCE all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man \
+	fuzz fuzz-build
 
 all: $(GWB)
 
@@ -169,6 +170,38 @@ sanitize:
 
 valgrind: all unit-tests
 	@GWB=$(GWB) UNIT_DIR=$(OBJDIR)/tests GWB_VALGRIND=1 GWB_SKIP_REPL=1 tests/run
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c) against the library built by clang with ASan and
+# UBSan (CPU only); `make fuzz` runs each for FUZZ_SECONDS from a seed corpus in build/fuzz.
+# A crash leaves build/fuzz/<target>-crash-* (reproduce: build/fuzz/fuzz_<target> <file>).
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?= csv mm gwbd gwbf gwbs gwbm
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_CFLAGS := -std=c11 -g -O1 -pthread -fno-strict-aliasing -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all $(LUA_CFLAGS) \
+	-DGWB_VERSION='"$(VERSION)"' -DGWB_SRCDIR='"$(CURDIR)"' -Wno-unused-command-line-argument
+FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_DIR)/obj/%.o,$(LIBSRC))
+
+$(FUZZ_DIR)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/obj/commit.o:
+	@mkdir -p $(dir $@)
+	echo 'const char gwb_commit[] = "$(COMMIT)";' | $(FUZZ_CC) -x c -c -o $@ -
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/patch.h tests/fuzz/fixup.h $(FUZZ_OBJ) \
+		$(FUZZ_DIR)/obj/commit.o
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -Itests/fuzz -o $@ $< $(FUZZ_OBJ) \
+		$(FUZZ_DIR)/obj/commit.o $(LDLIBS)
+
+fuzz-build: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
+
+fuzz:
+	@scripts/install-deps fuzz
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_DIR=$(FUZZ_DIR) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run $(FUZZ_TARGETS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gwb/lua/gwb \

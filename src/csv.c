@@ -768,6 +768,10 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 			size_t shift;
 			if (rows >= 2 && r->len >= r->block)
 				break;
+			if (gwb_intr_pending()) {   /* a record longer than the buffer grows it */
+				st = gwb_error(GWB_EINTR, "%s: loading interrupted", r->path);
+				goto out;
+			}
 			if ((st = refill(r, r->pos, &shift)))
 				goto out;
 			cur -= shift;
@@ -2206,6 +2210,10 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 		if (t == TOK_ERR)
 			goto out;
 		if (t == TOK_MORE) {
+			if (gwb_intr_pending()) {
+				st = gwb_error(GWB_EINTR, "%s: loading interrupted in the header", path);
+				goto out;
+			}
 			if ((st = refill(&r, r.pos, &shift)))
 				goto out;
 			continue;

@@ -233,6 +233,54 @@ int gwb_dataset_find(const gwb_dataset *d, const char *name)
 	return -1;
 }
 
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+gwb_status gwb_dataset_find_many(const gwb_dataset *d, const char *const *names, int n, int *out)
+{
+	size_t nslot = 16, k;
+	int32_t *slot;   /* feature + 1, 0 = empty */
+	int i, j;
+
+	if ((size_t)n * (size_t)d->features <= 65536 || !d->names) {
+		for (i = 0; i < n; i++)
+			if (names[i])
+				out[i] = gwb_dataset_find(d, names[i]);
+		return GWB_OK;
+	}
+	while (nslot < 2 * (size_t)d->features)
+		nslot *= 2;
+	if (!(slot = calloc(nslot, sizeof(*slot))))
+		return gwb_error(GWB_ENOMEM, "dataset: out of memory indexing %d names", d->features);
+	for (j = 0; j < d->features; j++) {
+		if (!d->names[j])
+			continue;
+		for (k = name_hash(d->names[j]) & (nslot - 1); slot[k]; k = (k + 1) & (nslot - 1))
+			if (!strcmp(d->names[slot[k] - 1], d->names[j]))
+				break;
+		if (!slot[k])
+			slot[k] = j + 1;   /* the first column of a name wins, as in gwb_dataset_find */
+	}
+	for (i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		out[i] = -1;
+		for (k = name_hash(names[i]) & (nslot - 1); slot[k]; k = (k + 1) & (nslot - 1))
+			if (!strcmp(d->names[slot[k] - 1], names[i])) {
+				out[i] = slot[k] - 1;
+				break;
+			}
+	}
+	free(slot);
+	return GWB_OK;
+}
+
 size_t gwb_dataset_bytes(const gwb_dataset *d)
 {
 	size_t b = sizeof(*d);

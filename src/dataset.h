@@ -57,6 +57,9 @@ gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_
 
 /* 0-based index of the feature called name, or -1. */
 int gwb_dataset_find(const gwb_dataset *d, const char *name);
+/* out[k] = gwb_dataset_find(d, names[k]) for k < n (names[k] NULL: out[k] untouched), in time
+ * linear in n + features (a hash of the names when both are large). */
+gwb_status gwb_dataset_find_many(const gwb_dataset *d, const char *const *names, int n, int *out);
 
 /* Bytes the dataset holds on the host (features, target, names, dictionaries). */
 size_t gwb_dataset_bytes(const gwb_dataset *d);

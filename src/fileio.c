@@ -204,6 +204,9 @@ gwb_status gwb_afile_open(gwb_afile *a, const char *path, const char *what)
 		goto out_free;
 	}
 	mode = exists ? st.st_mode & 07777 : 0666 & ~current_umask();
+	if (exists && fchown(a->fd, st.st_uid, st.st_gid)) {
+		/* keep the owner where we may (root, or a group of ours); else the file is ours */
+	}
 	if (fchmod(a->fd, mode)) {
 		rc = gwb_error(GWB_EIO, "%s: %s: %s", what, a->tmp, strerror(errno));
 		goto out_unlink;

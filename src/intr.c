@@ -215,6 +215,26 @@ void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx)
 
 /* --- a blocking call on a worker that can be abandoned ------------------------------------ */
 
+/* Abandoned workers still running. exit() would run the libraries' destructors under them
+ * (OpenBLAS frees its buffers: the worker then faults, and buffered output is lost), so while
+ * any runs, the process leaves at the first exit handler: stdio flushed, then _exit. */
+static atomic_int live_abandoned;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void leave_now(int status, void *arg)
+{
+	(void)arg;
+	if (atomic_load(&live_abandoned) > 0) {
+		fflush(NULL);
+		_exit(status);
+	}
+}
+
+static void register_leave(void)
+{
+	on_exit(leave_now, NULL);
+}
+
 struct worker_job {
 	gwb_status (*fn)(void *);
 	void (*release)(void *);
@@ -226,13 +246,6 @@ struct worker_job {
 	gwb_status rc;
 	char msg[1024];
 };
-
-static atomic_int abandoned_running;
-
-int gwb_abandoned_workers(void)
-{
-	return atomic_load(&abandoned_running);
-}
 
 static void *worker_main(void *p)
 {
@@ -253,7 +266,7 @@ static void *worker_main(void *p)
 		pthread_mutex_destroy(&j->mu);
 		pthread_cond_destroy(&j->cv);
 		free(j);
-		atomic_fetch_sub(&abandoned_running, 1);
+		atomic_fetch_sub(&live_abandoned, 1);
 	}
 	return NULL;
 }
@@ -302,8 +315,11 @@ gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
 		if (j->finished)
 			break;
 		if (gwb_intr_pending()) {
+			/* registered at the first abandon, so it runs before the exit handlers and
+			 * destructors of everything loaded before */
+			pthread_once(&exit_once, register_leave);
+			atomic_fetch_add(&live_abandoned, 1);
 			j->abandoned = left = true;
-			atomic_fetch_add(&abandoned_running, 1);   /* under mu: before the worker can see it */
 			break;
 		}
 		if (label) {

@@ -71,11 +71,6 @@ void gwb_progress_stderr_sink(const gwb_progress *p, void *ctx);
 gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
 				 void (*release)(void *arg), void *arg, bool *abandoned);
 
-/* Abandoned workers still running. The front end exits with _exit() while there are any: the
- * libraries' destructors (OpenBLAS joins and frees its thread pool) would race the call
- * still running in them (a hang or a crash at exit). */
-int gwb_abandoned_workers(void);
-
 /* The cores this process may run on (sched_getaffinity: taskset and containers limit it),
  * 1..1024: the default thread count of every parallel operation. */
 int gwb_cpu_count(void);

@@ -1400,6 +1400,7 @@ static int m_column(lua_State *L)
 static int m_select(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char **names;
 	int n, k, *cols;
 	dsbox *b;
 
@@ -1408,13 +1409,22 @@ static int m_select(lua_State *L)
 	if (n < 1)
 		return luaL_argerror(L, 2, "a non-empty list of column names or indices");
 	cols = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);
+	/* names found all at once (linear in names + features); the table keeps them alive */
+	names = lua_newuserdatauv(L, sizeof(char *) * (size_t)n, 0);
 	for (k = 0; k < n; k++) {
-		lua_rawgeti(L, 2, k + 1);
-		cols[k] = col_arg(L, d, lua_gettop(L), "select");
+		names[k] = lua_rawgeti(L, 2, k + 1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+		lua_pop(L, 1);
+	}
+	gwb_lua_check(L, gwb_dataset_find_many(d, names, n, cols));
+	for (k = 0; k < n; k++) {
+		if (!names[k] || cols[k] < 0) {
+			lua_rawgeti(L, 2, k + 1);
+			cols[k] = col_arg(L, d, lua_gettop(L), "select");
+			lua_pop(L, 1);
+		}
 		if (cols[k] < 0)
 			return luaL_error(L, "select: \"%s\" is the target; select chooses features",
 					  d->target);
-		lua_pop(L, 1);
 	}
 	b = newbox(L);
 	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &b->d));
@@ -1965,7 +1975,8 @@ static const gwb_reg funcs[] = {
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
-	 "threads (a large file of plain numbers is parsed by all CPUs; threads = n sets it).\n"
+	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
+	 "  values included, with the same result; threads = n sets it).\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,
 	 "data.save(d, path) -> d\n"
@@ -2014,7 +2025,7 @@ static int m_to(lua_State *L)
 
 static int m_close(lua_State *L)
 {
-	luaL_checkudata(L, 1, DATASET_MT);
+	gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
 	return ds_release(L);
 }
 

@@ -656,6 +656,33 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 	return clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
 }
 
+/* The Dataset at idx with its columns in the forest's feature order (matched by name, see
+ * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
+static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
+				const char **note)
+{
+	bool pos;
+	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
+
+	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
+		    : NULL;
+	return d;
+}
+
+/* Return the result on top, with the note (if any) as t.note when it is a table and as a
+ * second result. */
+static int push_note(lua_State *L, const char *note)
+{
+	if (!note)
+		return 1;
+	if (lua_istable(L, -1)) {
+		lua_pushstring(L, note);
+		lua_setfield(L, -2, "note");
+	}
+	lua_pushstring(L, note);
+	return 2;
+}
+
 #ifdef GWB_HAVE_CUDA
 /* ---- Predictions: a GPU prediction kept on the device until read ------------------------------
  * f:predict / f:predict_proba on the GPU return one instead of a table. It reads as the table
@@ -664,12 +691,16 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 
 typedef struct pbox {
 	gwb_rf_gpu_pred *p;
-	bool codes;  /* labels as class numbers */
+	bool codes;        /* labels as class numbers */
+	const char *note;  /* how the columns were matched (a static string), or NULL */
 } pbox;
 
 static int pred_release(lua_State *L)
 {
-	pbox *b = luaL_checkudata(L, 1, PRED_MT);
+	pbox *b = gwb_lua_toudata(L, 1, PRED_MT);   /* (another type's value: nothing to free) */
+
+	if (!b)
+		return 0;
 	gwb_rf_gpu_pred_free(b->p);
 	b->p = NULL;
 	return 0;
@@ -677,7 +708,7 @@ static int pred_release(lua_State *L)
 
 static pbox *checkpred(lua_State *L, int idx)
 {
-	pbox *b = luaL_checkudata(L, idx, PRED_MT);
+	pbox *b = gwb_lua_checkudata(L, idx, PRED_MT, PRED_MT);
 	if (!b->p)
 		luaL_error(L, "Predictions: closed");
 	return b;
@@ -721,7 +752,7 @@ static void push_pred_timing(lua_State *L, const gwb_rf_gpu_pred *p)
 	SETN("total_ms", p->stats.total_ms);
 	SETN("kernel_ms", p->stats.kernel_ms);
 	SETN("transfer_ms", p->stats.transfer_ms);
-	SETN("host_ms", p->stats.total_ms - p->stats.kernel_ms - p->stats.transfer_ms);
+	SETN("host_ms", fmax(0, p->stats.total_ms - p->stats.kernel_ms - p->stats.transfer_ms));
 	SETN("read_ms", p->read_ms);
 }
 
@@ -750,6 +781,13 @@ static int pred_index(lua_State *L)
 		}
 		if (!strcmp(k, "timing")) {
 			push_pred_timing(L, b->p);
+			return 1;
+		}
+		if (!strcmp(k, "note")) {
+			if (b->note)
+				lua_pushstring(L, b->note);
+			else
+				lua_pushnil(L);
 			return 1;
 		}
 	}
@@ -801,7 +839,7 @@ static int pred_totable(lua_State *L)
 
 static int pred_tostring(lua_State *L)
 {
-	pbox *b = luaL_checkudata(L, 1, PRED_MT);
+	pbox *b = gwb_lua_checkudata(L, 1, PRED_MT, PRED_MT);
 	const char *what;
 
 	if (!b->p) {
@@ -829,7 +867,8 @@ static const gwb_reg pred_methods[] = {
 
 /* Predict on the GPU when that is where the work goes; pushes a Predictions object and
  * returns true, else pushes nothing and returns false (the caller uses the CPU). */
-static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out what, bool codes)
+static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out what, bool codes,
+			const char *note)
 {
 	bool use = false;
 	pbox *b;
@@ -840,10 +879,9 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 	gwb_lua_check(L, gwb_rf_predict_wants_gpu(f, d, &use));
 	if (!use)
 		return false;
-	b = lua_newuserdatauv(L, sizeof(pbox), 1);  /* empty first: __gc is always safe */
-	memset(b, 0, sizeof(*b));
-	luaL_setmetatable(L, PRED_MT);
+	b = gwb_lua_newudata(L, sizeof(pbox), 1, PRED_MT);  /* empty first: __gc is always safe */
 	b->codes = codes;
+	b->note = note;
 	st = gwb_rf_predict_gpu_keep(f, d, what, &b->p);
 	if ((st == GWB_EINVAL || st == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  /* a forest or data the GPU path does not take: the CPU does */
@@ -862,28 +900,6 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 }
 #endif
 
-/* The Dataset at idx with its columns in the forest's feature order (matched by name, see
- * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
-static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
-				const char **note)
-{
-	bool pos;
-	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
-
-	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
-		    : NULL;
-	return d;
-}
-
-/* Set t.note (the table on top) when there is one. */
-static void set_note(lua_State *L, const char *note)
-{
-	if (note) {
-		lua_pushstring(L, note);
-		lua_setfield(L, -2, "note");
-	}
-}
-
 static int m_predict(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
@@ -899,8 +915,8 @@ static int m_predict(lua_State *L)
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
-	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes))
-		return 1;
+	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes, note))
+		return push_note(L, note);
 #endif
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		int32_t *lab = lua_newuserdatauv(L, sizeof(int32_t) * (d->rows + 1), 0);
@@ -922,8 +938,7 @@ static int m_predict(lua_State *L)
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
-	set_note(L, note);
-	return 1;
+	return push_note(L, note);
 }
 
 static int m_oob_predict(lua_State *L)
@@ -976,8 +991,8 @@ static int m_predict_proba(lua_State *L)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
-	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false))
-		return 1;
+	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false, note))
+		return push_note(L, note);
 #endif
 	pr = lua_newuserdatauv(L, sizeof(float) * (d->rows * (size_t)f->classes + 1), 0);
 	gwb_lua_check(L, gwb_forest_predict_proba(f, d, threads_opt(L, 3, "predict_proba"), pr));
@@ -992,8 +1007,7 @@ static int m_predict_proba(lua_State *L)
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
-	set_note(L, note);
-	return 1;
+	return push_note(L, note);
 }
 
 static int m_score(lua_State *L)
@@ -1293,19 +1307,12 @@ static const gwb_reg funcs[] = {
 	 "  min_impurity_decrease (0), bootstrap (true), criterion (\"gini\" | \"entropy\" |\n"
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
 	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\" |\n"
-	 "  \"hybrid\": the GPU and threads - 1 CPU workers grow trees of one forest at once from\n"
-	 "  one queue, the same forest either alone grows; f.timing.hybrid says who grew what;\n"
-	 "  without a GPU it trains on the CPU and says so, unless require_gpu = true;\n"
-	 "  hybrid_front = \"cpu\" puts a second CPU pool where the GPU would be, to test it),\n"
+	 "  \"hybrid\": GPU and CPU workers grow one forest together, f.timing.hybrid; with\n"
+	 "  require_gpu = true an error without a GPU; hybrid_front = \"cpu\" tests it),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
 	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
-	 "  subtract (true; GPU: when every node draws all features, max_features = \"all\" or\n"
-	 "  the regression default, the larger of two sibling nodes gets its histogram as\n"
-	 "  parent - smaller sibling instead of from its rows, for nodes of enough rows (about\n"
-	 "  3 x bins x channels x element bytes / 32), where the level's kept histograms fit in\n"
-	 "  a quarter of free GPU memory; the same trees as false bit for bit with integer\n"
-	 "  counts (unweighted classification), up to rounding otherwise (weights,\n"
-	 "  regression); false builds every one and needs less GPU memory; no effect on CPU),\n"
+	 "  subtract (true; GPU: a sibling's histogram as parent - sibling where every node\n"
+	 "  draws all features: the same trees; false needs less GPU memory; man gwb),\n"
 	 "  oob (true: the out-of-bag score f.oob and f:oob_predict(); on the GPU backend\n"
 	 "  computed on the device; false skips it).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
@@ -1332,10 +1339,10 @@ static const gwb_reg methods[] = {
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
 	 "regression values. d's columns are matched to the forest's features by name (any\n"
 	 "order; missing or unexpected ones are an error that names them); data without names\n"
-	 "(header = false) by position, and then p.note says so. Large work (and every\n"
-	 "GPU-resident d, see d:to) runs on the GPU and returns a Predictions object that\n"
-	 "reads like the array (p[i], #p, ipairs; p:totable() for a table, p.timing) and\n"
-	 "stays on the device until the first read copies it back.\n"
+	 "(header = false) by position, and then a second result (and p.note) says so. Large\n"
+	 "work (and every GPU-resident d, see d:to) runs on the GPU and returns a Predictions\n"
+	 "object that reads like the array (p[i], #p, ipairs; p:totable() for a table,\n"
+	 "p.timing) and stays on the device until the first read copies it back.\n"
 	 "Example: p = f:predict(test); print(p[1])"},
 	{"oob_predict", m_oob_predict,
 	 "f:oob_predict([{codes = false}]) -> array\n"

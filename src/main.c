@@ -177,17 +177,6 @@ static void run_rc(lua_State *L)
 	run_chunk(L, luaL_loadfile(L, path));
 }
 
-/* The exit status, or _exit(code) at once while an abandoned LAPACK call still runs on a
- * worker (intr.h): the libraries' destructors would race it. */
-static int leave(int code)
-{
-	if (gwb_abandoned_workers() > 0) {
-		fflush(NULL);
-		_exit(code);
-	}
-	return code;
-}
-
 int main(int argc, char **argv)
 {
 	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0, command = 0;
@@ -321,13 +310,13 @@ int main(int argc, char **argv)
 			gwb_repl_report(L, progname);
 		gwb_panel_shutdown();
 		lua_close(L);
-		return leave(rc);
+		return rc;
 	}
 	if (command) {
 		int rc = gwb_cli_run(L, argc - command, argv + command);
 		gwb_panel_shutdown();
 		lua_close(L);
-		return leave(rc);
+		return rc;
 	}
 	if (script) {
 		status = run_script(L, stdin_script ? "-" : argv[script], argv + script + 1,
@@ -342,5 +331,5 @@ int main(int argc, char **argv)
 out:
 	gwb_panel_shutdown();  /* before the Lua state goes: restore the terminal, replay output */
 	lua_close(L);
-	return leave(status == LUA_OK ? 0 : 1);
+	return status == LUA_OK ? 0 : 1;
 }

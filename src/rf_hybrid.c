@@ -299,6 +299,8 @@ out_join:
 		f->timing.kernel_ms = fr.f->timing.kernel_ms;
 		f->timing.transfer_ms = fr.f->timing.transfer_ms;
 		f->timing.grow_ms = (gwb_now() - t0) * 1e3;
+		if (front == 0)   /* the CPU grew every tree (small work: the GPU was still starting) */
+			f->backend = GWB_BACKEND_CPU;
 	}
 out_progress:
 	if (p->progress)

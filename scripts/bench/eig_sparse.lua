@@ -191,3 +191,68 @@ if #spmv > 0 then
       cell("ours_rows"), cell("cusparse_rows")))
   end
 end
+
+-- ---------------------------------------------------------------- issue 20: the CPU at 2 threads
+-- The 10 largest pairs of a random symmetric 100k matrix with 1M nonzeros (goal: gwb <= ARPACK
+-- at the same tolerance) and the Laplacian 317^2 at both ends, gwb (auto and lanczos) beside
+-- scipy's ARPACK eigsh and PRIMME (tol = 1e-10, residual criterion), all at 2 threads: run it
+-- as GWB_THREADS=2 build/gwb scripts/bench/eig_sparse.lua (the peers get OMP/OPENBLAS = 2).
+-- GWB_SPARSE_BENCH_CPU=0 skips it; GWB_SPARSE_BENCH_CPU_LIMIT caps each peer run (s, 120).
+if os.getenv("GWB_SPARSE_BENCH_CPU") ~= "0" then
+  local lim = tonumber(os.getenv("GWB_SPARSE_BENCH_CPU_LIMIT") or "") or 120
+  local thr = os.getenv("GWB_THREADS")
+  print()
+  print(("issue 20, CPU: gwb threads %s (GWB_THREADS%s)"):format(thr or "all CPUs",
+    thr == "2" and "" or "; set GWB_THREADS=2 for the 2-thread comparison"))
+  local quick = os.getenv("GWB_BENCH_QUICK") == "1"   -- small sizes, for a smoke run
+  local cpu_cases = {
+    { name = quick and "rs20k" or "rs100k1m", ends = { "largest" }, make = function()
+      return quick and mat.randsym(20000, { density = 5e-4, seed = 1 }) or mat.randsym(100000, { density = 1e-4, seed = 1 }) end },
+    { name = quick and "lap60" or "lap317", ends = { "smallest", "largest" }, make = function()
+      return mat.laplacian2d(quick and 60 or 317, { sparse = true }) end },
+  }
+  local out_rows, args = {}, {}
+  for _, c in ipairs(cpu_cases) do
+    collectgarbage()
+    local A = c.make()
+    local path = ("%s/gwb-bench-cpu-%s.gwbs"):format(tmp, c.name)
+    A:save(path)
+    for _, which in ipairs(c.ends) do
+      for _, m in ipairs { "auto", "lanczos" } do
+        local e = eig.solve(A, { k = K, which = which, method = m, backend = "cpu" })
+        out_rows[#out_rows + 1] = { case = c.name, which = which, m = m, s = e.timing.total_ms / 1000,
+          res = e.max_residual, conv = e.converged, method = e.method, note = e.note }
+      end
+      args[#args + 1] = ("%s=%s,%s,0,%g,1e-10,%g"):format(c.name, path, which, lim, lim)
+    end
+    A:close()
+  end
+  local peers2 = {}
+  if os.getenv("GWB_SPARSE_BENCH_PEERS") ~= "0" then
+    local cmd = ("OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 %s %s/eig_sparse_peers.py %d %s 2>&1"):format(
+      python, here, K, table.concat(args, " "))
+    local p = io.popen(cmd)
+    for line in p:read("a"):gmatch("[^\n]+") do
+      local rec = {}
+      for k, v in line:gmatch("([%w_]+)=(%S+)") do rec[k] = v end
+      if rec.case and rec.peer then peers2[rec.case .. "/" .. rec.which .. "/" .. rec.peer] = rec end
+    end
+    p:close()
+  end
+  for _, c in ipairs(cpu_cases) do os.remove(("%s/gwb-bench-cpu-%s.gwbs"):format(tmp, c.name)) end
+  print(("%-9s %-8s %-8s %-24s %-22s %-22s %s"):format("case", "end", "method", "gwb s (residual)",
+    "ARPACK s (ratio)", "PRIMME s (ratio)", "ran"))
+  for _, r in ipairs(out_rows) do
+    local function cell(name)
+      local p = peers2[r.case .. "/" .. r.which .. "/" .. name]
+      if not p then return "n/a" end
+      if p.status ~= "ok" then return p.status .. (p.s and (" " .. p.s) or "") end
+      return ("%s (%.2f)"):format(p.s, tonumber(p.s) / r.s)
+    end
+    print(("%-9s %-8s %-8s %-24s %-22s %-22s %s"):format(r.case, r.which, r.m,
+      ("%.3f (%.1e)%s"):format(r.s, r.res, r.conv and "" or " not converged"), cell("scipy"),
+      cell("primme"), r.method))
+  end
+  print("  ratio = peer time / gwb time (> 1: gwb faster); goal: rs100k1m largest, ratio vs ARPACK >= 1")
+  for _, r in ipairs(out_rows) do print(("  %s %s %s: %s"):format(r.case, r.which, r.m, r.note)) end
+end

@@ -9,8 +9,9 @@ with the seconds it was given. Times are wall clock including the device synchro
 matrix already resident (cupy) or in memory (scipy). Residuals: max ||A x - l x|| / ||A||_2
 with ||A||_2 from the extreme values found (or a power iteration).
 
-Arguments: k, then case=path,which,limit_cupy,limit_scipy ... (which: smallest, largest, or
-svd for the k largest singular triplets by svds). Prints one line per run:
+Arguments: k, then case=path,which,limit_cupy,limit_scipy[,tol[,limit_primme]] ... (which:
+smallest, largest, or svd for the k largest singular triplets by svds; tol: eigsh's tol, 0 =
+machine precision; limit_primme > 0 also runs PRIMME's eigsh with tol, 1e-10 when 0). Prints one line per run:
 case=... which=... peer=... s=... residual=... status=ok|limit|unavailable|error."""
 import signal
 import sys
@@ -69,8 +70,12 @@ def main():
     cases = []
     for a in sys.argv[2:]:
         name, rest = a.split("=", 1)
-        path, which, lc, ls = rest.split(",")
-        cases.append((name, path, which, float(lc), float(ls)))
+        parts = rest.split(",")
+        path, which, lc, ls = parts[:4]
+        # optional: the tolerance (0 = machine precision) and PRIMME's limit (0 = skip)
+        tol = float(parts[4]) if len(parts) > 4 else 0.0
+        lp = float(parts[5]) if len(parts) > 5 else 0.0
+        cases.append((name, path, which, float(lc), float(ls), tol, lp))
     try:
         import scipy
         import scipy.sparse as sp
@@ -89,7 +94,7 @@ def main():
     say(info="versions", numpy=np.__version__, scipy=(scipy.__version__ if sp else "none"),
         cupy=(cp.__version__ if cp else "none"))
     loaded = {}
-    for name, path, which, lim_cupy, lim_scipy in cases:
+    for name, path, which, lim_cupy, lim_scipy, tol, lim_primme in cases:
         if path not in loaded:
             rows, cols, rp, ci, val = load_gwbs(path)
             loaded.clear()
@@ -141,7 +146,7 @@ def main():
         else:
             try:
                 t0 = time.perf_counter()
-                vals, vecs = limited(lambda: spla.eigsh(A, k=k, which=w, tol=0), lim_scipy)
+                vals, vecs = limited(lambda: spla.eigsh(A, k=k, which=w, tol=tol), lim_scipy)
                 t = time.perf_counter() - t0
                 R = A @ vecs - vecs * vals[None, :]
                 res = np.linalg.norm(R, axis=0) / np.linalg.norm(vecs, axis=0)
@@ -152,6 +157,28 @@ def main():
                 say(case=name, which=which, peer="scipy", s=f">{lim_scipy:g}", status="limit")
             except Exception as e:  # noqa: BLE001
                 say(case=name, which=which, peer="scipy", status="error", reason=type(e).__name__)
+        # PRIMME (residual <= tol ||A||, gwb's criterion), when asked for and installed
+        if lim_primme > 0:
+            try:
+                import primme
+            except Exception as e:  # noqa: BLE001
+                say(case=name, which=which, peer="primme", status="unavailable",
+                    reason=f"primme_not_importable_({type(e).__name__})")
+                continue
+            try:
+                t0 = time.perf_counter()
+                vals, vecs = limited(lambda: primme.eigsh(A, k=k, which=w, tol=tol or 1e-10),
+                                     lim_primme)
+                t = time.perf_counter() - t0
+                R = A @ vecs - vecs * vals[None, :]
+                res = np.linalg.norm(R, axis=0) / np.linalg.norm(vecs, axis=0)
+                normA = float(abs(power_norm(A, np)))
+                say(case=name, which=which, peer="primme", s=f"{t:.3f}",
+                    residual=f"{res.max() / normA:.1e}", status="ok")
+            except Limit:
+                say(case=name, which=which, peer="primme", s=f">{lim_primme:g}", status="limit")
+            except Exception as e:  # noqa: BLE001
+                say(case=name, which=which, peer="primme", status="error", reason=type(e).__name__)
 
 
 def svd_peers(name, A, k, lim_cupy, lim_scipy, sp, spla, cp, csp, cspla, sp_why, cp_why):

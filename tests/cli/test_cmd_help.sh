@@ -15,7 +15,8 @@ grep -q "unknown command 'rf frob'" "$T/err" || die "unknown subcommand message"
 mkdir -p "$T/s" && echo 'print("script ran")' >"$T/s/info"
 (cd "$T/s" && "$GWB" -- info) | grep -q 'script ran' || die "-- info runs a script"
 # the man page describes every command gwb lists
-if command -v man >/dev/null && man -l man/gwb.1 >/dev/null 2>&1; then
+if command -v man >/dev/null &&
+	LC_ALL=C.UTF-8 MANWIDTH=80 man -E UTF-8 -l man/gwb.1 2>/dev/null | grep -q 'SYNOPSIS'; then
 	page=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -E UTF-8 -l man/gwb.1 2>/dev/null)
 	"$GWB" help | sed -n 's/^  gwb \([a-z]*\( [a-z]*\)\?\)  .*/\1/p' | sed 's/ *$//' | while read -r c; do
 		printf '%s\n' "$page" | grep -q "^ *gwb $c\b" || die "man page lacks 'gwb $c'"

@@ -9,10 +9,11 @@ local what = arg[1]
 local A = what:match("^batch") and nil or mat.randn(2500, {sym = true})
 local B = what == "svd" and mat.randn(3000, 2500) or nil
 local call = {
-  dsyevd = function() return eig.solve(A) end,
-  dsyevr = function() return eig.solve(A, {k = 1000, which = "both", method = "syevr"}) end,
-  mixed = function() return eig.solve(A, {method = "mixed"}) end,
-  svd = function() return eig.svd(B) end,
+  -- backend = "cpu": these are the LAPACK drivers (on a GPU machine "auto" would pick cuSOLVER)
+  dsyevd = function() return eig.solve(A, {backend = "cpu"}) end,
+  dsyevr = function() return eig.solve(A, {k = 1000, which = "both", method = "syevr", backend = "cpu"}) end,
+  mixed = function() return eig.solve(A, {method = "mixed", backend = "cpu"}) end,
+  svd = function() return eig.svd(B, {backend = "cpu"}) end,
   batch = function() return mat.batch(4, 3000, {spectrum = "uniform"}) end,
   batch_many = function() return mat.batch(3000, 200, {spectrum = "uniform"}) end,
 }

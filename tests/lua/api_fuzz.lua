@@ -20,9 +20,15 @@ local SKIP = {
   ["gwb.bench"] = "calls its function argument a given number of times: unbounded by design",
   ["gwb.helpall"] = "prints every help entry (help() is fuzzed; this only costs time)",
   ["teach.transpose"] = "a lesson: times a 4096 x 4096 transpose 5 times by default (4 s a call)",
-  ["gpu.bandwidth"] = "a benchmark: copies buffers of sizes it picks (seconds on a GPU)",
-  ["gpu.reset"] = "resets the device under every other test of the process",
 }
+-- The measured lessons run their measurements for seconds by design; their options and
+-- Ctrl-C are tested in tests/lua/test_teach.lua.
+for _, k in ipairs { "atomics", "banks", "coalescing", "divergence", "histogram", "launch",
+  "measure", "memory" } do
+  SKIP["teach." .. k] = "a measured lesson: runs for seconds by design (tests/lua/test_teach.lua)"
+end
+SKIP["gpu.bandwidth"] = "a benchmark: copies buffers of sizes it picks (seconds on a GPU)"
+SKIP["gpu.reset"] = "resets the device under every other test of the process"
 
 -- --- adversarial values ------------------------------------------------------------------
 

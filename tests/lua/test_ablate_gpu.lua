@@ -46,7 +46,7 @@ end)
 test("gpu.kernels() shows declared bytes for every launch", function()
   T.need_gpu()
   gpu.reset()
-  local d = data.synth { kind = "classification", rows = 20000, features = 8, classes = 3, seed = 1 }
+  local d = data.synth { kind = "classification", rows = 20000, features = 8, classes = 3, informative = 6, seed = 1 }
   rf.train(d, { trees = 4, backend = "gpu", progress = false, max_features = "all" })
   local ks = gpu.kernels()
   ok(#ks > 5, "the trainer launched kernels")
@@ -130,7 +130,7 @@ test("GPU switches reach their code paths and keep the results", function()
     eq(x.measured, true, x.switch)
     ok(x.agree, x.switch .. ": " .. tostring(x.check))
   end
-  local d = data.synth { kind = "classification", rows = 50000, features = 16, classes = 3, seed = 4 }
+  local d = data.synth { kind = "classification", rows = 50000, features = 16, classes = 3, informative = 6, seed = 4 }
   local f = rf.train(d, { trees = 8, backend = "gpu", progress = false, max_features = "all", seed = 5 })
   local r2 = gwb.ablate(function()
     return rf.train(d, { trees = 8, backend = "gpu", progress = false, max_features = "all", seed = 5 })
@@ -140,13 +140,24 @@ test("GPU switches reach their code paths and keep the results", function()
     ok(x.agree, x.switch .. ": " .. tostring(x.check))
   end
   -- prediction goes to the GPU for large work (GWB_RF_GPU_PREDICT_MIN_BYTES) or --backend gpu
-  local big = data.synth { kind = "classification", rows = 1 << 20, features = 16, classes = 3, seed = 6 }
+  local big = data.synth { kind = "classification", rows = 1 << 20, features = 16, classes = 3, informative = 6, seed = 6 }
   local fb = rf.train(big, { trees = 64, depth = 8, backend = "gpu", progress = false, seed = 5 })
   local r3 = gwb.ablate(function() return fb:predict(big, { codes = true }) end,
     { switches = { "rf.predict_vote" }, runs = 1, print = false, log = false })
   eq(r3.rows[1].measured, true, "rf.predict_vote reached: " .. tostring(r3.rows[1].why))
   ok(r3.rows[1].agree, "rf.predict_vote: " .. tostring(r3.rows[1].check))
   ok(f, "a forest")
+  -- the staged copies: d:to("gpu") uploads through buffer.c's pinned ring
+  local r5 = gwb.ablate(function()
+    big:to("gpu")
+    local p = fb:predict(big, { codes = true })
+    big:to("cpu")
+    return p
+  end, { switches = { "copy.pinned", "copy.streamed" }, runs = 1, print = false, log = false })
+  for _, x in ipairs(r5.rows) do
+    eq(x.measured, true, x.switch .. " reached: " .. tostring(x.why))
+    ok(x.agree, x.switch .. ": " .. tostring(x.check))
+  end
   local A = mat.laplacian2d(200, { sparse = true })
   local r4 = gwb.ablate(function() return eig.solve(A, { k = 6, which = "smallest", backend = "gpu" }) end,
     { switches = { "spmv.ours", "eig.rowmajor", "eig.chebyshev" }, runs = 1, print = false, log = false })

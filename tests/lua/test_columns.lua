@@ -68,8 +68,10 @@ T.test("a Dataset without names is matched by position with the same count, and 
   local s, note = f:score(nh)
   T.eq(s, f:score(iris))
   T.ok(note and note:find("matched by position", 1, true), tostring(note))
-  local p = f:predict(nh)
+  local p, pnote = f:predict(nh)
   T.ok(p.note and p.note:find("by position", 1, true))
+  T.eq(pnote, p.note, "the note is the second result too")
+  T.eq(select("#", f:predict(iris)), 1, "no note when matched by name")
   T.eq(p[1], f:predict(iris)[1])
   T.ok(f:predict_proba(nh).note)
   -- a different count cannot be matched

@@ -109,7 +109,7 @@ T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row
     {data.load("datasets/iris.csv"), {trees = 20, seed = 2}},
     {data.load("datasets/digits.csv", {target = "digit"}), {trees = light and 5 or 20, depth = 10}},
     {data.synth{kind = "classification", rows = light and 5000 or 20000, features = 20,
-                classes = 3, seed = 4}, {trees = 12, depth = 10}},
+                informative = 4, classes = 3, seed = 4}, {trees = 12, depth = 10}},
   }
   -- (regression forests agree with the CPU's only up to rounding, so their OOB is checked
   -- against the CPU's OOB of the same GPU forest in tests/unit/test_rf_gpu.c, test_gpu_oob)
@@ -136,7 +136,7 @@ end)
 T.test("GPU-resident Dataset: d:to, d.device, used in place, freed by to(cpu) and close", function()
   T.need_gpu()
   local d = data.synth{kind = "classification", rows = light and 4000 or 30000, features = 12,
-                       classes = 3, seed = 6}
+                       informative = 4, classes = 3, seed = 6}
   local o = {trees = 8, depth = 8, seed = 3, backend = "gpu"}
   local host = rf.train(d, o)
   local function held()

@@ -69,18 +69,18 @@ test("unknown switch names list the known ones; bad values are named", function(
 end)
 
 test("opts.switches holds for one call, is restored after it and after an error", function()
-  local t = iris:transpose { reps = 1, switches = { ["transpose.tile"] = false } }
+  local t = iris:transpose { backend = "cpu", reps = 1, switches = { ["transpose.tile"] = false } }
   eq(t.kernel, "naive", "transpose.tile off: the naive loop")
   eq(t.verified, true)
-  eq(iris:transpose { reps = 1 }.kernel, "blocked", "the next call has it on again")
+  eq(iris:transpose { backend = "cpu", reps = 1 }.kernel, "blocked", "the next call has it on again")
   eq(gwb.switches("transpose.tile"), true)
   -- an error inside the call (a bad option after the switches were applied) restores them
-  raises(function() iris:transpose { reps = 0, switches = { ["transpose.tile"] = false } } end, "reps")
+  raises(function() iris:transpose { backend = "cpu", reps = 0, switches = { ["transpose.tile"] = false } } end, "reps")
   eq(gwb.switches("transpose.tile"), true)
   -- per call beats global
   local old = gwb.switches { ["transpose.tile"] = false }
-  eq(iris:transpose { reps = 1 }.kernel, "naive", "global off")
-  eq(iris:transpose { reps = 1, switches = { ["transpose.tile"] = true } }.kernel, "blocked",
+  eq(iris:transpose { backend = "cpu", reps = 1 }.kernel, "naive", "global off")
+  eq(iris:transpose { backend = "cpu", reps = 1, switches = { ["transpose.tile"] = true } }.kernel, "blocked",
     "the call's setting wins over the global one")
   gwb.switches(old)
   -- the caller's options table is not changed
@@ -198,7 +198,7 @@ test("gwb.ablate on the CPU: the table, measured rows, not-applicable rows, agre
 end)
 
 test("gwb.ablate flags a result that changes with a switch, and wins over opts.switches", function()
-  local r = gwb.ablate(function() return iris:transpose { reps = 1 }.kernel end,
+  local r = gwb.ablate(function() return iris:transpose { backend = "cpu", reps = 1 }.kernel end,
     { switches = { "transpose.tile" }, runs = 1, print = false, log = false })
   eq(r.ok, false)
   eq(r.rows[1].agree, false)
@@ -206,11 +206,11 @@ test("gwb.ablate flags a result that changes with a switch, and wins over opts.s
   ok(r:table():find("DIFFERS", 1, true), r:table())
   -- fn asking for the switch on in its own call still gets it off while it is ablated
   local r2 = gwb.ablate(function()
-    return iris:transpose { reps = 1, switches = { ["transpose.tile"] = true } }.kernel
+    return iris:transpose { backend = "cpu", reps = 1, switches = { ["transpose.tile"] = true } }.kernel
   end, { switches = { "transpose.tile" }, runs = 1, print = false, log = false })
   eq(r2.rows[1].agree, false, "the ablation's off wins")
   -- a custom check, and the error of fn propagates with the level cleared
-  local r3 = gwb.ablate(function() return iris:transpose { reps = 1 }.kernel end,
+  local r3 = gwb.ablate(function() return iris:transpose { backend = "cpu", reps = 1 }.kernel end,
     { switches = { "transpose.tile" }, runs = 1, print = false, log = false,
       check = function() return true, "custom" end })
   eq(r3.ok, true)

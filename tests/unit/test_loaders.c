@@ -460,6 +460,51 @@ static void test_csv_repeated_names(void **state)
 	}
 }
 
+/* --- column lookup by name ------------------------------------------------------------------ */
+
+static gwb_status find_many_wide(const char *unused)
+{
+	enum { F = 200000 };
+	gwb_dataset *d;
+	const char **q = malloc(F * sizeof(*q));
+	int *out = malloc(F * sizeof(*out)), j;
+	char b[32];
+	gwb_status st;
+	(void)unused;
+
+	if (!q || !out || gwb_dataset_new(1, F, GWB_TASK_REGRESSION, 0, &d))
+		return GWB_ENOMEM;
+	for (j = 0; j < F; j++) {
+		snprintf(b, sizeof(b), "f%d", j == F - 1 ? 7 : j);   /* the last repeats "f7" */
+		d->names[j] = strdup(b);
+	}
+	for (j = 0; j < F; j++) {
+		snprintf(b, sizeof(b), "f%d", F - 1 - j);
+		q[j] = strdup(b);
+	}
+	q[1] = NULL;
+	out[1] = 12345;
+	st = gwb_dataset_find_many(d, q, F, out);
+	/* reversed: query j is feature F-1-j; "f199999" is nobody, "f7" is the first one */
+	if (!st && (out[0] != -1 || out[1] != 12345 || out[2] != F - 3 || out[F - 8] != 7))
+		st = gwb_error(GWB_EINVAL, "wrong answers: %d %d %d %d", out[0], out[1], out[2],
+			       out[F - 8]);
+	gwb_dataset_free(d);
+	return st;
+}
+
+static void test_find_many(void **state)
+{
+	char msg[256];
+	int st;
+	(void)state;
+
+	/* one name at a time is 200,000 x 200,000 comparisons: past the CPU limit */
+	st = in_child(find_many_wide, NULL, 0, 60, msg, sizeof(msg));
+	if (st != GWB_OK)
+		fail_msg("find_many: status %d: %s", st, msg);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -486,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_mm_declared_order),
 		cmocka_unit_test(test_csv_wide_header),
 		cmocka_unit_test(test_csv_repeated_names),
+		cmocka_unit_test(test_find_many),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
