@@ -2,6 +2,7 @@
 -- (the GPU when there is one; the CPU otherwise). `make bench` / gpu-check keep the output:
 -- bench/results holds the H200's. GWB_BENCH_QUICK=1: the lessons at small sizes.
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+gwb.autodraw = false  -- the lessons are printed below; do not draw them as they are made too
 local small = {
   memory = { reps = 1, max_bytes = 8 << 20, touched = 32 << 20, gpu_max_bytes = 256 << 20 },
   coalescing = { reps = 2, bytes = 16 << 20, rows = 1 << 18, gpu_bytes = 64 << 20, gpu_rows = 1 << 20 },
