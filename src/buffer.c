@@ -515,9 +515,11 @@ static gwb_status registered_copy(void *dst, const void *src, size_t bytes,
 	cudaEventRecord(stage.order, 0);
 	cudaStreamWaitEvent(stage.stream, stage.order, 0);
 	xfer_begin(&e0, &e1);
+	/* copy.streamed off (ablation): one piece in flight at a time, as on the staged path */
+	size_t inflight = gwb_switch_on(GWB_SW_COPY_STREAMED) ? 2 : 1;
 	for (off = 0, c = 0; off < bytes; off += PIN_CHUNK, c++) {
 		size_t len = bytes - off < PIN_CHUNK ? bytes - off : PIN_CHUNK;
-		if (c >= 2 && (rc = CUDA_CHECK(cudaEventSynchronize(stage.win[c % 2]))))
+		if (c >= inflight && (rc = CUDA_CHECK(cudaEventSynchronize(stage.win[(c - inflight) % 2]))))
 			break;
 		if (gwb_intr_pending()) {
 			rc = in ? gwb_error(GWB_EINTR, "interrupted during a host-to-device copy (%zu "
