@@ -15,6 +15,7 @@
 #include "eig.h"
 #include "fmt.h"
 #include "intr.h"
+#include "lapack.h"
 #include "lapi.h"
 
 #define EIGEN_T "gwb.Eigen"
@@ -716,13 +717,34 @@ static int pca_transform(lua_State *L)
 	}
 	if (gwb_matrix_new(d->rows, (size_t)k, GWB_F64, GWB_ROW_MAJOR, &S))
 		return gwb_lua_fail(L, GWB_ENOMEM);
-	for (i = 0; i < d->rows; i++)
-		for (c = 0; c < k; c++) {
-			double s = 0;
-			for (j = 0; j < p; j++)
-				s += ((double)d->X[(size_t)j * d->rows + i] - mean[j]) * comp[c * p + j];
-			((double *)S->data)[i * (size_t)k + (size_t)c] = s;
+	{
+		/* S (rows x k, row-major: column-major k x rows) = comp (k x p) times the centred
+		 * block of rows transposed, one DGEMM per block of rows (f64, centred first) */
+		size_t rb = (size_t)1 << 23 / (size_t)p;   /* at most 64 MiB of centred rows */
+		double *xc;
+		if (rb > 4096)
+			rb = 4096;
+		if (rb < 1)
+			rb = 1;
+		if (rb > d->rows)
+			rb = d->rows;
+		if (!(xc = malloc(rb * (size_t)p * sizeof(double)))) {
+			gwb_matrix_free(S);
+			return luaL_error(L, "pca:transform: out of memory for %zu x %d centred rows", rb,
+					  (int)p);
 		}
+		for (i = 0; i < d->rows; i += rb) {
+			size_t nb = d->rows - i < rb ? d->rows - i : rb, r;
+			int m = (int)k, n = (int)nb, kk = (int)p, lda = (int)p, ldb = (int)nb, ldc = (int)k;
+			const double one = 1, zero = 0;
+			for (j = 0; j < p; j++)
+				for (r = 0; r < nb; r++)
+					xc[(size_t)j * nb + r] = (double)d->X[(size_t)j * d->rows + i + r] - mean[j];
+			dgemm_("T", "T", &m, &n, &kk, &one, comp, &lda, xc, &ldb, &zero,
+			       (double *)S->data + i * (size_t)k, &ldc, 1, 1);
+		}
+		free(xc);
+	}
 	gwb_lua_push_matrix(L, S);
 	if (!pos)
 		return 1;
