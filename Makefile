@@ -166,7 +166,7 @@ gpu-check:
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined OPT=-O1 CUDA=0 \
 		all unit-tests
-	@GWB=build/asan/gwb GWB_CUDA=0 UNIT_DIR=build/asan/obj-cpu/tests GWB_SKIP_REPL=1 tests/run
+	@GWB=build/asan/gwb GWB_CUDA=0 GWB_SANITIZE=1 UNIT_DIR=build/asan/obj-cpu/tests GWB_SKIP_REPL=1 tests/run
 
 valgrind: all unit-tests
 	@GWB=$(GWB) UNIT_DIR=$(OBJDIR)/tests GWB_VALGRIND=1 GWB_SKIP_REPL=1 tests/run
