@@ -191,10 +191,15 @@ $(FUZZ_DIR)/obj/commit.o:
 	@mkdir -p $(dir $@)
 	echo 'const char gwb_commit[] = "$(COMMIT)";' | $(FUZZ_CC) -x c -c -o $@ -
 
+# the Lua files' bytecode (src/embed.c reads it), generated as for the normal build
+$(FUZZ_DIR)/obj/luadata.o: $(OBJDIR)/luadata.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc -c -o $@ $<
+
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/patch.h tests/fuzz/fixup.h $(FUZZ_OBJ) \
-		$(FUZZ_DIR)/obj/commit.o
+		$(FUZZ_DIR)/obj/commit.o $(FUZZ_DIR)/obj/luadata.o
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Isrc -Itests/fuzz -o $@ $< $(FUZZ_OBJ) \
-		$(FUZZ_DIR)/obj/commit.o $(LDLIBS)
+		$(FUZZ_DIR)/obj/commit.o $(FUZZ_DIR)/obj/luadata.o $(LDLIBS)
 
 fuzz-build: $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
