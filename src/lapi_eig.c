@@ -720,7 +720,7 @@ static int pca_transform(lua_State *L)
 	{
 		/* S (rows x k, row-major: column-major k x rows) = comp (k x p) times the centred
 		 * block of rows transposed, one DGEMM per block of rows (f64, centred first) */
-		size_t rb = (size_t)1 << 23 / (size_t)p;   /* at most 64 MiB of centred rows */
+		size_t rb = ((size_t)1 << 23) / (size_t)p;   /* at most 64 MiB of centred rows */
 		double *xc;
 		if (rb > 4096)
 			rb = 4096;
