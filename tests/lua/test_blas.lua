@@ -101,3 +101,22 @@ T.test("eig.solve on an f32 matrix solves in f64 on the CPU (as numpy.linalg.eig
   T.eq(e.dtype, "f64"); T.eq(e.method, "lapack-dsyevd")
   T.ok(e.max_residual <= 1e-13 and e.orthogonality <= 1e-13, "f64 accuracy " .. e.max_residual)
 end)
+
+T.test("pca:transform through DGEMM equals the direct sum, over several row blocks", function()
+  local d = data.synth { rows = 9000, features = 6, informative = 4, seed = 3 }
+  local p = data.pca(d, 3)
+  local S = p:transform(d)
+  T.eq(S.rows, 9000)
+  T.eq(S.cols, 3)
+  local cols = {}
+  for j = 1, d.features do cols[j] = d:column(j) end
+  local worst = 0
+  for i = 1, d.rows, 7 do
+    for c = 1, 3 do
+      local s = 0
+      for j = 1, d.features do s = s + (cols[j][i] - p.mean[j]) * p.components[c][j] end
+      worst = math.max(worst, math.abs(s - S:get(i, c)))
+    end
+  end
+  T.ok(worst < 1e-10, "largest difference " .. worst)
+end)
