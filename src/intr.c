@@ -49,6 +49,19 @@ double gwb_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int cmp_median(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double gwb_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_median);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
 static gwb_progress_sink sink_fn;
 static void *sink_ctx;

@@ -78,6 +78,9 @@ int gwb_cpu_count(void);
 /* Monotonic clock in seconds. */
 double gwb_now(void);
 
+/* The median of v[0..n) (n >= 1; v is sorted in place): what every repeated timing reports. */
+double gwb_median(double *v, int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -473,19 +473,6 @@ static int l_occupancy(lua_State *L)
 
 /* --- bandwidth ------------------------------------------------------------------------------ */
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_d);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Host memcpy GB/s (bytes copied / time), the median of reps. */
 static double host_memcpy_gbps(size_t bytes, int reps)
 {
@@ -502,7 +489,7 @@ static double host_memcpy_gbps(size_t bytes, int reps)
 			memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
 			t[i] = gwb_now() - t0;
 		}
-		gbps = bytes / (median(t, i) * 1e9);
+		gbps = bytes / (gwb_median(t, i) * 1e9);
 	}
 	free(a);
 	free(b);
@@ -546,7 +533,7 @@ static gwb_status time_copy(void *dst, const void *src, size_t bytes, enum cudaM
 	cudaEventDestroy(e0);
 	cudaEventDestroy(e1);
 	if (!rc)
-		*ms_out = median(t, i);
+		*ms_out = gwb_median(t, i);
 	return rc;
 }
 #endif

@@ -18,13 +18,6 @@
 #include "../kernels/transpose.h"
 #endif
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void set_num(lua_State *L, const char *k, double v)
 {
 	lua_pushnumber(L, v);
@@ -117,10 +110,10 @@ static int l_measure_transpose(lua_State *L)
 						  (size_t)rows, 32, variant == 1 ? 1 : 0);
 			t[r] = gwb_now() - t0;
 		}
-		qsort(t, (size_t)reps, sizeof(double), cmp_d);
+		double med = gwb_median(t, reps);
 		lua_createtable(L, 0, 4);
-		set_num(L, "ms", t[reps / 2] * 1e3);
-		set_num(L, "gbps", 2.0 * bytes / (t[reps / 2] * 1e9));
+		set_num(L, "ms", med * 1e3);
+		set_num(L, "gbps", 2.0 * bytes / (med * 1e9));
 		lua_pushboolean(L, same(b->out, b->ref, n));
 		lua_setfield(L, -2, "correct");
 		if (variant == 2) {

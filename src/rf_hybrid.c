@@ -93,12 +93,7 @@ void gwb_rf_sched_back_done(gwb_rf_sched *s, int t)
 
 bool gwb_rf_sched_dropped(gwb_rf_sched *s, int t)
 {
-	if (atomic_load(&s->stop))
-		return true;
-	if (t < atomic_load(&s->lo)) {
-		return true;
-	}
-	return false;
+	return atomic_load(&s->stop) || t < atomic_load(&s->lo);
 }
 
 void gwb_rf_sched_front_grown(gwb_rf_sched *s, int n)

@@ -14,19 +14,6 @@
 
 static volatile double sink;
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof(double), cmp_d);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 #define MAXREPS 32
 
 static void *alloc(size_t bytes, const char *what, gwb_status *rc)
@@ -108,7 +95,7 @@ gwb_status gwb_teach_cpu_sweep(const size_t *sizes, int n, double touched, int r
 			sink += s;
 		}
 		if (!rc)
-			gbps[i] = (double)passes * sizes[i] / (median(t, reps) * 1e9);
+			gbps[i] = (double)passes * sizes[i] / (gwb_median(t, reps) * 1e9);
 		gwb_progress_update(i + 1, NULL, 0);
 	}
 	free(a);
@@ -188,7 +175,7 @@ gwb_status gwb_teach_cpu_stride(size_t bytes, const int *strides, int n, int rep
 			sink += c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7];
 		}
 		if (!rc)
-			gbps[i] = (double)m * 4 / (median(t, reps) * 1e9);
+			gbps[i] = (double)m * 4 / (gwb_median(t, reps) * 1e9);
 	}
 	free(a);
 	return rc;
@@ -220,7 +207,7 @@ gwb_status gwb_teach_cpu_soa(size_t rows, int features, int reps, double *aos_ms
 			sink += s;
 		}
 		if (!rc)
-			*(soa ? soa_ms : aos_ms) = median(t, reps) * 1e3;
+			*(soa ? soa_ms : aos_ms) = gwb_median(t, reps) * 1e3;
 	}
 	free(x);
 	return rc;
@@ -254,7 +241,7 @@ gwb_status gwb_teach_cpu_sets(size_t rows, const int *pitches, int n, int reps, 
 			sink += s;
 		}
 		if (!rc)
-			ns[i] = median(t, reps) * 1e9 / (16.0 * rows);
+			ns[i] = gwb_median(t, reps) * 1e9 / (16.0 * rows);
 	}
 	free(a);
 	return rc;
@@ -380,7 +367,7 @@ static gwb_status counts_series(struct vote_job base, const int *sizes, int n, i
 					rc = gwb_error(GWB_ENOMEM, "teach: out of host memory for %d "
 						       "per-thread copies of %zu counters", threads, cells);
 			if (!rc)
-				(mode == 0 ? shared_ms : private_ms)[i] = median(t, reps) * 1e3;
+				(mode == 0 ? shared_ms : private_ms)[i] = gwb_median(t, reps) * 1e3;
 		}
 		if (!rc && memcmp(a, b, cells * sizeof(unsigned)) != 0)
 			rc = gwb_error(GWB_EINVAL, "teach: shared and private %s disagree", what);
@@ -466,7 +453,7 @@ gwb_status gwb_teach_cpu_branch(size_t elems, const double *frac, int n, int rep
 			sink += (double)(a + b);
 		}
 		if (!rc)
-			ns[i] = median(t, reps) * 1e9 / (double)elems;
+			ns[i] = gwb_median(t, reps) * 1e9 / (double)elems;
 	}
 	free(flag);
 	return rc;
@@ -512,7 +499,7 @@ gwb_status gwb_teach_cpu_launch(int count, int elems, int reps, double *many_ms,
 			t[r] = gwb_now() - t0;
 		}
 		if (!rc)
-			*(mode == 0 ? many_ms : one_ms) = median(t, reps) * 1e3;
+			*(mode == 0 ? many_ms : one_ms) = gwb_median(t, reps) * 1e3;
 	}
 	free(p);
 	return rc;

@@ -313,6 +313,7 @@ if want("hybrid") then
   local ncpu = tonumber(ph and ph:read("*l") or "") or 1
   if ph then ph:close() end
   print("\nhybrid forest (backend = \"hybrid\": the GPU and threads - 1 CPU workers, one queue):")
+  print("  (wall ms of the rf.train call, OOB included; kernel/transfer/host/oob beside it)")
   print(string.format("  %-40s %10s %10s %10s %10s %10s  %s", "case", "gpu ms", "hybrid ms",
     "cpu ms*", "gpu trees", "cpu trees", "same trees"))
   local hn, hf = quick and 200000 or 800000, quick and 64 or 256
@@ -336,7 +337,7 @@ if want("hybrid") then
       oo.backend, oo.trees = backend, trees or o.trees
       gpu.reset()
       local f = rf.train(dd, oo)
-      return f, f.timing.total_ms - f.timing.oob_ms
+      return f, f.timing.total_ms   -- the whole call, OOB included: what the user waits for
     end
     local g, gms = fit("gpu")
     local h, hms = fit("hybrid")
@@ -349,6 +350,10 @@ if want("hybrid") then
     print(string.format("  %-40s hybrid / faster alone = %.3f (target <= 1); %d CPU trees begun and dropped; " ..
       "rates gpu %.1f, cpu %.2f trees/s", "", hms / math.min(gms, cms), hy.cpu_dropped,
       hy.gpu_trees_per_s, hy.cpu_trees_per_s))
+    print(string.format("  %-40s breakdown ms: gpu alone oob %.1f kernel %.1f transfer %.1f host %.1f; " ..
+      "hybrid oob %.1f kernel %.1f transfer %.1f host %.1f", "", g.timing.oob_ms, g.timing.kernel_ms,
+      g.timing.transfer_ms, g.timing.host_ms, h.timing.oob_ms, h.timing.kernel_ms,
+      h.timing.transfer_ms, h.timing.host_ms))
     g, h, c[2] = nil, nil, nil
     collectgarbage()
   end
