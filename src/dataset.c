@@ -448,11 +448,13 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 	return j.st;
 }
 
-uint64_t gwb_dataset_checksum(const gwb_dataset *d)
+uint64_t gwb_dataset_checksum(gwb_dataset *d)
 {
 	gwb_xxh64_state h;
 	uint64_t shape[3] = {d->rows, (uint64_t)d->features, (uint64_t)d->task};
 
+	if (d->sum_ok)
+		return d->sum;
 	gwb_xxh64_init(&h, 0);
 	gwb_xxh64_update(&h, shape, sizeof(shape));
 	if (d->X)
@@ -461,5 +463,7 @@ uint64_t gwb_dataset_checksum(const gwb_dataset *d)
 		gwb_xxh64_update(&h, d->y, d->rows * sizeof(int32_t));
 	if (d->yr)
 		gwb_xxh64_update(&h, d->yr, d->rows * sizeof(float));
-	return gwb_xxh64_final(&h);
+	d->sum = gwb_xxh64_final(&h);
+	d->sum_ok = true;
+	return d->sum;
 }

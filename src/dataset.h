@@ -37,6 +37,8 @@ typedef struct gwb_dataset {
 	 * a dataset never changes after it is made, so the host copy is the cache every host read
 	 * uses (the buffer borrows X: it never frees it). */
 	gwb_buf *xbuf;
+	uint64_t sum;  /* gwb_dataset_checksum's cache (a dataset never changes once made) */
+	bool sum_ok;
 } gwb_dataset;
 
 /* A zeroed dataset with X (and y or yr) allocated for rows x features, names NULL-filled.
@@ -82,8 +84,9 @@ gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int thr
 gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out);
 
 /* XXH64 of the content: rows, features, the feature columns and the targets (bit patterns),
- * so equal tables give equal sums whatever file they came from. */
-uint64_t gwb_dataset_checksum(const gwb_dataset *d);
+ * so equal tables give equal sums whatever file they came from. Computed on the first call
+ * and cached (the run log names the dataset of every rf.train without re-reading it). */
+uint64_t gwb_dataset_checksum(gwb_dataset *d);
 /* Where d's features live: "gpu" uploads X to the device (the host copy stays; nothing changes
  * on failure: GWB_ENOMEM names the bytes needed and free, GWB_ENODEV says why there is no GPU),
  * "cpu" gives the device copy back. */

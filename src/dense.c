@@ -4,6 +4,7 @@
 #include "blas.h"
 #include "lapack.h"
 #include "intr.h"
+#include "dsio.h"
 
 #include "gpu.h"
 
@@ -165,9 +166,22 @@ gwb_status gwb_matrix_host_wrote(gwb_matrix *A, size_t off, size_t n)
 {
 	size_t es = gwb_dtype_size(A->dtype);
 
+	A->sum_ok = false;
 	if (!A->buf)
 		return GWB_OK;
 	return gwb_buf_host_wrote(A->buf, off * es, n * es);
+}
+
+bool gwb_matrix_checksum(gwb_matrix *A, uint64_t *out)
+{
+	if (!A->sum_ok) {
+		if (!A->data || (A->buf && !A->buf->host_valid))
+			return false;
+		A->sum = gwb_xxh64(A->data, gwb_matrix_bytes(A), 0);
+		A->sum_ok = true;
+	}
+	*out = A->sum;
+	return true;
 }
 
 gwb_status gwb_matrix_dev(const gwb_matrix *A, const void **p, bool *tmp)
@@ -241,6 +255,7 @@ void gwb_matrix_set(gwb_matrix *A, size_t b, size_t i, size_t j, double v)
 {
 	size_t o = gwb_matrix_index(A, b, i, j);
 
+	A->sum_ok = false;
 	if (A->dtype == GWB_F32)
 		((float *)A->data)[o] = (float)v;
 	else

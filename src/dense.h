@@ -38,6 +38,8 @@ typedef struct gwb_matrix {
 	gwb_buf *buf;        /* NULL: host only. Else where data is resident (buffer.h): a
 			      * GPU-resident matrix is used in place by GPU operations; host
 			      * reads go through gwb_matrix_host() (copies once, caches) */
+	uint64_t sum;        /* gwb_matrix_checksum's cache, valid while sum_ok; every write */
+	bool sum_ok;         /* (gwb_matrix_set, gwb_matrix_host_wrote) clears sum_ok */
 } gwb_matrix;
 
 /* Bytes per element of a dtype (4 or 8) and its name ("f32"/"f64"). */
@@ -71,6 +73,12 @@ void gwb_matrix_dev_done(const gwb_matrix *A, const void *p, bool tmp);
  * holding count * rows * cols elements; the matrix owns it. */
 gwb_status gwb_matrix_adopt_dev(size_t count, size_t rows, size_t cols, bool batched,
 				gwb_dtype dtype, gwb_layout layout, void *dev, gwb_matrix **out);
+
+/* XXH64 of the data (the run log's identity of a matrix), computed once and cached until the
+ * next write, so a logged call does not re-read its whole input. False (nothing computed)
+ * when the host copy is not current: the run log never copies a GPU-resident result to the
+ * host just to name it. */
+bool gwb_matrix_checksum(gwb_matrix *A, uint64_t *out);
 
 /* Elements of one matrix, and of all of them; bytes of the data. */
 static inline size_t gwb_matrix_elems(const gwb_matrix *A) { return A->rows * A->cols; }

@@ -415,7 +415,7 @@ void gwb_opt_tag(lua_State *L, int idx, const char *fn)
 
 void gwb_lua_push_datainfo(lua_State *L, int idx)
 {
-	const gwb_dataset *d = gwb_lua_checkdataset(L, idx);
+	gwb_dataset *d = gwb_lua_checkdataset(L, idx);
 	char hex[24];
 
 	idx = lua_absindex(L, idx);

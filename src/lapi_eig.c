@@ -160,16 +160,21 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 	lua_setfield(L, -2, "tag");
 	{
 		/* the matrix (at 1), so two runs on different matrices are never confused */
-		const gwb_matrix *A = gwb_lua_checkmatrix(L, 1);
+		/* in place: a GPU-born matrix is not copied to the host to be named (no checksum
+		 * then); the checksum is cached in the matrix until its next write */
+		gwb_matrix *A = gwb_lua_checkmatrix_dev(L, 1);
 		char hex[24];
-		lua_createtable(L, 0, 5);
+		uint64_t sum;
+		lua_createtable(L, 0, 6);
 		SETI("rows", A->rows);
 		SETI("cols", A->cols);
 		SETI("count", A->count);
 		SETS("dtype", gwb_dtype_name(A->dtype));
-		snprintf(hex, sizeof(hex), "%016llx",
-			 (unsigned long long)gwb_xxh64(A->data, gwb_matrix_bytes(A), 0));
-		SETS("checksum", hex);
+		SETS("device", gwb_device_name(gwb_matrix_device(A)));
+		if (gwb_matrix_checksum(A, &sum)) {
+			snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sum);
+			SETS("checksum", hex);
+		}
 		lua_setfield(L, -2, "data");
 	}
 	gwb_lua_log_eigen(L, kind, e);

@@ -438,20 +438,24 @@ static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method
 	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
 
 /* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
- * its CSR arrays. Pushes the table. */
-static void push_csr_info(lua_State *L, const gwb_csr *A)
+ * its CSR arrays (computed once per matrix and cached). Pushes the table. */
+static void push_csr_info(lua_State *L, gwb_csr *A)
 {
-	gwb_xxh64_state h;
 	char hex[24];
 	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
 
-	gwb_xxh64_init(&h, 0);
-	gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
-			 (size_t)(A->rows + 1) * ib);
-	gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
-			 (size_t)A->nnz * ib);
-	gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_xxh64_final(&h));
+	if (!A->sum_ok) {  /* once: a CSR is never written after it is built */
+		gwb_xxh64_state h;
+		gwb_xxh64_init(&h, 0);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+				 (size_t)(A->rows + 1) * ib);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+				 (size_t)A->nnz * ib);
+		gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+		A->sum = gwb_xxh64_final(&h);
+		A->sum_ok = true;
+	}
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)A->sum);
 	lua_createtable(L, 0, 5);
 	if (*A->name)
 		SETS("name", A->name);

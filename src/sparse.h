@@ -30,6 +30,8 @@ typedef struct gwb_csr {
 	struct gwb_gpu_csr *gpu; /* GPU-resident copy (A:to("gpu"), kernels/sparse.h) or NULL;
 				  * owned, used in place by the GPU solvers; the host arrays stay
 				  * valid (a CSR is never written after it is built) */
+	uint64_t sum;         /* the run log's XXH64 of the arrays (lapi_sparse.c), cached */
+	bool sum_ok;
 } gwb_csr;
 
 /* Residency: "gpu" uploads once (all or nothing; without a GPU the error says why), "cpu"

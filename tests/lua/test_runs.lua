@@ -103,3 +103,34 @@ T.test("runs() on a missing log is empty and says where it looked", function()
     T.ok(tostring(l):find("missing.jsonl", 1, true))
   end)
 end)
+
+T.test("eig run records name the matrix by a checksum that follows writes", function()
+  with_log("runs_sum.jsonl", function()
+    local A = mat.randn(40, 40, { sym = true, seed = 3 })
+    eig.solve(A, { backend = "cpu" })
+    eig.solve(A, { backend = "cpu" })        -- the cached checksum: the same
+    local v = A:get(1, 2)
+    A:set(1, 2, v + 1); A:set(2, 1, v + 1)   -- a write: a new checksum
+    eig.solve(A, { backend = "cpu" })
+    A:set(1, 2, v); A:set(2, 1, v)           -- written back: the first one again
+    eig.solve(A, { backend = "cpu" })
+    local r = runs("eig.solve")
+    T.eq(#r, 4)
+    local s = {}
+    for i = 1, 4 do
+      s[i] = r[i].data.checksum
+      T.ok(type(s[i]) == "string" and #s[i] == 16, "checksum " .. i .. " is 16 hex digits")
+      T.eq(r[i].data.device, "cpu")
+    end
+    T.eq(s[2], s[1])
+    T.ok(s[3] ~= s[1], "a write changes the checksum")
+    T.eq(s[4], s[1])
+    -- datasets: the same content gives the same checksum on every call
+    local d = data.load("datasets/iris.csv")
+    rf.train(d, { trees = 2, backend = "cpu" })
+    rf.train(d, { trees = 2, backend = "cpu" })
+    local t = runs("rf.train")
+    T.eq(#t, 2)
+    T.eq(t[1].data.checksum, t[2].data.checksum)
+  end)
+end)
