@@ -10,6 +10,7 @@
 #include "../src/gpu.h"
 #include "../src/prof.h"
 #include "../src/status.h"
+#include "profile.h"
 
 struct gwb_func_attr {
 	const void *fn;
@@ -84,6 +85,7 @@ static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 gr
 		if (!rc0)
 			rc0 = CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
+		gwb_gpu_profile_tick();  // gpu.profile's live decode, when one is due (profile.h)
 		return rc0;
 	}
 	gwb_func_attr *attr = gwb_attr_of((const void *)kernel, name);
@@ -107,6 +109,7 @@ static gwb_status gwb_launch(const char *name, void (*kernel)(KArgs...), dim3 gr
 	if (!rc)
 		rc = CUDA_CHECK(cudaStreamSynchronize(stream));
 #endif
+	gwb_gpu_profile_tick();  // gpu.profile's live decode, when one is due (profile.h)
 	return rc;
 }
 

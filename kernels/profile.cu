@@ -24,9 +24,11 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <string>
 #include <vector>
 
+#include "../src/intr.h"
 #include "../src/prof.h"
 #include "../src/status.h"
 #include "profile.h"
@@ -468,8 +470,22 @@ struct gwb_profile_session {
 	size_t nmetrics = kNumMetrics;
 	int max_ranges = 0;
 	bool started = false;
+	// live decoding (gwb_gpu_profile_tick): the ranges go to fn as each batch is decoded
+	gwb_profile_range_fn fn = nullptr;
+	void *ctx = nullptr;
+	pthread_t thread;            // the thread that began the session (and launches)
+	double last_decode = 0;      // gwb_now() of the last decode
+	size_t drv_base = 0, rt_base = 0;  // launches named before the current batch
+	size_t measured = 0, dropped = 0;  // ranges delivered; dropped by CUPTI
+	size_t launches = 0;         // launches of the layer that named each batch
+	bool broken = false;         // a live decode failed: end() reports it
+	std::string broken_msg;
 #endif
 };
+
+#ifdef GWB_CUPTI_HEADERS
+static gwb_profile_session *g_sess;  // the session being measured, or null
+#endif
 
 #ifdef GWB_CUPTI_HEADERS
 static void session_release(gwb_profile_session *s)
@@ -494,6 +510,8 @@ static void session_release(gwb_profile_session *s)
 	}
 	if (s->sub)
 		api.cuptiUnsubscribe(s->sub);
+	if (g_sess == s)
+		g_sess = nullptr;
 	delete s;
 	g_active = false;
 }
@@ -528,6 +546,8 @@ static gwb_status device_supported(int dev)
 					 x.what, support_word(x.l));
 	return gwb_error(GWB_ENODEV, "the range profiler does not support device %d", dev);
 }
+
+static gwb_status set_config(gwb_profile_session *s);
 
 // The host object, config image, counter data image and range profiler configuration for
 // the first n metrics of kMetrics (any left from an earlier tier are replaced).
@@ -584,6 +604,13 @@ static gwb_status configure(gwb_profile_session *s, size_t n)
 		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
 			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
 	}
+	return set_config(s);
+}
+
+// The range profiler's configuration (auto ranges, kernel replay) over s's images; again
+// after each live decode, with the counter data image initialized afresh.
+static gwb_status set_config(gwb_profile_session *s)
+{
 	{
 		GWB_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
 		p.pRangeProfilerObject = s->rp;
@@ -640,7 +667,9 @@ static gwb_status begin(gwb_profile_session *s)
 		g_drv.clear();
 		g_rt.clear();
 		g_drv_n = g_rt_n = 0;
-		g_name_cap = (size_t)s->max_ranges;
+		// every launch of the session is named (batches are decoded as it runs), up to a
+		// bound on the host memory the names take
+		g_name_cap = (size_t)s->max_ranges > 200000 ? (size_t)s->max_ranges : 200000;
 		g_names_lost = false;
 	}
 	// Launch names: optional (without them ranges keep CUPTI's names).
@@ -695,9 +724,13 @@ static gwb_status begin(gwb_profile_session *s)
 	return GWB_OK;
 }
 
-static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx, long *dropped)
+// Stop, decode what the batch measured and hand each range to s->fn in launch order; then
+// (restart) initialize the counter data image afresh and start again, so the next batch's
+// ranges are numbered from 0 and the image never fills. Range i of a batch is launch
+// base + i of the API layer whose launches cover the batch.
+static gwb_status decode_batch(gwb_profile_session *s, bool restart)
 {
-	size_t nranges = 0, ndropped = 0;
+	size_t nranges = 0;
 	cudaError_t ce = cudaDeviceSynchronize();
 	if (ce != cudaSuccess) {
 		cudaGetLastError();
@@ -713,7 +746,7 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 			return gwb_error(GWB_ENODEV, "gpu.profile: CUPTI did not finish all counter "
 						     "passes (kernel replay incomplete)");
 	}
-	if (s->sub) {  // no more launch names
+	if (!restart && s->sub) {  // no more launch names
 		api.cuptiUnsubscribe(s->sub);
 		s->sub = nullptr;
 	}
@@ -721,7 +754,7 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		GWB_PARAMS(CUpti_RangeProfiler_DecodeData_Params, p);
 		p.pRangeProfilerObject = s->rp;
 		CUPTI_TRY("cuptiRangeProfilerDecodeData", api.cuptiRangeProfilerDecodeData(&p));
-		ndropped = p.numOfRangeDropped;
+		s->dropped += p.numOfRangeDropped;
 	}
 	{
 		GWB_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, p);
@@ -731,40 +764,42 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 			  api.cuptiRangeProfilerGetCounterDataInfo(&p));
 		nranges = p.numTotalRanges;
 	}
-	std::vector<std::string> drv, rt;
+	// this batch's launch names: the layer whose launches since the last batch cover it
+	std::vector<std::string> batch;
 	size_t drv_n, rt_n;
 	bool names_lost;
 	{
 		std::lock_guard<std::mutex> lk(g_mu);
-		drv.swap(g_drv);
-		rt.swap(g_rt);
 		drv_n = g_drv_n;
 		rt_n = g_rt_n;
 		names_lost = g_names_lost;
+		size_t d = drv_n - s->drv_base, r = rt_n - s->rt_base;
+		const std::vector<std::string> *v = nullptr;
+		size_t base = 0;
+		if (d == nranges || (d > nranges && r != nranges))
+			v = &g_drv, base = s->drv_base, s->launches += d;
+		else if (r >= nranges)
+			v = &g_rt, base = s->rt_base, s->launches += r;
+		else
+			s->launches += nranges;
+		if (v)
+			for (size_t i = base; i < v->size() && i < base + nranges; i++)
+				batch.push_back((*v)[i]);
 	}
-	// Range i is launch i: take the API layer whose launches cover the ranges (names holds
-	// the first max_ranges of them, fewer when names_lost).
-	const std::vector<std::string> *names = nullptr;
-	size_t launches = nranges;
-	if (drv_n == nranges)
-		names = &drv, launches = drv_n;
-	else if (rt_n == nranges)
-		names = &rt, launches = rt_n;
-	else if (drv_n > nranges)
-		names = &drv, launches = drv_n;
-	else if (rt_n > nranges)
-		names = &rt, launches = rt_n;
-	if (dropped)
-		*dropped = (long)(launches > nranges ? launches - nranges : ndropped);
-
-	Registry reg;
-	gwb_prof_each_registered(collect_registered, &reg);
+	s->drv_base = drv_n;
+	s->rt_base = rt_n;
+	const std::vector<std::string> *names = &batch;
+	gwb_profile_range_fn fn = s->fn;
+	void *ctx = s->ctx;
 	bool debug = getenv("GWB_PROFILE_DEBUG") != nullptr;
 	if (debug)
-		fprintf(stderr, "gpu.profile: %zu ranges, %zu driver / %zu runtime launches%s, %zu "
-				"dropped, chip %s, %zu metrics\n",
-			nranges, drv_n, rt_n, names_lost ? " (names lost: out of memory)" : "",
-			ndropped, s->chip.c_str(), s->nmetrics);
+		fprintf(stderr, "gpu.profile: batch of %zu ranges (%zu named), %zu driver / %zu runtime "
+				"launches so far%s, %zu dropped, chip %s, %zu metrics\n",
+			nranges, batch.size(), drv_n, rt_n,
+			names_lost ? " (names lost: out of memory)" : "", s->dropped, s->chip.c_str(),
+			s->nmetrics);
+	Registry reg;
+	gwb_prof_each_registered(collect_registered, &reg);
 	for (size_t i = 0; i < nranges; i++) {
 		GWB_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, ri);
 		ri.pCounterDataImage = s->counters.data();
@@ -800,7 +835,7 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		// without launch names (no callback), auto ranges are only numbered ("0", "1", ...)
 		bool numbered = !cupti_name.empty() &&
 				cupti_name.find_first_not_of("0123456789") == std::string::npos;
-		std::string sym = names && i < names->size() ? (*names)[i]
+		std::string sym = i < names->size() ? (*names)[i]
 							     : numbered ? std::string() : cupti_name;
 		if (debug)
 			fprintf(stderr, "gpu.profile: range %zu cupti '%s' launch '%s': %.2f %% %.0f ns "
@@ -846,13 +881,49 @@ static gwb_status end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx
 		r.peak_flops_dp = nm > (size_t)M_SM_HZ ? 2 * at(M_DFMA_PEAK) * at(M_SM_HZ) : -1;
 		r.peak_dram_bps = nm > (size_t)M_DRAM_HZ ? at(M_DRAM_PEAK) * at(M_DRAM_HZ) : -1;
 		r.tensor_inst = at(M_TENSOR);
-		fn(&r, ctx);
+		if (fn)
+			fn(&r, ctx);
 	}
+	s->measured += nranges;
+	s->last_decode = gwb_now();
+	if (!restart)
+		return GWB_OK;
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
+		q.pRangeProfilerObject = s->rp;
+		q.counterDataSize = s->counters.size();
+		q.pCounterData = s->counters.data();
+		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
+			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
+	}
+	gwb_status rc = set_config(s);
+	if (rc)
+		return rc;
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		CUPTI_TRY("cuptiRangeProfilerStart", api.cuptiRangeProfilerStart(&p));
+		s->started = true;
+	}
+	return GWB_OK;
+}
+
+static gwb_status end(gwb_profile_session *s, long *dropped)
+{
+	if (s->broken)
+		return gwb_error(GWB_ENODEV, "gpu.profile: decoding the counters during the run "
+					     "failed: %s", s->broken_msg.c_str());
+	gwb_status rc = decode_batch(s, false);
+	if (rc)
+		return rc;
+	if (dropped)
+		*dropped = (long)(s->launches > s->measured ? s->launches - s->measured : s->dropped);
 	return GWB_OK;
 }
 #endif  // GWB_CUPTI_HEADERS
 
-extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session **out)
+extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_range_fn fn, void *ctx,
+					    gwb_profile_session **out)
 {
 	*out = nullptr;
 	if (max_ranges < 1 || max_ranges > 100000)
@@ -876,6 +947,9 @@ extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session 
 	if (!s)
 		return gwb_error(GWB_ENOMEM, "gpu.profile: out of host memory");
 	s->max_ranges = max_ranges;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->thread = pthread_self();
 	g_active = true;
 	gwb_status rc;
 	try {  // nothing may escape into C
@@ -889,27 +963,26 @@ extern "C" gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session 
 		session_release(s);
 		return gwb_error(rc, "%s", msg);
 	}
+	s->last_decode = gwb_now();
+	g_sess = s;
 	*out = s;
 	return GWB_OK;
 #endif
 }
 
-extern "C" gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_range_fn fn,
-					  void *ctx, long *dropped)
+extern "C" gwb_status gwb_gpu_profile_end(gwb_profile_session *s, long *dropped)
 {
 	if (dropped)
 		*dropped = 0;
 	if (!s)
 		return gwb_error(GWB_EINVAL, "gpu.profile: no profile session");
 #ifndef GWB_CUPTI_HEADERS
-	(void)fn;
-	(void)ctx;
 	delete s;
 	return GWB_OK;
 #else
 	gwb_status rc;
 	try {  // nothing may escape into C
-		rc = end(s, fn, ctx, dropped);
+		rc = end(s, dropped);
 	} catch (...) {
 		rc = gwb_error(GWB_ENOMEM, "gpu.profile: out of host memory decoding the counters");
 	}
@@ -917,6 +990,26 @@ extern "C" gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_ra
 	snprintf(msg, sizeof(msg), "%s", rc ? gwb_errmsg() : "");
 	session_release(s);
 	return rc ? gwb_error(rc, "%s", msg) : GWB_OK;
+#endif
+}
+
+extern "C" void gwb_gpu_profile_tick(void)
+{
+#ifdef GWB_CUPTI_HEADERS
+	gwb_profile_session *s = g_sess;
+	if (!s || s->broken || !s->started || !pthread_equal(s->thread, pthread_self()) ||
+	    gwb_now() - s->last_decode < GWB_PROFILE_LIVE_S)
+		return;
+	gwb_status rc;
+	try {  // nothing may escape into C
+		rc = decode_batch(s, true);
+	} catch (...) {
+		rc = gwb_error(GWB_ENOMEM, "out of host memory decoding the counters");
+	}
+	if (rc) {  // measured no further; end() says why
+		s->broken = true;
+		s->broken_msg = gwb_errmsg();
+	}
 #endif
 }
 

@@ -57,22 +57,36 @@ typedef void (*gwb_profile_range_fn)(const gwb_profile_range *r, void *ctx);
 
 typedef struct gwb_profile_session gwb_profile_session;
 
+/* The live decode: while a session runs, gwb_gpu_profile_tick() (called by gwb_launch after
+ * each of gwb's launches) decodes what was measured since the last decode, at most every
+ * GWB_PROFILE_LIVE_S seconds and only on the thread that began the session: it stops the range
+ * profiler, decodes and evaluates that batch, hands each range to the session's fn (so the
+ * panel shows measured GB/s while gpu.profile runs), initializes the counter data image afresh
+ * and starts again. Launches of library kernels between two of ours are decoded with them. */
+#define GWB_PROFILE_LIVE_S 0.25
+
 /* Start measuring every kernel launched from now on the current device (creating the CUDA
- * context if needed), up to max_ranges launches (1..100000; later launches are not measured).
+ * context if needed), up to max_ranges launches per decoded batch (1..100000; later launches
+ * of a batch are not measured). fn(range, ctx) gets every measured launch, in launch order,
+ * as its batch is decoded: during the run (gwb_gpu_profile_tick) and at the end.
  * GWB_OK and *out, or a status with the reason in gwb_errmsg(): GWB_ENODEV when libcupti is
  * missing or older than CUDA 13.0's (cuptiGetVersion below 130000; an older one found first
  * is passed over), profiling is not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the
  * driver's NVreg_RestrictProfilingToAdminUsers=1), the device or environment is not supported
  * (virtualized, confidential compute, another profiler or sanitizer attached) or the build
  * had no CUPTI headers; GWB_EINVAL for a bad max_ranges or a session already running. */
-gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_session **out);
+gwb_status gwb_gpu_profile_begin(int max_ranges, gwb_profile_range_fn fn, void *ctx,
+				 gwb_profile_session **out);
 
-/* Stop the session, decode the counters and call fn once per measured launch, in launch
- * order. *dropped (may be NULL) gets the launches that were not measured (over max_ranges or
- * dropped by CUPTI). The session is freed whatever the outcome; on failure the reason is in
- * gwb_errmsg(). */
-gwb_status gwb_gpu_profile_end(gwb_profile_session *s, gwb_profile_range_fn fn, void *ctx,
-			       long *dropped);
+/* Stop the session, decode the last batch and call fn for each of its launches. *dropped (may
+ * be NULL) gets the launches that were not measured (over max_ranges or dropped by CUPTI). A
+ * live decode that failed during the run is reported here. The session is freed whatever the
+ * outcome; on failure the reason is in gwb_errmsg(). */
+gwb_status gwb_gpu_profile_end(gwb_profile_session *s, long *dropped);
+
+/* Decode the running session's batch when one is due (see GWB_PROFILE_LIVE_S); nothing when
+ * no session runs (one load and a branch), on another thread, or too soon. */
+void gwb_gpu_profile_tick(void);
 
 /* Stop and free a session without decoding (the measured code failed). NULL is fine. */
 void gwb_gpu_profile_abort(gwb_profile_session *s);

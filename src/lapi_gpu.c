@@ -780,12 +780,31 @@ static void diff_cb(const gwb_kernel_stat *k, void *ctx)
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/profile.h"
 
+/* The DRAM peak in bytes/s where CUPTI gives none: 2 x memory clock x bus width. */
+static double device_dram_peak(void)
+{
+	static double peak = -1;
+	gwb_gpu_info gi;
+
+	if (peak < 0)
+		peak = gwb_gpu_get_info(&gi) == GWB_OK && gi.mem_clock_khz > 0 && gi.mem_bus_bits > 0
+			       ? 2.0 * gi.mem_clock_khz * 1e3 * (gi.mem_bus_bits / 8.0) : 0;
+	return peak;
+}
+
+/* One measured launch, as CUPTI's batch is decoded (during the run and at its end): into the
+ * scratch rows, and at once into the telemetry's record of the kernel (gpu.kernels(), the
+ * panel's measured GB/s column while gpu.profile runs). */
 static void range_cb(const gwb_profile_range *g, void *ctx)
 {
 	struct prows *rows = ctx;
 	struct prow *r = prow_find(rows, g->name, true);
 	double w;
 
+	if (g->ours && g->dram_read_bytes >= 0 && g->dram_write_bytes >= 0)
+		gwb_prof_measured(g->name, 1, g->dram_read_bytes + g->dram_write_bytes,
+				  g->duration_ns, g->peak_dram_bps > 0 ? g->peak_dram_bps
+								       : device_dram_peak());
 	if (!r)
 		return;
 	if (g->ours)
@@ -890,19 +909,12 @@ static void prows_merge(struct prows *rows, const struct prows *m)
 		r->has_peaks = g->has_peaks;
 		r->has_tensor = g->has_tensor;
 		r->has_dram_peak = g->has_dram_peak;
-		if (!r->has_dram_peak && r->has_dram) {
+		if (!r->has_dram_peak && r->has_dram && device_dram_peak() > 0) {
 			/* CUPTI gave no peak: the device's, 2 x memory clock x bus width */
-			gwb_gpu_info gi;
-			if (gwb_gpu_get_info(&gi) == GWB_OK && gi.mem_clock_khz > 0 &&
-			    gi.mem_bus_bits > 0) {
-				r->peak_dram = 2.0 * gi.mem_clock_khz * 1e3 * (gi.mem_bus_bits / 8.0);
-				r->has_dram_peak = true;
-			}
+			r->peak_dram = device_dram_peak();
+			r->has_dram_peak = true;
 		}
-		/* the telemetry's record keeps the measurement (gpu.kernels(), the panel) */
-		if (r->ours && g->has_dram)
-			gwb_prof_measured(g->name, g->profiled, g->dram_rd + g->dram_wr, g->dur_ns,
-					  r->has_dram_peak ? r->peak_dram : 0);
+		/* (the telemetry's record got each launch from range_cb as it was decoded) */
 	}
 }
 #endif
@@ -1261,7 +1273,7 @@ static int l_profile(lua_State *L)
 	else if (!gwb_gpu_available())
 		snprintf(reason, sizeof(reason), "no GPU (%s). " PROFILE_NCU_HINT,
 			 gwb_gpu_unavailable_reason());
-	else if (gwb_gpu_profile_begin((int)max_ranges, &sess))
+	else if (gwb_gpu_profile_begin((int)max_ranges, range_cb, &ps->measured, &sess))
 		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
 #else
 	else
@@ -1282,7 +1294,7 @@ static int l_profile(lua_State *L)
 	gwb_prof_each_kernel(diff_cb, &d);
 #ifdef GWB_HAVE_CUDA
 	/* CUPTI's rows go to the scratch and join the table only when the session ended well */
-	if (sess && gwb_gpu_profile_end(sess, range_cb, &ps->measured, &dropped))
+	if (sess && gwb_gpu_profile_end(sess, &dropped))
 		snprintf(reason, sizeof(reason), "%s. " PROFILE_NCU_HINT, gwb_errmsg());
 	else if (sess)
 		prows_merge(&ps->rows, &ps->measured);
@@ -1404,7 +1416,8 @@ static const gwb_reg funcs[] = {
 	 "fp32/fp64/flop_peak_fraction (against the units' peaks), flop_per_byte, tensor_inst,\n"
 	 "peak_dram_gbps, peak_gflops_sp/dp, declared_bytes (what the launch site declares), and\n"
 	 "verdict: memory-bound, compute-bound (>= 60 % of that peak), occupancy-bound (< 25 %\n"
-	 "achieved) or latency-bound. The measured bytes also reach gpu.kernels() and the panel.\n"
+	 "achieved) or latency-bound. The measured bytes also reach gpu.kernels() and the panel, while fn\n"
+	 "runs (decoded every 0.25 s at gwb launches; max_ranges bounds a batch).\n"
 	 "libcupti (CUDA 13.0's or newer) is loaded at\n"
 	 "the first call (GWB_CUPTI=/path/libcupti.so.13 picks one). Where CUPTI is\n"
 	 "missing, profiling is not permitted (NVreg_RestrictProfilingToAdminUsers), another\n"

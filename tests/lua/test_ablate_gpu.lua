@@ -83,6 +83,39 @@ test("measured DRAM bytes of a copy kernel are within 10 % of its declared bytes
   ok(g.measured_gbps > 0 and g.measured_peak_fraction > 0, "measured GB/s and fraction of peak")
 end)
 
+test("gpu.profile: measured GB/s reach gpu.kernels() (and the panel) while the profile runs", function()
+  T.need_gpu()
+  not_under_tool()
+  gpu.reset()
+  local now = gwb._ablate.now  -- the monotonic clock every timing uses
+  local d = data.synth { kind = "classification", rows = 1 << 18, features = 32, classes = 2, seed = 9 }
+  local live, launches_before_end
+  local p = gpu.profile(function()
+    local t0 = now()
+    -- our launches for more than two live-decode intervals (profile.h: 0.25 s)
+    repeat d:transpose { backend = "gpu", kernel = "padded", reps = 1 } until now() - t0 > 0.8
+    for _, x in ipairs(gpu.kernels()) do
+      if x.name == "transpose_padded" then live = x end
+    end
+    launches_before_end = live and live.launches
+  end)
+  if not p.achieved then T.skip("CUPTI range profiler: " .. p.reason) end
+  local k = row(p, "transpose_padded")
+  ok(k, "transpose_padded measured:\n" .. tostring(p))
+  if not k.dram_read_bytes then T.skip("this chip gives no DRAM byte counters:\n" .. tostring(p)) end
+  ok(live and live.measured_launches and live.measured_launches >= 1,
+    "measured launches in gpu.kernels() before gpu.profile returned: " ..
+    tostring(live and live.measured_launches))
+  ok(live.measured_gbps > 0 and live.measured_peak_fraction > 0, "live GB/s and fraction of peak")
+  -- every launch is measured once: the live batches and the last one add up
+  eq(p.dropped, 0)
+  eq(k.profiled, k.launches, "profiled launches of transpose_padded")
+  local g
+  for _, x in ipairs(gpu.kernels()) do if x.name == "transpose_padded" then g = x end end
+  eq(g.measured_launches, g.launches, "gpu.kernels(): every launch measured exactly once")
+  ok(launches_before_end <= g.launches, "launch count")
+end)
+
 test("gpu.profile: FP64 work counts FLOPs against the FP64 peak", function()
   T.need_gpu()
   not_under_tool()
