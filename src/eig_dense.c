@@ -19,6 +19,7 @@
 
 #include "blas.h"
 #include "dense.h"
+#include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
 #include "lapack.h"
@@ -816,6 +817,19 @@ static char sym_copy_f64(const gwb_matrix *A, double *dst)
 
 /* On the reference BLAS, the first CPU result says so (once per process) and how to install
  * OpenBLAS. */
+#ifdef GWB_HAVE_CUDA
+/* The operand was host-resident and crossed to the GPU for this call only: say so, with the
+ * bytes, and how to keep it there (issue 12: a mixed call copies and says so). */
+static void note_upload(gwb_eigen *e, const gwb_matrix *A, const char *what)
+{
+	char b[32];
+
+	add_note(e, "%s is on the host: %s copied to the GPU for this call (%s:to(\"gpu\") keeps it "
+		 "there for the next)", what, gwb_fmt_bytes(b, sizeof(b), (double)gwb_matrix_bytes(A)),
+		 what);
+}
+#endif
+
 static void note_blas(gwb_eigen *e)
 {
 	if (!strcmp(e->backend, "cpu") && gwb_blas_take_first_note())
@@ -932,6 +946,8 @@ static gwb_status gpu_dense(const gwb_matrix *A, const gwb_dense_opts *o, gwb_ei
 		return gwb_error(GWB_ENOMEM, "out of memory");
 	if ((rc = gwb_matrix_dev(A, &dA, &tmp)))
 		goto out;
+	if (tmp)
+		note_upload(e, A, "A");
 	if ((rc = gpu_symmetric(A, dA, tol, fn, &amax, &sym_ms)))
 		goto out;
 	if (m == GWB_DM_MIXED && (rc = check_f32_range(A, &amax, fn)))
@@ -1032,6 +1048,8 @@ static gwb_status gpu_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_
 		return gwb_error(GWB_ENOMEM, "out of memory");
 	if ((rc = gwb_matrix_dev(B, &dB, &tmp)))
 		goto out;
+	if (tmp)
+		note_upload(e, B, "B");
 	if ((rc = gpu_symmetric(B, dB, tol, fn, amax, &sym_ms)))
 		goto out;
 	/* auto: our Jacobi kernel where it is the fastest measured (n <= 64 on an H200:
@@ -1104,9 +1122,17 @@ static gwb_status choose_dense(const gwb_matrix *A, gwb_backend req, double byte
 	}
 	rc = gwb_backend_choose(req, bytes, min_bytes, be, why, why_size);
 	if (!rc && *be == GWB_BACKEND_CPU && gwb_matrix_device(A) == GWB_DEVICE_GPU) {
+		/* a GPU-resident operand on the CPU backend: its host copy, copied only if stale */
 		size_t l = strlen(why);
-		snprintf(why + l, why_size - l, "%sthe matrix was copied from the GPU to the host",
-			 l ? "; " : "");
+		char b[32];
+		bool current = A->data && A->buf->host_valid;
+		gwb_fmt_bytes(b, sizeof(b), (double)gwb_matrix_bytes(A));
+		if (current)
+			snprintf(why + l, why_size - l, "%sthe matrix is on the GPU: the CPU solve read "
+				 "its host copy (current, nothing copied)", l ? "; " : "");
+		else
+			snprintf(why + l, why_size - l, "%sthe matrix is on the GPU: %s copied to the "
+				 "host for the CPU solve (kept as its host copy)", l ? "; " : "", b);
 		rc = gwb_matrix_host(A);
 	}
 	return rc;

@@ -692,7 +692,8 @@ static int push_note(lua_State *L, const char *note)
 typedef struct pbox {
 	gwb_rf_gpu_pred *p;
 	bool codes;        /* labels as class numbers */
-	const char *note;  /* how the columns were matched (a static string), or NULL */
+	const char *note;  /* how the columns were matched and where d was, or NULL */
+	char note_buf[320];  /* note's text when it says that d crossed to the GPU */
 } pbox;
 
 static int pred_release(lua_State *L)
@@ -882,6 +883,14 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 	b = gwb_lua_newudata(L, sizeof(pbox), 1, PRED_MT);  /* empty first: __gc is always safe */
 	b->codes = codes;
 	b->note = note;
+	if (!gwb_dataset_gpu_X(d)) {  /* host-resident d meets the forest on the GPU: say so */
+		char by[32];
+		snprintf(b->note_buf, sizeof(b->note_buf), "%s%sd is on the host: %s of features "
+			 "copied to the GPU for this call (d:to(\"gpu\") keeps them there)",
+			 note ? note : "", note ? "; " : "",
+			 gwb_fmt_bytes(by, sizeof(by), (double)d->rows * d->features * sizeof(float)));
+		b->note = b->note_buf;
+	}
 	st = gwb_rf_predict_gpu_keep(f, d, what, &b->p);
 	if ((st == GWB_EINVAL || st == GWB_ENOMEM) && !gwb_dataset_gpu_X(d)) {
 		gwb_error_clear();  /* a forest or data the GPU path does not take: the CPU does */

@@ -160,6 +160,37 @@ T.test("gpu results stay on the device until read", function()
   collectgarbage()
 end)
 
+T.test("gpu mixed residency: a call that copies an operand across says so in the note", function()
+  T.need_gpu()
+  local A = mat.randn(96, 96, { sym = true, seed = 4 })
+  local e = eig.solve(A, { backend = "gpu" })        -- host A, GPU solve: A crosses
+  T.ok(e.note:find("A is on the host: ", 1, true) and e.note:find("copied to the GPU for this call", 1, true),
+    "host operand on the GPU backend: " .. e.note)
+  A:to("gpu")
+  e = eig.solve(A, { backend = "gpu" })              -- resident: nothing crosses
+  T.ok(not e.note:find("copied to the GPU", 1, true), "resident operand: " .. e.note)
+  e = eig.solve(A, { backend = "cpu" })              -- resident A, CPU solve: its host copy
+  T.ok(e.note:find("the matrix is on the GPU: the CPU solve read its host copy", 1, true), e.note)
+  local V = eig.solve(A, { backend = "gpu", vectors = true }):matrix()  -- born on the GPU
+  local B = mat.batch(8, 16, { seed = 2 })
+  local eb = eig.batched(B, { backend = "gpu" })
+  T.ok(eb.note:find("B is on the host: ", 1, true), "batch: " .. eb.note)
+  B:to("gpu")
+  eb = eig.batched(B, { backend = "gpu" })
+  T.ok(not eb.note:find("copied to the GPU", 1, true), "resident batch: " .. eb.note)
+  T.eq(V.device, "gpu")
+  -- a forest meeting host data on the GPU: the Predictions object says the features crossed
+  local d = data.synth { kind = "classification", rows = 50000, features = 8, classes = 2, seed = 3 }
+  local f = rf.train(d, { trees = 4, depth = 4, backend = "gpu", seed = 1 })
+  local p = f:predict(d)
+  if type(p) == "userdata" then
+    T.ok(p.note and p.note:find("d is on the host: ", 1, true), "host d: " .. tostring(p.note))
+    d:to("gpu")
+    local q = f:predict(d)
+    T.ok(not (q.note and q.note:find("copied to the GPU", 1, true)), "resident d: " .. tostring(q.note))
+  end
+end)
+
 T.test("gpu non-symmetric input is refused by the device check, naming where", function()
   T.need_gpu()
   local A = mat.randn(50, 50, { sym = true })
