@@ -567,44 +567,43 @@ static int core_cpu_count(lua_State *L)
 	return 1;
 }
 
-/* The shared objects of this process whose file name contains one of the words: the BLAS and
- * LAPACK in use (libblas.so.3 is a Debian alternative: the real path says which). */
+/* gwb.libraries(): the BLAS and LAPACK in use as gwb.blas() knows them (blas.c: the one place
+ * that finds them), OpenBLAS's own description, and the CUDA runtime from this process's
+ * maps (libcudart: its real path). */
 static int core_libraries(lua_State *L)
 {
-	static const char *const want[][2] = {{"blas", "blas"}, {"lapack", "lapack"},
-					      {"cudart", "cuda_runtime"}, {NULL, NULL}};
+	gwb_blas_info bi;
 	FILE *f;
 	char line[4096];
-	int i;
-
 	char *(*config)(void);
 
-	(void)gwb_lapack_sym("dgemm_");  /* loaded on first use (lapack.h): load it now */
-	f = fopen("/proc/self/maps", "r");
+	gwb_blas_get_info(&bi);  /* loads BLAS/LAPACK when they were not yet (lapack.h) */
 	lua_newtable(L);
+	if (bi.blas_path[0]) {
+		lua_pushstring(L, bi.blas_path);
+		lua_setfield(L, -2, "blas");
+	}
+	if (bi.lapack_path[0]) {
+		lua_pushstring(L, bi.lapack_path);
+		lua_setfield(L, -2, "lapack");
+	}
 	*(void **)&config = gwb_lapack_sym("openblas_get_config");  /* "OpenBLAS 0.3.21 ..." */
 	if (config) {
 		lua_pushstring(L, config());
 		lua_setfield(L, -2, "blas_config");
 	}
-	if (!f)
+	if (!(f = fopen("/proc/self/maps", "r")))
 		return 1;
 	while (fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/'), *base, *nl, real[4096];
+		char *path = strchr(line, '/'), *nl, real[4096];
 		if (!path)
 			continue;
 		if ((nl = strchr(path, '\n')))
 			*nl = '\0';
-		base = strrchr(path, '/') + 1;
-		for (i = 0; want[i][0]; i++) {
-			if (!strstr(base, want[i][0]) || lua_getfield(L, -1, want[i][1]) != LUA_TNIL) {
-				if (strstr(base, want[i][0]))
-					lua_pop(L, 1);
-				continue;
-			}
-			lua_pop(L, 1);
+		if (strstr(strrchr(path, '/') + 1, "cudart")) {
 			lua_pushstring(L, realpath(path, real) ? real : path);
-			lua_setfield(L, -2, want[i][1]);
+			lua_setfield(L, -2, "cuda_runtime");
+			break;
 		}
 	}
 	fclose(f);
@@ -634,8 +633,8 @@ static const gwb_reg core_funcs[] = {
 	{"cpu_count", core_cpu_count, "gwb.cpu_count() -> n\n"
 	 "CPUs this process may use: the default thread count of every parallel operation."},
 	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime, blas_config}\n"
-	 "The real paths of the BLAS, LAPACK (and CUDA runtime) this process has loaded (LAPACK\n"
-	 "is loaded now if it was not), and OpenBLAS's own description when it is OpenBLAS."},
+	 "The real paths of the BLAS and LAPACK in use (as gwb.blas() gives them; loaded now if\n"
+	 "they were not) and of the CUDA runtime when loaded, and OpenBLAS's own description."},
 	{"helpentry", core_helpentry, "gwb.helpentry(x) -> {name, text} or nil\n"
 	 "The help record for a value or a dotted name (used by help())."},
 	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},
