@@ -1,0 +1,158 @@
+-- test_mgpu.lua - several GPUs of one host (src/mgpu.h): gwb.gpus(), the gpus option's checks,
+-- and dealing work to devices in index order. Without a GPU the dealing runs over CPU
+-- stand-ins (gpu_standin = "cpu" on rf.train and eig.batched: each "device" its own host
+-- thread running the CPU code on its share), which must give exactly what one run gives. The
+-- GPU tests check that gpus = 1 is today's path (the same forest bytes and eigenvalues as no
+-- option) and that asking for more GPUs than there are is a clear error.
+
+local function iris() return data.load("datasets/iris.csv", { target = "species" }) end
+
+local function opts(o, extra)
+  local r = {}
+  for k, v in pairs(o) do r[k] = v end
+  for k, v in pairs(extra or {}) do r[k] = v end
+  return r
+end
+
+local function bytes_of(f, name)
+  local path = T.tmpdir() .. "/mgpu_" .. name .. ".gwbf"
+  f:save(path)
+  return T.readfile(path)
+end
+
+local function ngpus()
+  return #gwb.gpus()
+end
+
+-- ---- gwb.gpus() --------------------------------------------------------------------------
+
+T.test("gwb.gpus(): devices with their fields, or an empty list and the reason", function()
+  local list, why = gwb.gpus()
+  T.eq(type(list), "table")
+  local ok, reason = gpu.available()
+  if not ok then
+    T.eq(#list, 0, "no GPU: no devices")
+    T.eq(why, reason, "the reason is gpu.available()'s")
+    return
+  end
+  T.ok(#list >= 1, "a usable GPU is listed")
+  T.eq(list[1].name, gpu.info().name, "device 0 is the one gpu.info() describes")
+  for i, g in ipairs(list) do
+    T.eq(g.index, i - 1, "index is the CUDA ordinal")
+    T.ok(type(g.name) == "string" and #g.name > 0, "name")
+    T.ok(g.memory_total > 0 and g.memory_free > 0 and g.memory_free <= g.memory_total,
+      "memory free within total")
+    T.ok(g.sms > 0, "multiprocessors")
+    T.ok(g.pci_bus_id:match("^%x+:%x+:%x+%.%x$"), "PCI bus id " .. g.pci_bus_id)
+    T.eq(#g.peer, #list, "a peer row per device")
+    T.eq(g.peer[i], false, "a device is not its own peer")
+  end
+end)
+
+-- ---- the option's checks -----------------------------------------------------------------
+
+T.test("gpus: bad values are refused naming the parameter, what exists and what to do", function()
+  local d = iris()
+  local n = ngpus()
+  local base = { trees = 2, progress = false }
+  T.raises(function() rf.train(d, opts(base, { gpus = 0, gpu_standin = "cpu" })) end,
+    "rf.train: gpus must be a device count >= 1")
+  T.raises(function() rf.train(d, opts(base, { gpus = -2, gpu_standin = "cpu" })) end,
+    "got -2")
+  T.raises(function() rf.train(d, opts(base, { gpus = {}, gpu_standin = "cpu" })) end,
+    "lists no device")
+  T.raises(function() rf.train(d, opts(base, { gpus = { 0, 1, 0 }, gpu_standin = "cpu" })) end,
+    "gpus lists device 0 twice (entries 1 and 3)")
+  T.raises(function() rf.train(d, opts(base, { gpus = { 0, 99 }, gpu_standin = "cpu" })) end,
+    "gpus[2] = 99 is not a device here")
+  T.raises(function() rf.train(d, opts(base, { gpus = 1.5 })) end, "got a fraction")
+  T.raises(function() rf.train(d, opts(base, { gpus = "two" })) end, "got string")
+  T.raises(function() rf.train(d, opts(base, { gpus = { "a" } })) end, "gpus[1] must be a device id")
+  T.raises(function() rf.train(d, opts(base, { gpus = 2, backend = "cpu" })) end,
+    "gpus applies to GPU backends, and backend = \"cpu\" here")
+  T.raises(function() rf.train(d, opts(base, { gpus = 2, backend = "hybrid", gpu_standin = "cpu" })) end,
+    "backend = \"hybrid\" runs on one GPU")
+  -- more devices than this machine has
+  local err = T.raises(function() rf.train(d, opts(base, { gpus = n + 1 })) end, "gpus")
+  if n == 0 then
+    T.ok(err:find("gpus applies to GPU backends, and there is no GPU here", 1, true), err)
+    T.ok(err:find(select(2, gpu.available()), 1, true), "the reason: " .. err)
+  else
+    T.ok(err:find(string.format("gpus = %d, but this machine has only %d device", n + 1, n), 1, true), err)
+    T.ok(err:find(gwb.gpus()[1].name, 1, true), "names the devices: " .. err)
+  end
+  err = T.raises(function() rf.train(d, opts(base, { gpus = { n } })) end, "gpus")
+  -- the default, spelled out, is accepted everywhere (CPU builds included)
+  T.ok(rf.train(d, opts(base, { gpus = 1, backend = "cpu" })))
+  T.ok(rf.train(d, opts(base, { gpus = { 0 } })))
+  T.raises(function() rf.train(d, opts(base, { gpu_standin = "gpu" })) end,
+    "gpu_standin must be \"cpu\"")
+end)
+
+-- ---- dealing trees (CPU stand-ins) --------------------------------------------------------
+
+T.test("trees dealt over CPU stand-in devices: the same forest bytes and OOB as one run", function()
+  local digits = data.load("datasets/digits.csv")
+  local diabetes = data.load("datasets/diabetes.csv")
+  for ci, c in ipairs {
+    { iris(), { trees = 9, seed = 3 }, 2 },
+    { iris(), { trees = 10, seed = 5 }, { 1, 0 } },   -- dealt in the order listed
+    { digits, { trees = 7, depth = 6, seed = 2, threads = 2 }, 3 },
+    { diabetes, { trees = 6, depth = 5, seed = 4 }, 2 },
+    { iris(), { trees = 3, seed = 1 }, 5 },             -- more devices than trees
+  } do
+    local d, o, g = c[1], opts(c[2], { progress = false }), c[3]
+    local a = rf.train(d, opts(o, { backend = "cpu" }))
+    local m = rf.train(d, opts(o, { gpus = g, gpu_standin = "cpu" }))
+    T.eq(m.trees, a.trees, "case " .. ci .. ": tree count")
+    T.ok(bytes_of(m, "m" .. ci) == bytes_of(a, "a" .. ci), "case " .. ci .. ": same forest bytes")
+    T.eq(m.oob, a.oob, "case " .. ci .. ": same OOB score")
+    local pa, pm = a:predict(d), m:predict(d)
+    for i = 1, #pa do
+      if pa[i] ~= pm[i] then T.eq(pm[i], pa[i], "case " .. ci .. " row " .. i) end
+    end
+  end
+  -- a stand-in set of one is the ordinary path
+  local d = iris()
+  local a = rf.train(d, { trees = 5, progress = false, backend = "cpu" })
+  local m = rf.train(d, { trees = 5, progress = false, gpus = 1, gpu_standin = "cpu" })
+  T.ok(bytes_of(m, "one") == bytes_of(a, "one_a"), "one stand-in: same bytes")
+end)
+
+-- ---- on a GPU ------------------------------------------------------------------------------
+
+T.test("gpu: gpus = 1 grows the same forest as no option (bytes and OOB)", function()
+  T.need_gpu()
+  local d = data.synth { rows = 3000, features = 12, classes = 3, seed = 4 }
+  for _, o in ipairs {
+    { trees = 12, depth = 7, seed = 3 },
+    { trees = 9, depth = 6, seed = 5, max_features = "all" },
+  } do
+    o.progress = false
+    o.backend = "gpu"
+    local a = rf.train(d, o)
+    local b = rf.train(d, opts(o, { gpus = 1 }))
+    local c = rf.train(d, opts(o, { gpus = { 0 } }))
+    T.eq(b.backend, "gpu")
+    T.ok(bytes_of(b, "g1") == bytes_of(a, "g0"), "gpus = 1: same bytes")
+    T.ok(bytes_of(c, "g2") == bytes_of(a, "g0"), "gpus = {0}: same bytes")
+    T.eq(b.oob, a.oob, "same OOB (on the device)")
+  end
+end)
+
+T.test("gpu: more GPUs than the machine has is a clear error; all of them agree", function()
+  T.need_gpu()
+  local n = ngpus()
+  local d = iris()
+  local o = { trees = 8, seed = 2, progress = false, backend = "gpu" }
+  T.raises(function() rf.train(d, opts(o, { gpus = n + 1 })) end,
+    string.format("rf.train: gpus = %d, but this machine has only %d device", n + 1, n))
+  T.raises(function() eig.batched(mat.batch(4, 8, { seed = 1 }), { backend = "gpu", gpus = n + 1 }) end,
+    string.format("eig.batched: gpus = %d, but this machine has only %d device", n + 1, n))
+  if n < 2 then return end
+  -- (a two-GPU machine) the forest of every device together is the one of device 0
+  local a = rf.train(d, o)
+  local b = rf.train(d, opts(o, { gpus = n }))
+  T.ok(bytes_of(b, "gn") == bytes_of(a, "ga"), "gpus = " .. n .. ": same bytes")
+  T.eq(b.oob, a.oob, "same OOB (CPU after the merge, device 0's on one)")
+end)
