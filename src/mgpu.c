@@ -126,13 +126,16 @@ void gwb_gpu_set_default(gwb_gpu_set *s)
 	s->n = 1;
 }
 
-/* "2 (0 NVIDIA H200, 1 NVIDIA H200)" */
+/* "2 devices (0 NVIDIA H200, 1 NVIDIA H200)", "no devices" */
 static void avail_str(char *buf, size_t n, int avail, const char *const *names)
 {
 	size_t len;
 	int i;
 
-	snprintf(buf, n, "%d", avail);
+	if (avail > 0)
+		snprintf(buf, n, "%d device%s", avail, avail == 1 ? "" : "s");
+	else
+		snprintf(buf, n, "no devices");
 	len = strlen(buf);
 	for (i = 0; i < avail && len + 8 < n; i++) {
 		int w = snprintf(buf + len, n - len, "%s%d%s%s", i ? ", " : " (", i,
@@ -156,13 +159,12 @@ gwb_status gwb_gpu_set_check(const char *fn, long count, const long *ids, int ni
 	if (!ids) {
 		if (count < 1)
 			return gwb_error(GWB_EINVAL, "%s: gpus must be a device count >= 1 or a list of "
-					 "device ids (got %ld); devices here: %s; use gpus = 1 (the "
+					 "device ids (got %ld); this machine has %s; use gpus = 1 (the "
 					 "default) or up to %d", fn, count, have, avail > 0 ? avail : 1);
 		if (count > avail)
-			return gwb_error(GWB_EINVAL, "%s: gpus = %ld, but this machine has %s device%s: "
-					 "%s; use gpus = %d or fewer (gwb.gpus() lists them)", fn, count,
-					 avail ? "only" : "no", avail == 1 ? "" : "s", have,
-					 avail > 0 ? avail : 1);
+			return gwb_error(GWB_EINVAL, "%s: gpus = %ld, but this machine has %s%s; "
+					 "use gpus = %d or fewer (gwb.gpus() lists them)", fn, count,
+					 avail ? "only " : "", have, avail > 0 ? avail : 1);
 		if (count > GWB_GPU_MAX)
 			return gwb_error(GWB_EINVAL, "%s: gpus = %ld: gwb drives at most %d devices",
 					 fn, count, GWB_GPU_MAX);
@@ -172,16 +174,16 @@ gwb_status gwb_gpu_set_check(const char *fn, long count, const long *ids, int ni
 		return GWB_OK;
 	}
 	if (nids < 1)
-		return gwb_error(GWB_EINVAL, "%s: gpus = {} lists no device; devices here: %s; give a "
+		return gwb_error(GWB_EINVAL, "%s: gpus = {} lists no device; this machine has %s; give a "
 				 "count (gpus = 1) or ids such as {0}", fn, have);
 	if (nids > GWB_GPU_MAX)
 		return gwb_error(GWB_EINVAL, "%s: gpus lists %d devices: gwb drives at most %d", fn,
 				 nids, GWB_GPU_MAX);
 	for (i = 0; i < nids; i++) {
 		if (ids[i] < 0 || ids[i] >= avail)
-			return gwb_error(GWB_EINVAL, "%s: gpus[%d] = %ld is not a device here: ids run "
-					 "from 0 to %d; devices: %s (gwb.gpus() lists them)", fn, i + 1,
-					 ids[i], avail - 1, have);
+			return gwb_error(GWB_EINVAL, "%s: gpus[%d] = %ld is not a device here: this "
+					 "machine has %s, ids 0 to %d (gwb.gpus() lists them)", fn, i + 1,
+					 ids[i], have, avail - 1);
 		for (j = 0; j < i; j++)
 			if (ids[j] == ids[i])
 				return gwb_error(GWB_EINVAL, "%s: gpus lists device %ld twice (entries %d "
