@@ -158,3 +158,62 @@ T.test("gpu: more GPUs than the machine has is a clear error; all of them agree"
   T.ok(bytes_of(b, "gn") == bytes_of(a, "ga"), "gpus = " .. n .. ": same bytes")
   T.eq(b.oob, a.oob, "same OOB (CPU after the merge, device 0's on one)")
 end)
+
+-- ---- dealing matrices (CPU stand-ins) ------------------------------------------------------
+
+T.test("matrices dealt over CPU stand-in devices: the same values, vectors and residuals", function()
+  for ci, c in ipairs {
+    { mat.batch(7, 6, { seed = 3 }), 2, {} },
+    { mat.batch(10, 5, { seed = 4, dtype = "f32" }), { 2, 0, 1 }, {} },
+    { mat.batch(9, 8, { seed = 5 }), 3, { vectors = true } },
+    { mat.batch(3, 4, { seed = 6 }), 5, { vectors = true, method = "jacobi" } },  -- more devices than matrices
+  } do
+    local B, g, o = c[1], c[2], c[3]
+    local a = eig.batched(B, opts(o, { backend = "cpu" }))
+    local m = eig.batched(B, opts(o, { gpus = g, gpu_standin = "cpu" }))
+    T.eq(m.count, a.count, "case " .. ci .. ": count")
+    for b = 1, B.count do
+      local va, vm = a:values(b), m:values(b)
+      for i = 1, #va do T.eq(vm[i], va[i], string.format("case %d matrix %d value %d", ci, b, i)) end
+      if o.vectors then
+        for i = 1, #va do
+          local xa, xm = a:vector(b, i), m:vector(b, i)
+          for j = 1, #xa do T.eq(xm[j], xa[j], string.format("case %d matrix %d vector %d", ci, b, i)) end
+        end
+      end
+    end
+    T.eq(m.method, a.method, "case " .. ci .. ": method")
+    T.eq(m.max_residual, a.max_residual, "case " .. ci .. ": residual")
+    if o.vectors then T.eq(m.orthogonality, a.orthogonality, "case " .. ci .. ": orthogonality") end
+  end
+  T.raises(function() eig.batched(mat.batch(2, 3), { gpus = { 0, 0 }, gpu_standin = "cpu" }) end,
+    "eig.batched: gpus lists device 0 twice")
+  T.raises(function() eig.batched(mat.batch(2, 3), { gpus = 2, backend = "cpu" }) end,
+    "eig.batched: gpus applies to GPU backends")
+  T.raises(function() eig.solve(mat.batch(1, 3), { gpus = 2 }) end, "gpus")
+end)
+
+T.test("gpu: eig.batched with gpus = 1 gives the values of no option", function()
+  T.need_gpu()
+  for _, o in ipairs {
+    { backend = "gpu" },
+    { backend = "gpu", vectors = true, dtype = "f64" },
+    { backend = "gpu", method = "cusolver" },
+  } do
+    local B = mat.batch(300, 24, { seed = 8, dtype = o.dtype or "f32" })
+    o.dtype = nil
+    local a = eig.batched(B, o)
+    local m = eig.batched(B, opts(o, { gpus = 1 }))
+    local z = eig.batched(B, opts(o, { gpus = { 0 } }))
+    T.eq(m.backend, "gpu")
+    T.eq(m.method, a.method)
+    for b = 1, B.count, 37 do
+      local va, vm, vz = a:values(b), m:values(b), z:values(b)
+      for i = 1, #va do
+        T.eq(vm[i], va[i], "gpus = 1, matrix " .. b)
+        T.eq(vz[i], va[i], "gpus = {0}, matrix " .. b)
+      end
+    end
+    if o.vectors then T.eq(m.max_residual, a.max_residual, "residuals") end
+  end
+end)
