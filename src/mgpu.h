@@ -22,7 +22,7 @@ extern "C" {
 /* One device as gwb.gpus() lists it. */
 typedef struct gwb_gpu_dev {
 	int index;           /* CUDA ordinal */
-	char name[128];
+	char name[256];
 	size_t mem_total;    /* bytes */
 	size_t mem_free;     /* bytes free now (cudaMemGetInfo on that device) */
 	int sms;
