@@ -213,7 +213,9 @@ gwb_status gwb_gpu_set_resolve(const char *fn, long count, const long *ids, int 
 	}
 	if ((rc = gwb_gpu_count(&n)))
 		return rc;
-	for (i = 0; i < n; i++) {
+	if (!gwb_gpu_set_check(fn, count, ids, nids, n, NULL, out))
+		return GWB_OK;  /* valid: no device is asked anything (no context made) */
+	for (i = 0; i < n; i++) {  /* the message names the devices */
 		names[i] = NULL;
 		if (!gwb_gpu_dev_get(i, &dv[i]))
 			names[i] = dv[i].name;
