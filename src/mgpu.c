@@ -195,6 +195,30 @@ gwb_status gwb_gpu_set_check(const char *fn, long count, const long *ids, int ni
 	return GWB_OK;
 }
 
+/* What is wrong with a request whatever the machine (no GPU here to compare with). */
+static gwb_status shape_check(const char *fn, long count, const long *ids, int nids)
+{
+	int i, j;
+
+	if (!ids && count < 1)
+		return gwb_error(GWB_EINVAL, "%s: gpus must be a device count >= 1 or a list of "
+				 "device ids (got %ld); use gpus = 1 (the default)", fn, count);
+	if (ids && nids < 1)
+		return gwb_error(GWB_EINVAL, "%s: gpus = {} lists no device; give a count (gpus = 1) "
+				 "or ids such as {0}", fn);
+	for (i = 0; ids && i < nids && i < GWB_GPU_MAX; i++) {
+		if (ids[i] < 0)
+			return gwb_error(GWB_EINVAL, "%s: gpus[%d] = %ld is not a device id (ids start "
+					 "at 0; gwb.gpus() lists them)", fn, i + 1, ids[i]);
+		for (j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return gwb_error(GWB_EINVAL, "%s: gpus lists device %ld twice (entries %d "
+						 "and %d); name each device once", fn, ids[i], j + 1,
+						 i + 1);
+	}
+	return GWB_OK;
+}
+
 gwb_status gwb_gpu_set_resolve(const char *fn, long count, const long *ids, int nids,
 			       gwb_gpu_set *out)
 {
@@ -205,6 +229,8 @@ gwb_status gwb_gpu_set_resolve(const char *fn, long count, const long *ids, int 
 
 	gwb_gpu_set_default(out);
 	if (!gwb_gpu_available()) {
+		if ((rc = shape_check(fn, count, ids, nids)))
+			return rc;
 		if ((!ids && count == 1) || (ids && nids == 1 && ids[0] == 0))
 			return GWB_OK;  /* the default: means "as today" everywhere */
 		return gwb_error(GWB_ENODEV, "%s: gpus applies to GPU backends, and there is no GPU "

@@ -125,7 +125,7 @@ end)
 
 T.test("gpu: gpus = 1 grows the same forest as no option (bytes and OOB)", function()
   T.need_gpu()
-  local d = data.synth { rows = 3000, features = 12, classes = 3, seed = 4 }
+  local d = data.synth { rows = 3000, features = 12, classes = 3, informative = 6, seed = 4 }
   for _, o in ipairs {
     { trees = 12, depth = 7, seed = 3 },
     { trees = 9, depth = 6, seed = 5, max_features = "all" },
@@ -215,5 +215,50 @@ T.test("gpu: eig.batched with gpus = 1 gives the values of no option", function(
       end
     end
     if o.vectors then T.eq(m.max_residual, a.max_residual, "residuals") end
+  end
+end)
+
+-- ---- d:to("gpu", {gpus}) and the sparse solve ----------------------------------------------
+
+T.test("d:to and eig.solve (sparse) check gpus like the others", function()
+  local d = iris()
+  local n = ngpus()
+  T.raises(function() d:to("gpu", { gpus = 0 }) end, "d:to: gpus must be a device count >= 1")
+  T.raises(function() d:to("gpu", { gpus = { 0, 0 } }) end, "d:to: gpus")
+  T.raises(function() d:to("gpu", { gpus = math.max(n + 1, 2) }) end, "d:to: gpus")
+  T.raises(function() d:to("cpu", { gpus = 1 }) end, "options are for \"gpu\"")
+  T.raises(function() d:to("gpu", { bogus = 1 }) end, "bogus")
+  T.eq(d.device, "cpu", "a refused move leaves d on the host")
+  T.eq(#d.gpus, 0)
+  local S = mat.laplacian2d(12, { sparse = true })
+  local a = eig.solve(S, { k = 3, backend = "cpu" })
+  local b = eig.solve(S, { k = 3, backend = "cpu", gpus = 1 })
+  for i = 1, 3 do T.eq(b.values[i], a.values[i], "gpus = 1 is the default") end
+  T.raises(function() eig.solve(S, { k = 3, gpus = 2, backend = "cpu" }) end,
+    "eig.solve: gpus applies to GPU backends")
+  T.raises(function() eig.solve(S, { k = 3, gpus = math.max(n + 1, 2) }) end, "eig.solve: gpus")
+end)
+
+T.test("gpu: d:to(\"gpu\", {gpus = 1}) is d:to(\"gpu\"); the sparse solve refuses other devices", function()
+  T.need_gpu()
+  local d = iris()
+  d:to("gpu", { gpus = 1 })
+  T.eq(d.device, "gpu")
+  T.eq(#d.gpus, 1)
+  T.eq(d.gpus[1], 0)
+  local a = rf.train(d, { trees = 6, seed = 2, progress = false, backend = "gpu" })
+  local b = rf.train(d, { trees = 6, seed = 2, progress = false, backend = "gpu", gpus = 1 })
+  T.ok(bytes_of(b, "res1") == bytes_of(a, "res0"), "resident: gpus = 1 same bytes")
+  d:to("cpu")
+  T.eq(d.device, "cpu")
+  T.eq(#d.gpus, 0)
+  local n = ngpus()
+  if n >= 2 then
+    d:to("gpu", { gpus = { 0, 1 } })
+    T.eq(#d.gpus, 2, "a copy on each device")
+    local c = rf.train(d, { trees = 6, seed = 2, progress = false, backend = "gpu", gpus = 2 })
+    T.ok(bytes_of(c, "res2") == bytes_of(a, "res0"), "two devices, each reading its copy")
+    T.raises(function() eig.solve(mat.laplacian2d(12, { sparse = true }), { k = 3, backend = "gpu", gpus = 2 }) end,
+      "the solve over several GPUs (rows partitioned, halo exchanged) is not built")
   end
 end)
