@@ -23,11 +23,12 @@ struct gwb_func_attr {
 
 // Cached cudaFuncGetAttributes per kernel (a handful of kernels; linear lookup). The first
 // launch of a kernel also registers it by name (gwb_prof_register_kernel), so
-// gpu.occupancy("name", block) can ask the runtime about it later.
+// gpu.occupancy("name", block) can ask the runtime about it later. Per host thread (one per
+// device with gpus > 1, mgpu.h), so device threads never share the cache.
 static inline gwb_func_attr *gwb_attr_of(const void *fn, const char *name)
 {
-	static gwb_func_attr cache[128];
-	static int n;
+	static thread_local gwb_func_attr cache[128];
+	static thread_local int n;
 	for (int i = 0; i < n; i++)
 		if (cache[i].fn == fn)
 			return &cache[i];

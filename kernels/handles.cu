@@ -8,11 +8,17 @@
 
 #include "common.cuh"
 #include "handles.h"
+#include "../src/mgpu.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static cublasHandle_t blas;
-static cusolverDnHandle_t solver;
-static cusparseHandle_t sparse;
+// One set per device (a handle is bound to the device current at its creation), indexed by
+// the calling thread's device (mgpu.h): gpus = 1 uses entry 0 alone.
+static cublasHandle_t blas_dev[GWB_GPU_MAX];
+static cusolverDnHandle_t solver_dev[GWB_GPU_MAX];
+static cusparseHandle_t sparse_dev[GWB_GPU_MAX];
+#define blas (blas_dev[gwb_gpu_current()])
+#define solver (solver_dev[gwb_gpu_current()])
+#define sparse (sparse_dev[gwb_gpu_current()])
 
 cublasHandle_t gwb_cublas(gwb_status *rc)
 {
@@ -49,15 +55,26 @@ cusparseHandle_t gwb_cusparse(gwb_status *rc)
 
 extern "C" void gwb_gpu_handles_release(void)
 {
+	int prev = gwb_gpu_current();
+
 	pthread_mutex_lock(&lock);
-	if (sparse)
-		cusparseDestroy(sparse);
-	sparse = nullptr;
-	if (solver)
-		cusolverDnDestroy(solver);
-	if (blas)
-		cublasDestroy(blas);
-	solver = nullptr;
-	blas = nullptr;
+	for (int d = 0; d < GWB_GPU_MAX; d++) {
+		if (!sparse_dev[d] && !solver_dev[d] && !blas_dev[d])
+			continue;
+		if (d != prev)
+			cudaSetDevice(d);  // destroy each on its own device
+		if (sparse_dev[d])
+			cusparseDestroy(sparse_dev[d]);
+		sparse_dev[d] = nullptr;
+		if (solver_dev[d])
+			cusolverDnDestroy(solver_dev[d]);
+		if (blas_dev[d])
+			cublasDestroy(blas_dev[d]);
+		solver_dev[d] = nullptr;
+		blas_dev[d] = nullptr;
+		if (d != prev)
+			cudaSetDevice(prev);
+	}
+	cudaGetLastError();
 	pthread_mutex_unlock(&lock);
 }

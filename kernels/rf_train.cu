@@ -2171,11 +2171,11 @@ gwb_status Trainer::train()
 		int T_ = std::min(Tb, end - done);
 		HostBatch hb;
 		if (reg)
-			rc = run_batch<double>(done, T_, hb);
+			rc = run_batch<double>(job->tree_first + done, T_, hb);
 		else if (intmode)
-			rc = run_batch<unsigned>(done, T_, hb);
+			rc = run_batch<unsigned>(job->tree_first + done, T_, hb);
 		else
-			rc = run_batch<float>(done, T_, hb);
+			rc = run_batch<float>(job->tree_first + done, T_, hb);
 		release_batch();
 		if (rc == GWB_ENOMEM && T_ > 1) {
 			// a level grew past the estimate: this batch again with half the trees

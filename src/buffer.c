@@ -10,6 +10,7 @@
 
 #include "gpu.h"
 #include "intr.h"
+#include "mgpu.h"
 #include "prof.h"
 #include "switches.h"
 #include "sparse.h"
@@ -324,7 +325,10 @@ const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
 /* Registered copies go in pieces of this size, two in flight, Ctrl-C checked between. */
 #define PIN_CHUNK ((size_t)64 << 20)
 
-static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One ring, copy stream and lock per device (mgpu.h), indexed by the calling thread's device:
+ * gpus = 1 uses entry 0 alone. */
+static pthread_mutex_t stage_locks[GWB_GPU_MAX] = {[0 ... GWB_GPU_MAX - 1] = PTHREAD_MUTEX_INITIALIZER};
+#define stage_lock (stage_locks[gwb_gpu_current()])
 static struct {
 	void *chunk[STAGE_CHUNKS];       /* pinned host memory */
 	cudaEvent_t done[STAGE_CHUNKS];  /* the last copy through chunk i finished */
@@ -334,7 +338,8 @@ static struct {
 	bool stream_ready;               /* stream, order and win exist */
 	bool ready;                      /* the chunks exist */
 	size_t bytes;
-} stage;
+} stage_dev[GWB_GPU_MAX];
+#define stage (stage_dev[gwb_gpu_current()])
 
 /* The copy stream and its events (registered copies need no chunks). Under stage_lock. */
 static gwb_status stream_init(void)
@@ -398,10 +403,37 @@ out_chunks:
 
 size_t gwb_gpu_staging_bytes(void)
 {
-	return stage.ready ? stage.bytes : 0;
+	size_t n = 0;
+	int d;
+
+	for (d = 0; d < GWB_GPU_MAX; d++)
+		n += stage_dev[d].ready ? stage_dev[d].bytes : 0;
+	return n;
 }
 
+static void staging_release_one(void);
+
 void gwb_gpu_staging_release(void)
+{
+	int prev = gwb_gpu_current(), d;
+
+	for (d = 0; d < GWB_GPU_MAX; d++) {  /* each device's ring, that device current */
+		if (!stage_dev[d].stream_ready)
+			continue;
+		if (d != prev)
+			cudaSetDevice(d);
+		gwb_gpu_set_current(d);
+		staging_release_one();
+		gwb_gpu_set_current(prev);
+		if (d != prev)
+			cudaSetDevice(prev);
+	}
+	cudaGetLastError();
+	/* no copy runs now (the streams are gone): the registrations go too */
+	gwb_host_unpin_all();
+}
+
+static void staging_release_one(void)
 {
 	int i;
 
@@ -421,8 +453,6 @@ void gwb_gpu_staging_release(void)
 		memset(&stage, 0, sizeof(stage));
 	}
 	pthread_mutex_unlock(&stage_lock);
-	/* no copy runs now (the stream is gone): the registrations go too */
-	gwb_host_unpin_all();
 }
 
 static bool pin_reg_default(void *p, size_t bytes)

@@ -130,14 +130,22 @@ oom:
 	return gwb_error(GWB_ENOMEM, "dataset: out of memory copying names");
 }
 
+/* A device copy of X on the calling thread's device into *out. */
+static gwb_status gwb_dataset_to_gpu_on(gwb_dataset *d, gwb_buf **out);
+
 gwb_status gwb_dataset_to_gpu(gwb_dataset *d)
+{
+	if (d->xbuf)
+		return GWB_OK;
+	return gwb_dataset_to_gpu_on(d, &d->xbuf);
+}
+
+static gwb_status gwb_dataset_to_gpu_on(gwb_dataset *d, gwb_buf **out)
 {
 	size_t bytes = d->rows * (size_t)d->features * sizeof(float);
 	gwb_buf *b = NULL;
 	gwb_status st;
 
-	if (d->xbuf)
-		return GWB_OK;
 	if ((st = gwb_gpu_init()))
 		return gwb_error(st, "to(\"gpu\"): no GPU: %s", gwb_gpu_unavailable_reason());
 	if ((st = gwb_buf_wrap(d->X, bytes, false, "data.X", &b)))
@@ -150,16 +158,76 @@ gwb_status gwb_dataset_to_gpu(gwb_dataset *d)
 				 "on the device: %s; the dataset stays on the host", d->rows,
 				 d->features, bytes, msg);
 	}
-	d->xbuf = b;
+	*out = b;
 	return GWB_OK;
 }
 
 void gwb_dataset_to_cpu(gwb_dataset *d)
 {
+	int i;
+
 	if (d && d->xbuf) {
 		gwb_buf_free(d->xbuf);  /* the device copy back to the pool; X is borrowed */
 		d->xbuf = NULL;
 	}
+	for (i = 1; d && i < GWB_GPU_MAX; i++) {
+		gwb_buf_free(d->xrep[i]);  /* each back to its own device's pool (gpu.c) */
+		d->xrep[i] = NULL;
+	}
+}
+
+gwb_status gwb_dataset_to_gpus(gwb_dataset *d, const gwb_gpu_set *s)
+{
+	bool made[GWB_GPU_MAX] = {false};
+	int i, dev, prev = gwb_gpu_current();
+	gwb_status st = GWB_OK;
+
+	for (i = 0; i < s->n && !st; i++) {
+		dev = s->ids[i];
+		if (dev == 0) {
+			made[0] = !d->xbuf;
+			st = gwb_dataset_to_gpu(d);
+			continue;
+		}
+		if (d->xrep[dev])
+			continue;
+		if ((st = gwb_gpu_use(dev)))
+			break;
+		st = gwb_dataset_to_gpu_on(d, &d->xrep[dev]);
+		made[dev] = !st;
+		gwb_gpu_use(prev);
+		if (st) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+			st = gwb_error(st, "%s (on GPU %d)", msg, dev);
+		}
+	}
+	if (st) {
+		for (dev = 0; dev < GWB_GPU_MAX; dev++) {
+			if (!made[dev])
+				continue;
+			if (dev == 0) {
+				gwb_buf_free(d->xbuf);
+				d->xbuf = NULL;
+			} else {
+				gwb_buf_free(d->xrep[dev]);
+				d->xrep[dev] = NULL;
+			}
+		}
+	}
+	return st;
+}
+
+int gwb_dataset_gpu_devices(const gwb_dataset *d, int *ids)
+{
+	int n = 0, i;
+
+	if (d->xbuf && d->xbuf->device == GWB_DEVICE_GPU)
+		ids[n++] = 0;
+	for (i = 1; i < GWB_GPU_MAX; i++)
+		if (d->xrep[i])
+			ids[n++] = i;
+	return n;
 }
 
 gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out)

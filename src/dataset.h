@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buffer.h"
+#include "mgpu.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -37,6 +38,9 @@ typedef struct gwb_dataset {
 	 * a dataset never changes after it is made, so the host copy is the cache every host read
 	 * uses (the buffer borrows X: it never frees it). */
 	gwb_buf *xbuf;
+	/* Copies of X on other devices (d:to("gpu", {gpus = ...}), mgpu.h), by device ordinal
+	 * (entry 0 unused: device 0's copy is xbuf). Each device's thread reads its own. */
+	gwb_buf *xrep[GWB_GPU_MAX];
 	uint64_t sum;  /* gwb_dataset_checksum's cache (a dataset never changes once made) */
 	bool sum_ok;
 } gwb_dataset;
@@ -92,11 +96,20 @@ uint64_t gwb_dataset_checksum(gwb_dataset *d);
  * "cpu" gives the device copy back. */
 gwb_status gwb_dataset_to_gpu(gwb_dataset *d);
 void gwb_dataset_to_cpu(gwb_dataset *d);
-/* The device copy of X, or NULL when d is host-only. */
+/* A copy of X on each device of s (device 0's is xbuf, as gwb_dataset_to_gpu makes it; the
+ * others in xrep). All or nothing: on failure the copies this call made are given back. */
+gwb_status gwb_dataset_to_gpus(gwb_dataset *d, const gwb_gpu_set *s);
+/* The device copy of X on the calling thread's device (mgpu.h), or NULL when that device
+ * holds none (then a GPU operation there copies X up itself). */
 static inline const float *gwb_dataset_gpu_X(const gwb_dataset *d)
 {
-	return d->xbuf && d->xbuf->device == GWB_DEVICE_GPU ? (const float *)d->xbuf->dev : NULL;
+	int dev = gwb_gpu_current();
+	const gwb_buf *b = dev > 0 && dev < GWB_GPU_MAX ? d->xrep[dev] : dev == 0 ? d->xbuf : NULL;
+
+	return b && b->device == GWB_DEVICE_GPU ? (const float *)b->dev : NULL;
 }
+/* Devices holding a copy of X: their ordinals into ids (GWB_GPU_MAX entries); the count. */
+int gwb_dataset_gpu_devices(const gwb_dataset *d, int *ids);
 
 /* GWB_OK when labels lie in 0..classes-1 (classification) or targets exist (regression). */
 gwb_status gwb_dataset_check(const gwb_dataset *d);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "mgpu.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -137,6 +138,8 @@ typedef struct gwb_dense_opts {
 			       * matrix: BLAS threads for the call; 0 = the default (blas.h) */
 	double sym_tol;       /* relative asymmetry allowed (0 = 100 eps of the dtype) */
 	int dtype;            /* batched GPU: -1 = the matrix's dtype, else gwb_dtype to compute in */
+	gwb_gpu_set gpus;     /* batched: the devices the matrices are dealt to (mgpu.h; default
+			       * device 0 alone; gpus.cpu: CPU stand-ins, tests) */
 } gwb_dense_opts;
 
 void gwb_dense_opts_default(gwb_dense_opts *o);

@@ -79,6 +79,7 @@ void gwb_dense_opts_default(gwb_dense_opts *o)
 	o->vectors = true;
 	o->residuals = true;
 	o->dtype = -1;
+	gwb_gpu_set_default(&o->gpus);
 }
 
 static int dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda,
@@ -1494,6 +1495,193 @@ static gwb_status batch_check_one(void *arg, size_t b)
 	return dense_check(c->e, b, c->B, b, &c->orth[b]);
 }
 
+/* One device's share of a batch: the GPU solver, or the LAPACK loop on `threads` threads (the
+ * CPU backend, and the CPU stand-ins of gpus.cpu). t0: the call's start (CPU kernel_ms). */
+static gwb_status batched_part(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen *e,
+			       gwb_backend be, gwb_dense_method m, double tol, const char *fn,
+			       int threads, double t0)
+{
+	batch_ctx c;
+	gwb_status rc;
+
+	if (be == GWB_BACKEND_GPU) {
+#ifdef GWB_HAVE_CUDA
+		return gpu_batched(B, o, e, m, tol, fn);
+#else
+		(void)tol;
+		return gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+#endif
+	}
+	memset(&c, 0, sizeof(c));
+	c.B = B;
+	c.e = e;
+	c.tol = o->tol;
+	c.max_sweeps = o->max_sweeps;
+	atomic_init(&c.max_iters, 0);
+	if (m == GWB_DM_AUTO)
+		m = GWB_DM_SYEVD;
+	c.m = m;
+	rc = parallel_for(B->count, threads, batch_solve_one, &c);
+	if (rc)
+		return rc;
+	e->iterations = atomic_load(&c.max_iters);
+	e->converged = true;
+	set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
+		m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" :
+		B->dtype == GWB_F32 ? "lapack-ssyevd" : "lapack-dsyevd");
+	e->kernel_ms = (gwb_now() - t0) * 1e3;
+	return GWB_OK;
+}
+
+/* Dealing a batch to the devices of o->gpus (mgpu.h): matrices in contiguous ranges in index
+ * order, each device solving its range from its own copy (a host view of the range, uploaded
+ * there), the results gathered in order. Device 0 alone is today's path on the calling thread
+ * with B itself (in place when B is GPU-resident). */
+typedef struct bdev_ctx {
+	const gwb_matrix *B;
+	const gwb_dense_opts *o;
+	gwb_eigen *e;
+	gwb_backend be;
+	gwb_dense_method m;
+	double tol, t0;
+	const char *fn;
+	bool direct;
+	gwb_matrix view[GWB_GPU_MAX];
+	gwb_eigen *part[GWB_GPU_MAX];
+} bdev_ctx;
+
+static gwb_status bdev_work(void *arg, int slot, int dev)
+{
+	bdev_ctx *c = arg;
+	const gwb_gpu_set *s = &c->o->gpus;
+	const gwb_matrix *B = c->B;
+	size_t lo, hi, nn = B->rows * B->cols;
+	int threads = c->o->threads > 0 ? c->o->threads : gwb_cpu_count();
+	gwb_status rc;
+
+	(void)dev;
+	if (c->direct)
+		return batched_part(B, c->o, c->e, c->be, c->m, c->tol, c->fn, c->o->threads, c->t0);
+	gwb_deal(B->count, s->n, slot, &lo, &hi);
+	if (hi == lo)
+		return GWB_OK;  /* more devices than matrices */
+	c->view[slot] = *B;
+	c->view[slot].count = hi - lo;
+	c->view[slot].data = (char *)B->data + lo * nn * gwb_dtype_size(B->dtype);
+	c->view[slot].buf = NULL;  /* host memory: uploaded to this device by the solver */
+	c->view[slot].sum_ok = false;
+	if ((rc = gwb_eigen_new(B->rows, B->rows, B->rows, hi - lo, c->e->vectors != NULL, false,
+				&c->part[slot])))
+		return rc;
+	threads = threads / s->n > 0 ? threads / s->n : 1;  /* stand-ins share the cores */
+	return batched_part(&c->view[slot], c->o, c->part[slot], c->be, c->m, c->tol, c->fn,
+			    threads, c->t0);
+}
+
+/* The parts into e, in slot order: values, residuals, host vectors; device vectors into one
+ * array on the calling thread's device (peer copies); the slowest device's times. */
+static gwb_status bdev_gather(bdev_ctx *c)
+{
+	const gwb_gpu_set *s = &c->o->gpus;
+	gwb_eigen *e = c->e;
+	size_t n = e->n, lo, hi, es = 0, total = 0;
+	void *dst = NULL;
+	gwb_status rc = GWB_OK;
+	bool first = true;
+	int k;
+
+	e->converged = true;
+	for (k = 0; k < s->n; k++) {
+		gwb_eigen *p = c->part[k];
+		if (!p)
+			continue;
+		gwb_deal(c->B->count, s->n, k, &lo, &hi);
+		memcpy(e->values + lo * n, p->values, (hi - lo) * n * sizeof(double));
+		if (e->residuals && p->residuals)
+			memcpy(e->residuals + lo * n, p->residuals, (hi - lo) * n * sizeof(double));
+		if (e->vectors && p->vectors)
+			memcpy(e->vectors + lo * n * n, p->vectors, (hi - lo) * n * n * sizeof(double));
+		fold_orth(e, p->orthogonality);
+		if (p->iterations > e->iterations)
+			e->iterations = p->iterations;
+		e->converged = e->converged && p->converged;
+		if (p->kernel_ms > e->kernel_ms)
+			e->kernel_ms = p->kernel_ms;
+		if (p->transfer_ms > e->transfer_ms)
+			e->transfer_ms = p->transfer_ms;
+		if (p->check_ms > e->check_ms)
+			e->check_ms = p->check_ms;
+		if (first) {
+			set_str(e->method, sizeof(e->method), p->method);
+			first = false;
+		}
+		if (p->dvectors) {
+			es = p->dvec_dtype ? 8 : 4;
+			e->dvec_dtype = p->dvec_dtype;
+		}
+	}
+	if (e->residuals)
+		gwb_eigen_update_max(e);
+	if (!es)
+		return GWB_OK;
+#ifdef GWB_HAVE_CUDA
+	total = c->B->count * n * n * es;
+	if ((rc = gwb_gpu_malloc(&dst, total, "eig.vectors")))
+		return rc;
+	for (k = 0; k < s->n && !rc; k++) {
+		gwb_eigen *p = c->part[k];
+		if (!p || !p->dvectors)
+			continue;
+		gwb_deal(c->B->count, s->n, k, &lo, &hi);
+		rc = CUDA_CHECK(cudaMemcpyPeer((char *)dst + lo * n * n * es, gwb_gpu_current(),
+					       p->dvectors->dev, s->ids[k], (hi - lo) * n * n * es));
+	}
+	if (rc) {
+		gwb_gpu_free(dst);
+		return rc;
+	}
+	rc = gwb_buf_adopt_dev(dst, total, "eig.vectors", &e->dvectors);
+	if (rc)
+		gwb_gpu_free(dst);
+#else
+	(void)dst;
+	(void)total;
+#endif
+	return rc;
+}
+
+static gwb_status batched_devices(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen *e,
+				  gwb_backend be, gwb_dense_method m, double tol, const char *fn,
+				  double t0)
+{
+	const gwb_gpu_set *s = &o->gpus;
+	bdev_ctx *c = calloc(1, sizeof(*c));
+	gwb_status rc;
+	int k;
+
+	if (!c)
+		return gwb_error(GWB_ENOMEM, "out of memory");
+	c->B = B;
+	c->o = o;
+	c->e = e;
+	c->be = be;
+	c->m = m;
+	c->tol = tol;
+	c->t0 = t0;
+	c->fn = fn;
+	c->direct = s->n == 1 && (s->cpu || s->ids[0] == gwb_gpu_current());
+	if (!c->direct && (rc = gwb_matrix_host(B)))  /* the devices' shares come from the host */
+		goto out;
+	rc = gwb_gpu_run(s, bdev_work, c);
+	if (!rc && !c->direct)
+		rc = bdev_gather(c);
+out:
+	for (k = 0; k < GWB_GPU_MAX; k++)
+		gwb_eigen_free(c->part[k]);
+	free(c);
+	return rc;
+}
+
 gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen **out)
 {
 	static const char *fn = "eig.batched";
@@ -1519,10 +1707,16 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	if (m == GWB_DM_CUSOLVER && o->backend == GWB_BACKEND_CPU)
 		return gwb_error(GWB_EINVAL, "%s: method \"cusolver\" runs on the GPU; drop backend "
 				 "= \"cpu\"", fn);
-	rc = choose_dense(B, m == GWB_DM_CUSOLVER ? GWB_BACKEND_GPU : o->backend,
-			  (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be, why, sizeof(why));
-	if (rc)
-		return rc;
+	if (o->gpus.cpu) {  /* tests: CPU stand-ins for the devices of gpus (mgpu.h) */
+		be = GWB_BACKEND_CPU;
+		snprintf(why, sizeof(why), "%d CPU stand-ins for GPUs (gpu_standin = \"cpu\")",
+			 o->gpus.n);
+	} else if ((rc = choose_dense(B, m == GWB_DM_CUSOLVER || (o->gpus.n > 1 &&
+						o->backend == GWB_BACKEND_AUTO) ? GWB_BACKEND_GPU :
+				      o->backend, (double)gwb_matrix_bytes(B), 4.0 * 1048576, &be,
+				      why, sizeof(why)))) {
+		return rc;  /* several devices asked for: the GPU, whatever the size */
+	}
 	if (m == GWB_DM_MIXED && !gwb_switch_on(GWB_SW_EIG_MIXED))  /* switches.h: the f64 solve */
 		m = be == GWB_BACKEND_GPU ? GWB_DM_JACOBI : GWB_DM_SYEVD;
 	if (be == GWB_BACKEND_CPU)
@@ -1542,29 +1736,11 @@ gwb_status gwb_eig_batched(const gwb_matrix *B, const gwb_dense_opts *o, gwb_eig
 	c.max_sweeps = o->max_sweeps;
 	atomic_init(&c.max_iters, 0);
 	gwb_progress_begin(fn, (double)count);
-	if (be == GWB_BACKEND_GPU) {
-#ifdef GWB_HAVE_CUDA
-		rc = gpu_batched(B, o, e, m, tol, fn);
-		if (rc)
-			goto out_free;
-#else
-		rc = gwb_error(GWB_ENODEV, "%s: this gwb was built without CUDA", fn);
+	/* one device (the default): the solver on this thread, as it always ran; several (or
+	 * CPU stand-ins): the matrices dealt to them and the results gathered in order */
+	rc = batched_devices(B, o, e, be, m, tol, fn, t0);
+	if (rc)
 		goto out_free;
-#endif
-	} else {
-		if (m == GWB_DM_AUTO)
-			m = GWB_DM_SYEVD;
-		c.m = m;
-		rc = parallel_for(count, o->threads, batch_solve_one, &c);
-		if (rc)
-			goto out_free;
-		e->iterations = atomic_load(&c.max_iters);
-		e->converged = true;
-		set_str(e->method, sizeof(e->method), m == GWB_DM_JACOBI ? "jacobi-cyclic" :
-			m == GWB_DM_MIXED ? "lapack-ssyevd+f64-refine" :
-			B->dtype == GWB_F32 ? "lapack-ssyevd" : "lapack-dsyevd");
-		e->kernel_ms = (gwb_now() - t0) * 1e3;
-	}
 	if (e->vectors && o->residuals) {  /* CPU results (GPU ones were checked there) */
 		double tc = gwb_now();
 		c.orth = malloc(count * sizeof(double));

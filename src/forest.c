@@ -111,6 +111,7 @@ void gwb_rf_params_init(gwb_rf_params *p)
 	p->progress = true;
 	p->subtract = true;
 	p->oob = true;
+	gwb_gpu_set_default(&p->gpus);
 }
 
 static const char *const crit_names[] = {"default", "gini", "entropy", "mse"};
@@ -1011,6 +1012,8 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 		return st;
 	if (p.criterion == GWB_CRIT_DEFAULT)
 		p.criterion = d->task == GWB_TASK_CLASSIFICATION ? GWB_CRIT_GINI : GWB_CRIT_MSE;
+	if (p.gpus.n < 1)  /* params not from gwb_rf_params_init: device 0 alone */
+		gwb_gpu_set_default(&p.gpus);
 	if (!p.threads)
 		p.threads = gwb_cpu_count();
 	job.d = d;
@@ -1070,8 +1073,14 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	} else if (hybrid_cpu) {
 		b = GWB_BACKEND_CPU;
 		snprintf(why, sizeof(why), "hybrid with two CPU pools (hybrid_front = \"cpu\")");
-	} else if ((st = gwb_backend_choose(p.backend, bytes, RF_AUTO_MIN_BYTES, &b, why, sizeof(why)))) {
-		goto out_free;
+	} else if (p.gpus.cpu) {
+		b = GWB_BACKEND_CPU;  /* tests: CPU stand-ins for the devices of gpus (mgpu.h) */
+		snprintf(why, sizeof(why), "%d CPU stand-ins for GPUs (gpu_standin = \"cpu\")",
+			 p.gpus.n);
+	} else if ((st = gwb_backend_choose(p.gpus.n > 1 && p.backend == GWB_BACKEND_AUTO ?
+					    GWB_BACKEND_GPU : p.backend, bytes, RF_AUTO_MIN_BYTES,
+					    &b, why, sizeof(why)))) {
+		goto out_free;  /* several devices asked for: the GPU, whatever the size */
 	}
 	t1 = gwb_now();
 #ifdef GWB_HAVE_CUDA
@@ -1097,11 +1106,11 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 		switch (b) {
 #ifdef GWB_HAVE_CUDA
 		case GWB_BACKEND_GPU:
-			st = gwb_rf_train_gpu(&job, f);  /* kernels/rf_train.cu */
+			st = gwb_rf_train_devices(&job, f);  /* rf_multi.c: gpus = 1 is rf_train.cu */
 			break;
 #endif
 		default:
-			st = gwb_rf_train_cpu(&job, f);
+			st = p.gpus.cpu ? gwb_rf_train_devices(&job, f) : gwb_rf_train_cpu(&job, f);
 			break;
 		}
 	}

@@ -65,6 +65,7 @@
 #include "backend.h"
 #include "dataset.h"
 #include "quantize.h"
+#include "mgpu.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -175,6 +176,10 @@ typedef struct gwb_rf_params {
 					 otherwise; no effect on the CPU backend) */
 	bool oob;                     /* compute the OOB score after growing (default true; needs
 					 bootstrap; not saved: a loaded forest says true) */
+	gwb_gpu_set gpus;             /* GPU backend: the devices the trees are dealt to (mgpu.h;
+					 default device 0 alone). gpus.cpu: CPU stand-ins, each
+					 "device" a CPU trainer (tests of the dealing without a
+					 GPU). Not saved. */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64
@@ -309,6 +314,9 @@ typedef struct gwb_rf_job {
 	double y_center;             /* regression: weighted target mean subtracted before growing */
 	gwb_rf_sched *sched;         /* hybrid: grow only the trees claimed here (NULL: all) */
 	bool sched_front;            /* claim from the front (GPU side), else from the back */
+	int tree_first;              /* gpus > 1: this device's trees are tree_first ..
+				      * tree_first + p->trees - 1 of the forest (their RNG index;
+				      * local tree t is global tree_first + t); 0 otherwise */
 } gwb_rf_job;
 
 /* The dispatcher: check parameters, choose the backend (gwb_backend_choose), quantize, call the
@@ -325,6 +333,11 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f);
  * (tests of the scheduler without a GPU). Fills f's nodes, grow/kernel/transfer times and
  * f->timing.hybrid. A failure or an interrupt on either side stops both; nothing is kept. */
 gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_front);
+/* The device trainer (rf_multi.c): job->p->gpus's devices grow the trees, dealt in contiguous
+ * ranges in index order and put together in order: the same forest as one device grows. One
+ * device: gwb_rf_train_gpu on the calling thread (gpus.cpu: gwb_rf_train_cpu), unchanged.
+ * Several: one host thread per device, OOB left to gwb_forest_finish (the CPU's, identical). */
+gwb_status gwb_rf_train_devices(const gwb_rf_job *job, gwb_forest *f);
 
 /* A forest with metadata copied from d and p, and no nodes yet. */
 gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,

@@ -3,6 +3,7 @@
 #include "gpu.h"
 
 #include "buffer.h"
+#include "mgpu.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -296,6 +297,7 @@ struct ledger_entry {
 	void *ptr;
 	size_t bytes;                /* as requested (the block may be larger) */
 	struct pool_block *block;    /* the pool block behind ptr */
+	int dev;                     /* the device it lives on (its pool) */
 	char purpose[48];
 	struct ledger_entry *next;
 };
@@ -325,10 +327,20 @@ struct pool_block {
 	cudaEvent_t freed;   /* recorded on stream 0 at free (NULL: never used) */
 	struct pool_block *next;
 };
-static struct pool_block *pool_free_list;
-static size_t pool_cached_bytes, pool_reserved_bytes;
-static int pool_cached_blocks;
-static long pool_hits, pool_misses;
+/* One pool per device (mgpu.h), indexed by the calling thread's device: gpus = 1 uses
+ * pools[0] alone. A block goes back to the pool of the device it was allocated on. */
+static struct dev_pool {
+	struct pool_block *free_list;
+	size_t cached_bytes, reserved_bytes;
+	int cached_blocks;
+	long hits, misses;
+} pools[GWB_GPU_MAX];
+#define pool_free_list (pools[gwb_gpu_current()].free_list)
+#define pool_cached_bytes (pools[gwb_gpu_current()].cached_bytes)
+#define pool_reserved_bytes (pools[gwb_gpu_current()].reserved_bytes)
+#define pool_cached_blocks (pools[gwb_gpu_current()].cached_blocks)
+#define pool_hits (pools[gwb_gpu_current()].hits)
+#define pool_misses (pools[gwb_gpu_current()].misses)
 
 /* Allocation granularity: 512 B below 1 MiB, 2 MiB (the driver's page) above. */
 static size_t pool_round(size_t bytes)
@@ -393,6 +405,30 @@ static size_t pool_release_all(void)
 	return rel;
 }
 
+/* pool_release_all on every device whose pool holds blocks, that device made current for
+ * the calls (and the caller's restored). Under ledger_lock. */
+static size_t pool_release_each(void)
+{
+	int prev = gwb_gpu_current(), d;
+	size_t rel = 0;
+
+	for (d = 0; d < GWB_GPU_MAX; d++) {
+		if (!pools[d].free_list)
+			continue;
+		if (d != prev && cudaSetDevice(d) != cudaSuccess) {
+			cudaGetLastError();
+			continue;
+		}
+		gwb_gpu_set_current(d);
+		rel += pool_release_all();
+		gwb_gpu_set_current(prev);
+		if (d != prev)
+			cudaSetDevice(prev);
+	}
+	cudaGetLastError();
+	return rel;
+}
+
 size_t gwb_gpu_trim(void)
 {
 	size_t rel;
@@ -401,20 +437,24 @@ size_t gwb_gpu_trim(void)
 		return 0;
 	gwb_gpu_staging_release();
 	pthread_mutex_lock(&ledger_lock);
-	rel = pool_release_all();
+	rel = pool_release_each();
 	pthread_mutex_unlock(&ledger_lock);
 	return rel;
 }
 
 void gwb_gpu_pool_stats(gwb_gpu_pool_info *out)
 {
+	int d;
+
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&ledger_lock);
-	out->cached_bytes = pool_cached_bytes;
-	out->cached_blocks = pool_cached_blocks;
-	out->reserved_bytes = pool_reserved_bytes;
-	out->hits = pool_hits;
-	out->misses = pool_misses;
+	for (d = 0; d < GWB_GPU_MAX; d++) {  /* every device's pool (gpus = 1: device 0's) */
+		out->cached_bytes += pools[d].cached_bytes;
+		out->cached_blocks += pools[d].cached_blocks;
+		out->reserved_bytes += pools[d].reserved_bytes;
+		out->hits += pools[d].hits;
+		out->misses += pools[d].misses;
+	}
 	pthread_mutex_unlock(&ledger_lock);
 }
 
@@ -498,6 +538,7 @@ gwb_status gwb_gpu_malloc(void **ptr, size_t bytes, const char *purpose)
 	e->ptr = *ptr;
 	e->bytes = bytes;
 	e->block = b;
+	e->dev = gwb_gpu_current();
 	snprintf(e->purpose, sizeof(e->purpose), "%s", purpose ? purpose : "?");
 	pthread_mutex_lock(&ledger_lock);
 	e->next = ledger;
@@ -510,6 +551,7 @@ void gwb_gpu_free(void *ptr)
 {
 	struct ledger_entry **pp, *e = NULL;
 	struct pool_block *b;
+	int dev, prev = gwb_gpu_current();
 
 	if (!ptr)
 		return;
@@ -528,7 +570,13 @@ void gwb_gpu_free(void *ptr)
 		return;
 	}
 	b = e->block;
+	dev = e->dev;
 	free(e);
+	/* freed from another device's thread: record on the block's own device, into its pool */
+	if (dev != prev) {
+		cudaSetDevice(dev);
+		gwb_gpu_set_current(dev);
+	}
 	if (!b->freed && cudaEventCreateWithFlags(&b->freed, cudaEventDisableTiming) != cudaSuccess)
 		b->freed = NULL;
 	if (b->freed && cudaEventRecord(b->freed, 0) != cudaSuccess) {
@@ -541,6 +589,11 @@ void gwb_gpu_free(void *ptr)
 	pool_free_list = b;
 	pool_cached_bytes += b->size;
 	pool_cached_blocks++;
+	if (dev != prev) {
+		gwb_gpu_set_current(prev);
+		cudaSetDevice(prev);
+		cudaGetLastError();
+	}
 	pthread_mutex_unlock(&ledger_lock);
 }
 

@@ -630,6 +630,13 @@ static const gwb_reg core_funcs[] = {
 	 "A duration given in ms, as gwb prints them: \"3.14 ms\", \"2.50 s\", \"12.3 s\", \"2 min 5 s\"."},
 	{"plural", core_plural, "gwb.plural(n, noun [, plural]) -> string\n"
 	 "\"1 iteration\", \"3 iterations\" (gwb.plural(2, \"matrix\", \"matrices\"))."},
+	{"gpus", gwb_lua_gpus, "gwb.gpus() -> list [, reason]\n"
+	 "The GPUs of this host, one table each: index (the CUDA ordinal that gpus = {...} names),\n"
+	 "name, memory_total and memory_free (bytes), sms, pci_bus_id, and peer (peer[j + 1]:\n"
+	 "this device reaches device j's memory directly, cudaDeviceCanAccessPeer). Without a GPU\n"
+	 "(or in a CPU build) an empty list and the reason, as gpu.available() gives it. The\n"
+	 "option gpus = n | {ids} of rf.train, eig.batched, eig.solve and d:to(\"gpu\") picks them.\n"
+	 "Example: for _, g in ipairs(gwb.gpus()) do print(g.index, g.name, g.pci_bus_id) end"},
 	{"cpu_count", core_cpu_count, "gwb.cpu_count() -> n\n"
 	 "CPUs this process may use: the default thread count of every parallel operation."},
 	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime, blas_config}\n"

@@ -79,6 +79,13 @@ bool gwb_opt_bool(lua_State *L, int idx, const char *fn, const char *key, bool d
 const char *gwb_opt_str(lua_State *L, int idx, const char *fn, const char *key, const char *def);
 /* opts.backend, defaulting to the --backend setting. */
 gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn);
+/* opts.gpus (lapi_mgpu.c): nil = device 0 alone; a count or a list of ids, checked against the
+ * devices there are (mgpu.h's messages); be = the backend the call will use (CPU: gpus other
+ * than 1 is an error saying it applies to GPU backends). standin: CPU stand-ins (tests). */
+struct gwb_gpu_set;
+void gwb_opt_gpus(lua_State *L, int idx, const char *fn, gwb_backend be, bool standin,
+		  struct gwb_gpu_set *out);
+int gwb_lua_gpus(lua_State *L);  /* gwb.gpus() */
 /* Raise an error if opts has a key not in the NULL-terminated list `known`. */
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[]);
 

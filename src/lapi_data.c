@@ -388,7 +388,17 @@ static int ds_index(lua_State *L)
 			return 1;
 		}
 		if (!strcmp(k, "device")) {
-			lua_pushstring(L, gwb_dataset_gpu_X(d) ? "gpu" : "cpu");
+			int ids[GWB_GPU_MAX];
+			lua_pushstring(L, gwb_dataset_gpu_devices(d, ids) ? "gpu" : "cpu");
+			return 1;
+		}
+		if (!strcmp(k, "gpus")) {  /* the devices holding a copy (d:to("gpu", {gpus}) */
+			int ids[GWB_GPU_MAX], n = gwb_dataset_gpu_devices(d, ids), i;
+			lua_createtable(L, n, 0);
+			for (i = 0; i < n; i++) {
+				lua_pushinteger(L, ids[i]);
+				lua_rawseti(L, -2, i + 1);
+			}
 			return 1;
 		}
 	}
@@ -2021,12 +2031,21 @@ static const gwb_reg funcs[] = {
 /* d:to("gpu" | "cpu"): where the features live (dataset.h); returns d. */
 static int m_to(lua_State *L)
 {
+	static const char *const known[] = {"gpus", NULL};
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *dev = luaL_checkstring(L, 2);
 
+	gwb_opt_check_keys(L, 3, "d:to", known);
 	if (!strcmp(dev, "gpu") || !strcmp(dev, "cuda")) {
-		gwb_lua_check(L, gwb_dataset_to_gpu(d));
+		gwb_gpu_set s;
+		gwb_opt_gpus(L, 3, "d:to", GWB_BACKEND_GPU, false, &s);
+		/* device 0 alone (the default): as it always was; else a copy on each device */
+		gwb_lua_check(L, s.n == 1 && s.ids[0] == 0 ? gwb_dataset_to_gpu(d)
+							   : gwb_dataset_to_gpus(d, &s));
 	} else if (!strcmp(dev, "cpu")) {
+		if (!lua_isnoneornil(L, 3))
+			return luaL_error(L, "d:to(\"cpu\"): options are for \"gpu\" (gpus); \"cpu\" "
+					  "gives every device copy back");
 		gwb_dataset_to_cpu(d);
 	} else {
 		return luaL_error(L, "to: the device must be \"gpu\" or \"cpu\" (got \"%s\")", dev);
@@ -2045,13 +2064,15 @@ static const gwb_reg methods[] = {
 	{"close", m_close,
 	 "d:close()\nFree the Dataset now, device memory included (the GC does it too)."},
 	{"to", m_to,
-	 "d:to(\"gpu\" | \"cpu\") -> d\n"
+	 "d:to(\"gpu\" [, {gpus = n | {ids}}] | \"cpu\") -> d\n"
 	 "Where the features live. \"gpu\" copies them to the device once: rf.train,\n"
 	 "f:predict, f:predict_proba, f:score and d:transpose{backend = \"gpu\"} then read\n"
 	 "them there in place (no copy per call). The host copy stays (a Dataset never\n"
 	 "changes), so reading values costs nothing. \"cpu\" gives the device memory back,\n"
 	 "as d:close() and the GC do. d.device says which (\"cpu\" | \"gpu\"). Without a\n"
 	 "GPU, or when it has too little free memory (the error names the bytes), d stays.\n"
+	 "gpus (default 1: device 0) puts a copy on each device named (gwb.gpus() lists them;\n"
+	 "all or nothing), which rf.train{gpus = ...} then reads there; d.gpus lists them.\n"
 	 "Example: big:to(\"gpu\"); p = f:predict(big)"},
 	{"head", m_head,
 	 "d:head([n]) -> table\n"

@@ -184,6 +184,9 @@ static void log_eigen(lua_State *L, const char *kind, const gwb_eigen *e, const 
 
 static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
 					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
+static const char *const batched_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
+					   "residuals", "max_sweeps", "threads", "sym_tol", "tag",
+					   "gpus", "gpu_standin", NULL};
 
 static int l_solve(lua_State *L)
 {
@@ -210,7 +213,7 @@ static int l_batched(lua_State *L)
 	gwb_dense_opts o;
 	gwb_eigen *e;
 
-	gwb_opt_check_keys(L, 2, "eig.batched", solve_keys);
+	gwb_opt_check_keys(L, 2, "eig.batched", batched_keys);
 	gwb_opt_tag(L, 2, "eig.batched");  /* checked before the solve */
 	lua_pop(L, 1);
 	read_dense_opts(L, 2, "eig.batched", &o);
@@ -218,6 +221,13 @@ static int l_batched(lua_State *L)
 		return luaL_error(L, "eig.batched: a batch gets all pairs of every matrix; drop 'k'");
 	/* Vectors cost memory and time for thousands of matrices: off unless asked. */
 	o.vectors = gwb_opt_bool(L, 2, "eig.batched", "vectors", false);
+	{
+		/* the devices the matrices are dealt to (mgpu.h); tests: CPU stand-ins */
+		const char *si = gwb_opt_str(L, 2, "eig.batched", "gpu_standin", NULL);
+		if (si && strcmp(si, "cpu"))
+			return luaL_error(L, "eig.batched: gpu_standin must be \"cpu\" (got \"%s\")", si);
+		gwb_opt_gpus(L, 2, "eig.batched", o.backend, si != NULL, &o.gpus);
+	}
 	gwb_lua_check(L, gwb_eig_batched(B, &o, &e));
 	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
@@ -891,7 +901,10 @@ static const gwb_reg funcs[] = {
 	 "in f64 (f64 batches); \"auto\" takes whichever measured faster on an H200 (ours for\n"
 	 "n <= 64, cuSOLVER above). CPU: LAPACK per matrix over threads (threads option), or\n"
 	 "method = \"jacobi\" (cyclic Jacobi reference).\n"
-	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals.\n"
+	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals,\n"
+	 "gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the matrices are dealt to the\n"
+	 "devices in index order and the results gathered in order, vectors on device 0;\n"
+	 "gpu_standin = \"cpu\" makes each \"device\" a CPU thread, to test the dealing).\n"
 	 "The result: eb:values(b), eb:vector(b, i), eb.max_residual, eb.orthogonality,\n"
 	 "eb.sweeps, eb.timing.\n"
 	 "Example: eb = eig.batched(mat.batch(1000, 64, {dtype = \"f32\"}), {vectors = true})"},

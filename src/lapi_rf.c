@@ -45,14 +45,14 @@ static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"tag", NULL,
+	"tag", "gpus", "gpu_standin", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"folds", "shuffle", "tag", NULL,
+	"folds", "shuffle", "tag", "gpus", "gpu_standin", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -227,6 +227,13 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	if (strcmp(s, "gpu") && strcmp(s, "cpu"))
 		luaL_error(L, "%s: hybrid_front must be \"gpu\" or \"cpu\" (got \"%s\")", fn, s);
 	p->hybrid_cpu_front = !strcmp(s, "cpu");
+	s = gwb_opt_str(L, idx, fn, "gpu_standin", NULL);  /* tests: CPU stand-ins for the GPUs */
+	if (s && strcmp(s, "cpu"))
+		luaL_error(L, "%s: gpu_standin must be \"cpu\" (got \"%s\")", fn, s);
+	gwb_opt_gpus(L, idx, fn, p->backend, s != NULL, &p->gpus);
+	if (p->hybrid && p->gpus.n > 1)
+		luaL_error(L, "%s: backend = \"hybrid\" runs on one GPU (with the CPU); drop gpus or "
+			   "use backend = \"gpu\" with gpus = %d", fn, p->gpus.n);
 	{
 		lua_Integer qs = gwb_opt_int(L, idx, fn, "quantile_sample", 0);
 		if (qs < 0)
@@ -1323,7 +1330,11 @@ static const gwb_reg funcs[] = {
 	 "  subtract (true; GPU: a sibling's histogram as parent - sibling where every node\n"
 	 "  draws all features: the same trees; false needs less GPU memory; man gwb),\n"
 	 "  oob (true: the out-of-bag score f.oob and f:oob_predict(); on the GPU backend\n"
-	 "  computed on the device; false skips it).\n"
+	 "  computed on the device; false skips it),\n"
+	 "  gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the trees are dealt to the\n"
+	 "  devices in index order, each device with its own copy of the codes; the same forest\n"
+	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards;\n"
+	 "  gpu_standin = \"cpu\" makes each \"device\" a CPU trainer, to test the dealing).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},

@@ -435,7 +435,8 @@ static int l_knn_laplacian(lua_State *L)
 /* ---------------------------------------------------------------- eig.solve */
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
-	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", NULL};
+	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", "gpus",
+	NULL};
 
 /* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
  * its CSR arrays (computed once per matrix and cached). Pushes the table. */
@@ -498,6 +499,17 @@ static int solve_sparse(lua_State *L)
 	o.maxiter = (int)mi;
 	gwb_lua_check(L, gwb_sp_method_parse(gwb_opt_str(L, 2, fn, "method", "auto"), &o.method));
 	o.backend = gwb_opt_backend(L, 2, fn);
+	{
+		/* checked as everywhere (mgpu.h); the row-partitioned solve over several GPUs is not
+		 * built (docs/ARCHITECTURE.md, "Several GPUs"): device 0 alone runs it */
+		gwb_gpu_set gs;
+		gwb_opt_gpus(L, 2, fn, o.backend, false, &gs);
+		if (gs.n > 1 || gs.ids[0] != 0)
+			return luaL_error(L, "eig.solve: gpus = %s on a sparse matrix: the solve over "
+					  "several GPUs (rows partitioned, halo exchanged) is not built "
+					  "yet; it runs on device 0 alone: use gpus = 1 (the default)",
+					  gs.n > 1 ? "a set of several devices" : "another device than 0");
+	}
 	static const char *const sizes[] = {"ncv", "block", "degree"};
 	int *size_out[] = {&o.ncv, &o.block, &o.degree};
 	for (int i = 0; i < 3; i++) {
@@ -668,7 +680,8 @@ static const char solve_help[] =
 	"  \"rand+lanczos\" 3 randomized iterations, then Lanczos from their Ritz vectors\n"
 	"  \"dense\"       LAPACK dsyev on a dense copy (n <= 8192)\n"
 	"GPU: spmv = \"auto\" | \"ours\" (our kernels; blocks of vectors in row-major order) |\n"
-	"\"cusparse\" (cuSPARSE SpMV/SpMM). GWB_EIG_PROF=1 prints the time per phase (spmm, Gram,\n"
+	"\"cusparse\" (cuSPARSE SpMV/SpMM). gpus: 1 (device 0; checked as rf.train's: the solve\n"
+	"over several GPUs is not built yet, so other values are refused). GWB_EIG_PROF=1 prints the time per phase (spmm, Gram,\n"
 	"updates, vector ops, small eigenproblems, transfers, setup) to stderr, the device\n"
 	"synchronized after every operation. Errors: non-square, non-symmetric, NaN/Inf,\n"
 	"k >= n. The result's history holds (iteration, converged, max residual) per iteration.\n"

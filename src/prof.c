@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
 #include "gpu.h"
+#include "mgpu.h"
 #include "status.h"
 
 #include <pthread.h>
@@ -25,17 +26,19 @@ static gwb_xfer_stat xstat;
 
 /* A launch or transfer whose time is still in its events: k >= 0 is a kernel record, k < 0 a
  * transfer in direction -1 - k. */
-struct pending { int k; void *ev0, *ev1; };
+struct pending { int k, dev; void *ev0, *ev1; };  /* dev: where the events live */
 
-/* Recycled events: creating two events per launch costs more than the launch itself. */
+/* Recycled events: creating two events per launch costs more than the launch itself. An event
+ * belongs to the device it was made on: the pool holds device 0's (gpus = 1, as before);
+ * other devices' events (gpus > 1, mgpu.h) are made per record and destroyed when resolved. */
 #ifdef GWB_HAVE_CUDA
 #define POOL_MAX 8192
 static void *pool[POOL_MAX];
 static int npool;
 
-static void recycle_locked(void *ev)
+static void recycle_locked(void *ev, int dev)
 {
-	if (npool < POOL_MAX)
+	if (npool < POOL_MAX && dev == 0)
 		pool[npool++] = ev;
 	else
 		cudaEventDestroy((cudaEvent_t)ev);
@@ -83,8 +86,8 @@ static void resolve_locked(void)
 		    cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
 			add_time_locked(pend[i].k, ms);
 		cudaGetLastError();
-		recycle_locked(a);
-		recycle_locked(b);
+		recycle_locked(a, pend[i].dev);
+		recycle_locked(b, pend[i].dev);
 	}
 #endif
 	npend = 0;
@@ -116,6 +119,7 @@ void gwb_prof_kernel(const char *name, const int grid[3], const int block[3], si
 		if (npend == MAX_PENDING)
 			resolve_locked();
 		pend[npend].k = i;
+		pend[npend].dev = gwb_gpu_current();
 		pend[npend].ev0 = ev_start;
 		pend[npend].ev1 = ev_stop;
 		npend++;
@@ -175,6 +179,7 @@ void gwb_prof_transfer_events(gwb_xfer_dir dir, double bytes, bool pinned, doubl
 		if (npend == MAX_PENDING)
 			resolve_locked();
 		pend[npend].k = -1 - (int)dir;
+		pend[npend].dev = gwb_gpu_current();
 		pend[npend].ev0 = ev_start;
 		pend[npend].ev1 = ev_stop;
 		npend++;
@@ -251,8 +256,8 @@ static void poll_locked(void)
 		}
 		if (q == cudaSuccess && cudaEventElapsedTime(&ms, a, b) == cudaSuccess)
 			add_time_locked(pend[i].k, ms);
-		recycle_locked(a);
-		recycle_locked(b);
+		recycle_locked(a, pend[i].dev);
+		recycle_locked(b, pend[i].dev);
 	}
 	cudaGetLastError();
 	npend = keep;
@@ -293,7 +298,7 @@ gwb_status gwb_prof_events(void **ev_start, void **ev_stop)
 	cudaError_t err = cudaSuccess;
 
 	pthread_mutex_lock(&lock);
-	if (npool >= 2) {
+	if (npool >= 2 && gwb_gpu_current() == 0) {
 		*ev_start = pool[--npool];
 		*ev_stop = pool[--npool];
 		pthread_mutex_unlock(&lock);

@@ -401,7 +401,8 @@ static void find_split(void *ctx, size_t i, int tid)
 	scratch *s = ws_of(tc, tid);
 	const gwb_rf_job *job = R->job;
 	int F = R->F, k, examined = 0;
-	uint64_t seed = job->p->seed, key = ((uint64_t)tc->tree << 32) | (uint64_t)(uint32_t)nd->id;
+	uint64_t seed = job->p->seed, key = ((uint64_t)(tc->tree + job->tree_first) << 32) |
+					    (uint64_t)(uint32_t)nd->id;
 	best bs = {0};
 
 	nd->split = false;
@@ -444,7 +445,7 @@ static void prebuild_item(void *ctx, size_t it, int tid)
 	fnode *nd = &tc->fr[tc->plist[it / (size_t)R->job->mtry]];
 	int k = (int)(it % (size_t)R->job->mtry), F = R->F, i, j = 0;
 	scratch *s = ws_of(tc, tid);
-	uint64_t key = ((uint64_t)tc->tree << 32) | (uint64_t)(uint32_t)nd->id;
+	uint64_t key = ((uint64_t)(tc->tree + R->job->tree_first) << 32) | (uint64_t)(uint32_t)nd->id;
 
 	for (i = 0; i < F; i++)
 		s->perm[i] = i;
@@ -674,7 +675,7 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 	o->outputs = R->K ? R->K : 1;
 	/* Bootstrap weights and the in-bag rows, ascending. */
 	for (i = 0; i < R->rows; i++) {
-		int c = gwb_rf_boot_count(p->seed, p->bootstrap, (uint64_t)tree, i);
+		int c = gwb_rf_boot_count(p->seed, p->bootstrap, (uint64_t)(tree + job->tree_first), i);
 		float w = 0;
 		if (c) {
 			w = (float)c;
