@@ -315,13 +315,14 @@ gwb_status gwb_rf_sched_back_result(gwb_rf_sched *s, const gwb_forest **fb, int 
 
 /* The rule. gwb_rf_hybrid_ratio: a CPU worker's time for one tree x the GPU's trees per
  * second, the prior before anything is measured (params.hybrid_ratio, else the model recorded
- * on an H200 host in rf_hybrid.c). gwb_rf_hybrid_plan: of R trees left (running of them
- * being grown by the back's W workers), how many the back should grow so the fit ends
- * soonest, rho = that ratio; *finish (may be NULL) = the predicted end in back-tree times.
- * gwb_rf_hybrid_pays: "auto"'s test (the GPU chosen): the plan gives the CPU trees and ends
- * at least 3 % sooner than the GPU alone; why (n bytes) says so with the numbers. */
+ * on an H200 host in rf_hybrid.c). gwb_rf_hybrid_plan: of R trees left to either side
+ * (running of them being grown by the back's W workers; the front holds `front` more), how
+ * many the back should grow so the fit ends soonest, rho = that ratio; *finish (may be NULL)
+ * = the predicted end in back-tree times. gwb_rf_hybrid_pays: "auto"'s test (the GPU chosen):
+ * the plan gives the CPU trees and ends at least 5 % sooner than the GPU alone; why (n bytes)
+ * says so with the numbers. */
 double gwb_rf_hybrid_ratio(const gwb_rf_params *p, size_t rows, int mtry);
-int gwb_rf_hybrid_plan(int R, int running, int W, double rho, double *finish);
+int gwb_rf_hybrid_plan(int R, int running, int front, int W, double rho, double *finish);
 bool gwb_rf_hybrid_pays(const gwb_rf_params *p, size_t rows, int mtry, char *why, size_t n);
 
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */

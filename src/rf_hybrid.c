@@ -3,8 +3,8 @@
  * (gwb_rf_sched, forest.h). Each tree depends only on its index (RNG streams per tree), so the
  * forest is the one either backend grows, tree for tree.
  *
- * Who grows what is planned from the two sides' speeds, measured as the fit runs (before the
- * first measurement, from the ratio recorded on the H200 host, gwb_rf_hybrid_ratio): the back
+ * Who grows what is planned from the two sides' speeds, measured as the fit runs (before both
+ * have grown a tree, from the ratio recorded on the H200 host, gwb_rf_hybrid_ratio): the back
  * grows m trees in rounds of one tree per worker, the front the rest, and m is the share that
  * ends the fit soonest (gwb_rf_hybrid_plan). The front claims consecutive indices from the
  * front in batches and leaves the back's share free; a CPU worker starts a tree only while the
@@ -33,63 +33,59 @@
 /* ---- the rule ----------------------------------------------------------------------------- */
 
 /* A CPU worker's time for one tree x the GPU trainer's trees per second, measured on the H200
- * host (16 cores, all 16 CPU threads busy, the GPU end to end) against the work per tree
- * x = rows x mtry x min(depth, 16):
- *     1,000 x 32, depth 10:      x = 50 kB,  ratio  19  (GPU 10.3 ms / 100 trees, CPU 12.2 ms)
- *     100,000 x 32, depth 10:    x = 5 MB,   ratio 116  (29 ms, 211 ms)
- *     800,000 x 256, depth 10:   x = 128 MB, ratio 387  (350 ms, 8.5 s; rf-gpu bench)
- *     1,000,000 x 64, depth 20:  x = 128 MB, ratio 339  (1.31 s / 200 trees, 27.9 s)
- * The GPU's fixed costs weigh on small work, so the ratio grows with x: 19 (x / 50 kB)^0.39
- * fits the points within 20 %, capped at 400. scripts/bench/rf_gpu.lua prints the measured
- * ratio beside it for the hybrid rows. */
-#define RATIO_AT_50KB 19.0
-#define RATIO_EXPONENT 0.39
-#define RATIO_MAX 400.0
+ * host (16 cores, one tree on each of the 16 CPU threads at once; the GPU alone end to end,
+ * OOB included), scripts/bench/rf_gpu.lua's hybrid rows on 2026-12-01:
+ *     100,000 x 32, 1,000 trees, depth 10:   434  (a CPU tree 58 ms, the GPU 7,540 trees/s)
+ *     1,000,000 x 64, 200 trees, depth 20:   350  (2.15 s, 163 trees/s)
+ *     800,000 x 256, 100 trees, depth 10:    772  (1.09 s, 711 trees/s)
+ * It matters only for forests of more trees than it (with fewer, the GPU grows them all before
+ * a CPU worker finishes one), where the GPU's fixed costs are spread thin; there it stays
+ * between 350 and 800 whatever the size, so one number stands for it: 400. With 15 workers
+ * the CPU then adds at most 15 / 415 = 3.6 % to the GPU. A prior only: once both sides have
+ * grown a tree the plan uses their measured rates. */
+#define RATIO_RECORDED 400.0
 
 double gwb_rf_hybrid_ratio(const gwb_rf_params *p, size_t rows, int mtry)
 {
-	double x = (double)rows * mtry * (p->depth < 16 ? p->depth : 16), r;
-
-	if (p->hybrid_ratio > 0)
-		return p->hybrid_ratio;
-	r = RATIO_AT_50KB * pow(x / 5e4 > 1e-6 ? x / 5e4 : 1e-6, RATIO_EXPONENT);
-	return r < 1 ? 1 : (r > RATIO_MAX ? RATIO_MAX : r);
+	(void)rows;
+	(void)mtry;
+	return p->hybrid_ratio > 0 ? p->hybrid_ratio : RATIO_RECORDED;
 }
 
-int gwb_rf_hybrid_plan(int R, int running, int W, double rho, double *finish)
+int gwb_rf_hybrid_plan(int R, int running, int front, int W, double rho, double *finish)
 {
-	int best_m = running, cand[5], nc = 0, k;
+	int best_m = running, cand[5], nc = 0, k, all = R + front;
 	double best = INFINITY;
 
 	if (rho <= 0)
 		rho = 1e-9;
 	if (W < 1 || R <= running) {
 		if (finish)
-			*finish = running > 0 ? 1 : 0;
+			*finish = fmax(running > 0 ? 1 : 0, (all - running) / rho);
 		return running < R ? running : R;
 	}
-	/* in units of a back tree's time: r rounds grow up to r W trees; the front grows the rest
-	 * at rho trees per unit. The best r is near R / (rho + W). */
+	/* in units of a back tree's time: r rounds grow up to r W of the R trees; the front grows
+	 * the rest and the `front` it holds at rho trees per unit. The best r is near
+	 * (R + front) / (rho + W). */
 	cand[nc++] = 0;
 	cand[nc++] = 1;
-	k = (int)floor(R / (rho + W));
+	k = (int)floor(all / (rho + W));
 	cand[nc++] = k;
 	cand[nc++] = k + 1;
 	cand[nc++] = (R + W - 1) / W;
 	for (int i = 0; i < nc; i++) {
 		int r = cand[i], m;
-		double f, rounds;
+		double f, rounds, need;
 		if (r < 0 || (r == 0 && running > 0) || (double)r * W < running)
 			continue;
-		m = (int)ceil(R - rho * r);
-		if ((double)m > (double)r * W)
-			m = r * W;
+		need = ceil(all - rho * r);  /* the fewest that let the front end within r rounds */
+		m = need > (double)r * W ? r * W : need < 0 ? 0 : (int)need;
 		if (m > R)
 			m = R;
 		if (m < running)
 			m = running;
 		rounds = m > 0 ? ceil((double)m / W) : 0;
-		f = fmax(rounds, (R - m) / rho);
+		f = fmax(rounds, (all - m) / rho);
 		if (f < best - 1e-9 || (f <= best + 1e-9 && m < best_m)) {
 			best = f;
 			best_m = m;
@@ -107,9 +103,10 @@ bool gwb_rf_hybrid_pays(const gwb_rf_params *p, size_t rows, int mtry, char *why
 
 	if (W < 1)
 		return false;
-	m = gwb_rf_hybrid_plan(p->trees, 0, W, rho, &fin);
+	m = gwb_rf_hybrid_plan(p->trees, 0, 0, W, rho, &fin);
 	gain = alone > 0 ? 1 - fin / alone : 0;
-	if (m < 1 || gain < 0.03)
+	/* 5 %: less is within the hybrid's own costs (host codes, a last GPU batch) and noise */
+	if (m < 1 || gain < 0.05)
 		return false;
 	snprintf(why, n, "auto: hybrid: a CPU tree costs %.0f GPU trees%s, so %d CPU threads can "
 		 "grow %d of %d trees, ~%.0f%% sooner", rho, p->hybrid_ratio > 0 ? "" : " (recorded)",
@@ -130,6 +127,7 @@ struct gwb_rf_sched {
 	double *t_claim;       /* when tree t was claimed (gwb_now) */
 	double *suf;           /* scratch for the takeover rule (trees + 1) */
 	int back_running;      /* back trees being grown */
+	int front_inflight;    /* trees the front claimed and has not grown yet */
 	int back_alive;        /* back workers that may still claim trees */
 	double ratio0;         /* the prior: a back tree's time x the front's rate */
 	double front_fixed;    /* the front's fixed cost per claim, s */
@@ -168,12 +166,27 @@ static double front_rate(const gwb_rf_sched *s)
 	return 0;
 }
 
+/* The age of the oldest tree the back is growing (0 when none): a back tree takes at least
+ * that long, which corrects a prior that thought the back faster before it finished one. */
+static double back_oldest(const gwb_rf_sched *s, double now)
+{
+	double age = 0;
+	int lo = atomic_load(&s->lo);
+
+	if (s->back_running <= 0)
+		return 0;
+	for (int t = s->hi > lo ? s->hi : lo; t < s->done_min; t++)
+		if (!s->back_done[t] && now - s->t_claim[t] > age)
+			age = now - s->t_claim[t];
+	return age;
+}
+
 static double back_tree_s(const gwb_rf_sched *s)
 {
 	if (s->back_timed > 0)
 		return s->back_sum / s->back_timed;
 	if (s->front_n > 0 && s->front_busy > 0)
-		return s->ratio0 / front_rate(s);
+		return fmax(s->ratio0 / front_rate(s), back_oldest(s, gwb_now()));
 	return 0;
 }
 
@@ -183,18 +196,22 @@ static double ratio(gwb_rf_sched *s)
 
 	if (s->front_n > 0 && s->front_busy > 0 && s->back_timed > 0)
 		r = front_rate(s) * back_tree_s(s);
+	else if (s->front_n > 0 && s->front_busy > 0)
+		r = fmax(r, front_rate(s) * back_oldest(s, gwb_now()));
 	s->ratio_used = r;
 	return r;
 }
 
-/* The back's share of what is left: free trees plus those it grows. */
+/* The back's share of what is left: free trees plus those it grows (the front finishes what
+ * it holds first). */
 static int back_share(gwb_rf_sched *s)
 {
 	int R = s->hi - atomic_load(&s->lo) + s->back_running;
 
 	if (s->back_alive < 1)
 		return s->back_running;
-	return gwb_rf_hybrid_plan(R, s->back_running, s->back_alive, ratio(s), NULL);
+	return gwb_rf_hybrid_plan(R, s->back_running, s->front_inflight, s->back_alive, ratio(s),
+				  NULL);
 }
 
 /* Nothing free: how many of the back's trees [lo, done_min) the front takes over (a prefix:
@@ -278,6 +295,7 @@ int gwb_rf_sched_front(gwb_rf_sched *s, int want, int *first)
 			s->hi = lo + n;  /* taken over from the back */
 		for (int t = lo; t < lo + n; t++)
 			s->t_claim[t] = now;
+		s->front_inflight += n;
 	}
 	pthread_mutex_unlock(&s->mu);
 	return n;
@@ -295,6 +313,7 @@ void gwb_rf_sched_front_grown(gwb_rf_sched *s, int first, int n)
 		s->front_busy += now - since;
 		s->front_n += n;
 		s->front_mark = now;
+		s->front_inflight -= n;
 	}
 	pthread_mutex_unlock(&s->mu);
 	atomic_fetch_add(&s->front_grown, n);
