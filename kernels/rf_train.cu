@@ -1548,6 +1548,8 @@ struct Trainer {
 	gwb_status oob_finish();
 	gwb_status oob_back(const gwb_forest *fb, int front);
 	gwb_quant *own_q = nullptr;
+	const gwb_forest *back_fb = nullptr;  // hybrid: the CPU side's trees [back_front, trees)
+	int back_front = 0;
 };
 
 gwb_rf_sub_stats g_sub_stats;  // the last gwb_rf_train_gpu call's (rf.h)
@@ -2203,14 +2205,13 @@ gwb_status Trainer::train()
 			gwb_rf_sched_front_grown(job->sched, done, T_);
 		done += T_;
 	}
-	if (oob && job->sched) {
-		// hybrid: the CPU side's trees [front, trees) into the same sums, after this side's
-		// (trees in index order, as the GPU backend sums them)
-		const gwb_forest *fb = nullptr;
-		int front = 0;
-		if ((rc = gwb_rf_sched_back_result(job->sched, &fb, &front)))
+	if (job->sched) {
+		// hybrid: the CPU side's trees [front, trees) go into this side's forest (one copy, as
+		// the batches' are made) and into the same OOB sums, after this side's (trees in index
+		// order, as the GPU backend sums them)
+		if ((rc = gwb_rf_sched_back_result(job->sched, &back_fb, &back_front)))
 			return rc;
-		if (fb && front < p->trees && (rc = oob_back(fb, front)))
+		if (oob && back_fb && back_front < p->trees && (rc = oob_back(back_fb, back_front)))
 			return rc;
 	}
 	if (oob && (rc = oob_finish()))
@@ -2333,10 +2334,16 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	if (job->p->progress)
 		gwb_progress_end();
 	if (!rc) {
-		size_t total = 0;
+		size_t total = 0, nb = 0, base = 0;
+		const gwb_forest *fb = tr->back_fb;
+		int T = job->p->trees, front = tr->back_front;
 		for (int i = 0; i < tr->nbatches; i++)
 			total += tr->batches[i].nodes;
-		rc = gwb_forest_alloc_nodes(f, total);
+		if (fb && front < T) {
+			base = (size_t)fb->tree_offset[front];
+			nb = fb->nodes - base;
+		}
+		rc = gwb_forest_alloc_nodes(f, total + nb);
 		if (!rc) {
 			size_t at = 0;
 			int t0i = 0;
@@ -2363,6 +2370,20 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 				at += b.nodes;
 				t0i += b.trees;
 				b.release();
+			}
+			if (fb && front < T) {  // hybrid: the CPU side's trees after this side's
+				memcpy(f->feature + at, fb->feature + base, nb * 4);
+				memcpy(f->left + at, fb->left + base, nb * 4);
+				memcpy(f->right + at, fb->right + base, nb * 4);
+				memcpy(f->count + at, fb->count + base, nb * 4);
+				memcpy(f->threshold_bin + at, fb->threshold_bin + base, nb);
+				memcpy(f->nan_left + at, fb->nan_left + base, nb);
+				memcpy(f->weight + at, fb->weight + base, nb * 8);
+				memcpy(f->impurity + at, fb->impurity + base, nb * 4);
+				memcpy(f->threshold + at, fb->threshold + base, nb * 4);
+				memcpy(f->value + at * O, fb->value + base * O, nb * 4 * (size_t)O);
+				for (int t = front + 1; t <= T; t++)
+					f->tree_offset[t] = (int64_t)at + (fb->tree_offset[t] - (int64_t)base);
 			}
 		}
 	}

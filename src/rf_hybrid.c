@@ -643,7 +643,9 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
 				st = gwb_error(GWB_EINVAL, "rf.train: hybrid scheduler lost tree %d (a bug)", t);
 				goto out_progress;
 			}
-		if ((st = merge(f, fr.f, bk.f, front)))
+		if (!cpu_front)
+			take_nodes(f, fr.f);  /* the GPU side put the CPU's trees after its own */
+		else if ((st = merge(f, fr.f, bk.f, front)))
 			goto out_progress;
 		if (fr.f->oob_label || fr.f->oob_value) {  /* the GPU's OOB over every tree */
 			f->oob_label = fr.f->oob_label;
