@@ -13,8 +13,7 @@
  * free the front takes over the trees the back is still growing where it would finish them
  * sooner (the predicted remainder of each against the front's time for them); the back drops
  * those, checking between nodes. So the slow side never holds the finish line by more than a
- * misprediction, and the fit ends when the front alone would have ended or sooner. */
-#include <errno.h>
+ * misprediction, and the fit ends about when the front alone would have, or sooner. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
