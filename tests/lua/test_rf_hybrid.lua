@@ -109,6 +109,11 @@ T.test("hybrid: a CPU side the plan leaves no tree does not start", function()
   local h2 = rf.train(d, opts(o, { backend = "hybrid", hybrid_front = "cpu", hybrid_ratio = 1 }))
   T.eq(h2.timing.hybrid.cpu_started, true)
   same_trees(a, h2)
+  -- a share that ends the fit less than 5 % sooner does not pay for the CPU side: with 2
+  -- workers and a front 38 times faster per tree the plan gives the back 4 of 100 trees (4 %)
+  local o2 = { trees = 100, depth = 4, seed = 4, threads = 4, backend = "hybrid", hybrid_front = "cpu" }
+  T.eq(rf.train(d, opts(o2, { hybrid_ratio = 38 })).timing.hybrid.cpu_started, false)
+  T.eq(rf.train(d, opts(o2, { hybrid_ratio = 20 })).timing.hybrid.cpu_started, true)
   T.raises(function() rf.train(d, opts(o, { backend = "hybrid", hybrid_ratio = -1 })) end,
     "hybrid_ratio must be a number > 0")
 end)
