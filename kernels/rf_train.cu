@@ -1546,7 +1546,10 @@ struct Trainer {
 	gwb_status quantize(gwb_quant **out);
 	gwb_status train();
 	gwb_status oob_finish();
+	gwb_status oob_back(const gwb_forest *fb, int front);
 	gwb_quant *own_q = nullptr;
+	const gwb_forest *back_fb = nullptr;  // hybrid: the CPU side's trees [back_front, trees)
+	int back_front = 0;
 };
 
 gwb_rf_sub_stats g_sub_stats;  // the last gwb_rf_train_gpu call's (rf.h)
@@ -2198,9 +2201,18 @@ gwb_status Trainer::train()
 			return rc;
 		}
 		batches[nbatches++] = hb;
-		done += T_;
 		if (job->sched)
-			gwb_rf_sched_front_grown(job->sched, T_);
+			gwb_rf_sched_front_grown(job->sched, done, T_);
+		done += T_;
+	}
+	if (job->sched) {
+		// hybrid: the CPU side's trees [front, trees) go into this side's forest (one copy, as
+		// the batches' are made) and into the same OOB sums, after this side's (trees in index
+		// order, as the GPU backend sums them)
+		if ((rc = gwb_rf_sched_back_result(job->sched, &back_fb, &back_front)))
+			return rc;
+		if (oob && back_fb && back_front < p->trees && (rc = oob_back(back_fb, back_front)))
+			return rc;
 	}
 	if (oob && (rc = oob_finish()))
 		return rc;
@@ -2210,6 +2222,57 @@ gwb_status Trainer::train()
 	g_sub_stats.derived = sub_derived;
 	g_sub_stats.fallbacks = sub_fallbacks;
 	return GWB_OK;
+}
+
+// Hybrid: the OOB sums of another side's trees [front, trees) of fb (the CPU workers'; its
+// other trees have no nodes), uploaded and walked by the same kernel after this side's trees.
+gwb_status Trainer::oob_back(const gwb_forest *fb, int front)
+{
+	double t0 = gwb_now();
+	int T_ = job->p->trees - front, O = cfg.outputs;
+	size_t n = fb->nodes, base = (size_t)fb->tree_offset[front];
+	Buf feat, left, right, thr, nanl, value, tof;
+	feat.tag = left.tag = right.tag = thr.tag = nanl.tag = value.tag = tof.tag = "rf.oob";
+	std::vector<int> toff_h((size_t)T_ + 1);
+	gwb_status rc;
+
+	if (n - base > (size_t)INT32_MAX)
+		return gwb_error(GWB_EINVAL, "rf.train: the CPU side's %zu nodes are too many for the "
+				 "GPU's OOB", n - base);
+	n -= base;
+	for (int t = 0; t <= T_; t++)
+		toff_h[(size_t)t] = (int)(fb->tree_offset[front + t] - (int64_t)base);
+	if (!(rc = buf_need(feat, n * 4 + 4)) && !(rc = buf_need(left, n * 4 + 4)) &&
+	    !(rc = buf_need(right, n * 4 + 4)) && !(rc = buf_need(thr, n + 1)) &&
+	    !(rc = buf_need(nanl, n + 1)) && !(rc = buf_need(value, n * 4 * (size_t)O + 4)) &&
+	    !(rc = buf_need(tof, ((size_t)T_ + 1) * 4)) &&
+	    !(rc = upload(feat.p, fb->feature + base, n * 4)) &&
+	    !(rc = upload(left.p, fb->left + base, n * 4)) &&
+	    !(rc = upload(right.p, fb->right + base, n * 4)) &&
+	    !(rc = upload(thr.p, fb->threshold_bin + base, n)) &&
+	    !(rc = upload(nanl.p, fb->nan_left + base, n)) &&
+	    !(rc = upload(value.p, fb->value + base * O, n * 4 * (size_t)O)) &&
+	    !(rc = upload(tof.p, toff_h.data(), ((size_t)T_ + 1) * 4))) {
+		Rec r{};
+		r.feat = P<int>(feat);
+		r.left = P<int>(left);
+		r.right = P<int>(right);
+		r.thr = P<uint8_t>(thr);
+		r.nanl = P<uint8_t>(nanl);
+		r.value = P<float>(value);
+		Cfg c = cfg;
+		c.tree0 = front;
+		rc = gwb_launch("rf_oob", pick_oob(O), dim3(grid1(d.N, 128)), dim3(128), 0, 0,
+				(double)d.N * (0.37 * T_ * 8 + 8.0 * O * 2), d, c, T_, r,
+				(const int *)P<int>(tof), O, P<double>(oob_acc), P<int>(oob_nt));
+		if (!rc)
+			rc = CUDA_CHECK(cudaStreamSynchronize(0));
+	}
+	Buf *all[] = {&feat, &left, &right, &thr, &nanl, &value, &tof};
+	for (Buf *b : all)
+		buf_free(*b);
+	oob_ms += (gwb_now() - t0) * 1e3;
+	return rc;
 }
 
 // The rows' OOB results from the sums, copied back (4 or 8 bytes a row) and scored on the host
@@ -2271,10 +2334,16 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	if (job->p->progress)
 		gwb_progress_end();
 	if (!rc) {
-		size_t total = 0;
+		size_t total = 0, nb = 0, base = 0;
+		const gwb_forest *fb = tr->back_fb;
+		int T = job->p->trees, front = tr->back_front;
 		for (int i = 0; i < tr->nbatches; i++)
 			total += tr->batches[i].nodes;
-		rc = gwb_forest_alloc_nodes(f, total);
+		if (fb && front < T) {
+			base = (size_t)fb->tree_offset[front];
+			nb = fb->nodes - base;
+		}
+		rc = gwb_forest_alloc_nodes(f, total + nb);
 		if (!rc) {
 			size_t at = 0;
 			int t0i = 0;
@@ -2301,6 +2370,20 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 				at += b.nodes;
 				t0i += b.trees;
 				b.release();
+			}
+			if (fb && front < T) {  // hybrid: the CPU side's trees after this side's
+				memcpy(f->feature + at, fb->feature + base, nb * 4);
+				memcpy(f->left + at, fb->left + base, nb * 4);
+				memcpy(f->right + at, fb->right + base, nb * 4);
+				memcpy(f->count + at, fb->count + base, nb * 4);
+				memcpy(f->threshold_bin + at, fb->threshold_bin + base, nb);
+				memcpy(f->nan_left + at, fb->nan_left + base, nb);
+				memcpy(f->weight + at, fb->weight + base, nb * 8);
+				memcpy(f->impurity + at, fb->impurity + base, nb * 4);
+				memcpy(f->threshold + at, fb->threshold + base, nb * 4);
+				memcpy(f->value + at * O, fb->value + base * O, nb * 4 * (size_t)O);
+				for (int t = front + 1; t <= T; t++)
+					f->tree_offset[t] = (int64_t)at + (fb->tree_offset[t] - (int64_t)base);
 			}
 		}
 	}

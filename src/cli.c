@@ -55,7 +55,7 @@ static const cli_opt train_opts[] = {
 	{"block", O_INT, "block", "B        GPU threads per block (0: the trainer's choice)"},
 	{"seed", O_INT, "seed", "S        random seed (1): the same seed gives the same forest"},
 	{"threads", O_INT, "threads", "N        CPU threads (all cores)"},
-	{"backend", O_STR, "backend", "B        cpu, gpu, auto or both (train on each, compare)"},
+	{"backend", O_STR, "backend", "B        cpu, gpu, auto, hybrid (GPU and CPU together) or both (each, compared)"},
 	{"tag", O_LIST, "tag", "TAG      tag the run-log record (repeat for several)"},
 	{"json", O_FLAG, "json", "         print one JSON object instead of text"},
 	{NULL, 0, NULL, NULL},

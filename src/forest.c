@@ -1081,6 +1081,10 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 					    GWB_BACKEND_GPU : p.backend, bytes, RF_AUTO_MIN_BYTES,
 					    &b, why, sizeof(why)))) {
 		goto out_free;  /* several devices asked for: the GPU, whatever the size */
+	} else if (b == GWB_BACKEND_GPU && p.backend == GWB_BACKEND_AUTO && p.gpus.n <= 1 &&
+		   gwb_backend_default == GWB_BACKEND_AUTO &&
+		   gwb_rf_hybrid_pays(&p, d->rows, job.mtry, why, sizeof(why))) {
+		p.hybrid = true;  /* "auto": the CPU's share pays (rf_hybrid.c's rule, in why) */
 	}
 	t1 = gwb_now();
 #ifdef GWB_HAVE_CUDA

@@ -169,6 +169,8 @@ typedef struct gwb_rf_params {
 	bool require_gpu;             /* hybrid without a GPU is an error, not a CPU fallback */
 	bool hybrid_cpu_front;        /* hybrid's front side is a second CPU pool, not the GPU
 					 (tests the scheduler on a machine without a GPU) */
+	double hybrid_ratio;          /* hybrid: a CPU tree's cost in GPU trees before anything
+					 is measured; 0 = the recorded one (gwb_rf_hybrid_ratio) */
 	bool subtract;                /* GPU: a sibling's histogram as parent - sibling where every
 					 node draws all features and the node has enough rows
 					 (default true; the same trees bit for bit with integer
@@ -205,9 +207,14 @@ gwb_status gwb_rf_criterion_parse(const char *s, gwb_rf_criterion *out);
  * side's busy time, and the CPU trees begun and then dropped because the GPU claimed them. */
 typedef struct gwb_rf_hybrid_timing {
 	bool used;
+	bool cpu_started;    /* the CPU side started (built its host codes); false when the plan
+				left it no tree */
 	int gpu_trees, cpu_trees, cpu_dropped, cpu_workers;
 	double gpu_busy_ms, cpu_busy_ms;
 	double gpu_trees_per_s, cpu_trees_per_s;  /* measured rates (busy time), for a rule */
+	double ratio;        /* the CPU-tree / GPU-tree cost ratio the last decision used
+				(measured once both sides had grown trees) */
+	double ratio_prior;  /* the one it started from (gwb_rf_hybrid_ratio) */
 } gwb_rf_hybrid_timing;
 
 typedef struct gwb_rf_timing {
@@ -276,31 +283,52 @@ typedef struct gwb_forest {
 				     made by the first GPU prediction (rf_predict.cu), freed with f */
 } gwb_forest;
 
-/* The hybrid forest's queue of tree indices (forest.c). Trees are independent and each one's
- * RNG stream is keyed by its index, so any side grows tree t the same way, node for node. The
- * front side (the GPU trainer, or a CPU pool in tests) claims consecutive indices from the
+/* The hybrid forest's queue of tree indices (rf_hybrid.c). Trees are independent and each
+ * one's RNG stream is keyed by its index, so any side grows tree t the same way, node for node.
+ * The front side (the GPU trainer, or a CPU pool in tests) claims consecutive indices from the
  * front in batches; the back side (the CPU workers) claims one tree at a time from the back.
- * When nothing is free the front also claims the trees the back is still growing (they are
- * dropped there: a worker checks gwb_rf_sched_dropped between steps), so the fit never waits
- * for a slow side: the front's trees are [0, front), the back's [front, trees). */
+ * The split between them is planned from both sides' measured speeds (gwb_rf_hybrid_plan):
+ * the front's claims leave the back its share, a back worker starts a tree only while the
+ * plan gives the back more than it is growing, and when nothing is free the front takes over
+ * the back's trees it would finish sooner (they are dropped there: a worker checks
+ * gwb_rf_sched_dropped between nodes). The front's trees are [0, front), the back's
+ * [front, trees). */
 typedef struct gwb_rf_sched gwb_rf_sched;
 /* Front: up to `want` trees (the side's batch size; the queue may give fewer so the other side
- * keeps work), the first index in *first; 0 when every tree is grown or claimed, or the fit
- * stopped. */
+ * keeps its share, and may wait for the back), the first index in *first; 0 when every tree is
+ * grown or claimed, or the fit stopped. */
 int gwb_rf_sched_front(gwb_rf_sched *s, int want, int *first);
-/* Back: one tree index, -1 when none is left (or the fit stopped). */
+/* Front: the n trees from `first` (of one claim) are grown: progress and the front's rate. */
+void gwb_rf_sched_front_grown(gwb_rf_sched *s, int first, int n);
+/* Back: whether the back starts at all (false: the plan leaves it nothing; it then builds no
+ * host codes). */
+bool gwb_rf_sched_back_begin(gwb_rf_sched *s);
+/* Back: one tree index, -1 when none is left for the back (this worker then stops). */
 int gwb_rf_sched_back(gwb_rf_sched *s);
-/* Back: tree t is grown (t >= the front when it finished: kept). */
+/* Back: tree t is grown (kept when t >= the front's end), or dropped (the front took it). */
 void gwb_rf_sched_back_done(gwb_rf_sched *s, int t);
+void gwb_rf_sched_back_dropped(gwb_rf_sched *s, int t);
 /* True when tree t (claimed by the back) is now the front's, or the fit stopped: drop it. */
 bool gwb_rf_sched_dropped(gwb_rf_sched *s, int t);
-/* Front: trees grown (progress); a side failed or was interrupted: stop both. */
-void gwb_rf_sched_front_grown(gwb_rf_sched *s, int n);
+/* A side failed or was interrupted: stop both. */
 void gwb_rf_sched_stop(gwb_rf_sched *s);
 /* The final split: trees [0, front) are the front's. */
 int gwb_rf_sched_front_end(gwb_rf_sched *s);
-/* Back: a tree was dropped (counted for f.timing.hybrid). */
-void gwb_rf_sched_count_dropped(gwb_rf_sched *s);
+/* Front, after its last claim: wait for the back to finish; *fb = its forest (trees
+ * [*front, trees), the others empty; NULL when it grew none). GWB_EINTR when the fit stopped. */
+gwb_status gwb_rf_sched_back_result(gwb_rf_sched *s, const gwb_forest **fb, int *front);
+
+/* The rule. gwb_rf_hybrid_ratio: a CPU worker's time for one tree x the GPU's trees per
+ * second, the prior before anything is measured (params.hybrid_ratio, else the model recorded
+ * on an H200 host in rf_hybrid.c). gwb_rf_hybrid_plan: of R trees left to either side
+ * (running of them being grown by the back's W workers; the front holds `front` more), how
+ * many the back should grow so the fit ends soonest, rho = that ratio; *finish (may be NULL)
+ * = the predicted end in back-tree times. gwb_rf_hybrid_pays: "auto"'s test (the GPU chosen):
+ * the plan gives the CPU trees and ends at least 5 % sooner than the GPU alone; why (n bytes)
+ * says so with the numbers. */
+double gwb_rf_hybrid_ratio(const gwb_rf_params *p, size_t rows, int mtry);
+int gwb_rf_hybrid_plan(int R, int running, int front, int W, double rho, double *finish);
+bool gwb_rf_hybrid_pays(const gwb_rf_params *p, size_t rows, int mtry, char *why, size_t n);
 
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
 typedef struct gwb_rf_job {
@@ -328,10 +356,12 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest
  * and sets f->timing.grow_ms. A GPU trainer has the same shape:
  *     gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f); */
 gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f);
-/* The hybrid trainer (rf_hybrid.c): job->q is not used (the CPU side builds the host codes
- * while the GPU side quantizes on the device); cpu_front: a CPU pool stands in for the GPU
- * (tests of the scheduler without a GPU). Fills f's nodes, grow/kernel/transfer times and
- * f->timing.hybrid. A failure or an interrupt on either side stops both; nothing is kept. */
+/* The hybrid trainer (rf_hybrid.c): job->q is not used (the GPU side quantizes on the device;
+ * the CPU side builds the host codes when it starts its first tree); cpu_front: a CPU pool
+ * stands in for the GPU (tests of the scheduler without a GPU). Fills f's nodes, the OOB (the
+ * GPU side's, over every tree; with cpu_front gwb_forest_finish scores it), grow, kernel and
+ * transfer times and f->timing.hybrid. A failure or an interrupt on either side stops both;
+ * nothing is kept. */
 gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_front);
 /* The device trainer (rf_multi.c): job->p->gpus's devices grow the trees, dealt in contiguous
  * ranges in index order and put together in order: the same forest as one device grows. One

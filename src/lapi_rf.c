@@ -45,14 +45,14 @@ static const char *const train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"tag", "gpus", "gpu_standin", NULL,
+	"hybrid_ratio", "tag", "gpus", "gpu_standin", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"folds", "shuffle", "tag", "gpus", "gpu_standin", NULL,
+	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -234,6 +234,10 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 	if (p->hybrid && p->gpus.n > 1)
 		luaL_error(L, "%s: backend = \"hybrid\" runs on one GPU (with the CPU); drop gpus or "
 			   "use backend = \"gpu\" with gpus = %d", fn, p->gpus.n);
+	p->hybrid_ratio = gwb_opt_num(L, idx, fn, "hybrid_ratio", 0);
+	if (!(p->hybrid_ratio >= 0) || isinf(p->hybrid_ratio))
+		luaL_error(L, "%s: hybrid_ratio must be a number > 0 (a CPU tree's cost in GPU trees), "
+			   "or 0 for the recorded one (got %f)", fn, (double)p->hybrid_ratio);
 	{
 		lua_Integer qs = gwb_opt_int(L, idx, fn, "quantile_sample", 0);
 		if (qs < 0)
@@ -285,7 +289,10 @@ static void push_timing(lua_State *L, const gwb_forest *f)
 	SETI("subtract_derived", f->timing.subtract_derived);
 	if (f->timing.hybrid.used) {
 		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
-		lua_createtable(L, 0, 8);
+		lua_createtable(L, 0, 11);
+		SETB("cpu_started", h->cpu_started);
+		SETN("ratio", h->ratio);
+		SETN("ratio_prior", h->ratio_prior);
 		SETI("gpu_trees", h->gpu_trees);
 		SETI("cpu_trees", h->cpu_trees);
 		SETI("cpu_dropped", h->cpu_dropped);
@@ -1247,9 +1254,10 @@ static int forest_tostring(lua_State *L)
 	if (f->timing.hybrid.used) {
 		const gwb_rf_hybrid_timing *h = &f->timing.hybrid;
 		snprintf(line, sizeof(line), "\n  hybrid    %s grew %d trees (busy %.1f ms), %d CPU "
-			 "threads %d (busy %.1f ms, %d begun and left to the other side)",
-			 gwb_backend_name(f->backend), h->gpu_trees, h->gpu_busy_ms, h->cpu_workers,
-			 h->cpu_trees, h->cpu_busy_ms, h->cpu_dropped);
+			 "threads %d (busy %.1f ms, %d begun and left to the other side%s); "
+			 "a CPU tree costs %.0f of the other's", gwb_backend_name(f->backend),
+			 h->gpu_trees, h->gpu_busy_ms, h->cpu_workers, h->cpu_trees, h->cpu_busy_ms,
+			 h->cpu_dropped, h->cpu_started ? "" : "; not started", h->ratio);
 		luaL_addstring(&B, line);
 	}
 	luaL_pushresult(&B);
@@ -1324,7 +1332,9 @@ static const gwb_reg funcs[] = {
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
 	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\" |\n"
 	 "  \"hybrid\": GPU and CPU workers grow one forest together, f.timing.hybrid; with\n"
-	 "  require_gpu = true an error without a GPU; hybrid_front = \"cpu\" tests it),\n"
+	 "  require_gpu = true an error without a GPU; hybrid_front = \"cpu\" tests it;\n"
+	 "  hybrid_ratio: a CPU tree's cost in GPU trees before both are measured, default\n"
+	 "  the H200 host's; \"auto\" picks hybrid where that rule says it pays),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
 	 "  progress (true), task (\"classification\" | \"regression\": checked against d),\n"
 	 "  subtract (true; GPU: a sibling's histogram as parent - sibling where every node\n"

@@ -178,6 +178,19 @@ static scratch *ws_of(tctx *tc, int tid)
 	return tc->nworkers <= 1 ? tc->ws : &tc->ws[tid];
 }
 
+/* Hybrid back side: the other side took this tree (or the fit stopped). Checked between nodes
+ * and features, so a dropped tree stops within one feature's histogram; the tree is then
+ * marked dropped, whatever its arrays hold. */
+static bool tree_dropped(const tctx *tc)
+{
+	const gwb_rf_job *job = tc->R->job;
+
+	if (!job->sched || job->sched_front || !gwb_rf_sched_dropped(job->sched, tc->tree))
+		return false;
+	tc->R->dropped[tc->tree] = 1;
+	return true;
+}
+
 /* ---- impurity ------------------------------------------------------------------------------- */
 
 /* Classification totals t: t[0] = rows, t[1+k] = class weights. Regression: t[0] rows, t[1] W,
@@ -406,13 +419,15 @@ static void find_split(void *ctx, size_t i, int tid)
 	best bs = {0};
 
 	nd->split = false;
-	if (nd->terminal)
+	if (nd->terminal || tree_dropped(tc))
 		return;
 	for (k = 0; k < F; k++)
 		s->perm[k] = k;
 	for (k = 0; k < F && examined < job->mtry; k++) {
 		int j = draw_feature(seed, key, F, s->perm, k);
 		const double *hist;
+		if (!nd->hist && k >= nd->npre && tree_dropped(tc))
+			return;
 		if (nd->hist) {
 			hist = nd->hist + (size_t)R->q->offset[j] * (size_t)R->C;
 		} else if (k < nd->npre) {
@@ -711,6 +726,8 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 		int j;
 		for (j = 0; j < R->F; j++) {
 			const uint8_t *cj = R->q->codes + (size_t)j * R->rows;
+			if (tree_dropped(&tc))
+				goto out_free;
 			for (i = 0; i < n; i++)
 				tc.rc[i * F + (size_t)j] = cj[tc.cur[i]];
 		}
@@ -784,6 +801,8 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 		/* B: subtraction; C: splits. */
 		exec(nworkers, nfr, subtract_item, &tc);
 		exec(nworkers, nfr, find_split, &tc);
+		if (tree_dropped(&tc))
+			goto out_free;  /* (find_split may have stopped short) */
 		for (i = 0; i < nfr; i++) {
 			free(fr[i].pre);
 			fr[i].pre = NULL;
@@ -971,9 +990,9 @@ static void sched_item(void *ctx, size_t i, int tid)
 		if (R->dropped[t]) {
 			tree_out_free(&R->out[t]);
 			memset(&R->out[t], 0, sizeof(R->out[t]));
-			gwb_rf_sched_count_dropped(s);
+			gwb_rf_sched_back_dropped(s, t);
 		} else if (R->job->sched_front) {
-			gwb_rf_sched_front_grown(s, 1);
+			gwb_rf_sched_front_grown(s, t, 1);
 		} else {
 			gwb_rf_sched_back_done(s, t);
 		}

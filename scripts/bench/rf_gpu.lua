@@ -290,22 +290,30 @@ end
 collectgarbage()
 
 -- ---- the hybrid forest: GPU and CPU threads on one queue ---------------------------------
--- The same forest (checked tree for tree), the wall time of the fit (OOB apart, as above)
+-- The same forest (checked tree for tree), the wall time of the rf.train call (OOB included)
 -- beside each side alone. CPU alone is timed on a part of the trees and scaled (trees are
 -- independent and alike in cost): a full CPU fit would take minutes of device time.
+-- Equal forests give equal files (forest.h: no timings, no thread count): the saved files are
+-- compared, trees, node arrays, OOB score and importances at once (a forest of depth 20 has
+-- millions of nodes, too many to walk from Lua).
 local function same_forest(a, b)
-  if a.trees ~= b.trees then return false end
-  for t = 1, a.trees do
-    local ta, tb = a:tree(t), b:tree(t)
-    if #ta ~= #tb then return false end
-    for i = 1, #ta do
-      local x, y = ta[i], tb[i]
-      if x.feature ~= y.feature or x.bin ~= y.bin or x.left ~= y.left or x.count ~= y.count then
-        return false
-      end
-    end
+  if a.trees ~= b.trees or a.nodes ~= b.nodes then return false end
+  local dir = io.open("/dev/shm", "r") and "/dev/shm" or tmp
+  local pa, pb = dir .. "/rf_gpu_same_a.gwbf", dir .. "/rf_gpu_same_b.gwbf"
+  a:save(pa)
+  b:save(pb)
+  local fa, fb = io.open(pa, "rb"), io.open(pb, "rb")
+  local same = true
+  while same do
+    local x, y = fa:read(1 << 20), fb:read(1 << 20)
+    if x ~= y then same = false end
+    if not x then break end
   end
-  return true
+  fa:close()
+  fb:close()
+  os.remove(pa)
+  os.remove(pb)
+  return same
 end
 
 if want("hybrid") then
@@ -316,6 +324,7 @@ if want("hybrid") then
   print("  (wall ms of the rf.train call, OOB included; kernel/transfer/host/oob beside it)")
   print(string.format("  %-40s %10s %10s %10s %10s %10s  %s", "case", "gpu ms", "hybrid ms",
     "cpu ms*", "gpu trees", "cpu trees", "same trees"))
+  rf.train(data.load("datasets/iris.csv"), {trees = 2, depth = 3, backend = "hybrid"})  -- warm-up
   local hn, hf = quick and 200000 or 800000, quick and 64 or 256
   local hd = data.synth{kind = "classification", rows = hn, features = hf, informative = 24,
                         redundant = 8, classes = 2, seed = 1}
@@ -328,6 +337,10 @@ if want("hybrid") then
     cases[#cases + 1] = { string.format("%dk x 64, 200 trees, depth 20", n // 1000),
       data.synth{kind = "classification", rows = n, features = 64, informative = 16, classes = 2, seed = 2},
       { trees = quick and 50 or 200, depth = 20, seed = 1 } }
+    -- a forest where the rule gives the CPU a share (many trees of medium work)
+    cases[#cases + 1] = { "100k x 32, 1000 trees, depth 10",
+      data.synth{kind = "classification", rows = 100000, features = 32, informative = 12, classes = 2, seed = 3},
+      { trees = 1000, depth = 10, seed = 1 } }
   end
   for _, c in ipairs(cases) do
     local name, dd, o = c[1], c[2], c[3]
@@ -339,8 +352,18 @@ if want("hybrid") then
       local f = rf.train(dd, oo)
       return f, f.timing.total_ms   -- the whole call, OOB included: what the user waits for
     end
-    local g, gms = fit("gpu")
-    local h, hms = fit("hybrid")
+    -- GWB_BENCH_HYBRID_REPS (2) alternating fits of each, the fastest of each reported
+    local g, gms, h, hms
+    for _ = 1, tonumber(os.getenv("GWB_BENCH_HYBRID_REPS") or "") or 2 do
+      local g1, gms1 = fit("gpu")
+      if not gms or gms1 < gms then g, gms = g1, gms1 end
+      g1 = nil
+      collectgarbage()
+      local h1, hms1 = fit("hybrid")
+      if not hms or hms1 < hms then h, hms = h1, hms1 end
+      h1 = nil
+      collectgarbage()
+    end
     local part_trees = math.min(o.trees, ncpu)
     local _, cpart = fit("cpu", part_trees)
     local cms = cpart * o.trees / part_trees
@@ -350,6 +373,11 @@ if want("hybrid") then
     print(string.format("  %-40s hybrid / faster alone = %.3f (target <= 1); %d CPU trees begun and dropped; " ..
       "rates gpu %.1f, cpu %.2f trees/s", "", hms / math.min(gms, cms), hy.cpu_dropped,
       hy.gpu_trees_per_s, hy.cpu_trees_per_s))
+    -- the rule's ratio (a CPU worker's tree time x the GPU's trees per second) as measured
+    -- here: one tree per thread on every thread, against the GPU alone's rate
+    print(string.format("  %-40s ratio measured %.0f (cpu %.0f ms a tree x gpu %.1f trees/s); the rule's " ..
+      "prior %.0f, its last %.0f; CPU side %s", "", cpart / 1e3 * o.trees / (gms / 1e3), cpart,
+      o.trees / (gms / 1e3), hy.ratio_prior, hy.ratio, hy.cpu_started and "started" or "not started"))
     print(string.format("  %-40s breakdown ms: gpu alone oob %.1f kernel %.1f transfer %.1f host %.1f; " ..
       "hybrid oob %.1f kernel %.1f transfer %.1f host %.1f", "", g.timing.oob_ms, g.timing.kernel_ms,
       g.timing.transfer_ms, g.timing.host_ms, h.timing.oob_ms, h.timing.kernel_ms,

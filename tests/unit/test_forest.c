@@ -779,6 +779,70 @@ static void test_permutation_importance(void **state)
 	gwb_dataset_free(d);
 }
 
+/* The hybrid forest's rule (rf_hybrid.c): the back's share of the trees left, from the ratio of
+ * a CPU tree's time to the GPU's rate; the recorded ratio; "auto"'s test. */
+static void test_hybrid_plan(void **state)
+{
+	gwb_rf_params p;
+	double fin;
+	char why[160] = "";
+	(void)state;
+
+	/* 1M x 64, depth 20, 200 trees on the H200 host: a CPU tree takes longer than the GPU's
+	 * whole forest, so the CPU gets none */
+	assert_int_equal(gwb_rf_hybrid_plan(200, 0, 0, 15, 340, &fin), 0);
+	assert_true(fabs(fin - 200 / 340.0) < 1e-12);
+	/* 1000 trees: two rounds of 15 end sooner than the GPU alone */
+	assert_int_equal(gwb_rf_hybrid_plan(1000, 0, 0, 15, 340, &fin), 30);
+	assert_true(fin < 1000 / 340.0 && fin >= 2);
+	/* two equal CPU pools of 2: half each */
+	assert_int_equal(gwb_rf_hybrid_plan(24, 0, 0, 2, 2, &fin), 12);
+	assert_true(fabs(fin - 6) < 1e-12);
+	/* a partial round: 2 of 9 trees beside a side 7.6 times faster per tree */
+	assert_int_equal(gwb_rf_hybrid_plan(9, 0, 0, 15, 7.6, NULL), 2);
+	/* trees being grown stay the back's; more rounds where they pay */
+	assert_int_equal(gwb_rf_hybrid_plan(10, 5, 0, 5, 1, NULL), 8);
+	assert_int_equal(gwb_rf_hybrid_plan(3, 4, 0, 5, 1, NULL), 3);
+	assert_int_equal(gwb_rf_hybrid_plan(100, 0, 0, 0, 1, NULL), 0);
+	/* the trees the front holds count: 105 left beside a front busy with 895 are the back's
+	 * (as the plan made before the front's claim said); without them, none would be */
+	assert_int_equal(gwb_rf_hybrid_plan(1000, 0, 0, 15, 114, NULL), 105);
+	assert_int_equal(gwb_rf_hybrid_plan(105, 0, 895, 15, 114, NULL), 105);
+	assert_int_equal(gwb_rf_hybrid_plan(105, 0, 0, 15, 114, NULL), 0);
+	/* a huge forest: the back's share follows W / (rho + W) */
+	{
+		int m = gwb_rf_hybrid_plan(1000000, 0, 0, 15, 340, NULL);
+		assert_true(fabs(m - 1e6 * 15 / 355.0) < 30);
+	}
+
+	gwb_rf_params_init(&p);
+	assert_true(gwb_rf_hybrid_ratio(&p, 1000000, 8) == 400);
+	p.hybrid_ratio = 3;
+	assert_true(gwb_rf_hybrid_ratio(&p, 1000000, 8) == 3);
+	p.hybrid_ratio = 0;
+
+	/* "auto": on the H200 host's 16 threads the recorded ratio gives the CPU at most 3.6 %:
+	 * never enough; with 64 threads, or a ratio measured elsewhere, it pays */
+	p.depth = 20;
+	p.threads = 16;
+	p.trees = 200;
+	assert_false(gwb_rf_hybrid_pays(&p, 1000000, 8, why, sizeof(why)));
+	p.trees = 100000;
+	assert_false(gwb_rf_hybrid_pays(&p, 1000000, 8, why, sizeof(why)));
+	p.threads = 64;
+	p.trees = 10000;
+	assert_true(gwb_rf_hybrid_pays(&p, 1000000, 8, why, sizeof(why)));
+	assert_non_null(strstr(why, "63 CPU threads"));
+	p.threads = 16;
+	p.trees = 300;
+	p.hybrid_ratio = 20;
+	assert_true(gwb_rf_hybrid_pays(&p, 100000, 5, why, sizeof(why)));
+	assert_non_null(strstr(why, "auto: hybrid"));
+	assert_non_null(strstr(why, "15 CPU threads"));
+	p.threads = 1;
+	assert_false(gwb_rf_hybrid_pays(&p, 1000000, 8, why, sizeof(why)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -796,6 +860,7 @@ int main(void)
 		cmocka_unit_test(test_interrupt_while_training),
 		cmocka_unit_test(test_performance_modes_change_nothing),
 		cmocka_unit_test(test_permutation_importance),
+		cmocka_unit_test(test_hybrid_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
