@@ -63,7 +63,7 @@ typedef struct gwb_profile_session gwb_profile_session;
  * profiler, decodes and evaluates that batch, hands each range to the session's fn (so the
  * panel shows measured GB/s while gpu.profile runs), initializes the counter data image afresh
  * and starts again. Launches of library kernels between two of ours are decoded with them. */
-#define GWB_PROFILE_LIVE_S 0.25
+#define GWB_PROFILE_LIVE_S 0.5  /* each decode costs a stop, a re-configuration and a start */
 
 /* Start measuring every kernel launched from now on the current device (creating the CUDA
  * context if needed), up to max_ranges launches per decoded batch (1..100000; later launches

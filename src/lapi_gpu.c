@@ -1417,7 +1417,7 @@ static const gwb_reg funcs[] = {
 	 "peak_dram_gbps, peak_gflops_sp/dp, declared_bytes (what the launch site declares), and\n"
 	 "verdict: memory-bound, compute-bound (>= 60 % of that peak), occupancy-bound (< 25 %\n"
 	 "achieved) or latency-bound. The measured bytes also reach gpu.kernels() and the panel, while fn\n"
-	 "runs (decoded every 0.25 s at gwb launches; max_ranges bounds a batch).\n"
+	 "runs (decoded every 0.5 s at gwb launches; max_ranges bounds a batch).\n"
 	 "libcupti (CUDA 13.0's or newer) is loaded at\n"
 	 "the first call (GWB_CUPTI=/path/libcupti.so.13 picks one). Where CUPTI is\n"
 	 "missing, profiling is not permitted (NVreg_RestrictProfilingToAdminUsers), another\n"

@@ -92,8 +92,8 @@ test("gpu.profile: measured GB/s reach gpu.kernels() (and the panel) while the p
   local live, launches_before_end
   local p = gpu.profile(function()
     local t0 = now()
-    -- our launches for more than two live-decode intervals (profile.h: 0.25 s)
-    repeat d:transpose { backend = "gpu", kernel = "padded", reps = 1 } until now() - t0 > 0.8
+    -- our launches for more than two live-decode intervals (profile.h: 0.5 s)
+    repeat d:transpose { backend = "gpu", kernel = "padded", reps = 1 } until now() - t0 > 1.2
     for _, x in ipairs(gpu.kernels()) do
       if x.name == "transpose_padded" then live = x end
     end
