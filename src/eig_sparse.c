@@ -1136,7 +1136,9 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 		if (!cheb)
 			continue;
 		/* the filter degree grows while progress per iteration is poor (a degree chosen
-		 * from Chebyshev theory per pair overshot here: more products in all) */
+		 * from Chebyshev theory per pair overshot here: more products in all; so did one
+		 * aimed at tol from the measured rate per product: lap150 12704 products against
+		 * 8776, the rate improves as the cut moves up) */
 		if (deg < 200)
 			deg = deg + deg / 4;
 	}
