@@ -313,6 +313,18 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 		dgemv_(&tt, &in, &p, &one, X, &in, Y, &one_i, &zero, G, &one_i, 1);
 		return GWB_OK;
 	}
+	if (X == Y && p == q && p > 2 && o->n <= INT32_MAX) {
+		/* a block's own Gram matrix (orthonormalizations, Cholesky QR, the measured
+		 * loss of orthogonality): DSYRK, half DGEMM's work, mirrored */
+		char up = 'U', tt = 'T';
+		int in = (int)o->n;
+		double one = 1.0, zero = 0.0;
+		dsyrk_(&up, &tt, &p, &in, &one, X, &in, &zero, G, &p, 1, 1);
+		for (int j = 0; j < p; j++)
+			for (int i = j + 1; i < p; i++)
+				G[i + (size_t)j * p] = G[j + (size_t)i * p];
+		return GWB_OK;
+	}
 	if (p > 2 && q > 2 && o->n <= INT32_MAX) {
 		/* Block Gram matrices through BLAS (its threads; the second pass of every
 		 * orthonormalization removes their rounding, as it did the tiled loop's). */
