@@ -1467,9 +1467,10 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	S->found = 0;
 	int64_t room = o->n - S->ndefl;  /* dimension of the space Lanczos works in */
 	/* a basis of 60 (randsym 100k, k = 10: 570 products against 610 with 40; the partial
-	 * scheme makes its longer cycles cheap) */
+	 * scheme makes its longer cycles cheap), 40 past 4M rows (memory: n x 61 doubles) */
+	int base = o->n > 4000000 ? 40 : 60;
 	if (m <= 0)
-		m = 2 * k + 20 > 60 ? 2 * k + 20 : 60;
+		m = 2 * k + 20 > base ? 2 * k + 20 : base;
 	if (m > room)
 		m = (int)room;
 	if (m <= k)
