@@ -32,8 +32,14 @@ extern "C" gwb_status gwb_gpu_gemm_tn(gwb_gpu_csr *g, int64_t n, const double *X
 	const double one = 1, zero = 0;
 	if ((st = small_scratch(g, (size_t)p * q)))
 		return st;
-	if ((st = BLCHECK(cublasDgemm_64((cublasHandle_t)g->bl, CUBLAS_OP_T, CUBLAS_OP_N, p, q, n,
-					 &one, X, n, Y, n, &zero, g->dsmall, p), "Dgemm (X^T Y)")))
+	/* one vector against a basis (Lanczos' CGS2, the CPU's DGEMV twin) */
+	if (q == 1 && p > 2)
+		st = BLCHECK(cublasDgemv_64((cublasHandle_t)g->bl, CUBLAS_OP_T, n, p, &one, X, n, Y, 1,
+					    &zero, g->dsmall, 1), "Dgemv (X^T y)");
+	else
+		st = BLCHECK(cublasDgemm_64((cublasHandle_t)g->bl, CUBLAS_OP_T, CUBLAS_OP_N, p, q, n,
+					    &one, X, n, Y, n, &zero, g->dsmall, p), "Dgemm (X^T Y)");
+	if (st)
 		return st;
 	return CUDA_CHECK(cudaMemcpy(G, g->dsmall, (size_t)p * q * sizeof(double),
 				     cudaMemcpyDeviceToHost));
@@ -49,6 +55,9 @@ extern "C" gwb_status gwb_gpu_gemm_nn(gwb_gpu_csr *g, int64_t n, const double *X
 	if ((st = CUDA_CHECK(cudaMemcpy(g->dsmall, C, (size_t)p * q * sizeof(double),
 					cudaMemcpyHostToDevice))))
 		return st;
+	if (q == 1)  /* y = X c + beta y (the CPU's DGEMV twin) */
+		return BLCHECK(cublasDgemv_64((cublasHandle_t)g->bl, CUBLAS_OP_N, n, p, &one, X, n,
+					      g->dsmall, 1, &beta, Y, 1), "Dgemv (X c)");
 	return BLCHECK(cublasDgemm_64((cublasHandle_t)g->bl, CUBLAS_OP_N, CUBLAS_OP_N, n, q, p, &one,
 				      X, n, g->dsmall, p, &beta, Y, n), "Dgemm (X C)");
 }

@@ -81,6 +81,8 @@ typedef struct ops {
 	bool prof;            /* GWB_EIG_PROF: synchronize and time every operation */
 	double ph[8];         /* seconds per phase (enum below) when prof */
 	const char *fn;       /* the Lua function for messages: "eig.solve" (NULL) or "eig.svd" */
+	double reorth_s;      /* Lanczos: seconds in CGS2 against the basis */
+	long nreorth;         /* Lanczos: CGS2 calls */
 } ops;
 
 static const char *opfn(const ops *o)
@@ -302,6 +304,27 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 #endif
 	int T = gwb_cpu_threads();
 	int pq = p * q;
+	if (p > 2 && q == 1 && o->n <= INT32_MAX) {
+		/* one vector against a basis (Lanczos' CGS2, deflation): DGEMV reads X once, on
+		 * BLAS's threads; the second pass removes its rounding */
+		char tt = 'T';
+		int in = (int)o->n, one_i = 1;
+		double one = 1.0, zero = 0.0;
+		dgemv_(&tt, &in, &p, &one, X, &in, Y, &one_i, &zero, G, &one_i, 1);
+		return GWB_OK;
+	}
+	if (X == Y && p == q && p > 2 && o->n <= INT32_MAX) {
+		/* a block's own Gram matrix (orthonormalizations, Cholesky QR, the measured
+		 * loss of orthogonality): DSYRK, half DGEMM's work, mirrored */
+		char up = 'U', tt = 'T';
+		int in = (int)o->n;
+		double one = 1.0, zero = 0.0;
+		dsyrk_(&up, &tt, &p, &in, &one, X, &in, &zero, G, &p, 1, 1);
+		for (int j = 0; j < p; j++)
+			for (int i = j + 1; i < p; i++)
+				G[i + (size_t)j * p] = G[j + (size_t)i * p];
+		return GWB_OK;
+	}
 	if (p > 2 && q > 2 && o->n <= INT32_MAX) {
 		/* Block Gram matrices through BLAS (its threads; the second pass of every
 		 * orthonormalization removes their rounding, as it did the tiled loop's). */
@@ -382,6 +405,14 @@ static gwb_status op_gemm_nn_raw(ops *o, const double *X, int p, const double *C
 	if (o->gpu)
 		return gwb_gpu_gemm_nn(o->g, o->n, X, p, C, q, beta, Y);
 #endif
+	if (q == 1 && o->n <= INT32_MAX) {
+		/* y = X c + beta y: DGEMV (Lanczos' CGS2 update) */
+		char tn = 'N';
+		int in = (int)o->n, one_i = 1;
+		double one = 1.0;
+		dgemv_(&tn, &in, &p, &one, X, &in, C, &one_i, &beta, Y, &one_i, 1);
+		return GWB_OK;
+	}
 	if (o->n <= INT32_MAX) {
 		/* Y = X C + beta Y through BLAS (its threads). */
 		char tn = 'N';
@@ -677,6 +708,17 @@ static gwb_status orth_against(ops *o, const double *Q, int nq, double *S, int m
 	return st;
 }
 
+/* S -= Q (Q^T S) once: for components already tiny (a Krylov vector against converged
+ * eigenvectors, which A maps into their own span up to their residual) one pass leaves
+ * eps of them. */
+static gwb_status orth_once(ops *o, const double *Q, int nq, double *w, double *tmp)
+{
+	gwb_status st = op_gemm_tn(o, Q, nq, w, 1, tmp);
+	for (int t = 0; !st && t < nq; t++)
+		tmp[t] = -tmp[t];
+	return st ? st : op_gemm_nn(o, Q, nq, tmp, 1, 1.0, w);
+}
+
 /* ================================================================ state shared by methods */
 
 typedef struct solve {
@@ -692,9 +734,15 @@ typedef struct solve {
 	double *theta;        /* k Ritz values of s*A (host) */
 	double *res;          /* k residual norms ||s A x - theta x|| (host) */
 	bool converged;
-	char note[160];
+	char note[256];
 	const double *defl;   /* Lanczos: keep every vector orthogonal to these (backend memory) */
 	int ndefl;
+	double stop_above;    /* Lanczos: stop once a leading converged value reaches this
+			       * (the deflated check); INFINITY: converge k */
+	int found;            /* Lanczos: leading pairs in X/theta/res when it returned */
+	double hist_res;      /* the deflated check: the residual its history entries show */
+	double gap;           /* bounds(): (theta_2 - theta_1) / (theta_max - theta_2) of its run */
+	double mass;          /* bounds(): n x the Gauss weight of theta_1 (eigenvalues near it) */
 } solve;
 
 static gwb_status check_intr(const char *fn)
@@ -706,6 +754,11 @@ static gwb_status check_intr(const char *fn)
 
 static gwb_status record(solve *S, int conv, double maxres)
 {
+	if (S->stop_above < INFINITY) {
+		/* the deflated check: the solve's k pairs stay converged while it runs */
+		conv = S->k;
+		maxres = S->hist_res;
+	}
 	S->iter++;
 	gwb_progress_update(S->iter, "residual", maxres / (S->normA > 0 ? S->normA : 1));
 	return gwb_eigen_history_push(S->e, S->iter, conv, maxres / (S->normA > 0 ? S->normA : 1));
@@ -920,6 +973,12 @@ static gwb_status bounds(solve *S)
 				S->hi = th[ms - 1];
 			}
 			S->normA = fmax(fabs(S->lo), fabs(S->hi));
+			/* what the auto rule reads: the gap ratio of the wanted end (the two
+			 * extreme Ritz values against the rest of the spread), and how many
+			 * eigenvalues the extreme Ritz value stands for (n times its Gauss
+			 * quadrature weight: the start vector's squared first component) */
+			S->gap = ms > 2 ? (th[1] - th[0]) / (th[ms - 1] - th[1] + 1e-300) : 1;
+			S->mass = (double)o->n * G[0] * G[0];
 		}
 		free(G);
 	}
@@ -1089,7 +1148,11 @@ static gwb_status subspace(solve *S, bool cheb, int max_outer)
 		if (!cheb)
 			continue;
 		/* the filter degree grows while progress per iteration is poor (a degree chosen
-		 * from Chebyshev theory per pair overshot here: more products in all) */
+		 * from Chebyshev theory per pair overshot here: more products in all; so did one
+		 * aimed at tol from the measured rate per product: lap150 12704 products against
+		 * 8776, the rate improves as the cut moves up; aimed halfway and capped at 1.5x a
+		 * step it saved 5-8% on lap60/lap150 but cost 4% on lap317 (18022 against 17368)
+		 * and 6% on randsym 20k, so the fixed 1.25x stays) */
 		if (deg < 200)
 			deg = deg + deg / 4;
 	}
@@ -1286,22 +1349,27 @@ out:
 
 /* ================================================================ thick-restart Lanczos */
 
-/* w <- w - V(:, 0:j) (V(:, 0:j)^T w), twice; the coefficients are added into h (j values). */
+/* w <- w - V(:, 0:j) (V(:, 0:j)^T w), twice: classical Gram-Schmidt with one
+ * reorthogonalization (CGS2), each pass one X^T w and one X c over the whole basis (DGEMV on
+ * BLAS's threads, cuBLAS on the GPU), never a vector at a time; the coefficients are added
+ * into h (j values) when h is not NULL. Timed into o->reorth_s. */
 static gwb_status cgs2(ops *o, const double *V, int j, double *w, double *h, double *tmp)
 {
-	gwb_status st;
-	for (int pass = 0; pass < 2; pass++) {
+	gwb_status st = GWB_OK;
+	double t0 = gwb_now();
+	for (int pass = 0; pass < 2 && !st; pass++) {
 		if ((st = op_gemm_tn(o, V, j, w, 1, tmp)))
-			return st;
+			break;
 		for (int i = 0; i < j; i++) {
 			if (h)
 				h[i] += tmp[i];
 			tmp[i] = -tmp[i];
 		}
-		if ((st = op_gemm_nn(o, V, j, tmp, 1, 1.0, w)))
-			return st;
+		st = op_gemm_nn(o, V, j, tmp, 1, 1.0, w);
 	}
-	return GWB_OK;
+	o->reorth_s += gwb_now() - t0;
+	o->nreorth++;
+	return st;
 }
 
 static gwb_status vnorm(ops *o, const double *w, double *nrm)
@@ -1312,26 +1380,99 @@ static gwb_status vnorm(ops *o, const double *w, double *nrm)
 	return st;
 }
 
-/* Thick-restart Lanczos (Wu & Simon 2000) on s*A. Orthogonality is watched with the
- * omega recurrence (Simon 1984) generalised to the restarted projected matrix H, and the
- * new vector is reorthogonalized against the whole basis (and so is the next one) when the
- * estimate exceeds reorth_tol; full_reorth does it every step. v0 (backend memory, may be
- * NULL) is the start vector. */
+/* Q <- Q R^-1 with R the Cholesky factor of Q^T Q (n x b, nearly orthonormal): one Gram
+ * matrix (DGEMM) and one update (DGEMM), twice (CholQR2). Work: n x b block W, G b x b host
+ * scratch. A direction that Cholesky finds dependent is left as it is (the caller's CGS2 and
+ * measured checks take over). */
+static gwb_status chol_qr(ops *o, double *Q, int b, double *W, double *G)
+{
+	gwb_status st = GWB_OK;
+	double t0 = gwb_now();
+	double *R = malloc((size_t)b * b * sizeof(double));
+	if (!R)
+		return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+	for (int pass = 0; pass < 2 && !st; pass++) {
+		if ((st = op_gemm_tn(o, Q, b, Q, b, G)))
+			break;
+		double off = 0;
+		for (int t = 0; t < b * b; t++)
+			off = fmax(off, fabs(G[t] - (t % (b + 1) == 0)));
+		/* G = R^T R (upper R, column-major), then R <- R^-1 in place */
+		bool okc = true;
+		memset(R, 0, (size_t)b * b * sizeof(double));
+		for (int j = 0; j < b && okc; j++) {
+			for (int i = 0; i <= j; i++) {
+				double s = 0.5 * (G[i + (size_t)j * b] + G[j + (size_t)i * b]);
+				for (int q = 0; q < i; q++)
+					s -= R[q + (size_t)i * b] * R[q + (size_t)j * b];
+				if (i < j)
+					R[i + (size_t)j * b] = s / R[i + (size_t)i * b];
+				else if (s > 0.25)
+					R[j + (size_t)j * b] = sqrt(s);
+				else
+					okc = false;
+			}
+		}
+		if (!okc)
+			break;
+		for (int j = b - 1; j >= 0; j--) {  /* invert the upper triangle, column by column */
+			double d = 1.0 / R[j + (size_t)j * b];
+			R[j + (size_t)j * b] = d;
+			for (int i = j - 1; i >= 0; i--) {
+				double s = 0;
+				for (int q = i + 1; q <= j; q++)
+					s += R[i + (size_t)q * b] * R[q + (size_t)j * b];
+				R[i + (size_t)j * b] = -s / R[i + (size_t)i * b];
+			}
+		}
+		/* upper-triangular inverse computed right to left: entry (i, j) uses the
+		 * original R(i, i) */
+		if (!st)
+			st = op_gemm_nn(o, Q, b, R, b, 0.0, W);
+		if (!st)
+			st = op_copy(o, Q, W, (size_t)o->n * b);
+		if (off < 1e-8)
+			break;  /* R was I + O(loss): orthonormal to rounding after one pass */
+	}
+	free(R);
+	o->reorth_s += gwb_now() - t0;
+	return st;
+}
+
+/* Thick-restart Lanczos (Wu & Simon 2000) on s*A with partial reorthogonalization (Simon
+ * 1984). The omega recurrence, generalised to the restarted projected matrix H (the kept
+ * Ritz values on its diagonal, their couplings to the first new vector in an arrow), estimates
+ * |v_i^T v_{j+1}| for every basis vector, the kept Ritz vectors included; a step costs one
+ * product and the local three-term orthogonalization until the largest estimate passes
+ * reorth_tol, and only then are the new vector and the next one orthogonalized against the
+ * whole basis by CGS2 (cgs2 above). The first vector after a restart, full_reorth and an
+ * exact (n-dimensional) basis always take CGS2. The estimate is checked against the measured
+ * V^T v_m every cycle (the whole Gram matrix every 8th): a basis that lost more goes on with
+ * CGS2 every step. reorth_tol defaults to min(sqrt(eps), tol / 10): semi-orthogonality
+ * (sqrt(eps)) keeps the Ritz values exact, but the returned vectors inherit the basis' loss,
+ * which must stay under the residual asked for.
+ * v0 (backend memory, may be NULL) is the start vector. With S->stop_above finite (the
+ * deflated check), the run stops as soon as its leading converged pairs reach a value >=
+ * stop_above; S->found says how many leading pairs X holds (k otherwise). */
 static gwb_status lanczos_run(solve *S, const double *v0)
 {
 	ops *o = S->o;
 	int k = S->k, m = S->opt->ncv;
 	size_t n = (size_t)o->n;
 	double eps = DBL_EPSILON;
-	double rtol = S->opt->reorth_tol > 0 ? S->opt->reorth_tol : sqrt(eps);
+	double rtol = S->opt->reorth_tol > 0 ? S->opt->reorth_tol : fmin(sqrt(eps), 0.1 * S->opt->tol);
 	double *V = NULL, *Wk = NULL, *H = NULL, *Y = NULL, *th = NULL, *h = NULL, *tmp = NULL;
-	double *om0 = NULL, *om1 = NULL, *om2 = NULL, *G = NULL;
+	double *om0 = NULL, *om1 = NULL, *om2 = NULL, *G = NULL, *dtmp = NULL;
 	gwb_status st;
-	long nreorth = 0;
+	long full0 = o->nreorth;
 
+	S->found = 0;
 	int64_t room = o->n - S->ndefl;  /* dimension of the space Lanczos works in */
+	/* a basis of 60 (randsym 100k, k = 10: 570 products against 610 with 40; the partial
+	 * scheme makes its longer cycles cheap), 40 past 4M rows (memory: n x 61 doubles) */
+	int base = o->n > 4000000 ? 40 : 60;
 	if (m <= 0)
-		m = 2 * k + 20 > 40 ? 2 * k + 20 : 40;
+		m = 2 * k + 20 > base ? 2 * k + 20 : base;
 	if (m > room)
 		m = (int)room;
 	if (m <= k)
@@ -1351,7 +1492,8 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	om1 = calloc((size_t)m + 2, sizeof(double));
 	om2 = calloc((size_t)m + 2, sizeof(double));
 	G = malloc((size_t)(m + 1) * (m + 1) * sizeof(double));
-	if (!H || !Y || !th || !h || !tmp || !om0 || !om1 || !om2 || !G) {
+	dtmp = malloc((size_t)(S->ndefl + 1) * sizeof(double));
+	if (!H || !Y || !th || !h || !tmp || !om0 || !om1 || !om2 || !G || !dtmp) {
 		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 		goto out;
 	}
@@ -1370,19 +1512,24 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 		goto out;
 
 	int l = 0;            /* kept Ritz vectors */
-	bool force = false;   /* reorthogonalize the next vector */
-	bool full_forced = false;  /* the selective scheme lost orthogonality: full from now on */
+	bool force = false;   /* CGS2 for the next vector */
+	bool full_forced = false;  /* the partial scheme lost orthogonality: CGS2 from now on */
 	double beta = 0;
 	om1[0] = 1;           /* omega_{j,.}: om1; omega_{j-1,.}: om0 */
+	/* A partial step drops its CGS2 coefficients (Simon's scheme), so the kept Ritz vectors
+	 * of the next cycle satisfy A y = theta y + s v only up to the dropped part, which lies
+	 * in the discarded directions: each step it feeds up to `drop` / beta into the new
+	 * vector's overlap with them, a source the recurrence adds for the kept indices. */
+	double drop = 0;
 	int outer;
 	for (outer = 0; outer < S->maxiter; outer++) {
 		if ((st = check_intr("eig.solve")))
 			goto out;
+		double cyc_loss = 0;  /* largest loss of orthogonality seen this cycle */
+		double cyc_drop = 0;  /* largest ||V^T w|| beta dropped by a partial step */
 		for (int j = l; j < m; j++) {
 			double *vj = V + n * j, *w = V + n * (j + 1);
 			if ((st = op_spmm(o, vj, w, 1)))
-				goto out;
-			if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
 				goto out;
 			bool full = S->opt->full_reorth || full_forced || j == l || force || exact;
 			force = false;
@@ -1392,21 +1539,16 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 					goto out;
 				for (int i = 0; i <= j; i++)
 					H[i + j * m] = H[j + i * m] = h[i];
-				nreorth++;
 			} else {
-				/* selective: against the kept Ritz vectors 0..l-1 (where orthogonality
-				 * is lost first), and local: against v_{j-1}, v_j; two passes, so a
-				 * small beta cannot amplify the local error */
-				double a_j = 0;
-				for (int pass = 0; pass < 2; pass++) {
-					if (l > 0) {
-						if ((st = op_gemm_tn(o, V, l, w, 1, tmp)))
-							goto out;
-						for (int i = 0; i < l; i++)
-							tmp[i] = -tmp[i];
-						if ((st = op_gemm_nn(o, V, l, tmp, 1, 1.0, w)))
-							goto out;
-					}
+				/* local: w -= alpha v_j + beta_{j-1} v_{j-1}, one fused pass; a second
+				 * pass against both only when the step cancelled most of A v_j (beta
+				 * under 1e-3 of ||A v_j||), where the local error would grow */
+				double a_j, bprev = H[j - 1 + j * m], bn;
+				if ((st = op_gemm_tn(o, vj, 1, w, 1, &a_j)) ||
+				    (st = op_axpby(o, n, -a_j, vj, -bprev, vj - n, 1.0, w)) ||
+				    (st = vnorm(o, w, &bn)))
+					goto out;
+				if (!(bn > 1e-3 * sqrt(a_j * a_j + bprev * bprev + bn * bn))) {
 					if ((st = op_gemm_tn(o, V + n * (j - 1), 2, w, 1, tmp)))
 						goto out;
 					a_j += tmp[1];
@@ -1417,33 +1559,41 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 				}
 				H[j + j * m] = a_j;
 			}
-			/* deflation again: reorthogonalization against V must not bring back the
-			 * locked directions, where the projected operator is 0 */
-			if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
+			/* deflation: the locked directions (where the projected operator is 0) out of
+			 * w, after every orthogonalization against V (one pass: w's components along
+			 * them are of the order of their residuals) */
+			if (S->ndefl && (st = orth_once(o, S->defl, S->ndefl, w, dtmp)))
 				goto out;
 			if ((st = vnorm(o, w, &beta)))
 				goto out;
-			/* omega recurrence for the new vector (om2 = omega_{j+1,.}) */
+			/* omega recurrence for the new vector (om2 = omega_{j+1,.}); column i of H
+			 * holds A v_i's coefficients, so sum_q H(q,i) omega_{j,q} estimates
+			 * v_i^T A v_j for kept and Lanczos vectors alike */
 			if (!full && beta > 0) {
 				double mx = 0;
-				for (int i = 0; i < l && i + 1 < j; i++)
-					om2[i] = eps;
-				for (int i = l; i + 1 < j; i++) {
+				for (int i = 0; i + 1 < j; i++) {
 					double s = 0;
 					for (int q = 0; q <= j; q++)
 						s += H[q + i * m] * om1[q];
 					s -= H[j + j * m] * om1[i];
-					if (j >= 1)
-						s -= H[j - 1 + j * m] * om0[i];
+					s -= H[j - 1 + j * m] * om0[i];
 					s /= beta;
-					s += (s >= 0 ? 1 : -1) * eps * S->normA / beta;
+					s += (s >= 0 ? 1 : -1) * (eps * S->normA + (i < l ? drop : 0)) / beta;
 					om2[i] = s;
 					if (fabs(s) > mx)
 						mx = fabs(s);
 				}
+				if (mx > cyc_loss)
+					cyc_loss = mx;
 				if (mx > rtol) {
-					if ((st = cgs2(o, V, j + 1, w, NULL, tmp)))
+					memset(h, 0, (size_t)(j + 1) * sizeof(double));
+					if ((st = cgs2(o, V, j + 1, w, h, tmp)))
 						goto out;
+					double cn = 0;
+					for (int i = 0; i <= j; i++)
+						cn += h[i] * h[i];
+					cn = sqrt(cn) * beta;
+					cyc_drop = cn > cyc_drop ? cn : cyc_drop;
 					if (S->ndefl && (st = orth_against(o, S->defl, S->ndefl, w, 1)))
 						goto out;
 					if ((st = vnorm(o, w, &beta)))
@@ -1451,11 +1601,12 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 					for (int i = 0; i < j; i++)
 						om2[i] = eps;
 					force = true;
-					nreorth++;
 				}
 			} else
 				for (int i = 0; i < j; i++)
 					om2[i] = eps;
+			if (j >= 1)
+				om2[j - 1] = eps;
 			om2[j] = eps;
 			om2[j + 1] = 1;
 			if (j + 1 < m) {
@@ -1484,21 +1635,27 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 			om1 = om2;
 			om2 = t;
 		}
-		/* the omega recurrence is an estimate: measure the basis once per cycle, and when
-		 * it has lost orthogonality beyond reorth_tol, start again from the sum of the
-		 * current Ritz vectors with full reorthogonalization */
-		if (!S->opt->full_reorth && !full_forced && !exact) {
+		/* the omega recurrence is an estimate: measure the residual vector against the
+		 * basis every cycle (one DGEMV) and the whole basis every 8th; when it lost
+		 * orthogonality beyond reorth_tol, start again from the sum of the current Ritz
+		 * vectors with CGS2 every step */
+		bool measured = !S->opt->full_reorth && !full_forced && !exact;
+		if (measured) {
 			double lost = 0;
-			if ((st = op_gemm_tn(o, V, m + 1, V, m + 1, G)))
+			bool whole = outer % 8 == 0;
+			int cols = whole ? m + 1 : 1;
+			if ((st = op_gemm_tn(o, V, m + 1, whole ? V : V + n * m, cols, G)))
 				goto out;
-			for (int b = 0; b <= m; b++)
+			for (int b = 0; b < cols; b++)
 				for (int a = 0; a <= m; a++) {
-					double d = fabs(G[a + b * (m + 1)] - (a == b));
+					double d = fabs(G[a + b * (m + 1)] - (a == (whole ? b : m)));
 					lost = d > lost ? d : lost;
 				}
-			/* Ritz vectors inherit the basis' loss of orthogonality: it must stay well
-			 * below the residual asked for, not only below sqrt(eps) */
-			if (lost > fmin(rtol, 0.1 * S->opt->tol)) {
+			if (whole)  /* V^T v_m first, for the restart */
+				memmove(G, G + (size_t)m * (m + 1), (size_t)(m + 1) * sizeof(double));
+			if (lost > cyc_loss)
+				cyc_loss = lost;
+			if (lost > 10 * rtol) {
 				/* V(:,0) <- sum of the k wanted Ritz vectors of this cycle, normalized */
 				full_forced = true;
 				memcpy(Y, H, (size_t)m * m * sizeof(double));
@@ -1520,7 +1677,6 @@ reset_full:
 				om1[0] = 1;
 				l = 0;
 				force = true;
-				nreorth++;
 				continue;
 			}
 		}
@@ -1540,20 +1696,46 @@ reset_full:
 			if (r > mx)
 				mx = r;
 		}
-		if ((st = record(S, conv, mx)))
+		/* the deflated check: once its smallest Ritz pair is accurate to sqrt(tol) and lies
+		 * (with its residual interval) above the k-th value found, nothing was missed. A
+		 * random start sees every direction, and the extreme one converges first: a missed
+		 * copy below would have pulled the smallest Ritz value down before this pair got
+		 * there (or lies within the residual of it) */
+		if (S->stop_above < INFINITY && !exact) {
+			double r1 = fabs(beta * Y[m - 1]);
+			if (r1 <= sqrt(S->opt->tol) * S->normA &&
+			    th[0] - r1 >= S->stop_above + S->opt->tol * S->normA) {
+				if ((st = record(S, 0, r1)))
+					goto out;
+				S->found = 0;
+				S->converged = true;
+				outer++;
+				break;
+			}
+		}
+		/* pairs that must converge: k, or (deflated check) up to the first converged value
+		 * at or above stop_above */
+		int need = k;
+		for (int i = 0; i < conv; i++)
+			if (th[i] >= S->stop_above) {
+				need = i + 1;
+				break;
+			}
+		if ((st = record(S, conv < need ? conv : need, mx)))
 			goto out;
 		bool last = outer + 1 == S->maxiter;
-		if (conv == k || last) {
+		if (conv >= need || last) {
 			/* Ritz vectors and their true residuals */
-			if ((st = op_gemm_nn(o, V, m, Y, k, 0.0, S->X)))
+			if ((st = op_gemm_nn(o, V, m, Y, need, 0.0, S->X)))
 				goto out;
-			if ((st = op_spmm(o, S->X, Wk, k)))
+			if ((st = op_spmm(o, S->X, Wk, need)))
 				goto out;
-			if ((st = residual_norms(o, S->X, Wk, k, th, Wk + n * k, S->res, NULL)))
+			if ((st = residual_norms(o, S->X, Wk, need, th, Wk + n * need, S->res, NULL)))
 				goto out;
-			memcpy(S->theta, th, (size_t)k * sizeof(double));
+			memcpy(S->theta, th, (size_t)need * sizeof(double));
+			S->found = need;
 			bool ok = true;
-			for (int i = 0; i < k; i++)
+			for (int i = 0; i < need; i++)
 				if (!(S->res[i] <= S->opt->tol * S->normA))
 					ok = false;
 			if (ok) {
@@ -1567,8 +1749,8 @@ reset_full:
 			}
 			if (!full_forced && !S->opt->full_reorth) {
 				/* the estimates say converged, the true residuals do not: the basis is
-				 * not orthogonal enough; go on with full reorthogonalization (Y holds
-				 * this cycle's Ritz vectors) */
+				 * not orthogonal enough; go on with CGS2 every step (Y holds this
+				 * cycle's Ritz vectors) */
 				full_forced = true;
 				goto reset_full;
 			}
@@ -1588,11 +1770,33 @@ reset_full:
 		for (int i = 0; i <= m; i++)
 			om0[i] = om1[i] = eps;
 		om1[l] = 1;
+		drop = cyc_drop;
+		if (measured && cyc_loss > 0.01 * rtol) {
+			/* the kept Ritz vectors inherit the basis' loss of orthogonality, and CGS2
+			 * against a basis that is not orthonormal leaves the new vector as far off:
+			 * the recurrence, restarted at eps, would fall behind (~30x a cycle). So the
+			 * kept block is made orthonormal again (Cholesky QR: blocked, BLAS-3; its R is
+			 * I + O(loss), so H's diagonal and arrow stay right to that order) and the
+			 * residual vector orthogonalized against it by CGS2 */
+			if ((st = chol_qr(o, V, l, Wk, G)) || (st = cgs2(o, V, l, V + n * l, NULL, tmp)) ||
+			    (st = vnorm(o, V + n * l, &nv)) ||
+			    (st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / nv, V + n * l)))
+				goto out;
+		} else if (measured) {
+			/* the residual vector's measured overlap with the kept Ritz vectors,
+			 * y_i^T v_m = Y_i^T (V^T v_m), starts the recurrence of the next cycle */
+			for (int i = 0; i < l; i++) {
+				double s = 0;
+				for (int a = 0; a < m; a++)
+					s += Y[a + (size_t)i * m] * G[a];
+				om1[i] = s + (s >= 0 ? eps : -eps);
+			}
+		}
 		force = true;
 	}
 	snprintf(S->note, sizeof(S->note), "thick-restart Lanczos, basis %d, %d restarts, %s "
-		 "reorthogonalization (%ld full passes)", m, outer, S->opt->full_reorth ? "full" :
-		 full_forced ? "selective then full" : "selective", nreorth);
+		 "reorthogonalization (%ld CGS2 passes)", m, outer, S->opt->full_reorth ? "full" :
+		 full_forced ? "partial then full" : "partial", o->nreorth - full0);
 out:
 	op_free(o, V);
 	op_free(o, Wk);
@@ -1605,13 +1809,16 @@ out:
 	free(om1);
 	free(om2);
 	free(G);
+	free(dtmp);
 	return st;
 }
 
 /* Lanczos from one start vector sees one vector of each eigenspace, so a copy of a repeated
- * eigenvalue can be missed. After it converges, Lanczos runs again with a random start and
- * every vector kept orthogonal to the pairs found (deflation); any value it finds below the
- * k-th joins them, and the check repeats until none does. */
+ * eigenvalue can be missed. After it converges, Lanczos runs again from a random start with
+ * every vector kept orthogonal to the pairs found (deflation), until its leading converged
+ * value reaches the k-th one (most often its first pair: a check costs the products of one
+ * pair, not of k); any value it finds below the k-th joins them, and the check repeats until
+ * none does. */
 static gwb_status lanczos(solve *S, const double *v0)
 {
 	ops *o = S->o;
@@ -1619,8 +1826,9 @@ static gwb_status lanczos(solve *S, const double *v0)
 	size_t n = (size_t)o->n;
 	double *X2 = NULL, *M = NULL, *th2 = NULL, *res2 = NULL;
 	gwb_status st;
-	char note[160];
+	char note[256];
 
+	S->stop_above = INFINITY;
 	if ((st = lanczos_run(S, v0)) || !S->converged)
 		return st;
 	memcpy(note, S->note, sizeof(note));
@@ -1634,7 +1842,9 @@ static gwb_status lanczos(solve *S, const double *v0)
 		st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 		goto out;
 	}
+	long prods0 = o->spmv;
 	for (rounds = 1; rounds <= 8; rounds++) {
+		double tol = S->opt->tol * S->normA;
 		solve D = *S;
 		D.X = X2;
 		D.theta = th2;
@@ -1643,6 +1853,10 @@ static gwb_status lanczos(solve *S, const double *v0)
 		D.ndefl = k;
 		D.converged = false;
 		D.iter = S->iter;
+		D.stop_above = S->theta[k - 1] - tol;
+		D.hist_res = 0;
+		for (int i = 0; i < k; i++)
+			D.hist_res = S->res[i] > D.hist_res ? S->res[i] : D.hist_res;
 		st = lanczos_run(&D, NULL);
 		S->iter = D.iter;
 		if (st)
@@ -1653,8 +1867,8 @@ static gwb_status lanczos(solve *S, const double *v0)
 			goto out;
 		}
 		/* merge: the k smallest of theta and th2 (X2 is orthogonal to X) */
-		double tol = S->opt->tol * S->normA;
-		if (!(th2[0] < S->theta[k - 1] - tol))
+		int f = D.found;
+		if (!(f > 0 && th2[0] < S->theta[k - 1] - tol))
 			break;
 		int a = 0, b = 0;
 		double *C = calloc((size_t)2 * k * k, sizeof(double));
@@ -1667,7 +1881,7 @@ static gwb_status lanczos(solve *S, const double *v0)
 			goto out;
 		}
 		for (int i = 0; i < k; i++) {
-			bool from_x = b >= k || (a < k && S->theta[a] <= th2[b]);
+			bool from_x = b >= f || (a < k && S->theta[a] <= th2[b]);
 			int src = from_x ? a : k + b;
 			nt[i] = from_x ? S->theta[a] : th2[b];
 			nr[i] = from_x ? S->res[a] : res2[b];
@@ -1680,7 +1894,9 @@ static gwb_status lanczos(solve *S, const double *v0)
 		/* [X X2] C -> selected columns */
 		st = op_copy(o, M, S->X, n * k);
 		if (!st)
-			st = op_copy(o, M + n * k, X2, n * k);
+			st = op_copy(o, M + n * k, X2, n * f);
+		if (!st && f < k)
+			st = op_axpby(o, n * (k - f), 0, NULL, 0, NULL, 0, M + n * (k + f));
 		if (!st)
 			st = op_gemm_nn(o, M, 2 * k, C, k, 0.0, S->X);
 		memcpy(S->theta, nt, (size_t)k * sizeof(double));
@@ -1691,8 +1907,8 @@ static gwb_status lanczos(solve *S, const double *v0)
 		if (st)
 			goto out;
 	}
-	snprintf(S->note, sizeof(S->note), "%.110s; %d deflated check%s", note, rounds > 8 ? 8 : rounds,
-		 rounds == 1 ? "" : "s");
+	snprintf(S->note, sizeof(S->note), "%.100s; %d deflated check%s (%ld products)", note,
+		 rounds > 8 ? 8 : rounds, rounds == 1 ? "" : "s", o->spmv - prods0);
 out:
 	op_free(o, X2);
 	op_free(o, M);
@@ -1732,6 +1948,30 @@ static gwb_status dense_solve(solve *S)
 }
 
 /* ================================================================ driver */
+
+/* The auto rule between Lanczos and the Chebyshev filter, from what bounds()' short Lanczos
+ * run measured: its Ritz gap at the wanted end divided by how many eigenvalues its extreme
+ * Ritz value stands for (n x its Gauss weight) estimates the gap ratio of the wanted end,
+ * within ~3x (one random start: the weight is a sample). A wide gap (random sparse
+ * matrices: 4e-4 .. 1e-2 at either end; the 100^2 Laplacian, 2e-4 .. 6e-4) converges in few
+ * Lanczos steps, ~5x fewer products than the block filter needs (randsym 100k: 570 against
+ * 4149; lap100: 450 ms against 550-790); a crowded end (the 200^2 and 317^2 Laplacians,
+ * 3e-5 .. 9e-5, dozens of eigenvalues under the first Ritz value; laplacian1d 2000) is
+ * where the filter's block products and high degree win. On the GPU the filter stays: a
+ * Lanczos step is a handful of small kernels and host round trips, the filter one fused
+ * kernel per degree (the lead's GPU rows measure method = "lanczos" beside it). Writes
+ * the reason into why. */
+static gwb_sp_method auto_pick(const solve *S, char *why, size_t len)
+{
+	double mass = S->mass > 1 ? S->mass : 1, g = S->gap / mass;
+	const double cut = 1.5e-4;
+	gwb_sp_method m = g >= cut && !S->o->gpu ? GWB_SPM_LANCZOS : GWB_SPM_CHEBYSHEV;
+	snprintf(why, len, "auto: %s (gap ratio of the wanted end ~%.2g %s %.2g: a 40-step "
+		 "Lanczos run's Ritz gap %.2g over ~%.3g eigenvalues at its extreme value%s)",
+		 gwb_sp_method_name(m), g, g >= cut ? ">=" : "<", cut, S->gap, S->mass,
+		 g >= cut && S->o->gpu ? "; the GPU keeps the filter" : "");
+	return m;
+}
 
 /* One end: the k smallest of s*A into theta/res/X (backend memory). */
 static gwb_status solve_end(solve *S, gwb_sp_method method)
@@ -1884,17 +2124,17 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		bool largest = opt->which == GWB_LARGEST || end == 1;
 		o.sign = largest ? -1.0 : 1.0;
 		gwb_sp_method m_end = method;
+		char auto_why[200] = "";
 		if (m_end == GWB_SPM_AUTO)
 			m_end = !largest && jacobi_pays ? GWB_SPM_LOBPCG : GWB_SPM_CHEBYSHEV;
-		if (m_end == GWB_SPM_CHEBYSHEV && !gwb_switch_on(GWB_SW_EIG_CHEBYSHEV))
-			m_end = GWB_SPM_LANCZOS;  /* the switch eig.chebyshev off: plain Lanczos */
-		if (end == 0 || strcmp(used, gwb_sp_method_name(m_end)))
-			snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", end ? "+" : "",
-				 gwb_sp_method_name(m_end));
+		if (method == GWB_SPM_AUTO && m_end == GWB_SPM_LOBPCG)
+			snprintf(auto_why, sizeof(auto_why), "auto: lobpcg (positive diagonal varying "
+				 "10x or more: Jacobi pays)");
 		S.o = &o;
 		S.opt = opt;
 		S.k = k;
 		S.e = e;
+		S.stop_above = INFINITY;
 		S.theta = malloc((size_t)k * sizeof(double));
 		S.res = calloc((size_t)k, sizeof(double));
 		if (!S.theta || !S.res) {
@@ -1908,9 +2148,17 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 			if (m_end == GWB_SPM_DENSE) {
 				S.normA = gwb_csr_norm_inf(A);
 				st = solve_end(&S, m_end);
-			} else if (!(st = bounds(&S)))
+			} else if (!(st = bounds(&S))) {
+				if (method == GWB_SPM_AUTO && m_end == GWB_SPM_CHEBYSHEV)
+					m_end = auto_pick(&S, auto_why, sizeof(auto_why));
+				if (m_end == GWB_SPM_CHEBYSHEV && !gwb_switch_on(GWB_SW_EIG_CHEBYSHEV))
+					m_end = GWB_SPM_LANCZOS;  /* the switch eig.chebyshev off */
 				st = solve_end(&S, m_end);
+			}
 		}
+		if (end == 0 || strcmp(used, gwb_sp_method_name(m_end)))
+			snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", end ? "+" : "",
+				 gwb_sp_method_name(m_end));
 		if (!st) {
 			/* true residuals of the returned pairs on the backend, orthogonality */
 			double orth = 0;
@@ -1942,8 +2190,15 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 					e->orthogonality = orth;
 				e->iterations += S.iter;
 				e->converged = end == 0 ? S.converged : e->converged && S.converged;
-				snprintf(e->note, sizeof(e->note), "%.84s; %ld products A x; ||A||_2 ~ %.6g%s%.16s",
-					 S.note, o.spmv, normA, *why ? "; " : "", why);
+				char ro[48] = "";
+				if (o.nreorth)
+					snprintf(ro, sizeof(ro), "; reorthogonalization %.0f ms", o.reorth_s * 1e3);
+				char full[700];
+				snprintf(full, sizeof(full), "%.199s%s%.255s; %ld products A x%s; "
+					 "||A||_2 ~ %.6g%s%.40s", auto_why, *auto_why ? "; " : "", S.note,
+					 o.spmv, ro, normA, *why ? "; " : "", why);
+				memcpy(e->note, full, sizeof(e->note) - 1);
+				e->note[sizeof(e->note) - 1] = 0;
 			}
 		}
 		op_free(&o, X);

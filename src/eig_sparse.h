@@ -1,8 +1,9 @@
 /* eig_sparse.h - eigenpairs at one end (or both ends) of a sparse symmetric matrix: thick-
- * restart Lanczos (partial/selective or full reorthogonalization), Chebyshev-filtered
- * subspace iteration, LOBPCG with a Jacobi preconditioner, randomized subspace iteration and
- * randomized start + Lanczos refinement, on CPU threads or the GPU. One algorithm per
- * method, written once over a small set of block operations that each backend provides.
+ * restart Lanczos (partial or full reorthogonalization, CGS2 against the basis),
+ * Chebyshev-filtered subspace iteration, LOBPCG with a Jacobi preconditioner, randomized
+ * subspace iteration and randomized start + Lanczos refinement, on CPU threads or the GPU.
+ * One algorithm per method, written once over a small set of block operations that each
+ * backend provides.
  * The caller owns the returned gwb_eigen (gwb_eigen_free). */
 #ifndef GWB_EIG_SPARSE_H
 #define GWB_EIG_SPARSE_H
@@ -43,7 +44,7 @@ typedef struct gwb_sp_opts {
 	int degree;           /* Chebyshev polynomial degree; 0 = auto */
 	bool full_reorth;     /* Lanczos: reorthogonalize every step */
 	double reorth_tol;    /* Lanczos: reorthogonalize when the estimated loss of
-			       * orthogonality exceeds this (0 = sqrt(eps)) */
+			       * orthogonality exceeds this (0 = min(sqrt(eps), tol / 10)) */
 	uint64_t seed;
 	bool vectors;         /* keep eigenvectors in the result */
 	gwb_backend backend;

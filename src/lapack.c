@@ -166,6 +166,27 @@ HIDDEN void dgemm_(const char *ta, const char *tb, const int *m, const int *n, c
 	f(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2);
 }
 
+typedef void (*gemv_t)(const char *, const int *, const int *, const double *, const double *,
+		       const int *, const double *, const int *, const double *, double *, const int *,
+		       size_t);
+
+HIDDEN void dgemv_(const char *ta, const int *m, const int *n, const double *alpha,
+		   const double *a, const int *lda, const double *x, const int *incx,
+		   const double *beta, double *y, const int *incy, size_t l1)
+{
+	static void *fn;
+	gemv_t f;
+
+	if (!resolve(&fn, "dgemv_")) {
+		int i, len = (*ta == 'N' || *ta == 'n') ? *m : *n;
+		for (i = 0; i < len; i++)
+			y[(size_t)i * (size_t)*incy] = NAN;
+		return;
+	}
+	memcpy(&f, &fn, sizeof(f));
+	f(ta, m, n, alpha, a, lda, x, incx, beta, y, incy, l1);
+}
+
 typedef void (*syrk_t)(const char *, const char *, const int *, const int *, const double *,
 		       const double *, const int *, const double *, double *, const int *, size_t,
 		       size_t);

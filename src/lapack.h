@@ -32,6 +32,9 @@ void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int 
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
 	    const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
 	    const double *beta, double *c, const int *ldc, size_t, size_t);
+void dgemv_(const char *ta, const int *m, const int *n, const double *alpha, const double *a,
+	    const int *lda, const double *x, const int *incx, const double *beta, double *y,
+	    const int *incy, size_t);
 void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha,
 	    const double *a, const int *lda, const double *beta, double *c, const int *ldc, size_t,
 	    size_t);

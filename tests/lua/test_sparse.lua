@@ -272,3 +272,107 @@ test("knn_laplacian: graph Laplacian of a dataset (spectral clustering)", functi
   ok(e.values[2] >= -1e-9)
   raises(function() mat.knn_laplacian(d, { k = 0 }) end, "k must be")
 end)
+
+-- A sparse symmetric matrix with a chosen spectrum (the sparse cousin of mat.spectral): a
+-- direct sum of 2x2 rotations R diag(a, b) R^T, the blocks' rows spread over the matrix by a
+-- fixed permutation so no block sits on the diagonal. `pairs` lists {a, b} per block.
+local function spectrum_mtx(pairs, seed)
+  local n = 2 * #pairs
+  local perm, x = {}, seed or 12345
+  for i = 1, n do perm[i] = i end
+  for i = n, 2, -1 do   -- Fisher-Yates on a small LCG: the same matrix every run
+    x = (x * 1103515245 + 12345) % 2147483648
+    local j = x % i + 1
+    perm[i], perm[j] = perm[j], perm[i]
+  end
+  local lines = {}
+  for b, p in ipairs(pairs) do
+    local t = 0.3 + 1.1 * b / #pairs
+    local c, s = math.cos(t), math.sin(t)
+    local a, d = p[1], p[2]
+    local r1, r2 = perm[2 * b - 1], perm[2 * b]
+    local lo, hi = math.min(r1, r2), math.max(r1, r2)
+    local d1, d2 = a * c * c + d * s * s, a * s * s + d * c * c
+    if r1 > r2 then d1, d2 = d2, d1 end
+    lines[#lines + 1] = ("%d %d %.17g"):format(lo, lo, d1)
+    lines[#lines + 1] = ("%d %d %.17g"):format(hi, hi, d2)
+    lines[#lines + 1] = ("%d %d %.17g"):format(hi, lo, (a - d) * c * s)
+  end
+  return ("%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n%s\n"):format(n, n,
+    #lines, table.concat(lines, "\n"))
+end
+
+test("lanczos (partial reorthogonalization, CGS2, restarts) agrees with the dense solver on repeated and clustered spectra", function()
+  -- the top: 10 three times, 10 - 1e-9 (a cluster), 9.5 twice, 9; the bottom: -6 twice and
+  -- -6 + 1e-9; the rest spread over [-5, 8]
+  local pairs = { { 10, -6 }, { 10, 1 }, { 10, 2 }, { 10 - 1e-9, -6 }, { 9.5, -6 + 1e-9 },
+    { 9.5, 3 }, { 9, 4 } }
+  for i = 1, 293 do pairs[#pairs + 1] = { -5 + 13 * (i / 294), -5 + 13 * ((i * 37 % 293) / 293) } end
+  local path = T.tmpdir() .. "/spectrum.mtx"
+  T.writefile(path, spectrum_mtx(pairs))
+  local A = mat.read(path)
+  eq(A.rows, 600)
+  local all = eig.solve(A:todense(), { vectors = false }).values
+  near(all[#all], 10, 1e-12)
+  near(all[#all - 2], 10, 1e-12, "the matrix holds 10 three times")
+  for _, which in ipairs { "largest", "smallest" } do
+    for _, o in ipairs { {}, { ncv = 16 }, { reorth = "full" } } do
+      o.k, o.which, o.method = 8, which, "lanczos"
+      local e = eig.solve(A, o)
+      local what = ("%s ncv=%s reorth=%s"):format(which, tostring(o.ncv), tostring(o.reorth))
+      ok(e.converged, what .. ": " .. e.note)
+      for i = 1, 8 do
+        local want = which == "largest" and all[#all - 8 + i] or all[i]
+        near(e.values[i], want, 1e-10 * 10, what .. " value " .. i)
+        ok(e.residuals[i] <= 1e-10, what .. " residual " .. i)
+      end
+      ok(e.orthogonality < 1e-9, what .. " orthogonality " .. e.orthogonality)
+    end
+  end
+end)
+
+test("lanczos restarts with partial reorthogonalization and reports its work", function()
+  -- randsym: a spectrum that needs many restarts with a small basis; the partial scheme
+  -- must hold (no fall-back to CGS2 every step) and the note says what ran
+  local A = mat.randsym(3000, { density = 3e-3, seed = 5 })
+  local all = eig.solve(A:todense(), { vectors = false }).values
+  for _, ncv in ipairs { 24, 0 } do
+    local e = eig.solve(A, { k = 6, which = "largest", method = "lanczos", ncv = ncv })
+    ok(e.converged, e.note)
+    for i = 1, 6 do near(e.values[i], all[#all - 6 + i], 1e-9, "value " .. i) end
+    local restarts = tonumber(e.note:match("(%d+) restarts"))
+    local passes = tonumber(e.note:match("(%d+) CGS2 passes"))
+    ok(restarts and restarts >= 3, "restarts: " .. e.note)
+    ok(passes and passes >= restarts, "a CGS2 pass at least per cycle: " .. e.note)
+    ok(e.note:find("partial reorthogonalization", 1, true), "partial held: " .. e.note)
+    ok(e.note:find("deflated check", 1, true), "the multiplicity check ran: " .. e.note)
+    ok(e.note:find("%d+ products A x"), e.note)
+    ok(e.note:find("reorthogonalization %d+ ms"), "reorthogonalization time: " .. e.note)
+    -- far fewer CGS2 passes than steps: the omega recurrence asked for few
+    local products = tonumber(e.note:match("(%d+) products A x"))
+    ok(passes < products / 3, ("%d passes for %d products"):format(passes, products))
+  end
+end)
+
+test("auto picks by the gap ratio of the wanted end and says why", function()
+  -- a random sparse matrix: a wide gap at either end -> Lanczos
+  local R = mat.randsym(5000, { density = 2e-3, seed = 3 })
+  local e = eig.solve(R, { k = 5, which = "largest", backend = "cpu" })
+  eq(e.method, "lanczos")
+  ok(e.note:find("^auto: lanczos %(gap ratio of the wanted end"), e.note)
+  ok(e.converged)
+  local all = eig.solve(R:todense(), { vectors = false }).values
+  for i = 1, 5 do near(e.values[i], all[#all - 5 + i], 1e-9, "randsym value " .. i) end
+  -- a 2-D Laplacian: dozens of eigenvalues under the first Ritz value -> the block filter
+  -- (maxiter = 1: the choice is made before the first iteration)
+  local L = mat.laplacian2d(200, { sparse = true })
+  local f = eig.solve(L, { k = 10, maxiter = 1, backend = "cpu" })
+  eq(f.method, "chebyshev")
+  ok(f.note:find("^auto: chebyshev %(gap ratio of the wanted end ~[%d.e-]+ < "), f.note)
+  -- both ends: one choice per end, both named
+  local b = eig.solve(R, { k = 3, which = "both", backend = "cpu" })
+  eq(b.method, "lanczos")
+  ok(b.converged)
+  -- an explicit method is not second-guessed
+  eq(eig.solve(R, { k = 3, method = "chebyshev", backend = "cpu" }).method, "chebyshev")
+end)

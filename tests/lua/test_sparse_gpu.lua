@@ -99,3 +99,28 @@ test("gpu eig.solve leaves no device memory behind", function()
   eq(gpu.mem().by_purpose["eig.sparse"], nil)
   eq(gpu.mem().by_purpose["sparse.csr"], nil)
 end)
+
+test("gpu lanczos: partial reorthogonalization (cuBLAS Dgemv CGS2, Cholesky QR restarts) matches the CPU and the dense solver; auto keeps Chebyshev on the GPU", function()
+  T.need_gpu()
+  local A = mat.randsym(3000, { density = 3e-3, seed = 5 })
+  local all = eig.solve(A:todense(), { vectors = false }).values
+  for _, ncv in ipairs { 24, 0 } do
+    local g = eig.solve(A, { k = 6, which = "largest", method = "lanczos", ncv = ncv, backend = "gpu" })
+    local c = eig.solve(A, { k = 6, which = "largest", method = "lanczos", ncv = ncv, backend = "cpu" })
+    eq(g.backend, "gpu")
+    ok(g.converged, g.note)
+    ok(g.note:find("partial reorthogonalization", 1, true), g.note)
+    ok(tonumber(g.note:match("(%d+) restarts")) >= 3, g.note)
+    for i = 1, 6 do
+      near(g.values[i], all[#all - 6 + i], 1e-9, "GPU vs dense " .. i)
+      near(g.values[i], c.values[i], 1e-9, "GPU vs CPU " .. i)
+      ok(g.residuals[i] <= 1e-10, "residual " .. i)
+    end
+    ok(g.orthogonality < 1e-9, "orthogonality " .. g.orthogonality)
+  end
+  -- a wide gap that picks Lanczos on the CPU keeps the block filter on the GPU, and says so
+  local e = eig.solve(A, { k = 6, which = "largest", backend = "gpu" })
+  eq(e.method, "chebyshev")
+  ok(e.note:find("the GPU keeps the filter", 1, true), e.note)
+  eq(eig.solve(A, { k = 6, which = "largest", backend = "cpu" }).method, "lanczos")
+end)
