@@ -1127,8 +1127,11 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	f->timing.total_ms = (gwb_now() - t0) * 1e3;
 	/* kernels and copies overlap on their streams: what is left is at least 0 */
 	f->timing.host_ms = f->timing.total_ms - f->timing.kernel_ms - f->timing.transfer_ms;
-	if (f->timing.host_ms < 0)
+	f->timing.overlap_ms = 0;
+	if (f->timing.host_ms < 0) {
+		f->timing.overlap_ms = -f->timing.host_ms;
 		f->timing.host_ms = 0;
+	}
 	*out = f;
 	f = NULL;
 out_free:

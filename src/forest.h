@@ -224,7 +224,9 @@ typedef struct gwb_rf_timing {
 	double oob_ms;       /* OOB (GPU: on the device, within the trainer) */
 	double kernel_ms;    /* GPU only: kernel time (CUDA events) of the whole call */
 	double transfer_ms;  /* GPU only: host<->device copies of the whole call */
-	double host_ms;      /* total_ms - kernel_ms - transfer_ms: host work and waits */
+	double host_ms;      /* total_ms - kernel_ms - transfer_ms: host work and waits, >= 0 */
+	double overlap_ms;   /* kernels and copies at once (their sum beyond the wall): then
+			      * kernel + transfer + host - overlap = total */
 	size_t subtract_kept;     /* GPU only: histograms kept for sibling subtraction */
 	size_t subtract_derived;  /* GPU only: histograms derived as parent - sibling */
 	gwb_rf_hybrid_timing hybrid;

@@ -280,6 +280,7 @@ static void push_timing(lua_State *L, const gwb_forest *f)
 	lua_createtable(L, 0, 10);
 	SETN("total_ms", f->timing.total_ms);
 	SETN("host_ms", f->timing.host_ms);
+	SETN("overlap_ms", f->timing.overlap_ms);
 	SETN("quantize_ms", f->timing.quantize_ms);
 	SETN("grow_ms", f->timing.grow_ms);
 	SETN("oob_ms", f->timing.oob_ms);

@@ -127,7 +127,10 @@ T.test("gpu OOB (on the device) equals the CPU OOB of the same trees, row by row
     T.ok(tostring(b):find("on the gpu", 1, true), tostring(b))
     local t = b.timing
     T.ok(t.kernel_ms > 0 and t.transfer_ms > 0 and t.oob_ms > 0, "GPU time split")
-    T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6)
+    -- copies on the copy stream overlap kernels (much more under a sanitizer): the parts
+    -- add up to the wall time with the overlap taken out once
+    T.ok(t.host_ms >= 0 and t.overlap_ms >= 0 and (t.host_ms == 0 or t.overlap_ms == 0), "host/overlap")
+    T.near(t.kernel_ms + t.transfer_ms + t.host_ms - t.overlap_ms, t.total_ms, 1e-6)
     o.backend, o.oob = "gpu", false
     T.eq(rf.train(d, o).oob, nil)
   end
