@@ -354,6 +354,25 @@ gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t n)
 	return GWB_OK;
 }
 
+void gwb_forest_copy_nodes(gwb_forest *dst, size_t at, const gwb_forest *src, size_t from,
+			   size_t n)
+{
+	size_t O = (size_t)dst->outputs;
+
+	if (!n)
+		return;
+	memcpy(dst->feature + at, src->feature + from, n * sizeof(int32_t));
+	memcpy(dst->left + at, src->left + from, n * sizeof(int32_t));
+	memcpy(dst->right + at, src->right + from, n * sizeof(int32_t));
+	memcpy(dst->count + at, src->count + from, n * sizeof(int32_t));
+	memcpy(dst->threshold_bin + at, src->threshold_bin + from, n);
+	memcpy(dst->nan_left + at, src->nan_left + from, n);
+	memcpy(dst->threshold + at, src->threshold + from, n * sizeof(float));
+	memcpy(dst->impurity + at, src->impurity + from, n * sizeof(float));
+	memcpy(dst->weight + at, src->weight + from, n * sizeof(double));
+	memcpy(dst->value + at * O, src->value + from * O, n * O * sizeof(float));
+}
+
 void gwb_forest_free(gwb_forest *f)
 {
 	int j;

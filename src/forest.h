@@ -376,6 +376,11 @@ gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry
 			  const double *class_weight, gwb_forest **out);
 /* Allocate node arrays for `nodes` nodes (contents zero; tree_offset to be filled). */
 gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t nodes);
+/* Copy nodes [from, from + n) of src into dst's arrays from node `at` on (dst holds at least
+ * at + n nodes; same outputs). Tree-local children need no change. The one node copy between
+ * forests: the multi-device merge, the hybrid's two sides, the GPU side taking the CPU's. */
+void gwb_forest_copy_nodes(gwb_forest *dst, size_t at, const gwb_forest *src, size_t from,
+			   size_t n);
 /* Summary after the nodes are set: depth_reached, leaves, impurity importance; and OOB from d
  * (the training data, re-deriving the bootstrap counts) when bootstrap and params.oob are on
  * and the trainer did not compute it already (the GPU trainer does, on the device). */

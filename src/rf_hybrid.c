@@ -506,11 +506,12 @@ static void take_nodes(gwb_forest *f, gwb_forest *src)
 	memcpy(f->tree_offset, src->tree_offset, ((size_t)f->trees + 1) * sizeof(int64_t));
 }
 
-/* Append fb's nodes (trees [front, trees); the others have none there) to fa's (trees
- * [0, front)), in fa's arrays grown in place where the allocator can, then move them into f. */
+/* fa's nodes (trees [0, front)) then fb's (trees [front, trees); the others have none there)
+ * into f. */
 static gwb_status merge(gwb_forest *f, gwb_forest *fa, gwb_forest *fb, int front)
 {
-	size_t na, nb = fb->nodes, K = (size_t)f->outputs;
+	size_t na, nb = fb->nodes;
+	gwb_status st;
 
 	if (front >= f->trees || nb == 0) {
 		take_nodes(f, fa);
@@ -521,30 +522,13 @@ static gwb_status merge(gwb_forest *f, gwb_forest *fa, gwb_forest *fb, int front
 		return GWB_OK;
 	}
 	na = (size_t)fa->tree_offset[front];
-#define GROW(field, per)                                                                       \
-	do {                                                                                   \
-		void *q = realloc(fa->field, (na + nb) * (per) + 1);                          \
-		if (!q)                                                                        \
-			return gwb_error(GWB_ENOMEM, "rf.train: out of memory putting the "    \
-					 "hybrid forest together (%zu nodes)", na + nb);       \
-		fa->field = q;                                                                 \
-		memcpy((char *)fa->field + na * (per), fb->field, nb * (per));                 \
-	} while (0)
-	GROW(feature, sizeof(int32_t));
-	GROW(threshold_bin, 1);
-	GROW(threshold, sizeof(float));
-	GROW(nan_left, 1);
-	GROW(left, sizeof(int32_t));
-	GROW(right, sizeof(int32_t));
-	GROW(count, sizeof(int32_t));
-	GROW(weight, sizeof(double));
-	GROW(impurity, sizeof(float));
-	GROW(value, K * sizeof(float));
-#undef GROW
+	if ((st = gwb_forest_alloc_nodes(f, na + nb)))  /* its error names the nodes and bytes */
+		return st;
+	gwb_forest_copy_nodes(f, 0, fa, 0, na);
+	gwb_forest_copy_nodes(f, na, fb, 0, nb);
+	memcpy(f->tree_offset, fa->tree_offset, ((size_t)front + 1) * sizeof(int64_t));
 	for (int t = front + 1; t <= f->trees; t++)
-		fa->tree_offset[t] = (int64_t)na + fb->tree_offset[t];
-	fa->nodes = na + nb;
-	take_nodes(f, fa);
+		f->tree_offset[t] = (int64_t)na + fb->tree_offset[t];
 	return GWB_OK;
 }
 

@@ -67,7 +67,7 @@ static gwb_status multi_work(void *arg, int slot, int dev)
 /* The devices' ranges, in order, into f (nodes, offsets, thresholds from each part). */
 static gwb_status merge(multi_ctx *c, int n, gwb_forest *f)
 {
-	size_t total = 0, at = 0, O = (size_t)f->outputs;
+	size_t total = 0, at = 0;
 	int s, t, t0 = 0;
 	gwb_status rc;
 
@@ -85,16 +85,7 @@ static gwb_status merge(multi_ctx *c, int n, gwb_forest *f)
 		m = (size_t)g->tree_offset[g->trees];
 		for (t = 1; t <= g->trees; t++)
 			f->tree_offset[t0 + t] = (int64_t)at + g->tree_offset[t];
-		memcpy(f->feature + at, g->feature, m * sizeof(int32_t));
-		memcpy(f->left + at, g->left, m * sizeof(int32_t));
-		memcpy(f->right + at, g->right, m * sizeof(int32_t));
-		memcpy(f->count + at, g->count, m * sizeof(int32_t));
-		memcpy(f->threshold_bin + at, g->threshold_bin, m);
-		memcpy(f->nan_left + at, g->nan_left, m);
-		memcpy(f->threshold + at, g->threshold, m * sizeof(float));
-		memcpy(f->impurity + at, g->impurity, m * sizeof(float));
-		memcpy(f->weight + at, g->weight, m * sizeof(double));
-		memcpy(f->value + at * O, g->value, m * O * sizeof(float));
+		gwb_forest_copy_nodes(f, at, g, 0, m);
 		at += m;
 		t0 += g->trees;
 		/* the slowest device sets the pace; device work is counted once per device */
