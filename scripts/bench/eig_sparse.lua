@@ -226,8 +226,11 @@ if os.getenv("GWB_SPARSE_BENCH_CPU") ~= "0" then
     A:save(path)
     for _, which in ipairs(c.ends) do
       for _, m in ipairs { "auto", "lanczos" } do
-        local e = eig.solve(A, { k = K, which = which, method = m, backend = "cpu" })
-        out_rows[#out_rows + 1] = { case = c.name, which = which, m = m, s = e.timing.total_ms / 1000,
+        local e
+        -- the wall time of the Lua call (the peers' eigsh call is timed the same way)
+        local ms = gwb.bench(function() e = eig.solve(A, { k = K, which = which, method = m, backend = "cpu" }) end,
+          { runs = 1, warmup = 0, log = false }).median_ms
+        out_rows[#out_rows + 1] = { case = c.name, which = which, m = m, s = ms / 1000,
           res = e.max_residual, conv = e.converged, method = e.method, note = e.note }
       end
       args[#args + 1] = ("%s=%s,%s,0,%g,1e-10,%g"):format(c.name, path, which, lim, lim)
