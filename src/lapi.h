@@ -150,4 +150,11 @@ void gwb_lua_push_eigen(lua_State *L, struct gwb_eigen *e);
  * from e. Push the result first (its box owns e), then log. */
 void gwb_lua_log_eigen(lua_State *L, const char *kind, const struct gwb_eigen *e);
 
+/* Set field k of the table on top of L's stack to a number, integer, string or boolean (the
+ * result tables of every binding; L must be in scope). */
+#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, (k)))
+#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, (k)))
+#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, (k)))
+#define SETB(k, v) (lua_pushboolean(L, (v)), lua_setfield(L, -2, (k)))
+
 #endif

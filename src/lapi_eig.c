@@ -85,9 +85,6 @@ static void read_dense_opts(lua_State *L, int idx, const char *fn, gwb_dense_opt
 
 /* --- the run log -------------------------------------------------------------------------- */
 
-#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, k))
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
-#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
 
 /* host_ms: what is neither kernel nor transfer (argument checks, CPU-side checks, result
  * building); the three add up to total_ms. check_ms is the part of kernel_ms (GPU) or host_ms

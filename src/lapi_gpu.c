@@ -22,8 +22,6 @@ static int l_available(lua_State *L)
 	return 2;
 }
 
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
-#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
 
 static int l_info(lua_State *L)
 {

@@ -21,18 +21,12 @@ int gwb_lua_gpus(lua_State *L)
 	for (i = 0; i < n; i++) {
 		gwb_lua_check(L, gwb_gpu_dev_get(i, &dv));
 		lua_createtable(L, 0, 8);
-		lua_pushinteger(L, dv.index);
-		lua_setfield(L, -2, "index");
-		lua_pushstring(L, dv.name);
-		lua_setfield(L, -2, "name");
-		lua_pushinteger(L, (lua_Integer)dv.mem_total);
-		lua_setfield(L, -2, "memory_total");
-		lua_pushinteger(L, (lua_Integer)dv.mem_free);
-		lua_setfield(L, -2, "memory_free");
-		lua_pushinteger(L, dv.sms);
-		lua_setfield(L, -2, "sms");
-		lua_pushstring(L, dv.pci);
-		lua_setfield(L, -2, "pci_bus_id");
+		SETI("index", dv.index);
+		SETS("name", dv.name);
+		SETI("memory_total", dv.mem_total);
+		SETI("memory_free", dv.mem_free);
+		SETI("sms", dv.sms);
+		SETS("pci_bus_id", dv.pci);
 		/* peer[j + 1]: this device can read and write device j's memory directly */
 		lua_createtable(L, n, 0);
 		for (j = 0; j < n; j++) {

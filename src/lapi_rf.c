@@ -270,10 +270,6 @@ static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset
 
 /* ---- results as Lua values ------------------------------------------------------------------ */
 
-#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, (k)))
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, (k)))
-#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, (k)))
-#define SETB(k, v) (lua_pushboolean(L, (v)), lua_setfield(L, -2, (k)))
 
 static void push_timing(lua_State *L, const gwb_forest *f)
 {

@@ -26,9 +26,6 @@
 /* Order up to which mat.laplacian1d/2d return a dense Matrix unless opts.sparse says otherwise. */
 #define DENSE_AUTO_MAX 4096
 
-#define SETN(k, v) (lua_pushnumber(L, (v)), lua_setfield(L, -2, k))
-#define SETI(k, v) (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, k))
-#define SETS(k, v) (lua_pushstring(L, (v)), lua_setfield(L, -2, k))
 
 typedef struct lsparse {
 	gwb_csr *A;   /* NULL once released */
