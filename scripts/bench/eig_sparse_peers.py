@@ -144,19 +144,8 @@ def main():
         elif lim_scipy <= 0:
             say(case=name, which=which, peer="scipy", status="skipped")
         else:
-            try:
-                t0 = time.perf_counter()
-                vals, vecs = limited(lambda: spla.eigsh(A, k=k, which=w, tol=tol), lim_scipy)
-                t = time.perf_counter() - t0
-                R = A @ vecs - vecs * vals[None, :]
-                res = np.linalg.norm(R, axis=0) / np.linalg.norm(vecs, axis=0)
-                normA = float(abs(power_norm(A, np)))
-                say(case=name, which=which, peer="scipy", s=f"{t:.3f}",
-                    residual=f"{res.max() / normA:.1e}", status="ok")
-            except Limit:
-                say(case=name, which=which, peer="scipy", s=f">{lim_scipy:g}", status="limit")
-            except Exception as e:  # noqa: BLE001
-                say(case=name, which=which, peer="scipy", status="error", reason=type(e).__name__)
+            host_peer(name, which, "scipy", A, lim_scipy,
+                      lambda: spla.eigsh(A, k=k, which=w, tol=tol))
         # PRIMME (residual <= tol ||A||, gwb's criterion), when asked for and installed
         if lim_primme > 0:
             try:
@@ -165,20 +154,26 @@ def main():
                 say(case=name, which=which, peer="primme", status="unavailable",
                     reason=f"primme_not_importable_({type(e).__name__})")
                 continue
-            try:
-                t0 = time.perf_counter()
-                vals, vecs = limited(lambda: primme.eigsh(A, k=k, which=w, tol=tol or 1e-10),
-                                     lim_primme)
-                t = time.perf_counter() - t0
-                R = A @ vecs - vecs * vals[None, :]
-                res = np.linalg.norm(R, axis=0) / np.linalg.norm(vecs, axis=0)
-                normA = float(abs(power_norm(A, np)))
-                say(case=name, which=which, peer="primme", s=f"{t:.3f}",
-                    residual=f"{res.max() / normA:.1e}", status="ok")
-            except Limit:
-                say(case=name, which=which, peer="primme", s=f">{lim_primme:g}", status="limit")
-            except Exception as e:  # noqa: BLE001
-                say(case=name, which=which, peer="primme", status="error", reason=type(e).__name__)
+            host_peer(name, which, "primme", A, lim_primme,
+                      lambda: primme.eigsh(A, k=k, which=w, tol=tol or 1e-10))
+
+
+def host_peer(name, which, peer, A, lim, solve):
+    """One host peer's eigsh: the wall time of the call on the host matrix A (under the
+    limit), the residual of what it returns, one line."""
+    try:
+        t0 = time.perf_counter()
+        vals, vecs = limited(solve, lim)
+        t = time.perf_counter() - t0
+        R = A @ vecs - vecs * vals[None, :]
+        res = np.linalg.norm(R, axis=0) / np.linalg.norm(vecs, axis=0)
+        normA = float(abs(power_norm(A, np)))
+        say(case=name, which=which, peer=peer, s=f"{t:.3f}",
+            residual=f"{res.max() / normA:.1e}", status="ok")
+    except Limit:
+        say(case=name, which=which, peer=peer, s=f">{lim:g}", status="limit")
+    except Exception as e:  # noqa: BLE001
+        say(case=name, which=which, peer=peer, status="error", reason=type(e).__name__)
 
 
 def svd_peers(name, A, k, lim_cupy, lim_scipy, sp, spla, cp, csp, cspla, sp_why, cp_why):
