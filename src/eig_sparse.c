@@ -196,18 +196,6 @@ static gwb_status op_copy(ops *o, double *dst, const double *src, size_t cnt)
 	return st;
 }
 
-struct scal_ctx {
-	double *y;
-	double s;
-};
-static void scal_part(void *p, int64_t lo, int64_t hi, int part)
-{
-	struct scal_ctx *c = p;
-	(void)part;
-	for (int64_t i = lo; i < hi; i++)
-		c->y[i] *= c->s;
-}
-
 /* Y = s A X, b columns. */
 static gwb_status op_spmm_raw(ops *o, const double *X, double *Y, int b)
 {
@@ -216,11 +204,7 @@ static gwb_status op_spmm_raw(ops *o, const double *X, double *Y, int b)
 	if (o->gpu)
 		return gwb_gpu_spmm(o->g, X, Y, b, o->sign, o->spmv_kind);
 #endif
-	gwb_csr_spmm(o->A, X, Y, b);
-	if (o->sign != 1.0) {
-		struct scal_ctx c = {Y, o->sign};
-		gwb_parallel_for(o->n * b, 1 << 16, scal_part, &c);
-	}
+	gwb_csr_spmm(o->A, o->sign, X, Y, b);
 	return GWB_OK;
 }
 
@@ -230,6 +214,25 @@ static gwb_status op_spmm(ops *o, const double *X, double *Y, int b)
 	gwb_status st = op_spmm_raw(o, X, Y, b);
 	prof_end(o, PH_SPMM, t0);
 	return st;
+}
+
+static gwb_status op_gemm_tn(ops *o, const double *X, int p, const double *Y, int q, double *G);
+
+/* y = s A x and *d = x^T y: on the CPU one pass (the dot product is taken as y is written);
+ * on the GPU the product, then the dot product (op_gemm_tn) */
+static gwb_status op_spmv_dot(ops *o, const double *x, double *y, double *d)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu) {
+		gwb_status st = op_spmm(o, x, y, 1);
+		return st ? st : op_gemm_tn(o, x, 1, y, 1, d);
+	}
+#endif
+	double t0 = prof_begin(o);
+	o->spmv++;
+	*d = gwb_csr_spmv_dot(o->A, o->sign, x, y);
+	prof_end(o, PH_SPMM, t0);
+	return GWB_OK;
 }
 
 /* ---- G = X^T Y (p x q, column-major, on the host), compensated (Dot2) on the CPU */
@@ -338,7 +341,7 @@ static gwb_status op_gemm_tn_raw(ops *o, const double *X, int p, const double *Y
 	if (!part)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", opfn(o));
 	struct gtn_ctx c = {X, Y, o->n, p, q, part};
-	int64_t grain = (int64_t)(4e5 / (pq > 0 ? pq : 1));
+	int64_t grain = (int64_t)(3e4 / (pq > 0 ? pq : 1));
 	gwb_parallel_for(o->n, grain < 2048 ? 2048 : grain, gtn_part, &c);
 	for (int t = 0; t < pq; t++) {
 		double S = 0, E = 0;
@@ -442,12 +445,25 @@ struct axpby_ctx {
 	double a, b, c;
 	const double *x, *y;
 	double *z;
+	double *sq;   /* op_axpby_norm: per part, the sum of z_i^2 and its compensation */
 };
 
 static void axpby_part(void *pp, int64_t lo, int64_t hi, int part)
 {
 	struct axpby_ctx *k = pp;
-	(void)part;
+	if (!k->sq) {
+		for (int64_t i = lo; i < hi; i++) {
+			double v = k->c == 0 ? 0 : k->c * k->z[i];
+			if (k->a != 0)
+				v += k->a * k->x[i];
+			if (k->b != 0)
+				v += k->b * k->y[i];
+			k->z[i] = v;
+		}
+		return;
+	}
+	/* two TwoSum lanes (branch-free): the sums' add chains overlap */
+	double s[2] = {0, 0}, e[2] = {0, 0};
 	for (int64_t i = lo; i < hi; i++) {
 		double v = k->c == 0 ? 0 : k->c * k->z[i];
 		if (k->a != 0)
@@ -455,7 +471,13 @@ static void axpby_part(void *pp, int64_t lo, int64_t hi, int part)
 		if (k->b != 0)
 			v += k->b * k->y[i];
 		k->z[i] = v;
+		double p = v * v, t = s[i & 1] + p, zz = t - s[i & 1];
+		e[i & 1] += (s[i & 1] - (t - zz)) + (p - zz);
+		s[i & 1] = t;
 	}
+	double t = s[0] + s[1], zz = t - s[0];
+	k->sq[2 * part] = t;
+	k->sq[2 * part + 1] = e[0] + e[1] + (s[0] - (t - zz)) + (s[1] - zz);
 }
 
 static gwb_status op_axpby_raw(ops *o, size_t len, double a, const double *x, double b,
@@ -466,8 +488,8 @@ static gwb_status op_axpby_raw(ops *o, size_t len, double a, const double *x, do
 		return gwb_gpu_axpby3(len, a, x, b, y, c, z);
 #endif
 	(void)o;
-	struct axpby_ctx k = {a, b, c, x, y, z};
-	gwb_parallel_for((int64_t)len, 1 << 16, axpby_part, &k);
+	struct axpby_ctx k = {a, b, c, x, y, z, NULL};
+	gwb_parallel_for((int64_t)len, 1 << 15, axpby_part, &k);
 	return GWB_OK;
 }
 
@@ -478,6 +500,34 @@ static gwb_status op_axpby(ops *o, size_t len, double a, const double *x, double
 	gwb_status st = op_axpby_raw(o, len, a, x, b, y, c, z);
 	prof_end(o, PH_VEC, t0);
 	return st;
+}
+
+static gwb_status vnorm(ops *o, const double *w, double *nrm);
+
+/* z = a x + b y + c z and *nrm = ||z||: on the CPU one pass (compensated sum of squares, as
+ * vnorm's); on the GPU op_axpby then vnorm */
+static gwb_status op_axpby_norm(ops *o, size_t len, double a, const double *x, double b,
+				const double *y, double c, double *z, double *nrm)
+{
+#ifdef GWB_HAVE_CUDA
+	if (o->gpu) {
+		gwb_status st = op_axpby(o, len, a, x, b, y, c, z);
+		return st ? st : vnorm(o, z, nrm);
+	}
+#endif
+	double t0 = prof_begin(o);
+	double sq[128] = {0};
+	struct axpby_ctx k = {a, b, c, x, y, z, sq};
+	gwb_parallel_for((int64_t)len, 1 << 15, axpby_part, &k);
+	double s = 0, e = 0;
+	for (int t = 0; t < 64; t++) {
+		double u = s + sq[2 * t], v = u - s;
+		e += (s - (u - v)) + (sq[2 * t] - v) + sq[2 * t + 1];
+		s = u;
+	}
+	*nrm = sqrt(fabs(s + e));
+	prof_end(o, PH_VEC, t0);
+	return GWB_OK;
 }
 
 /* ---- Y = diag(d) X (b columns) */
@@ -1529,10 +1579,12 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 		double cyc_drop = 0;  /* largest ||V^T w|| beta dropped by a partial step */
 		for (int j = l; j < m; j++) {
 			double *vj = V + n * j, *w = V + n * (j + 1);
-			if ((st = op_spmm(o, vj, w, 1)))
-				goto out;
 			bool full = S->opt->full_reorth || full_forced || j == l || force || exact;
+			bool have_beta = false;   /* beta = ||w|| already (the local step's fused norm) */
+			double a_j = 0;
 			force = false;
+			if ((st = full ? op_spmm(o, vj, w, 1) : op_spmv_dot(o, vj, w, &a_j)))
+				goto out;
 			if (full) {
 				memset(h, 0, (size_t)(j + 1) * sizeof(double));
 				if ((st = cgs2(o, V, j + 1, w, h, tmp)))
@@ -1543,12 +1595,13 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 				/* local: w -= alpha v_j + beta_{j-1} v_{j-1}, one fused pass; a second
 				 * pass against both only when the step cancelled most of A v_j (beta
 				 * under 1e-3 of ||A v_j||), where the local error would grow */
-				double a_j, bprev = H[j - 1 + j * m], bn;
-				if ((st = op_gemm_tn(o, vj, 1, w, 1, &a_j)) ||
-				    (st = op_axpby(o, n, -a_j, vj, -bprev, vj - n, 1.0, w)) ||
-				    (st = vnorm(o, w, &bn)))
+				double bprev = H[j - 1 + j * m], bn;
+				if ((st = op_axpby_norm(o, n, -a_j, vj, -bprev, vj - n, 1.0, w, &bn)))
 					goto out;
-				if (!(bn > 1e-3 * sqrt(a_j * a_j + bprev * bprev + bn * bn))) {
+				if (bn > 1e-3 * sqrt(a_j * a_j + bprev * bprev + bn * bn)) {
+					beta = bn;
+					have_beta = true;
+				} else {
 					if ((st = op_gemm_tn(o, V + n * (j - 1), 2, w, 1, tmp)))
 						goto out;
 					a_j += tmp[1];
@@ -1562,9 +1615,12 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 			/* deflation: the locked directions (where the projected operator is 0) out of
 			 * w, after every orthogonalization against V (one pass: w's components along
 			 * them are of the order of their residuals) */
-			if (S->ndefl && (st = orth_once(o, S->defl, S->ndefl, w, dtmp)))
-				goto out;
-			if ((st = vnorm(o, w, &beta)))
+			if (S->ndefl) {
+				if ((st = orth_once(o, S->defl, S->ndefl, w, dtmp)))
+					goto out;
+				have_beta = false;
+			}
+			if (!have_beta && (st = vnorm(o, w, &beta)))
 				goto out;
 			/* omega recurrence for the new vector (om2 = omega_{j+1,.}); column i of H
 			 * holds A v_i's coefficients, so sum_q H(q,i) omega_{j,q} estimates

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -24,8 +25,21 @@ static void *raw_sym(const char *name)
 	return s;
 }
 
+/* OpenBLAS's idle workers spin (sched_yield) for 2^28 TSC cycles, about 0.1 s, after each
+ * call. gwb's own parallel sections (SpMV, vector operations, forests) run between BLAS calls
+ * on the same cores, and a spinning worker takes its core from them: thick-restart Lanczos on
+ * 2 cores spent a third of its SpMV time yielding to it. 2^16 cycles (~25 us) still covers
+ * the gap between the back-to-back calls inside one LAPACK routine. A value the user set
+ * wins; the variable is read once, when the library loads. */
+static void idle_policy(void)
+{
+	if (!getenv("OPENBLAS_THREAD_TIMEOUT"))
+		setenv("OPENBLAS_THREAD_TIMEOUT", "16", 0);
+}
+
 static void load(void)
 {
+	idle_policy();
 	/* OpenBLAS first: libopenblas.so.0 holds BLAS and LAPACK in one (when it has LAPACK
 	 * inside); else liblapack.so.3 (any implementation), which brings its BLAS
 	 * (libopenblas.so.0 or libblas.so.3) as a dependency. */

@@ -13,6 +13,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +54,110 @@ static void *par_run(void *p)
 	return NULL;
 }
 
+/* The persistent workers behind gwb_parallel_for: gwb_cpu_threads() - 1 of them, started on
+ * the first call (the caller runs part 0). An iterative solver makes thousands of short
+ * parallel sections (thick-restart Lanczos: an SpMV and vector passes of ~0.1-2 ms per
+ * step), and a thread start and join costs ~40 us each on our VMs. A job is published by
+ * bumping `gen` (release) after its parts are written; a worker spins a little (the next
+ * section usually follows at once), then sleeps on `go`. One job at a time: a call made while
+ * the pool runs another (a parallel-for inside a part, or from a second thread) starts its
+ * own threads, as every call did before the pool. */
+#define POOL_SPIN 4000   /* pause instructions a worker spins (~20-80 us) before sleeping */
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	int workers;              /* started */
+	int sleepers;             /* workers waiting on go (under mu) */
+	atomic_flag busy;         /* a job is running */
+	/* the job's number << 7 | its parts: one word, so a worker that skips a job never reads
+	 * the parts count of the next one */
+	_Atomic uint64_t gen;
+	_Atomic int pending;      /* parts 1..t-1 still running */
+	struct par_job jobs[64];
+} pool = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+	  PTHREAD_COND_INITIALIZER, 0, 0, ATOMIC_FLAG_INIT, 0, 0, {{0}}};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+static void *pool_main(void *p)
+{
+	int me = (int)(intptr_t)p;
+	uint64_t seen = 0;
+
+	for (;;) {
+		uint64_t g = atomic_load_explicit(&pool.gen, memory_order_acquire);
+		for (int s = 0; g == seen && s < POOL_SPIN; s++) {
+			cpu_relax();
+			g = atomic_load_explicit(&pool.gen, memory_order_acquire);
+		}
+		if (g == seen) {
+			pthread_mutex_lock(&pool.mu);
+			while ((g = atomic_load_explicit(&pool.gen, memory_order_acquire)) == seen) {
+				pool.sleepers++;
+				pthread_cond_wait(&pool.go, &pool.mu);
+				pool.sleepers--;
+			}
+			pthread_mutex_unlock(&pool.mu);
+		}
+		seen = g;
+		/* a worker past this job's parts skips it (the caller waits only for parts < t) */
+		if (me >= (int)(g & 127))
+			continue;
+		par_run(&pool.jobs[me]);
+		if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+			pthread_mutex_lock(&pool.mu);
+			pthread_cond_signal(&pool.done);
+			pthread_mutex_unlock(&pool.mu);
+		}
+	}
+	return NULL;
+}
+
+static void pool_start(void)
+{
+	int t = gwb_cpu_threads();
+	pthread_attr_t at;
+
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	for (int i = 1; i < t; i++) {
+		pthread_t th;
+		if (pthread_create(&th, &at, pool_main, (void *)(intptr_t)i))
+			break;   /* fewer workers: jobs get no more parts than workers + 1 */
+		pool.workers = i;
+	}
+	pthread_attr_destroy(&at);
+}
+
+/* the old way: threads of its own for this call (nested or concurrent calls) */
+static void par_spawn(int t, struct par_job *jobs)
+{
+	pthread_t th[64];
+	bool started[64];
+
+	for (int i = 1; i < t; i++)
+		started[i] = pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
+	par_run(&jobs[0]);
+	for (int i = 1; i < t; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			par_run(&jobs[i]);  /* could not start a thread: do its part here */
+	}
+}
+
 void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx)
 {
 	int t = gwb_cpu_threads();
-	struct par_job jobs[64];
-	pthread_t th[64];
-	bool started[64];
 
 	if (grain < 1)
 		grain = 1;
@@ -69,17 +169,36 @@ void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx)
 		return;
 	}
 	gwb_blas_serial_begin();   /* our threads, so BLAS runs on one (blas.h) */
-	for (int i = 0; i < t; i++) {
-		jobs[i] = (struct par_job){fn, ctx, n * i / t, n * (i + 1) / t, i};
-		started[i] = i > 0 && pthread_create(&th[i], NULL, par_run, &jobs[i]) == 0;
+	pthread_once(&pool.once, pool_start);
+	if (atomic_flag_test_and_set_explicit(&pool.busy, memory_order_acquire)) {
+		struct par_job jobs[64];
+		for (int i = 0; i < t; i++)
+			jobs[i] = (struct par_job){fn, ctx, n * i / t, n * (i + 1) / t, i};
+		par_spawn(t, jobs);
+		gwb_blas_serial_end();
+		return;
 	}
-	par_run(&jobs[0]);
-	for (int i = 1; i < t; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
-		else
-			par_run(&jobs[i]);  /* could not start a thread: do its part here */
+	if (t > pool.workers + 1)
+		t = pool.workers + 1;
+	for (int i = 0; i < t; i++)
+		pool.jobs[i] = (struct par_job){fn, ctx, n * i / t, n * (i + 1) / t, i};
+	atomic_store_explicit(&pool.pending, t - 1, memory_order_relaxed);
+	uint64_t g = atomic_load_explicit(&pool.gen, memory_order_relaxed);
+	atomic_store_explicit(&pool.gen, ((g >> 7) + 1) << 7 | (uint64_t)t, memory_order_release);
+	pthread_mutex_lock(&pool.mu);
+	if (pool.sleepers)
+		pthread_cond_broadcast(&pool.go);
+	pthread_mutex_unlock(&pool.mu);
+	par_run(&pool.jobs[0]);
+	for (int s = 0; atomic_load_explicit(&pool.pending, memory_order_acquire) && s < POOL_SPIN; s++)
+		cpu_relax();
+	if (atomic_load_explicit(&pool.pending, memory_order_acquire)) {
+		pthread_mutex_lock(&pool.mu);
+		while (atomic_load_explicit(&pool.pending, memory_order_acquire))
+			pthread_cond_wait(&pool.done, &pool.mu);
+		pthread_mutex_unlock(&pool.mu);
 	}
+	atomic_flag_clear_explicit(&pool.busy, memory_order_release);
 	gwb_blas_serial_end();
 }
 
@@ -292,20 +411,44 @@ struct spmv_ctx {
 	const double *x;
 	double *y;
 	int b;
+	double alpha;
+	double *dot;   /* gwb_csr_spmv_dot: per part, the sum of x_i y_i and its compensation */
 };
 
-/* Rows [lo, hi) for up to 8 columns at a time: each matrix entry is read once per 8 vectors. */
+/* Knuth's TwoSum: *s + p with the rounding error added to *e (branch-free) */
+static inline void two_sum(double *s, double *e, double p)
+{
+	double t = *s + p, z = t - *s;
+	*e += (*s - (t - z)) + (p - z);
+	*s = t;
+}
+
+/* Rows [lo, hi) for up to 8 columns at a time: each matrix entry is read once per 8 vectors.
+ * One vector: two accumulators per row, so a row's multiply-adds are two chains, not one. */
 #define SPMV_ROWS(RP, CI)                                                                     \
 	for (int k0 = 0; k0 < c->b; k0 += 8) {                                                \
 		int nb = c->b - k0 < 8 ? c->b - k0 : 8;                                       \
 		const double *x = c->x + (size_t)k0 * A->cols;                                \
 		double *y = c->y + (size_t)k0 * A->rows;                                      \
 		if (nb == 1) {                                                                \
+			double ds = 0, de = 0;                                                \
 			for (int64_t i = lo; i < hi; i++) {                                   \
-				double s = 0;                                                 \
-				for (int64_t q = RP[i]; q < RP[i + 1]; q++)                   \
-					s += v[q] * x[CI[q]];                                 \
-				y[i] = s;                                                     \
+				double s0 = 0, s1 = 0;                                        \
+				int64_t q = RP[i], e = RP[i + 1];                             \
+				for (; q + 1 < e; q += 2) {                                   \
+					s0 += v[q] * x[CI[q]];                                \
+					s1 += v[q + 1] * x[CI[q + 1]];                        \
+				}                                                             \
+				if (q < e)                                                    \
+					s0 += v[q] * x[CI[q]];                                \
+				double yi = alpha * (s0 + s1);                                \
+				y[i] = yi;                                                    \
+				if (dot)                                                      \
+					two_sum(&ds, &de, x[i] * yi);                         \
+			}                                                                     \
+			if (dot) {                                                            \
+				dot[2 * part] = ds;                                           \
+				dot[2 * part + 1] = de;                                       \
 			}                                                                     \
 			continue;                                                             \
 		}                                                                             \
@@ -317,7 +460,7 @@ struct spmv_ctx {
 					s[k] += a * xc[(size_t)k * A->cols];                  \
 			}                                                                     \
 			for (int k = 0; k < nb; k++)                                          \
-				y[i + (size_t)k * A->rows] = s[k];                            \
+				y[i + (size_t)k * A->rows] = alpha * s[k];                    \
 		}                                                                             \
 	}
 
@@ -325,8 +468,8 @@ static void spmv_part(void *p, int64_t lo, int64_t hi, int part)
 {
 	struct spmv_ctx *c = p;
 	const gwb_csr *A = c->A;
-	const double *v = A->val;
-	(void)part;
+	const double *v = A->val, alpha = c->alpha;
+	double *dot = c->dot;
 	if (A->wide) {
 		const int64_t *rp = A->rp64, *ci = A->ci64;
 		SPMV_ROWS(rp, ci)
@@ -339,22 +482,36 @@ static void spmv_part(void *p, int64_t lo, int64_t hi, int part)
 
 static int64_t spmv_grain(const gwb_csr *A, int b)
 {
-	/* about 200k multiply-adds per thread before splitting pays for a thread start */
+	/* about 100k multiply-adds per part (the workers are persistent: a part costs
+	 * microseconds to hand out) */
 	double per_row = A->rows ? (double)A->nnz * b / A->rows + 1 : 1;
-	int64_t g = (int64_t)(2e5 / per_row);
+	int64_t g = (int64_t)(1e5 / per_row);
 	return g < 64 ? 64 : g;
 }
 
 void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y)
 {
-	struct spmv_ctx c = {A, x, y, 1};
+	struct spmv_ctx c = {A, x, y, 1, 1.0, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 }
 
-void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b)
+void gwb_csr_spmm(const gwb_csr *A, double alpha, const double *X, double *Y, int b)
 {
-	struct spmv_ctx c = {A, X, Y, b};
+	struct spmv_ctx c = {A, X, Y, b, alpha, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
+}
+
+double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y)
+{
+	double dot[128] = {0};
+	struct spmv_ctx c = {A, x, y, 1, alpha, dot};
+	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
+	double s = 0, e = 0;
+	for (int t = 0; t < 64; t++) {
+		two_sum(&s, &e, dot[2 * t]);
+		e += dot[2 * t + 1];
+	}
+	return s + e;
 }
 
 /* ---------------------------------------------------------------- checks and norms */

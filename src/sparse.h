@@ -65,8 +65,11 @@ gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t
 
 /* y = A x (multithreaded for large matrices). */
 void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y);
-/* Y = A X for b column-major vectors (ld = cols for X, rows for Y). */
-void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b);
+/* Y = alpha A X for b column-major vectors (ld = cols for X, rows for Y). */
+void gwb_csr_spmm(const gwb_csr *A, double alpha, const double *X, double *Y, int b);
+/* y = alpha A x for a square A, returning x^T y (compensated sums): Lanczos' product and its
+ * diagonal coefficient in one pass over y. */
+double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y);
 
 /* Exact structural and numerical symmetry; caches the answer in A->sym. When not symmetric,
  * at (may be NULL) receives an offending (row, col), 0-based. */
