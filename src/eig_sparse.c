@@ -204,7 +204,7 @@ static gwb_status op_spmm_raw(ops *o, const double *X, double *Y, int b)
 	if (o->gpu)
 		return gwb_gpu_spmm(o->g, X, Y, b, o->sign, o->spmv_kind);
 #endif
-	gwb_csr_spmm(o->A, o->sign, X, Y, b);
+	gwb_csr_spmm_scaled(o->A, o->sign, X, Y, b);
 	return GWB_OK;
 }
 
@@ -1431,11 +1431,14 @@ static gwb_status vnorm(ops *o, const double *w, double *nrm)
 }
 
 /* Q <- Q R^-1 with R the Cholesky factor of Q^T Q (n x b, nearly orthonormal): one Gram
- * matrix (DGEMM) and one update (DGEMM), twice (CholQR2). Work: n x b block W, G b x b host
+ * matrix (DGEMM) and one update (DGEMM), twice (CholQR2). The update goes into the work
+ * block *W (n x b at least) and the two pointers are swapped, not copied back: *Q may come
+ * back as the other buffer (columns past b are the caller's to carry over). G: b x b host
  * scratch. A direction that Cholesky finds dependent is left as it is (the caller's CGS2 and
  * measured checks take over). */
-static gwb_status chol_qr(ops *o, double *Q, int b, double *W, double *G)
+static gwb_status chol_qr(ops *o, double **Qp, int b, double **Wp, double *G)
 {
+	double *Q = *Qp, *W = *Wp;
 	gwb_status st = GWB_OK;
 	double t0 = gwb_now();
 	double *R = malloc((size_t)b * b * sizeof(double));
@@ -1479,11 +1482,16 @@ static gwb_status chol_qr(ops *o, double *Q, int b, double *W, double *G)
 		 * original R(i, i) */
 		if (!st)
 			st = op_gemm_nn(o, Q, b, R, b, 0.0, W);
-		if (!st)
-			st = op_copy(o, Q, W, (size_t)o->n * b);
+		if (!st) {
+			double *t = Q;
+			Q = W;
+			W = t;
+		}
 		if (off < 1e-8)
 			break;  /* R was I + O(loss): orthonormal to rounding after one pass */
 	}
+	*Qp = Q;
+	*Wp = W;
 	free(R);
 	o->reorth_s += gwb_now() - t0;
 	return st;
@@ -1529,9 +1537,10 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 		m = k + 1 <= room ? k + 1 : (int)room;
 	bool exact = m == room;
 	/* Wk: the restart product V Y (m columns) and, at the end, A X and a residual block
-	 * (2k columns; more than m + 1 when deflation shrank the basis) */
-	if ((st = op_alloc(o, n * (m + 1), &V)) ||
-	    (st = op_alloc(o, n * (size_t)(m + 1 > 2 * k ? m + 1 : 2 * k), &Wk)))
+	 * (2k columns; more than m + 1 when deflation shrank the basis). The restart and its
+	 * Cholesky QR swap V and Wk instead of copying back, so both get the larger size */
+	size_t vcols = (size_t)(m + 1 > 2 * k ? m + 1 : 2 * k);
+	if ((st = op_alloc(o, n * vcols, &V)) || (st = op_alloc(o, n * vcols, &Wk)))
 		goto out;
 	H = calloc((size_t)m * m, sizeof(double));
 	Y = malloc((size_t)m * m * sizeof(double));
@@ -1815,9 +1824,11 @@ reset_full:
 		l = k + (m - k) / 2;
 		if (l > m - 1)
 			l = m - 1;
-		if ((st = op_gemm_nn(o, V, m, Y, l, 0.0, Wk)) || (st = op_copy(o, V, Wk, n * l)) ||
-		    (st = op_copy(o, V + n * l, V + n * m, n)))
+		if ((st = op_gemm_nn(o, V, m, Y, l, 0.0, Wk)) || (st = op_copy(o, Wk + n * l, V + n * m, n)))
 			goto out;
+		double *swp = V;   /* the kept vectors and the residual vector are the new basis */
+		V = Wk;
+		Wk = swp;
 		memset(H, 0, (size_t)m * m * sizeof(double));
 		for (int i = 0; i < l; i++) {
 			H[i + i * m] = th[i];
@@ -1834,7 +1845,12 @@ reset_full:
 			 * kept block is made orthonormal again (Cholesky QR: blocked, BLAS-3; its R is
 			 * I + O(loss), so H's diagonal and arrow stay right to that order) and the
 			 * residual vector orthogonalized against it by CGS2 */
-			if ((st = chol_qr(o, V, l, Wk, G)) || (st = cgs2(o, V, l, V + n * l, NULL, tmp)) ||
+			double *v_before = V;
+			if ((st = chol_qr(o, &V, l, &Wk, G)))
+				goto out;
+			if (V != v_before && (st = op_copy(o, V + n * l, Wk + n * l, n)))
+				goto out;   /* the residual vector follows the swapped block */
+			if ((st = cgs2(o, V, l, V + n * l, NULL, tmp)) ||
 			    (st = vnorm(o, V + n * l, &nv)) ||
 			    (st = op_axpby(o, n, 0, NULL, 0, NULL, 1.0 / nv, V + n * l)))
 				goto out;

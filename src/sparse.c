@@ -495,7 +495,12 @@ void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y)
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 }
 
-void gwb_csr_spmm(const gwb_csr *A, double alpha, const double *X, double *Y, int b)
+void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b)
+{
+	gwb_csr_spmm_scaled(A, 1.0, X, Y, b);
+}
+
+void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b)
 {
 	struct spmv_ctx c = {A, X, Y, b, alpha, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);

@@ -65,8 +65,10 @@ gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t
 
 /* y = A x (multithreaded for large matrices). */
 void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y);
-/* Y = alpha A X for b column-major vectors (ld = cols for X, rows for Y). */
-void gwb_csr_spmm(const gwb_csr *A, double alpha, const double *X, double *Y, int b);
+/* Y = A X for b column-major vectors (ld = cols for X, rows for Y). */
+void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b);
+/* Y = alpha A X (the scaling applied as Y is written). */
+void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b);
 /* y = alpha A x for a square A, returning x^T y (compensated sums): Lanczos' product and its
  * diagonal coefficient in one pass over y. */
 double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y);
