@@ -2372,16 +2372,7 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 				b.release();
 			}
 			if (fb && front < T) {  // hybrid: the CPU side's trees after this side's
-				memcpy(f->feature + at, fb->feature + base, nb * 4);
-				memcpy(f->left + at, fb->left + base, nb * 4);
-				memcpy(f->right + at, fb->right + base, nb * 4);
-				memcpy(f->count + at, fb->count + base, nb * 4);
-				memcpy(f->threshold_bin + at, fb->threshold_bin + base, nb);
-				memcpy(f->nan_left + at, fb->nan_left + base, nb);
-				memcpy(f->weight + at, fb->weight + base, nb * 8);
-				memcpy(f->impurity + at, fb->impurity + base, nb * 4);
-				memcpy(f->threshold + at, fb->threshold + base, nb * 4);
-				memcpy(f->value + at * O, fb->value + base * O, nb * 4 * (size_t)O);
+				gwb_forest_copy_nodes(f, at, fb, base, nb);
 				for (int t = front + 1; t <= T; t++)
 					f->tree_offset[t] = (int64_t)at + (fb->tree_offset[t] - (int64_t)base);
 			}
