@@ -1711,12 +1711,14 @@ fail:
 }
 
 /* --- the parallel reader ------------------------------------------------------------------
- * A large file is cut into byte ranges, one per thread. A record belongs to the range its first
- * byte lies in. A worker finds the first record start of its range, the byte after the first
- * newline outside quotes at or after the range's first byte less one (whether that byte lies
- * inside quotes comes from the parity of the quotes before it, counted by all workers in a
- * first pass; when the first block holds no quote the pass is skipped and "outside" assumed).
- * It then reads records with the sequential reader's own steps (fast_row, mixed_row, tokenize
+ * A large file is cut into byte ranges, eight per thread (at least PAR_RANGE_MIN bytes each),
+ * which the threads take in turn as they finish one (prun). A record belongs to the range its
+ * first byte lies in. A worker finds the first record start of its range, the byte after the
+ * first newline outside quotes at or after the range's first byte less one (whether that byte
+ * lies inside quotes comes from the parity of the quotes before it, counted over all ranges in
+ * a first pass; when no quoted field of the first block holds a line break the pass is
+ * skipped and "outside" assumed, which the check below proves or refutes). It then reads
+ * records with the sequential reader's own steps (fast_row, mixed_row, tokenize
  * and convert_row) until one starts past its range, with pread into its own buffer, into its
  * own chunks, dictionaries and missing counts. Then the ranges are checked: each must end
  * exactly where the next one started, which makes every start a true record start (by
