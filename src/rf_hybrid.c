@@ -603,12 +603,17 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
 		fr.job.q = bk.job.q = q;
 		f->timing.quantize_ms = (gwb_now() - tq) * 1e3;
 	}
+	/* Whether the back starts is decided before the front thread exists (the prior ratio is
+	 * all either side has then), so the front's first claim never races it: a front that
+	 * claimed while the back was still counted alive would take only its own share, and
+	 * the rest would cost it a second batch (a second pass of level steps) */
+	bool back_go = gwb_rf_sched_back_begin(&s);
 	if (pthread_create(&tid, NULL, front_main, &fr)) {
 		st = gwb_error(GWB_ENOMEM, "rf.train: cannot start the hybrid trainer's thread");
 		goto out_progress;
 	}
 	started = true;
-	if (gwb_rf_sched_back_begin(&s)) {
+	if (back_go) {
 		back_ran = true;
 		if (!q) {
 			if ((st = gwb_quant_build(job->d, p->bins, p->quantile_sample, p->seed,
