@@ -1181,6 +1181,39 @@ static inline bool fast_number(const char **pp, const char *end, float *v)
 	return float_fast(w, exp10, neg, v);
 }
 
+/* fast_number for the commonest shape, [sign] 1-7 digits '.' 1-7 digits (fixed decimals, as
+ * most writers print), read as two 8-byte words with at least 18 bytes left: the same value
+ * and end as fast_number (the same arithmetic), in fewer steps; anything else goes to it. */
+static inline bool fast_decimal(const char **pp, const char *end, float *v)
+{
+	const char *p = *pp;
+
+	if (end - p >= 18) {
+		bool neg = *p == '-';
+		const char *q = p + ((*p == '-') | (*p == '+'));
+		uint64_t a, b, m;
+		memcpy(&a, q, 8);
+		m = ((a + 0x4646464646464646ull) | (a - 0x3030303030303030ull)) & 0x8080808080808080ull;
+		int n1 = m ? __builtin_ctzll(m) >> 3 : 8;
+		if (n1 > 0 && n1 < 8 && q[n1] == '.') {
+			memcpy(&b, q + n1 + 1, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[n1 + 1 + n2];
+			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
+				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
+				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + n1 + 1 + n2;
+				return float_fast((uint64_t)parse8(a) * pow10_u64[n2] + parse8(b), -n2,
+						  neg, v);
+			}
+		}
+	}
+	return fast_number(pp, end, v);
+}
+
 /* The fast path for the common record: numbers only, unquoted, no blanks, every column
  * numeric. One pass over the bytes parses each number and checks the separator after it,
  * writing straight into the row. Anything else (a quote, text, an empty field, a missing
@@ -1197,7 +1230,7 @@ static bool fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *
 	for (j = 0; j < ncol; j++) {
 		float v;
 
-		if (!fast_number(&p, end, &v))
+		if (!fast_decimal(&p, end, &v))
 			return false;
 		if (p == end) {
 			if (!r->eof || j != ncol - 1)
@@ -1255,7 +1288,7 @@ static bool mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float 
 		} else {
 			if (c->numeric && !r->numeric_missing) {
 				const char *q = p;
-				if (fast_number(&q, end, &v) && q < end &&
+				if (fast_decimal(&q, end, &v) && q < end &&
 				    (*q == sep || *q == '\n' || *q == '\r')) {
 					p = q;
 					goto store;
