@@ -1513,6 +1513,25 @@ static int cmp_float(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* fn on each of n job structs (size bytes apart), job 0 on this thread and the others on
+ * threads of their own (one that cannot start runs here); returns when all are done. */
+static void run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *))
+{
+	pthread_t tid[64];
+	char *j = jobs;
+	int k, started;
+
+	for (k = 1; k < n && k < 64; k++)
+		if (pthread_create(&tid[k], NULL, fn, j + (size_t)k * size))
+			break;
+	started = k;
+	fn(j);
+	for (k = started; k < n; k++)
+		fn(j + (size_t)k * size);
+	for (k = 1; k < started; k++)
+		pthread_join(tid[k], NULL);
+}
+
 /* Transpose chunks [c0, c1) into X (rows r->rows apart) from row row0, releasing each at once;
  * *stop set (by any group) ends them all between chunks. */
 struct store_job {
@@ -1549,10 +1568,9 @@ static void *store_group(void *arg)
 static gwb_status store_chunks(struct rd *r, float *X, size_t *stored)
 {
 	struct store_job jobs[64];
-	pthread_t tid[64];
 	atomic_int stop;
 	size_t per, c = 0, row = 0;
-	int n = r->info.threads > 1 ? r->info.threads : 1, k, started;
+	int n = r->info.threads > 1 ? r->info.threads : 1, k;
 
 	if (n > 64)
 		n = 64;
@@ -1566,15 +1584,7 @@ static gwb_status store_chunks(struct rd *r, float *X, size_t *stored)
 		for (; c < c1; c++)
 			row += r->chunk_n[c];
 	}
-	for (k = 1; k < n; k++)
-		if (pthread_create(&tid[k], NULL, store_group, &jobs[k]))
-			break;
-	started = k;
-	store_group(&jobs[0]);
-	for (k = started; k < n; k++)
-		store_group(&jobs[k]);
-	for (k = 1; k < started; k++)
-		pthread_join(tid[k], NULL);
+	run_jobs(jobs, sizeof(jobs[0]), n, store_group);
 	*stored = 0;
 	for (k = 0; k < n; k++)
 		*stored += jobs[k].stored;
@@ -2037,19 +2047,11 @@ static void *prun_main(void *arg)
 
 static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
 {
-	pthread_t tid[64];
 	struct prun_ctx c = {w, n, 0, fn};
-	int i, started;
 
 	if (threads > n)
 		threads = n;
-	for (i = 1; i < threads; i++)
-		if (pthread_create(&tid[i], NULL, prun_main, &c))
-			break;
-	started = i;
-	prun_main(&c);
-	for (i = 1; i < started; i++)
-		pthread_join(tid[i], NULL);
+	run_jobs(&c, 0, threads, prun_main);   /* size 0: every thread gets the one context */
 }
 
 /* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
@@ -2663,7 +2665,6 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 			 int threads)
 {
 	struct wjob jobs[64];
-	pthread_t tid[64];
 	gwb_status st = GWB_OK;
 	size_t r0;
 	gwb_afile a;
@@ -2697,21 +2698,13 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 		goto out;
 	gwb_progress_begin("write", (double)d->rows);
 	for (r0 = 0; r0 < d->rows;) {
-		int started, n = 0;
+		int n = 0;
 		for (k = 0; k < nt && r0 < d->rows; k++, n++) {
 			jobs[k].r0 = r0;
 			jobs[k].r1 = r0 + WBLOCK_ROWS < d->rows ? r0 + WBLOCK_ROWS : d->rows;
 			r0 = jobs[k].r1;
 		}
-		for (k = 1; k < n; k++)
-			if (pthread_create(&tid[k], NULL, wformat, &jobs[k]))
-				break;
-		started = k;
-		wformat(&jobs[0]);
-		for (k = started; k < n; k++)
-			wformat(&jobs[k]);
-		for (k = 1; k < started; k++)
-			pthread_join(tid[k], NULL);
+		run_jobs(jobs, sizeof(jobs[0]), n, wformat);
 		for (k = 0; k < n; k++) {
 			if (jobs[k].oom) {
 				st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");

@@ -448,29 +448,30 @@ struct axpby_ctx {
 	double *sq;   /* op_axpby_norm: per part, the sum of z_i^2 and its compensation */
 };
 
+/* z_i <- a x_i + b y_i + c z_i, returning it */
+static inline double axpby_at(const struct axpby_ctx *k, int64_t i)
+{
+	double v = k->c == 0 ? 0 : k->c * k->z[i];
+	if (k->a != 0)
+		v += k->a * k->x[i];
+	if (k->b != 0)
+		v += k->b * k->y[i];
+	k->z[i] = v;
+	return v;
+}
+
 static void axpby_part(void *pp, int64_t lo, int64_t hi, int part)
 {
 	struct axpby_ctx *k = pp;
 	if (!k->sq) {
-		for (int64_t i = lo; i < hi; i++) {
-			double v = k->c == 0 ? 0 : k->c * k->z[i];
-			if (k->a != 0)
-				v += k->a * k->x[i];
-			if (k->b != 0)
-				v += k->b * k->y[i];
-			k->z[i] = v;
-		}
+		for (int64_t i = lo; i < hi; i++)
+			(void)axpby_at(k, i);
 		return;
 	}
 	/* two TwoSum lanes (branch-free): the sums' add chains overlap */
 	double s[2] = {0, 0}, e[2] = {0, 0};
 	for (int64_t i = lo; i < hi; i++) {
-		double v = k->c == 0 ? 0 : k->c * k->z[i];
-		if (k->a != 0)
-			v += k->a * k->x[i];
-		if (k->b != 0)
-			v += k->b * k->y[i];
-		k->z[i] = v;
+		double v = axpby_at(k, i);
 		double p = v * v, t = s[i & 1] + p, zz = t - s[i & 1];
 		e[i & 1] += (s[i & 1] - (t - zz)) + (p - zz);
 		s[i & 1] = t;
