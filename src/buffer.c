@@ -315,8 +315,8 @@ const gwb_buf_ops *gwb_buf_ops_get(gwb_device d)
 
 #else /* GWB_HAVE_CUDA */
 
-/* The ring: 4 chunks of 64 MiB (256 MiB pinned, allocated on the first staged copy and given
- * back by gpu.trim()). Larger chunks than the 32 MiB of before halve the per-chunk fixed
+/* The ring: 4 chunks of 64 MiB (up to 256 MiB pinned, each allocated when a staged copy first
+ * needs it, all given back by gpu.trim()). Larger chunks than the 32 MiB of before halve the per-chunk fixed
  * costs (thread start-up of the parallel fill, event waits), and four in flight keep the DMA
  * busy while the host fills the next one. */
 #define STAGE_CHUNKS 4
@@ -370,35 +370,42 @@ out_stream:
 	return rc;
 }
 
+/* The ring exists once its stream does; its chunks are pinned one by one as copies first need
+ * them (chunk_ready), so that a copy of one or two chunks pins 64 or 128 MiB, not all 256, and
+ * the pinning of chunk i + 1 runs while chunk i's DMA is in flight: the first large copy of a
+ * session paid ~90 ms pinning the whole ring before its first byte moved. Under stage_lock. */
 static gwb_status stage_init(void)
 {
 	gwb_status rc;
-	int i;
 
 	if (stage.ready)
 		return GWB_OK;
 	if ((rc = stream_init()))
 		return rc;
-	for (i = 0; i < STAGE_CHUNKS; i++) {
-		if ((rc = CUDA_CHECK(cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault))))
-			goto out_chunks;
-		if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.done[i], cudaEventDisableTiming)))) {
-			cudaFreeHost(stage.chunk[i]);
-			goto out_chunks;
-		}
-		/* recorded once so the first wait returns */
-		cudaEventRecord(stage.done[i], stage.stream);
-	}
-	stage.bytes = STAGE_CHUNKS * STAGE_CHUNK;
+	stage.bytes = 0;
 	stage.ready = true;
 	return GWB_OK;
-out_chunks:
-	while (--i >= 0) {
-		cudaFreeHost(stage.chunk[i]);
-		cudaEventDestroy(stage.done[i]);
+}
+
+static gwb_status chunk_ready(int i)
+{
+	gwb_status rc;
+
+	if (stage.chunk[i])
+		return GWB_OK;
+	if ((rc = CUDA_CHECK(cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault)))) {
+		stage.chunk[i] = NULL;
+		return rc;
 	}
-	cudaGetLastError();
-	return rc;
+	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.done[i], cudaEventDisableTiming)))) {
+		cudaFreeHost(stage.chunk[i]);
+		stage.chunk[i] = NULL;
+		return rc;
+	}
+	/* recorded once so the first wait returns */
+	cudaEventRecord(stage.done[i], stage.stream);
+	stage.bytes += STAGE_CHUNK;
+	return GWB_OK;
 }
 
 size_t gwb_gpu_staging_bytes(void)
@@ -440,8 +447,8 @@ static void staging_release_one(void)
 	pthread_mutex_lock(&stage_lock);
 	if (stage.stream_ready) {
 		cudaStreamSynchronize(stage.stream);
-		if (stage.ready)
-			for (i = 0; i < STAGE_CHUNKS; i++) {
+		for (i = 0; i < STAGE_CHUNKS; i++)
+			if (stage.chunk[i]) {
 				cudaFreeHost(stage.chunk[i]);
 				cudaEventDestroy(stage.done[i]);
 			}
@@ -613,7 +620,7 @@ gwb_status gwb_gpu_copy_in(void *dev_dst, const void *host_src, size_t bytes)
 				       "bytes sent); nothing was moved", off, bytes);
 			break;
 		}
-		if ((rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
+		if ((rc = chunk_ready(i)) || (rc = CUDA_CHECK(cudaEventSynchronize(stage.done[i]))))
 			break;
 		par_memcpy(stage.chunk[i], src + off, len);
 		if ((rc = CUDA_CHECK(cudaMemcpyAsync(dst + off, stage.chunk[i], len,
@@ -667,8 +674,10 @@ static gwb_status staged_out(const void *dev_src, size_t bytes, gwb_gpu_sink_fn 
 			int j = (int)(issued % STAGE_CHUNKS);
 			size_t o2 = issued * STAGE_CHUNK;
 			size_t l2 = bytes - o2 < STAGE_CHUNK ? bytes - o2 : STAGE_CHUNK;
-			rc = CUDA_CHECK(cudaMemcpyAsync(stage.chunk[j], src + o2, l2,
-							cudaMemcpyDeviceToHost, stage.stream));
+			rc = chunk_ready(j);
+			if (!rc)
+				rc = CUDA_CHECK(cudaMemcpyAsync(stage.chunk[j], src + o2, l2,
+								cudaMemcpyDeviceToHost, stage.stream));
 			if (!rc)
 				rc = CUDA_CHECK(cudaEventRecord(stage.done[j], stage.stream));
 			issued++;
