@@ -548,6 +548,7 @@ static gwb_status device_supported(int dev)
 }
 
 static gwb_status set_config(gwb_profile_session *s);
+static gwb_status init_counters(gwb_profile_session *s);
 
 // The host object, config image, counter data image and range profiler configuration for
 // the first n metrics of kMetrics (any left from an earlier tier are replaced).
@@ -597,6 +598,15 @@ static gwb_status configure(gwb_profile_session *s, size_t n)
 		CUPTI_TRY("cuptiRangeProfilerGetCounterDataSize",
 			  api.cuptiRangeProfilerGetCounterDataSize(&p));
 		s->counters.assign(p.counterDataSize, 0);
+	}
+	return init_counters(s);
+}
+
+// The counter data image initialized afresh (ranges numbered from 0) and the configuration set
+// over it: after sizing it, and again after each live decode.
+static gwb_status init_counters(gwb_profile_session *s)
+{
+	{
 		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
 		q.pRangeProfilerObject = s->rp;
 		q.counterDataSize = s->counters.size();
@@ -605,6 +615,18 @@ static gwb_status configure(gwb_profile_session *s, size_t n)
 			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
 	}
 	return set_config(s);
+}
+
+// Start the range profiler (begin, and again after each live decode).
+static gwb_status start(gwb_profile_session *s)
+{
+	{
+		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
+		p.pRangeProfilerObject = s->rp;
+		CUPTI_TRY("cuptiRangeProfilerStart", api.cuptiRangeProfilerStart(&p));
+		s->started = true;
+	}
+	return GWB_OK;
 }
 
 // The range profiler's configuration (auto ranges, kernel replay) over s's images; again
@@ -715,13 +737,7 @@ static gwb_status begin(gwb_profile_session *s)
 		if (rc2)
 			return rc2;
 	}
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		CUPTI_TRY("cuptiRangeProfilerStart", api.cuptiRangeProfilerStart(&p));
-		s->started = true;
-	}
-	return GWB_OK;
+	return start(s);
 }
 
 // Stop, decode what the batch measured and hand each range to s->fn in launch order; then
@@ -888,24 +904,8 @@ static gwb_status decode_batch(gwb_profile_session *s, bool restart)
 	s->last_decode = gwb_now();
 	if (!restart)
 		return GWB_OK;
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, q);
-		q.pRangeProfilerObject = s->rp;
-		q.counterDataSize = s->counters.size();
-		q.pCounterData = s->counters.data();
-		CUPTI_TRY("cuptiRangeProfilerCounterDataImageInitialize",
-			  api.cuptiRangeProfilerCounterDataImageInitialize(&q));
-	}
-	gwb_status rc = set_config(s);
-	if (rc)
-		return rc;
-	{
-		GWB_PARAMS(CUpti_RangeProfiler_Start_Params, p);
-		p.pRangeProfilerObject = s->rp;
-		CUPTI_TRY("cuptiRangeProfilerStart", api.cuptiRangeProfilerStart(&p));
-		s->started = true;
-	}
-	return GWB_OK;
+	gwb_status rc = init_counters(s);
+	return rc ? rc : start(s);
 }
 
 static gwb_status end(gwb_profile_session *s, long *dropped)

@@ -393,9 +393,14 @@ static gwb_status chunk_ready(int i)
 
 	if (stage.chunk[i])
 		return GWB_OK;
-	if ((rc = CUDA_CHECK(cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault)))) {
+	cudaError_t e = cudaHostAlloc(&stage.chunk[i], STAGE_CHUNK, cudaHostAllocDefault);
+	if (e != cudaSuccess) {
 		stage.chunk[i] = NULL;
-		return rc;
+		cudaGetLastError();
+		return gwb_error(GWB_ENOMEM, "host <-> GPU copy: cannot page-lock %zu MiB of host "
+				 "memory for staging chunk %d (%zu MiB pinned so far): %s; free host "
+				 "memory, or gwb.switches{[\"copy.pinned\"] = false} for pageable copies",
+				 STAGE_CHUNK >> 20, i, stage.bytes >> 20, cudaGetErrorString(e));
 	}
 	if ((rc = CUDA_CHECK(cudaEventCreateWithFlags(&stage.done[i], cudaEventDisableTiming)))) {
 		cudaFreeHost(stage.chunk[i]);

@@ -1660,16 +1660,10 @@ static gwb_status batched_devices(const gwb_matrix *B, const gwb_dense_opts *o, 
 	int k;
 
 	if (!c)
-		return gwb_error(GWB_ENOMEM, "out of memory");
-	c->B = B;
-	c->o = o;
-	c->e = e;
-	c->be = be;
-	c->m = m;
-	c->tol = tol;
-	c->t0 = t0;
-	c->fn = fn;
-	c->direct = s->n == 1 && (s->cpu || s->ids[0] == gwb_gpu_current());
+		return gwb_error(GWB_ENOMEM, "%s: out of host memory for the per-device batch state "
+				 "(%zu bytes)", fn, sizeof(*c));
+	*c = (bdev_ctx){.B = B, .o = o, .e = e, .be = be, .m = m, .tol = tol, .t0 = t0, .fn = fn,
+			.direct = s->n == 1 && (s->cpu || s->ids[0] == gwb_gpu_current())};
 	if (!c->direct && (rc = gwb_matrix_host(B)))  /* the devices' shares come from the host */
 		goto out;
 	rc = gwb_gpu_run(s, bdev_work, c);

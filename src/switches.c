@@ -80,7 +80,7 @@ static const struct entry {
 		"csv.c: the quote-aware tokenizer for every record (as opts.slow)",
 		"", ""}, NULL},
 	[GWB_SW_CSV_PARALLEL] = {{"csv.parallel",
-		"data.load (CSV): large all-numeric files parsed in byte ranges by all CPUs",
+		"data.load (CSV): large files parsed in byte ranges by all CPUs (numeric, text, quoted)",
 		true, GWB_SW_CPU, "csv.c parallel_load", "csv.c: one thread", "", ""}, NULL},
 	[GWB_SW_COPY_PINNED] = {{"copy.pinned",
 		"host <-> device copies staged through pinned (page-locked) buffers",

@@ -74,7 +74,9 @@ for _, c in ipairs(CASES) do
           e3.max_residual, e3.note:match("(%d+) products A x") or "?")
       end
     end
-    alt[#alt + 1] = ("in the solver %.3f s"):format(e.timing.total_ms / 1000)
+    local tm = e.timing
+    alt[#alt + 1] = ("in the solver %.3f s (kernel %.1f, transfer %.1f, check %.1f ms)"):format(
+      tm.total_ms / 1000, tm.kernel_ms or 0, tm.transfer_ms or 0, tm.check_ms or 0)
     rows[#rows + 1] = { case = c.name, which = which, s = wall, res = e.max_residual,
       conv = e.converged, it = e.iterations, method = e.method, note = e.note,
       target = c.target[which], v1 = e.values[1], vk = e.values[K], alt = table.concat(alt, "; ") }

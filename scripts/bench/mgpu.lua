@@ -58,8 +58,9 @@ for n = 1, #devs do
   local f
   local t = median(function() f = rf.train(d, { trees = o.trees, depth = o.depth, bins = o.bins,
     seed = o.seed, progress = false, backend = "gpu", gpus = n }) end)
-  print(string.format("  %-10d %10.1f %8.2f  %s", n, t, t_none / t,
-    bytes_of(f, "n" .. n) == ref_bytes and "same bytes" or "DIFFERS"))
+  print(string.format("  %-10d %10.1f %8.2f  %s; kernel %.1f, transfer %.1f, host %.1f ms", n, t,
+    t_none / t, bytes_of(f, "n" .. n) == ref_bytes and "same bytes" or "DIFFERS",
+    f.timing.kernel_ms or 0, f.timing.transfer_ms or 0, f.timing.host_ms or 0))
 end
 
 -- batch
@@ -79,5 +80,6 @@ for n = 1, #devs do
     local va, vb = eref:values(b), e:values(b)
     for i = 1, #va do worst = math.max(worst, math.abs(va[i] - vb[i])) end
   end
-  print(string.format("  %-10d %10.1f %8.2f  max |diff| %.3g (sampled)", n, t, b_none / t, worst))
+  print(string.format("  %-10d %10.1f %8.2f  max |diff| %.3g (sampled); kernel %.1f, transfer %.1f ms",
+    n, t, b_none / t, worst, e.timing and e.timing.kernel_ms or 0, e.timing and e.timing.transfer_ms or 0))
 end

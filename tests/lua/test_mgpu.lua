@@ -7,12 +7,7 @@
 
 local function iris() return data.load("datasets/iris.csv", { target = "species" }) end
 
-local function opts(o, extra)
-  local r = {}
-  for k, v in pairs(o) do r[k] = v end
-  for k, v in pairs(extra or {}) do r[k] = v end
-  return r
-end
+local opts = T.merge
 
 local function bytes_of(f, name)
   local path = T.tmpdir() .. "/mgpu_" .. name .. ".gwbf"

@@ -20,12 +20,7 @@ local function same_trees(a, b)
   end
 end
 
-local function opts(o, extra)
-  local r = {}
-  for k, v in pairs(o) do r[k] = v end
-  for k, v in pairs(extra or {}) do r[k] = v end
-  return r
-end
+local opts = T.merge
 
 T.test("hybrid with two CPU pools grows the CPU forest tree for tree", function()
   local iris = data.load("datasets/iris.csv")

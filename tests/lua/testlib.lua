@@ -46,6 +46,14 @@ function T.raises(fn, pattern, msg)
 end
 
 -- A scratch directory for the run (removed by tests/run).
+-- a copy of option table o with the fields of extra set on top (neither is changed)
+function T.merge(o, extra)
+  local r = {}
+  for k, v in pairs(o) do r[k] = v end
+  for k, v in pairs(extra or {}) do r[k] = v end
+  return r
+end
+
 function T.tmpdir()
   local d = os.getenv("GWB_TEST_TMP") or "/tmp"
   return d
