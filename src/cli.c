@@ -17,6 +17,7 @@
 /* Option kinds: what the value after --flag becomes in the options table. */
 enum {
 	O_INT,   /* an integer */
+	O_COUNT, /* an integer >= 0 (a thread count: 0 = all cores; a record count) */
 	O_NUM,   /* a number */
 	O_STR,   /* a string */
 	O_FLAG,  /* no value: true */
@@ -44,7 +45,7 @@ typedef struct cli_cmd {
 } cli_cmd;
 
 static const cli_opt train_opts[] = {
-	{"target", O_STR, "target", "NAME     the column to predict (required; default: none)"},
+	{"target", O_STR, "target", "NAME     the column to predict (required for CSV; a .gwbd carries its own)"},
 	{"trees", O_INT, "trees", "N        trees (100)"},
 	{"depth", O_INT, "depth", "D        maximum depth (32)"},
 	{"bins", O_INT, "bins", "B        histogram bins per feature, 2..256 (64)"},
@@ -54,7 +55,7 @@ static const cli_opt train_opts[] = {
 	{"criterion", O_STR, "criterion", "C        gini, entropy or mse"},
 	{"block", O_INT, "block", "B        GPU threads per block (0: the trainer's choice)"},
 	{"seed", O_INT, "seed", "S        random seed (1): the same seed gives the same forest"},
-	{"threads", O_INT, "threads", "N        CPU threads (all cores)"},
+	{"threads", O_COUNT, "threads", "N        CPU threads, 0 = all cores (all cores)"},
 	{"backend", O_STR, "backend", "B        cpu, gpu, auto, hybrid (GPU and CPU together) or both (each, compared)"},
 	{"tag", O_LIST, "tag", "TAG      tag the run-log record (repeat for several)"},
 	{"json", O_FLAG, "json", "         print one JSON object instead of text"},
@@ -75,7 +76,8 @@ static const cli_opt rf_cv_opts[] = {
 static const cli_opt rf_predict_opts[] = {
 	{"out", O_STR, "out", "FILE     write the predictions there (CSV) instead of stdout"},
 	{"proba", O_FLAG, "proba", "         add one probability column per class"},
-	{"threads", O_INT, "threads", "N        CPU threads (all cores)"},
+	{"strict", O_FLAG, "strict", "         an unseen level is an error (default: missing, noted)"},
+	{"threads", O_COUNT, "threads", "N        CPU threads, 0 = all cores (all cores)"},
 	{NULL, 0, NULL, NULL},
 };
 
@@ -127,7 +129,7 @@ static const cli_opt json_only[] = {
 static const cli_opt runs_opts[] = {
 	{"tag", O_STR, "tag", "TAG      only records with this tag"},
 	{"kind", O_STR, "kind", "KIND     only this kind (a prefix: rf, rf.train, eig.solve)"},
-	{"last", O_INT, "last", "N        only the N newest"},
+	{"last", O_COUNT, "last", "N        only the N newest (N >= 0)"},
 	{"json", O_FLAG, "json", "         print one JSON object instead of text"},
 	{NULL, 0, NULL, NULL},
 };
@@ -137,7 +139,7 @@ static const cli_opt no_opts[] = {
 };
 
 static const cli_cmd commands[] = {
-	{"rf train", 1, 1, "FILE.csv --target NAME [options]", rf_train_opts, train_opts,
+	{"rf train", 1, 1, "FILE.csv --target NAME | FILE.gwbd [options]", rf_train_opts, train_opts,
 	 "train a random forest, print its summary",
 	 "Load FILE (CSV or .gwbd), train a forest on it (rf.train) and print the summary:\n"
 	 "OOB score, trees, and the time split into kernel, transfer and host. --backend both\n"
@@ -148,8 +150,11 @@ static const cli_cmd commands[] = {
 	 "predict with a saved forest",
 	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE:\n"
 	 "CSV with a column 'prediction' (and, with --proba, one column per class). When FILE\n"
-	 "has the forest's target column, the score (accuracy or R2) goes to stderr.", false},
-	{"rf cv", 1, 1, "FILE.csv --target NAME --folds K [options]", rf_cv_opts, train_opts,
+	 "has the forest's target column, the score (accuracy or R2) goes to stderr. Text\n"
+	 "columns are matched to the forest's levels by label; values of levels it never saw\n"
+	 "are scored as missing and a note on stderr counts them (--strict: an error).", false},
+	{"rf cv", 1, 1, "FILE.csv --target NAME | FILE.gwbd --folds K [options]", rf_cv_opts,
+	 train_opts,
 	 "k-fold cross-validation of a forest",
 	 "rf.cv on FILE: train on k-1 folds, score on the last, for each fold; prints each\n"
 	 "fold's score and the mean and standard deviation. Takes rf train's options.", false},
@@ -286,12 +291,15 @@ static int set_opt(lua_State *L, const cli_cmd *c, const cli_opt *o, const char 
 	char *end;
 
 	switch (o->kind) {
-	case O_INT: {
+	case O_INT:
+	case O_COUNT: {
 		long long x;
 		errno = 0;
 		x = strtoll(v, &end, 10);
 		if (!*v || *end || errno)
 			return usage_error(c, "--%s needs an integer (got '%s')", o->flag, v);
+		if (o->kind == O_COUNT && x < 0)
+			return usage_error(c, "--%s must be 0 or more (got '%s')", o->flag, v);
 		lua_pushinteger(L, (lua_Integer)x);
 		break;
 	}

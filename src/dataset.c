@@ -83,18 +83,38 @@ void gwb_dataset_free(gwb_dataset *d)
 			free(d->names[j]);
 	free(d->names);
 	free(d->target);
-	if (d->cat_levels) {
-		for (j = 0; j < d->features; j++) {
-			if (!d->cat_levels[j])
-				continue;
-			for (k = 0; k < d->cat_count[j]; k++)
-				free(d->cat_levels[j][k]);
-			free(d->cat_levels[j]);
-		}
-	}
+	if (d->cat_levels)
+		for (j = 0; j < d->features; j++)
+			gwb_strv_free(d->cat_levels[j], d->cat_count[j]);
 	free(d->cat_levels);
 	free(d->cat_count);
 	free(d);
+}
+
+char **gwb_strv_copy(char *const *v, int n)
+{
+	char **c = calloc((size_t)(n < 0 ? 0 : n) + 1, sizeof(char *));
+	int k;
+
+	if (!c)
+		return NULL;
+	for (k = 0; k < n; k++)
+		if (v[k] && !(c[k] = strdup(v[k]))) {
+			gwb_strv_free(c, k);
+			return NULL;
+		}
+	return c;
+}
+
+void gwb_strv_free(char **v, int n)
+{
+	int k;
+
+	if (!v)
+		return;
+	for (k = 0; k < n; k++)
+		free(v[k]);
+	free(v);
 }
 
 /* Copy names, target name, class names and dictionaries of columns cols[0..n) of src into dst
@@ -115,14 +135,10 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 		if (src->names && src->names[s] && !(dst->names[j] = strdup(src->names[s])))
 			goto oom;
 		if (src->cat_levels && src->cat_levels[s]) {
-			int n = src->cat_count[s];
-			dst->cat_levels[j] = calloc((size_t)n + 1, sizeof(char *));
-			if (!dst->cat_levels[j])
+			if (!(dst->cat_levels[j] = gwb_strv_copy(src->cat_levels[s],
+								 src->cat_count[s])))
 				goto oom;
-			dst->cat_count[j] = n;
-			for (k = 0; k < n; k++)
-				if (!(dst->cat_levels[j][k] = strdup(src->cat_levels[s][k])))
-					goto oom;
+			dst->cat_count[j] = src->cat_count[s];
 		}
 	}
 	return GWB_OK;

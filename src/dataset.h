@@ -61,6 +61,11 @@ gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, g
  * with the same target. */
 gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_dataset **out);
 
+/* A copy of the n strings v[0..n) (NULL entries kept) in an array of n + 1 (the last NULL);
+ * NULL when out of memory. The caller frees it with gwb_strv_free(copy, n) (NULL is fine). */
+char **gwb_strv_copy(char *const *v, int n);
+void gwb_strv_free(char **v, int n);
+
 /* 0-based index of the feature called name, or -1. */
 int gwb_dataset_find(const gwb_dataset *d, const char *name);
 /* out[k] = gwb_dataset_find(d, names[k]) for k < n (names[k] NULL: out[k] untouched), in time

@@ -298,6 +298,16 @@ gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry
 	}
 	if (d->target && !(f->target = strdup(d->target)))
 		goto oom_free;
+	f->cat_levels = calloc((size_t)d->features + 1, sizeof(char **));
+	f->cat_count = calloc((size_t)d->features + 1, sizeof(int));
+	if (!f->cat_levels || !f->cat_count)
+		goto oom_free;
+	for (j = 0; j < d->features; j++)
+		if (d->cat_levels && d->cat_levels[j]) {
+			if (!(f->cat_levels[j] = gwb_strv_copy(d->cat_levels[j], d->cat_count[j])))
+				goto oom_free;
+			f->cat_count[j] = d->cat_count[j];
+		}
 	*out = f;
 	return GWB_OK;
 oom_free:
@@ -392,6 +402,11 @@ void gwb_forest_free(gwb_forest *f)
 	if (f->class_names)
 		for (j = 0; j < f->classes; j++)
 			free(f->class_names[j]);
+	if (f->cat_levels)
+		for (j = 0; j < f->features; j++)
+			gwb_strv_free(f->cat_levels[j], f->cat_count[j]);
+	free(f->cat_levels);
+	free(f->cat_count);
 	free(f->names);
 	free(f->class_names);
 	free(f->target);
@@ -1266,6 +1281,13 @@ gwb_status gwb_forest_save(const gwb_forest *f, const char *path)
 		put_str(&b, f->class_names[j]);
 	put(&b, f->class_weight, (size_t)f->classes * sizeof(double));
 	put(&b, f->importance, (size_t)f->features * sizeof(double));
+	/* categorical levels (version 3) */
+	for (j = 0; j < f->features; j++) {
+		int k, n = f->cat_levels && f->cat_levels[j] ? f->cat_count[j] : -1;
+		put_u32(&b, n < 0 ? UINT32_MAX : (uint32_t)n);
+		for (k = 0; k < n; k++)
+			put_str(&b, f->cat_levels[j][k]);
+	}
 	/* nodes */
 	put(&b, f->tree_offset, ((size_t)f->trees + 1) * sizeof(int64_t));
 	put(&b, f->feature, N * sizeof(int32_t));
@@ -1357,6 +1379,40 @@ static gwb_status fits(const char *path, const char *field, uint64_t count, uint
 			 "most %llu (%llu bytes each)", path, field, (unsigned long long)count,
 			 (unsigned long long)left, (unsigned long long)(left / per),
 			 (unsigned long long)per);
+}
+
+/* The version-3 level lists: per feature a u32 count (UINT32_MAX: numeric), then the labels. */
+static gwb_status load_levels(rbuf *b, gwb_forest *f, const char *path)
+{
+	gwb_status st;
+	int j, k;
+
+	f->cat_levels = calloc((size_t)f->features + 1, sizeof(char **));
+	f->cat_count = calloc((size_t)f->features + 1, sizeof(int));
+	if (!f->cat_levels || !f->cat_count)
+		return gwb_error(GWB_ENOMEM, "rf.load: out of memory reading %s", path);
+	for (j = 0; j < f->features; j++) {
+		uint32_t n = get_u32(b);
+		if (b->bad)
+			break;
+		if (n == UINT32_MAX)
+			continue;
+		/* each label takes at least its 4-byte length */
+		if ((st = fits(path, "levels", n, 4, b->n - b->at)))
+			return st;
+		if (n > INT32_MAX - 1)
+			break;
+		if (!(f->cat_levels[j] = calloc((size_t)n + 1, sizeof(char *))))
+			return gwb_error(GWB_ENOMEM, "rf.load: out of memory reading %s", path);
+		f->cat_count[j] = (int)n;
+		for (k = 0; k < (int)n && !b->bad; k++)
+			f->cat_levels[j][k] = get_str(b);
+	}
+	if (b->bad || j < f->features)
+		return gwb_error(GWB_ECORRUPT, "rf.load: %s has a valid checksum but an impossible "
+				 "layout in its categorical levels (written by another program?)",
+				 path);
+	return GWB_OK;
 }
 
 gwb_status gwb_forest_load(const char *path, gwb_forest **out)
@@ -1486,6 +1542,8 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 		f->class_names[j] = get_str(&b);
 	get(&b, f->class_weight, (size_t)f->classes * sizeof(double));
 	get(&b, f->importance, (size_t)f->features * sizeof(double));
+	if (ver >= 3 && (st = load_levels(&b, f, path)))
+		goto out_free;
 	get(&b, f->tree_offset, ((size_t)f->trees + 1) * sizeof(int64_t));
 	if (b.bad)
 		goto corrupt;

@@ -283,6 +283,12 @@ typedef struct gwb_forest {
 	int file_version;         /* loaded: the file's format version; 0 = trained here */
 	void *gpu_model;          /* CUDA builds: the forest's nodes on the device for prediction,
 				     made by the first GPU prediction (rf_predict.cu), freed with f */
+	/* The categorical features' levels as trained: a code c in X is level cat_levels[j][c]
+	 * (the training data's dictionary). cat_levels[j] NULL: a numeric feature. Both arrays
+	 * NULL when unknown (a file of version < 3): data is then scored by its codes as given.
+	 * Scoring matches new data's levels onto these by label (levels.h). */
+	char ***cat_levels;
+	int *cat_count;
 } gwb_forest;
 
 /* The hybrid forest's queue of tree indices (rf_hybrid.c). Trees are independent and each
@@ -427,8 +433,10 @@ gwb_status gwb_forest_permutation_importance(const gwb_forest *f, const gwb_data
 /* Binary format: "GWBFOREST\0" magic, u32 version (GWB_FOREST_VERSION), u64 payload length,
  * the payload (little endian), then a u64 FNV-1a checksum of the payload. Timings and the thread
  * count are not saved, so equal forests give equal files. Version 2 added params.subtract (a
- * u32 after the backend); version 1 files still load, with file_version 1 (subtract unknown). */
-#define GWB_FOREST_VERSION 2
+ * u32 after the backend); version 1 files still load, with file_version 1 (subtract unknown).
+ * Version 3 added the categorical levels after the importances: per feature a u32 level count
+ * (UINT32_MAX: numeric) and that many strings; older files load with cat_levels NULL. */
+#define GWB_FOREST_VERSION 3
 gwb_status gwb_forest_save(const gwb_forest *f, const char *path);
 /* GWB_EIO (cannot open), GWB_ECORRUPT (truncated, checksum, impossible structure) or GWB_EPARSE
  * (not a forest file / unknown version), with the path and what was wrong. */

@@ -10,6 +10,7 @@
 #include "intr.h"
 #include "fmt.h"
 #include "lapi.h"
+#include "levels.h"
 
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
@@ -668,27 +669,76 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 }
 
 /* The Dataset at idx with its columns in the forest's feature order (matched by name, see
- * gwb_lua_dataset_match); *note: the text results carry when they were matched by position. */
+ * gwb_lua_dataset_match) and its categorical levels recoded to the forest's by label
+ * (levels.h; strict: an unseen level is an error, else missing). *note: what the results
+ * carry (columns matched by position, unseen levels, a file too old to know its levels), or
+ * NULL; the note and any copy made are kept on the stack. *unseen: the values scored as
+ * missing because the forest never saw their level. */
 static gwb_dataset *forest_data(lua_State *L, const gwb_forest *f, int idx, const char *fn,
-				const char **note)
+				bool strict, const char **note, size_t *unseen)
 {
-	bool pos;
-	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos);
+	bool pos, cats = false;
+	gwb_dataset *d = gwb_lua_dataset_match(L, idx, f->names, f->features, fn, "forest", &pos),
+		    *r;
+	gwb_levels_report rep;
+	luaL_Buffer b;
+	int j, parts = 0;
 
-	*note = pos ? "columns matched by position: the dataset or the forest has no column names"
-		    : NULL;
+	*unseen = 0;
+	gwb_lua_check(L, gwb_levels_match(d, f->cat_levels, f->cat_count, f->features, strict, fn,
+					  &r, &rep));
+	if (r) {
+		gwb_lua_pushdataset(L, r);   /* owns the recoded copy */
+		d = r;
+	}
+	for (j = 0; j < d->features && !f->cat_levels; j++)
+		cats |= d->cat_levels && d->cat_levels[j];
+	*unseen = rep.unseen;
+	luaL_buffinit(L, &b);
+	if (pos) {
+		luaL_addstring(&b, "columns matched by position: the dataset or the forest has no "
+			       "column names");
+		parts++;
+	}
+	if (rep.unseen) {
+		char buf[400];
+		snprintf(buf, sizeof(buf), "%s%zu value%s of %d level%s the forest never saw in "
+			 "training scored as missing (column '%s': '%s'%s; strict = true refuses "
+			 "them)", parts ? "; " : "", rep.unseen, rep.unseen == 1 ? "" : "s",
+			 rep.unseen_levels, rep.unseen_levels == 1 ? "" : "s",
+			 f->names[rep.column] ? f->names[rep.column] : "?", rep.example,
+			 rep.unseen_columns > 1 ? ", and other columns" : "");
+		luaL_addstring(&b, buf);
+		parts++;
+	}
+	if (cats) {
+		char buf[400];
+		snprintf(buf, sizeof(buf), "%sthis forest's file (version %d) does not record its "
+			 "categorical levels: text columns were scored by their codes as read (order "
+			 "of first appearance), right only when the data lists its levels in the "
+			 "training file's order; train and save it again to match them by label",
+			 parts ? "; " : "", f->file_version);
+		luaL_addstring(&b, buf);
+		parts++;
+	}
+	luaL_pushresult(&b);
+	*note = parts ? lua_tostring(L, -1) : NULL;
 	return d;
 }
 
 /* Return the result on top, with the note (if any) as t.note when it is a table and as a
- * second result. */
-static int push_note(lua_State *L, const char *note)
+ * second result; t.unseen: the values of levels the forest never saw (scored as missing). */
+static int push_note(lua_State *L, const char *note, size_t unseen)
 {
 	if (!note)
 		return 1;
 	if (lua_istable(L, -1)) {
 		lua_pushstring(L, note);
 		lua_setfield(L, -2, "note");
+		if (unseen) {
+			lua_pushinteger(L, (lua_Integer)unseen);
+			lua_setfield(L, -2, "unseen");
+		}
 	}
 	lua_pushstring(L, note);
 	return 2;
@@ -923,20 +973,21 @@ static bool predict_gpu(lua_State *L, gwb_forest *f, gwb_dataset *d, gwb_rf_out 
 static int m_predict(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	static const char *const keys[] = {"threads", "codes", NULL};
+	static const char *const keys[] = {"threads", "codes", "strict", NULL};
 	const char *note;
 	gwb_dataset *d;
 	bool codes;
-	size_t i;
+	size_t i, unseen;
 
 	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
-	d = forest_data(L, f, 2, "predict", &note);
 	gwb_opt_check_keys(L, 3, "predict", keys);
+	d = forest_data(L, f, 2, "predict", gwb_opt_bool(L, 3, "predict", "strict", false), &note,
+			&unseen);
 	codes = gwb_opt_bool(L, 3, "predict", "codes", false);
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
 	if (predict_gpu(L, f, d, GWB_RF_OUT_AUTO, codes, note))
-		return push_note(L, note);
+		return push_note(L, note, unseen);
 #endif
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		int32_t *lab = lua_newuserdatauv(L, sizeof(int32_t) * (d->rows + 1), 0);
@@ -958,7 +1009,7 @@ static int m_predict(lua_State *L)
 			lua_rawseti(L, -2, (lua_Integer)i + 1);
 		}
 	}
-	return push_note(L, note);
+	return push_note(L, note, unseen);
 }
 
 static int m_oob_predict(lua_State *L)
@@ -997,22 +1048,24 @@ static int m_oob_predict(lua_State *L)
 static int m_predict_proba(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	static const char *const keys[] = {"threads", NULL};
+	static const char *const keys[] = {"threads", "strict", NULL};
 	const char *note;
 	gwb_dataset *d;
+	size_t unseen;
 	float *pr;
 	size_t i;
 	int k;
 
 	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
-	d = forest_data(L, f, 2, "predict_proba", &note);
 	gwb_opt_check_keys(L, 3, "predict_proba", keys);
+	d = forest_data(L, f, 2, "predict_proba", gwb_opt_bool(L, 3, "predict_proba", "strict",
+							       false), &note, &unseen);
 	if (f->task != GWB_TASK_CLASSIFICATION)
 		return luaL_error(L, "predict_proba: this is a regression forest; use f:predict(d)");
 	gwb_lua_check(L, gwb_forest_check_data(f, d));
 #ifdef GWB_HAVE_CUDA
 	if (predict_gpu(L, f, d, GWB_RF_OUT_PROBA, false, note))
-		return push_note(L, note);
+		return push_note(L, note, unseen);
 #endif
 	pr = lua_newuserdatauv(L, sizeof(float) * (d->rows * (size_t)f->classes + 1), 0);
 	gwb_lua_check(L, gwb_forest_predict_proba(f, d, threads_opt(L, 3, "predict_proba"), pr));
@@ -1027,32 +1080,36 @@ static int m_predict_proba(lua_State *L)
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
-	return push_note(L, note);
+	return push_note(L, note, unseen);
 }
 
 static int m_score(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	static const char *const keys[] = {"threads", NULL};
+	static const char *const keys[] = {"threads", "strict", NULL};
 	const char *note;
 	gwb_dataset *d;
+	size_t unseen;
 	double s;
 
 	lua_settop(L, 3);   /* the options stay at 3, above them what forest_data pushes */
-	d = forest_data(L, f, 2, "score", &note);
 	gwb_opt_check_keys(L, 3, "score", keys);
+	d = forest_data(L, f, 2, "score", gwb_opt_bool(L, 3, "score", "strict", false), &note,
+			&unseen);
 	gwb_lua_check(L, gwb_forest_score(f, d, threads_opt(L, 3, "score"), &s));
 	lua_pushnumber(L, s);
 	if (!note)
 		return 1;
 	lua_pushstring(L, note);   /* a second result: how the columns were matched */
-	return 2;
+	lua_pushinteger(L, (lua_Integer)unseen);   /* a third: values of unseen levels */
+	return 3;
 }
 
 static int m_importance(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
-	static const char *const keys[] = {"method", "data", "repeats", "seed", "threads", NULL};
+	static const char *const keys[] = {"method", "data", "repeats", "seed", "threads",
+					   "strict", NULL};
 	const char *method;
 	char buf[32];
 	int j;
@@ -1083,7 +1140,10 @@ static int m_importance(lua_State *L)
 					  "Dataset to score on (held-out rows, e.g. a test split)");
 		{
 			const char *note;
-			d = forest_data(L, f, lua_gettop(L), "importance", &note);
+			size_t unseen;
+			d = forest_data(L, f, lua_gettop(L), "importance",
+					gwb_opt_bool(L, 2, "importance", "strict", false), &note,
+					&unseen);
 			(void)note;
 		}
 		mean = lua_newuserdatauv(L, sizeof(double) * ((size_t)f->features + 1), 0);
@@ -1362,11 +1422,17 @@ static const gwb_reg funcs[] = {
 
 static const gwb_reg methods[] = {
 	{"predict", m_predict,
-	 "f:predict(d [, {codes = false, threads}]) -> array\n"
+	 "f:predict(d [, {codes = false, strict = false, threads}]) -> array [, note]\n"
 	 "Predicted class names per row (codes = true: class numbers 1..classes), or\n"
 	 "regression values. d's columns are matched to the forest's features by name (any\n"
 	 "order; missing or unexpected ones are an error that names them); data without names\n"
-	 "(header = false) by position, and then a second result (and p.note) says so. Large\n"
+	 "(header = false) by position, and then a second result (and p.note) says so. Text\n"
+	 "columns are matched by label: each level gets the code the forest learned for it\n"
+	 "(whatever its order or subset in d); a level the forest never saw is scored as\n"
+	 "missing and counted (p.unseen, and the note names one), or an error with strict =\n"
+	 "true; text where the forest had numbers (or the reverse) is an error naming the\n"
+	 "column. A forest file saved before levels were recorded (version < 3) scores codes\n"
+	 "as they are read, and the note says so. Large\n"
 	 "work (and every GPU-resident d, see d:to) runs on the GPU and returns a Predictions\n"
 	 "object that reads like the array (p[i], #p, ipairs; p:totable() for a table,\n"
 	 "p.timing) and stays on the device until the first read copies it back.\n"
@@ -1380,15 +1446,17 @@ static const gwb_reg methods[] = {
 	 "with the forest.\n"
 	 "Example: o = f:oob_predict(); print(o[1], f.oob)"},
 	{"predict_proba", m_predict_proba,
-	 "f:predict_proba(d [, {threads}]) -> array of arrays\n"
+	 "f:predict_proba(d [, {strict = false, threads}]) -> array of arrays [, note]\n"
 	 "Class probabilities per row (the mean of the trees' leaf distributions), in the\n"
-	 "order of f.labels. Classification forests only. Columns matched as f:predict does.\n"
+	 "order of f.labels. Classification forests only. Columns and levels matched as\n"
+	 "f:predict does.\n"
 	 "On the GPU (as f:predict) a Predictions object whose p[i] is row i's array.\n"
 	 "Example: p = f:predict_proba(test); print(p[1][1])"},
 	{"score", m_score,
-	 "f:score(d [, {threads}]) -> number [, note]\n"
+	 "f:score(d [, {strict = false, threads}]) -> number [, note, unseen]\n"
 	 "Accuracy (classification; labels matched by class name) or R2 (regression) on d.\n"
-	 "Columns matched as f:predict does; note: when they were matched by position.\n"
+	 "Columns and levels matched as f:predict does; note: when they were matched by\n"
+	 "position, or values of unseen levels were scored as missing (unseen: how many).\n"
 	 "Example: print(f:score(test))"},
 	{"importance", m_importance,
 	 "f:importance([{method = \"impurity\" | \"permutation\", data, repeats = 5, seed = 1}])\n"

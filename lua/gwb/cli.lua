@@ -27,7 +27,16 @@ end
 local train_keys = { "trees", "depth", "bins", "max_features", "min_leaf", "criterion", "block",
   "seed", "threads", "backend", "tag" }
 
+-- A .gwbd carries its target: --target may be left out (or must name the same column).
 local function load_data(path, target)
+  if path and path:lower():match("%.gwbd$") then
+    local d = data.load(path)
+    if target and target ~= d.target then
+      usage(string.format("%s carries its target '%s'; --target %s does not match it (leave "
+        .. "--target out)", path, tostring(d.target), target))
+    end
+    return d
+  end
   if not target then usage("--target NAME is required (the column to predict)") end
   return data.load(path, { target = target })
 end
@@ -185,24 +194,30 @@ cmd["rf predict"] = function(pos, o)
     d = data.load(path, { target = f.target })
   else
     -- no target column: a copy with a placeholder one, so the reader keeps every feature
+    local src, err = io.open(path, "r")
+    if not src then error(err, 0) end
     local tmp = os.tmpname()
-    local src = assert(io.open(path, "r"))
-    local dst = assert(io.open(tmp, "w"))
-    local first = true
-    for line in src:lines() do
-      local cr = line:match("\r$") and "\r" or ""
-      if cr ~= "" then line = line:sub(1, -2) end
-      if line ~= "" then dst:write(line, sep, first and "__gwb_no_target" or "0", cr, "\n") end
-      first = false
-    end
-    src:close(); dst:close()
-    local ok, res = pcall(data.load, tmp, { target = "__gwb_no_target", task = "regression" })
+    -- the temporary goes on every path out (an unreadable input, a full disk, a bad row)
+    local ok, res = pcall(function()
+      local dst = assert(io.open(tmp, "w"))
+      local first = true
+      for line in src:lines() do
+        local cr = line:match("\r$") and "\r" or ""
+        if cr ~= "" then line = line:sub(1, -2) end
+        if line ~= "" then assert(dst:write(line, sep, first and "__gwb_no_target" or "0", cr, "\n")) end
+        first = false
+      end
+      assert(dst:close())
+      return data.load(tmp, { target = "__gwb_no_target", task = "regression" })
+    end)
+    src:close()
     os.remove(tmp)
     if not ok then error((tostring(res):gsub(tmp:gsub("%p", "%%%0"), path)), 0) end
     d = res
   end
-  local popts = { threads = o.threads }
-  local pred = f:predict(d, popts)
+  local popts = { threads = o.threads, strict = o.strict }
+  local pred, note = f:predict(d, popts)
+  if note then warn("note: %s", note) end
   local proba = o.proba and f:predict_proba(d, popts) or nil
   local out = io.stdout
   if o.out then out = assert(io.open(o.out, "w")) end
