@@ -142,11 +142,14 @@ T.test("save and load keep subtract; a version-1 file loads without it", functio
   -- the same forest as version 1 wrote it: no subtract word (payload bytes 113..116, after
   -- the header of 22 bytes), version 1, length and FNV-1a checksum recomputed
   local s = T.readfile(path)
-  T.eq(string.unpack("<I4", s, 11), 2, "files are version 2")
+  T.eq(string.unpack("<I4", s, 11), 3, "files are version 3")
   local payload = s:sub(23, #s - 8)
   T.eq(#payload, string.unpack("<I8", s, 15))
   T.eq(string.unpack("<I4", payload, 113), 1, "the subtract word")
-  local p1 = payload:sub(1, 112) .. payload:sub(117)
+  -- version 1 had no level lists either (version 3: four numeric features, a UINT32_MAX each)
+  local lv = payload:find(string.rep("\255", 16), 117, true)
+  T.ok(lv, "the level block")
+  local p1 = payload:sub(1, 112) .. payload:sub(117, lv - 1) .. payload:sub(lv + 16)
   local h = 0xcbf29ce484222325
   for i = 1, #p1 do h = (h ~ p1:byte(i)) * 0x100000001b3 end
   local v1 = T.tmpdir() .. "/v1.gwbf"
@@ -161,8 +164,8 @@ T.test("save and load keep subtract; a version-1 file loads without it", functio
   for i = 1, #p2 do h = (h ~ p2:byte(i)) * 0x100000001b3 end
   T.writefile(v1, s:sub(1, #s - #payload - 8) .. p2 .. string.pack("<i8", h))
   T.raises(function() rf.load(v1) end, "impossible layout")
-  T.writefile(v1, s:sub(1, 10) .. string.pack("<I4", 3) .. s:sub(15))
-  T.raises(function() rf.load(v1) end, "version 3")
+  T.writefile(v1, s:sub(1, 10) .. string.pack("<I4", 4) .. s:sub(15))
+  T.raises(function() rf.load(v1) end, "version 4")
 end)
 
 T.test("regression on diabetes: R2, predictions, OOB", function()
