@@ -1,7 +1,8 @@
-/* lapi_data.c - the `data` Lua module (load, synth, save, new) and the Dataset userdata
- * "gwb.Dataset": fields rows/features/names/target/task/classes/labels, a readable summary,
- * head/describe/class_counts as aligned tables, column/select/take, split/kfold/shuffle,
- * save and the row-major -> column-major transpose (CPU, or the GPU kernels). */
+/* lapi_data.c - the `data` Lua module (load, synth, save, new) and the Dataset userdata's
+ * class "gwb.Dataset": fields rows/features/names/target/task/classes/labels, a readable
+ * summary, column/select/take, split/kfold/shuffle, to, save, write_csv and the row-major ->
+ * column-major transpose (CPU, or the GPU kernels). The userdata itself is lapi_dataset.c's,
+ * the aligned tables (head, describe, class_counts) lapi_table.c's. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdbool.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include "csv.h"
 #include "dataset.h"
@@ -17,6 +17,7 @@
 #include "fmt.h"
 #include "npy.h"
 #include "lapi.h"
+#include "lapi_data.h"
 #include "synth.h"
 #include "transpose.h"
 #include "intr.h"
@@ -25,182 +26,7 @@
 #include "../kernels/transpose.h"
 #endif
 
-#define DATASET_MT "gwb.Dataset"
 #define FOLD_MT "gwb.Fold"
-#define TABLE_MT_NAME "gwb.Table"
-
-typedef struct dsbox {
-	gwb_dataset *d;   /* NULL once released */
-} dsbox;
-
-/* --- the userdata -------------------------------------------------------------------------- */
-
-static void free_dataset(void *d)
-{
-	gwb_dataset_free(d);
-}
-
-void gwb_lua_pushdataset(lua_State *L, gwb_dataset *d)
-{
-	gwb_lua_pushbox(L, DATASET_MT, 1, d, free_dataset);   /* uservalue: d.source */
-}
-
-gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
-{
-	return gwb_lua_checkbox(L, idx, DATASET_MT, "Dataset (from data.load or data.synth)",
-				"Dataset");
-}
-
-/* --- matching a Dataset's columns to a model's ---------------------------------------------- */
-
-/* Names the CSV reader makes up for a file without a header (col1, col2, ...), or none. */
-static bool generated_names(char *const *names, int n)
-{
-	int j;
-
-	for (j = 0; j < n; j++) {
-		const char *s = names ? names[j] : NULL;
-		if (s && *s && (strncmp(s, "col", 3) || !s[3] || strspn(s + 3, "0123456789") !=
-				strlen(s + 3)))
-			return false;
-	}
-	return true;
-}
-
-static char *const *sort_names;   /* for cmp_by_name (qsort has no context argument) */
-
-static int cmp_by_name(const void *a, const void *b)
-{
-	const char *x = sort_names[*(const int *)a], *y = sort_names[*(const int *)b];
-
-	return strcmp(x ? x : "", y ? y : "");
-}
-
-/* Append "'a', 'b', ... (N more)" for up to 8 of the names list[0..k) to buf. */
-static void list_names(char *buf, size_t sz, char *const *names, const int *list, int k)
-{
-	size_t len = strlen(buf);
-	int i;
-
-	for (i = 0; i < k && i < 8 && len < sz; i++) {
-		snprintf(buf + len, sz - len, "%s'%s'", i ? ", " : "", names[list[i]] ?
-			 names[list[i]] : "");
-		len = strlen(buf);
-	}
-	if (k > 8 && len < sz)
-		snprintf(buf + len, sz - len, " and %d more", k - 8);
-}
-
-gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *names, int n,
-				   const char *fn, const char *what, bool *by_position)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, idx), *r;
-	int *order, *cols, *missing, *extra, j, nm = 0, ne = 0, lo, hi, same = 1;
-	bool unnamed = generated_names(d->names, d->features);
-	char msg[1200];
-
-	*by_position = false;
-	idx = lua_absindex(L, idx);
-	if (!unnamed) {   /* loaded with header = false */
-		if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE) {
-			lua_getfield(L, -1, "header");
-			unnamed = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
-			lua_pop(L, 1);
-		}
-		lua_pop(L, 1);
-	}
-	if (unnamed || generated_names(names, n)) {
-		/* one side has no names: by position, and only with the same number of columns */
-		if (d->features != n)
-			luaL_error(L, "%s: the %s was fitted on %d features but the dataset has %d, and "
-				   "%s no column names to match them by: give data with the same "
-				   "columns", fn, what, n, d->features, unnamed ? "the dataset has" :
-				   "the model has");
-		*by_position = true;
-		return d;
-	}
-	/* by name: sort the dataset's columns by name, look each of the model's up */
-	order = lua_newuserdatauv(L, sizeof(int) * ((size_t)d->features + (size_t)n * 2 + 2), 0);
-	cols = order + d->features;
-	missing = cols + n;
-	for (j = 0; j < d->features; j++)
-		order[j] = j;
-	sort_names = d->names;
-	qsort(order, (size_t)d->features, sizeof(int), cmp_by_name);
-	for (j = 0; j + 1 < d->features; j++)
-		if (!cmp_by_name(&order[j], &order[j + 1]))
-			luaL_error(L, "%s: the dataset has two columns named '%s': rename one so that "
-				   "its columns can be matched to the %s's", fn,
-				   d->names[order[j]] ? d->names[order[j]] : "", what);
-	for (j = 0; j < n; j++) {
-		const char *want = names[j] ? names[j] : "";
-		cols[j] = -1;
-		for (lo = 0, hi = d->features; lo < hi;) {
-			int mid = (lo + hi) / 2;
-			const char *s = d->names[order[mid]] ? d->names[order[mid]] : "";
-			int c = strcmp(s, want);
-			if (!c) {
-				cols[j] = order[mid];
-				break;
-			}
-			if (c < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (cols[j] < 0)
-			missing[nm++] = j;
-		same &= cols[j] == j;
-	}
-	/* the dataset's columns the model does not know (its order[] is free now) */
-	extra = order;
-	if (nm || d->features != n) {
-		char *seen = lua_newuserdatauv(L, (size_t)d->features + 1, 0);
-		memset(seen, 0, (size_t)d->features + 1);
-		for (j = 0; j < n; j++)
-			if (cols[j] >= 0)
-				seen[cols[j]] = 1;
-		for (j = 0; j < d->features; j++)
-			if (!seen[j])
-				extra[ne++] = j;
-		lua_pop(L, 1);
-	}
-	if (nm || ne) {
-		snprintf(msg, sizeof(msg), "%s: the dataset's columns do not match the %s's "
-			 "features (matched by name): ", fn, what);
-		if (nm) {
-			strncat(msg, "missing ", sizeof(msg) - strlen(msg) - 1);
-			list_names(msg, sizeof(msg), names, missing, nm);
-		}
-		if (ne) {
-			strncat(msg, nm ? "; unexpected " : "unexpected ", sizeof(msg) - strlen(msg) - 1);
-			list_names(msg, sizeof(msg), d->names, extra, ne);
-		}
-		strncat(msg, ". Rename or select columns (d:select) to match", sizeof(msg) -
-			strlen(msg) - 1);
-		luaL_error(L, "%s", msg);
-	}
-	if (same) {
-		lua_pop(L, 1);
-		return d;
-	}
-	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &r));
-	lua_pop(L, 1);
-	gwb_lua_pushdataset(L, r);   /* owns the reordered copy */
-	return r;
-}
-
-/* A new userdata that owns nothing yet (so __gc is safe whatever happens next). */
-static dsbox *newbox(lua_State *L)
-{
-	return gwb_lua_newbox(L, DATASET_MT, 1);   /* uservalue: d.source */
-}
-
-static int ds_release(lua_State *L)
-{
-	gwb_dataset_free(gwb_lua_takebox(L, 1, DATASET_MT));
-	return 0;
-}
 
 static const char *task_name(gwb_task t)
 {
@@ -223,15 +49,6 @@ static void human_bytes(char *b, size_t sz, double x)
 	gwb_fmt_bytes(b, sz, x);  /* one format for sizes everywhere (fmt.h) */
 }
 
-static void count_classes(const gwb_dataset *d, size_t *cnt)
-{
-	size_t i;
-
-	memset(cnt, 0, (size_t)d->classes * sizeof(*cnt));
-	for (i = 0; i < d->rows; i++)
-		if (d->y[i] >= 0 && d->y[i] < d->classes)
-			cnt[d->y[i]]++;
-}
 
 static int ds_tostring(lua_State *L)
 {
@@ -263,7 +80,7 @@ static int ds_tostring(lua_State *L)
 				d->target ? d->target : "?");
 		luaL_addvalue(&B);
 		if (cnt) {
-			count_classes(d, cnt);
+			gwb_lua_count_classes(d, cnt);
 			for (j = 0; j < d->classes && j < 12; j++) {
 				lua_pushfstring(L, "%s%s %I", j ? ", " : "",
 						d->class_names[j] ? d->class_names[j] : "?",
@@ -409,337 +226,6 @@ static int ds_index(lua_State *L)
 	return 1;
 }
 
-/* --- aligned tables ------------------------------------------------------------------------ */
-
-/* Give the table on top of the stack a metatable that prints it as an aligned table with the
- * columns listed in the array at index cols (absolute); rows are the table's array part, or
- * the array at index rows (absolute) when rows != 0. */
-static void set_table_meta(lua_State *L, int cols, int rows)
-{
-	lua_createtable(L, 0, 4);
-	lua_pushvalue(L, cols);
-	lua_setfield(L, -2, "__columns");
-	if (rows) {
-		lua_pushvalue(L, rows);
-		lua_setfield(L, -2, "__rows");
-	}
-	lua_pushstring(L, TABLE_MT_NAME);
-	lua_setfield(L, -2, "__name");
-	lua_getfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
-	lua_setfield(L, -2, "__tostring");
-	lua_setmetatable(L, -2);
-}
-
-/* Display width of one code point: wcwidth() where the locale knows it, else a table of the
- * zero-width (combining, joiners, variation selectors) and double-width (CJK, Hangul,
- * fullwidth forms, emoji) ranges, so UTF-8 text aligns in any locale. */
-static int cp_width(uint32_t cp)
-{
-	static const uint32_t zero[][2] = {
-		{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
-		{0x064B, 0x065F}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E},
-		{0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x2028, 0x202E},
-		{0x2060, 0x2064}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
-		{0xFEFF, 0xFEFF}, {0xE0100, 0xE01EF},
-	};
-	static const uint32_t wide[][2] = {
-		{0x1100, 0x115F}, {0x231A, 0x231B}, {0x2329, 0x232A}, {0x23E9, 0x23EC},
-		{0x25FD, 0x25FE}, {0x2614, 0x2615}, {0x2648, 0x2653}, {0x26AA, 0x26AB},
-		{0x2705, 0x2705}, {0x2728, 0x2728}, {0x274C, 0x274C}, {0x2E80, 0x303E},
-		{0x3041, 0x33FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xA000, 0xA4CF},
-		{0xA960, 0xA97F}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF}, {0xFE10, 0xFE19},
-		{0xFE30, 0xFE6F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
-		{0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
-	};
-	size_t k;
-
-	if (cp < 0x7F)
-		return 1;
-	if (MB_CUR_MAX > 1) {
-		int w = wcwidth((wchar_t)cp);
-		if (w >= 0)
-			return w;
-	}
-	for (k = 0; k < sizeof(zero) / sizeof(zero[0]); k++)
-		if (cp >= zero[k][0] && cp <= zero[k][1])
-			return 0;
-	for (k = 0; k < sizeof(wide) / sizeof(wide[0]); k++)
-		if (cp >= wide[k][0] && cp <= wide[k][1])
-			return 2;
-	return 1;
-}
-
-/* The code point at s (n bytes left); returns its length in bytes, and *cp = U+FFFD for a
- * byte that does not start a well-formed sequence (which then counts as one column). */
-static size_t u8_next(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t len, k;
-	uint32_t c = s[0];
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-	if (len == 3 && c > 0xEF)
-		len = 0;
-	if (!len || len > n)
-		goto bad;
-	c &= 0x3F >> (len - 1);
-	for (k = 1; k < len; k++) {
-		if ((s[k] & 0xC0) != 0x80)
-			goto bad;
-		c = (c << 6) | (s[k] & 0x3F);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-	    (c >= 0xD800 && c <= 0xDFFF))
-		goto bad;
-	*cp = c;
-	return len;
-bad:
-	*cp = 0xFFFD;
-	return 1;
-}
-
-#define MAX_CELL_COLS 48    /* a longer cell is cut to this many columns, ending in "..." */
-
-static int ch_width(uint32_t cp)
-{
-	return cp < 0x20 || cp == 0x7F ? 1 : cp_width(cp);   /* controls print as a space */
-}
-
-/* Copy s into out (sz bytes, >= 4 * MAX_CELL_COLS + 1) as one table cell: control characters
- * become spaces, a stray byte '?', and text wider than MAX_CELL_COLS display columns is cut at
- * a character boundary and ends in "..."; returns the cell's display width. */
-static int cell_copy(const char *s, size_t len, char *out, size_t sz)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i, o = 0;
-	uint32_t cp;
-	int w = 0, limit = MAX_CELL_COLS;
-
-	for (i = 0; i < len && w <= MAX_CELL_COLS; ) {
-		i += u8_next(p + i, len - i, &cp);
-		w += ch_width(cp);
-	}
-	if (w > MAX_CELL_COLS)
-		limit = MAX_CELL_COLS - 3;
-	w = 0;
-	for (i = 0; i < len; ) {
-		size_t n = u8_next(p + i, len - i, &cp);
-		int cw = ch_width(cp);
-		if (w + cw > limit || o + n + 4 > sz)
-			break;
-		if (cp < 0x20 || cp == 0x7F)
-			out[o++] = ' ';
-		else if (cp == 0xFFFD && n == 1)
-			out[o++] = '?';   /* keep the output valid UTF-8 */
-		else {
-			memcpy(out + o, p + i, n);
-			o += n;
-		}
-		w += cw;
-		i += n;
-	}
-	if (i < len) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-		w += 3;
-	}
-	out[o] = 0;
-	return w;
-}
-
-/* The text of the value at v as a cell; *right = 1 for numbers (right-aligned). Returns its
- * display width. Never calls metamethods. */
-static int cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
-{
-	char t[64];
-	const char *s = t;
-	size_t len;
-
-	*right = 0;
-	switch (lua_type(L, v)) {
-	case LUA_TNUMBER:
-		*right = 1;
-		if (lua_isinteger(L, v))
-			snprintf(t, sizeof(t), "%lld", (long long)lua_tointeger(L, v));
-		else if (isnan(lua_tonumber(L, v)))
-			snprintf(t, sizeof(t), "NA");
-		else
-			snprintf(t, sizeof(t), "%.6g", lua_tonumber(L, v));
-		break;
-	case LUA_TSTRING:
-		s = lua_tolstring(L, v, &len);
-		return cell_copy(s, len, buf, sz);
-	case LUA_TBOOLEAN:
-		snprintf(t, sizeof(t), "%s", lua_toboolean(L, v) ? "true" : "false");
-		break;
-	case LUA_TNIL:
-		t[0] = 0;
-		break;
-	default:
-		snprintf(t, sizeof(t), "%s", luaL_typename(L, v));
-	}
-	return cell_copy(s, strlen(s), buf, sz);
-}
-
-/* The output of table_tostring, grown in userdata at a fixed stack slot: values may be pushed
- * and popped freely while it is built (a luaL_Buffer must stay on top), and an error frees it
- * with the stack. */
-typedef struct strbuf {
-	lua_State *L;
-	int idx;      /* the stack slot of the current userdata */
-	char *p;
-	size_t n, cap;
-} strbuf;
-
-static void sb_init(lua_State *L, strbuf *b)
-{
-	b->L = L;
-	b->n = 0;
-	b->cap = 4096;
-	b->p = lua_newuserdatauv(L, b->cap, 0);
-	b->idx = lua_gettop(L);
-}
-
-static void sb_add(strbuf *b, const char *s, size_t n)
-{
-	if (n > b->cap - b->n) {
-		size_t cap = b->cap * 2;
-		char *p;
-		while (cap - b->n < n)
-			cap *= 2;
-		p = lua_newuserdatauv(b->L, cap, 0);
-		memcpy(p, b->p, b->n);
-		lua_replace(b->L, b->idx);
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-}
-
-static void sb_chars(strbuf *b, char c, int n)
-{
-	char t[64];
-
-	memset(t, c, sizeof(t));
-	for (; n > 0; n -= (int)sizeof(t))
-		sb_add(b, t, n < (int)sizeof(t) ? (size_t)n : sizeof(t));
-}
-
-static void sb_str(strbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-/* One cell: text of display width tw in a column of width w, right-aligned or not; the last
- * column of a line gets no trailing padding. */
-static void sb_cell(strbuf *b, const char *text, int tw, int w, int right, int first, int last)
-{
-	if (!first)
-		sb_add(b, "  ", 2);
-	if (right)
-		sb_chars(b, ' ', w - tw);
-	sb_str(b, text);
-	if (!right && !last)
-		sb_chars(b, ' ', w - tw);
-}
-
-/* Push row r's value for the column named by the value at index key (nil when the row is not
- * a table). */
-static void push_row_cell(lua_State *L, int rows_idx, lua_Integer r, int key)
-{
-	if (lua_rawgeti(L, rows_idx, r) != LUA_TTABLE) {
-		lua_pop(L, 1);
-		lua_pushnil(L);
-		return;
-	}
-	lua_pushvalue(L, key);
-	lua_rawget(L, -2);
-	lua_remove(L, -2);
-}
-
-#define MAX_SHOW_ROWS 200
-#define MAX_WIDTH 118
-
-static int table_tostring(lua_State *L)
-{
-	lua_Integer ncol, nrow, shown, c, r;
-	int cols, rows_idx, width = 0, fit = 0, tw, right;
-	int *w;
-	char cell[4 * MAX_CELL_COLS + 8], t[64];
-	strbuf B;
-
-	if (!lua_getmetatable(L, 1))
-		return luaL_error(L, "not a gwb table");
-	if (lua_getfield(L, -1, "__columns") != LUA_TTABLE)
-		return luaL_error(L, "not a gwb table (its metatable has no __columns list)");
-	cols = lua_gettop(L);
-	if (lua_getfield(L, -2, "__rows") != LUA_TTABLE) {
-		lua_pop(L, 1);
-		lua_pushvalue(L, 1);
-	}
-	rows_idx = lua_gettop(L);
-	ncol = (lua_Integer)lua_rawlen(L, cols);
-	nrow = (lua_Integer)lua_rawlen(L, rows_idx);
-	shown = nrow < MAX_SHOW_ROWS ? nrow : MAX_SHOW_ROWS;
-	/* w[c]: width, w[ncol + c]: right-aligned */
-	w = lua_newuserdatauv(L, sizeof(int) * (size_t)(ncol + 1) * 2, 0);
-	for (c = 0; c < ncol; c++) {
-		lua_rawgeti(L, cols, c + 1);
-		w[c] = cell_text(L, -1, cell, sizeof(cell), &right);
-		w[ncol + c] = 0;
-		for (r = 0; r < shown; r++) {
-			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
-			tw = cell_text(L, -1, cell, sizeof(cell), &right);
-			if (tw > w[c])
-				w[c] = tw;
-			w[ncol + c] |= right;
-			lua_pop(L, 1);
-		}
-		lua_pop(L, 1);
-		/* the columns that fit the width (at least one) */
-		if (c == fit && (c == 0 || width + w[c] + 2 <= MAX_WIDTH)) {
-			width += w[c] + 2;
-			fit++;
-		}
-	}
-	sb_init(L, &B);
-	for (c = 0; c < fit; c++) {
-		lua_rawgeti(L, cols, c + 1);
-		tw = cell_text(L, -1, cell, sizeof(cell), &right);
-		lua_pop(L, 1);
-		sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
-	}
-	if (fit < ncol) {
-		snprintf(t, sizeof(t), "  ... (%lld more columns)", (long long)(ncol - fit));
-		sb_str(&B, t);
-	}
-	sb_add(&B, "\n", 1);
-	for (c = 0; c < fit; c++) {
-		if (c)
-			sb_add(&B, "  ", 2);
-		sb_chars(&B, '-', w[c]);
-	}
-	for (r = 0; r < shown; r++) {
-		sb_add(&B, "\n", 1);
-		for (c = 0; c < fit; c++) {
-			lua_rawgeti(L, cols, c + 1);
-			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
-			tw = cell_text(L, -1, cell, sizeof(cell), &right);
-			lua_pop(L, 2);
-			sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
-		}
-	}
-	if (shown < nrow) {
-		snprintf(t, sizeof(t), "\n... (%lld more rows)", (long long)(nrow - shown));
-		sb_str(&B, t);
-	}
-	lua_pushlstring(L, B.p, B.n);
-	return 1;
-}
 
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
@@ -812,7 +298,7 @@ static int l_load(lua_State *L)
 
 	lua_settop(L, 2);
 	gwb_opt_check_keys(L, 2, "data.load", load_keys);
-	b = newbox(L);
+	b = gwb_lua_dsbox_new(L);
 	if (gwb_dsio_is_gwbd(path)) {
 		static const char *const csv_only[] = {"target", "sep", "header", "missing", "task",
 						       "categorical", NULL};
@@ -1020,7 +506,7 @@ static int l_synth(lua_State *L)
 	if (k == GWB_SYNTH_REGRESSION && o.informative > o.features)
 		return luaL_error(L, "%s: informative (%d) must be <= features (%d)", fn,
 				  o.informative, o.features);
-	b = newbox(L);
+	b = gwb_lua_dsbox_new(L);
 	gwb_lua_check(L, gwb_synth(&o, &b->d));
 	return 1;
 }
@@ -1112,7 +598,7 @@ static int l_new(lua_State *L)
 			lua_rawset(L, SET);
 		}
 	}
-	b = newbox(L);   /* index 6, stays on top when we return */
+	b = gwb_lua_dsbox_new(L);   /* index 6, stays on top when we return */
 	gwb_lua_check(L, gwb_dataset_new(rows, F, (gwb_task)task, classes, &b->d));
 	d = b->d;
 	for (i = 0; i < rows; i++) {
@@ -1167,186 +653,6 @@ static int l_new(lua_State *L)
 	return 1;
 }
 
-/* --- methods ------------------------------------------------------------------------------- */
-
-/* Push the value of feature j in row i as the user reads it: the level name for categorical
- * columns, NaN for missing, else the number. */
-static void push_cell(lua_State *L, const gwb_dataset *d, int j, size_t i)
-{
-	float v = d->X[(size_t)j * d->rows + i];
-
-	if (!isnan(v) && d->cat_levels[j] && v >= 0 && (int)v < d->cat_count[j])
-		lua_pushstring(L, d->cat_levels[j][(int)v]);
-	else
-		lua_pushnumber(L, v);
-}
-
-static void push_target(lua_State *L, const gwb_dataset *d, size_t i)
-{
-	if (d->task == GWB_TASK_CLASSIFICATION)
-		lua_pushstring(L, d->class_names[d->y[i]] ? d->class_names[d->y[i]] : "?");
-	else
-		lua_pushnumber(L, d->yr[i]);
-}
-
-static int m_head(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	lua_Integer n = luaL_optinteger(L, 2, 5);
-	size_t i, rows;
-	int j, top;
-
-	if (n < 0)
-		return luaL_argerror(L, 2, "the number of rows must be >= 0");
-	rows = (size_t)n < d->rows ? (size_t)n : d->rows;
-	lua_settop(L, 2);
-	/* columns: features then the target */
-	lua_createtable(L, d->features + 1, 0);
-	for (j = 0; j < d->features; j++) {
-		lua_pushstring(L, d->names[j] ? d->names[j] : "?");
-		lua_rawseti(L, -2, j + 1);
-	}
-	lua_pushstring(L, d->target ? d->target : "target");
-	lua_rawseti(L, -2, d->features + 1);
-	top = lua_gettop(L);
-	lua_createtable(L, (int)rows, 0);
-	for (i = 0; i < rows; i++) {
-		lua_createtable(L, 0, d->features + 1);
-		for (j = 0; j < d->features; j++) {
-			push_cell(L, d, j, i);
-			lua_setfield(L, -2, d->names[j] ? d->names[j] : "?");
-		}
-		push_target(L, d, i);
-		lua_setfield(L, -2, d->target ? d->target : "target");
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
-	set_table_meta(L, top, 0);
-	return 1;
-}
-
-static void setnum(lua_State *L, const char *k, double v)
-{
-	if (isnan(v))
-		return;
-	lua_pushnumber(L, v);
-	lua_setfield(L, -2, k);
-}
-
-static void setint(lua_State *L, const char *k, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, k);
-}
-
-static int m_describe(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	static const char *const cols[] = {"column", "type", "min", "max", "mean", "std",
-					   "missing", "distinct"};
-	gwb_colstats *s, ts;
-	int j, top, c;
-
-	s = lua_newuserdatauv(L, sizeof(*s) * ((size_t)d->features + 1), 0);
-	gwb_lua_check(L, gwb_dataset_describe(d, s, 0));
-	lua_createtable(L, 8, 0);
-	for (c = 0; c < 8; c++) {
-		lua_pushstring(L, cols[c]);
-		lua_rawseti(L, -2, c + 1);
-	}
-	top = lua_gettop(L);
-	lua_createtable(L, d->features + 1, d->features + 1);
-	for (j = 0; j <= d->features; j++) {
-		const char *name;
-		lua_createtable(L, 0, 8);
-		if (j < d->features) {
-			name = d->names[j] ? d->names[j] : "?";
-			if (d->cat_levels[j]) {
-				lua_pushfstring(L, "categorical");
-				lua_setfield(L, -2, "type");
-			} else {
-				lua_pushstring(L, "numeric");
-				lua_setfield(L, -2, "type");
-				setnum(L, "min", s[j].min);
-				setnum(L, "max", s[j].max);
-				setnum(L, "mean", s[j].mean);
-				setnum(L, "std", s[j].std);
-			}
-			setint(L, "missing", (lua_Integer)s[j].missing);
-			setint(L, "distinct", (lua_Integer)s[j].distinct);
-		} else {
-			name = d->target ? d->target : "target";
-			lua_pushboolean(L, 1);
-			lua_setfield(L, -2, "is_target");
-			if (d->task == GWB_TASK_CLASSIFICATION) {
-				lua_pushstring(L, "target: class");
-				lua_setfield(L, -2, "type");
-				setint(L, "missing", 0);
-				setint(L, "distinct", d->classes);
-			} else {
-				gwb_colstats_of(d->yr, d->rows, &ts);
-				lua_pushstring(L, "target: numeric");
-				lua_setfield(L, -2, "type");
-				setnum(L, "min", ts.min);
-				setnum(L, "max", ts.max);
-				setnum(L, "mean", ts.mean);
-				setnum(L, "std", ts.std);
-				setint(L, "missing", (lua_Integer)ts.missing);
-				setint(L, "distinct", (lua_Integer)ts.distinct);
-			}
-		}
-		lua_pushstring(L, name);
-		lua_setfield(L, -2, "column");
-		lua_pushvalue(L, -1);
-		lua_setfield(L, -3, name);          /* by name */
-		lua_rawseti(L, -2, j + 1);          /* in order */
-	}
-	set_table_meta(L, top, 0);
-	return 1;
-}
-
-static gwb_dataset *need_classes(lua_State *L, const char *fn)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-
-	if (d->task != GWB_TASK_CLASSIFICATION)
-		luaL_error(L, "%s: the dataset is a regression (target \"%s\"); it has no classes",
-			   fn, d->target ? d->target : "?");
-	return d;
-}
-
-static int m_class_counts(lua_State *L)
-{
-	gwb_dataset *d = need_classes(L, "class_counts");
-	size_t *cnt;
-	int k, cols, rows;
-
-	cnt = lua_newuserdatauv(L, sizeof(*cnt) * ((size_t)d->classes + 1), 0);
-	count_classes(d, cnt);
-	lua_createtable(L, 3, 0);
-	lua_pushstring(L, "class");
-	lua_rawseti(L, -2, 1);
-	lua_pushstring(L, "count");
-	lua_rawseti(L, -2, 2);
-	lua_pushstring(L, "share");
-	lua_rawseti(L, -2, 3);
-	cols = lua_gettop(L);
-	lua_createtable(L, d->classes, 0);
-	rows = lua_gettop(L);
-	lua_createtable(L, 0, d->classes);   /* the result: name -> count */
-	for (k = 0; k < d->classes; k++) {
-		const char *name = d->class_names[k] ? d->class_names[k] : "?";
-		lua_pushinteger(L, (lua_Integer)cnt[k]);
-		lua_setfield(L, -2, name);
-		lua_createtable(L, 0, 3);
-		lua_pushstring(L, name);
-		lua_setfield(L, -2, "class");
-		setint(L, "count", (lua_Integer)cnt[k]);
-		setnum(L, "share", d->rows ? (double)cnt[k] / (double)d->rows : 0);
-		lua_rawseti(L, rows, k + 1);
-	}
-	set_table_meta(L, cols, rows);
-	return 1;
-}
 
 /* Column index from a name or a 1-based index at stack idx; -1 = the target. */
 static int col_arg(lua_State *L, const gwb_dataset *d, int idx, const char *fn)
@@ -1436,7 +742,7 @@ static int m_select(lua_State *L)
 			return luaL_error(L, "select: \"%s\" is the target; select chooses features",
 					  d->target);
 	}
-	b = newbox(L);
+	b = gwb_lua_dsbox_new(L);
 	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &b->d));
 	return 1;
 }
@@ -1444,7 +750,7 @@ static int m_select(lua_State *L)
 /* Push a new Dataset of rows idx[0..n) of d. */
 static void push_take(lua_State *L, const gwb_dataset *d, const size_t *idx, size_t n)
 {
-	dsbox *b = newbox(L);
+	dsbox *b = gwb_lua_dsbox_new(L);
 
 	gwb_lua_check(L, gwb_dataset_take(d, idx, n, &b->d));
 }
@@ -1709,7 +1015,7 @@ static int m_print(lua_State *L)
 	lua_call(L, 1, 0);
 	if (n > 0) {
 		lua_getglobal(L, "print");
-		lua_pushcfunction(L, m_head);
+		lua_pushcfunction(L, gwb_lua_ds_head);
 		lua_pushvalue(L, 1);
 		lua_pushinteger(L, n);
 		lua_call(L, 2, 1);
@@ -1909,40 +1215,40 @@ static int m_transpose(lua_State *L)
 	lua_pushstring(L, r.kernel);
 	lua_setfield(L, -2, "kernel");
 	if (kernel && r.has_copy) {
-		setint(L, "tile", tile);
+		gwb_lua_setint(L, "tile", tile);
 		lua_pushboolean(L, kernel == 2);
 		lua_setfield(L, -2, "pad");
 	} else if (kernel) {
-		setint(L, "block", tile_given ? tile : 64);
+		gwb_lua_setint(L, "block", tile_given ? tile : 64);
 	}
-	setint(L, "rows", (lua_Integer)d->rows);
-	setint(L, "cols", d->features);
-	setint(L, "bytes", (lua_Integer)d->rows * d->features * (lua_Integer)sizeof(float));
-	setint(L, "reps", reps);
-	setnum(L, "kernel_ms", r.kernel_ms);
-	setnum(L, "kernel_min_ms", r.kernel_min_ms);
-	setnum(L, "gbps", r.gbps);
+	gwb_lua_setint(L, "rows", (lua_Integer)d->rows);
+	gwb_lua_setint(L, "cols", d->features);
+	gwb_lua_setint(L, "bytes", (lua_Integer)d->rows * d->features * (lua_Integer)sizeof(float));
+	gwb_lua_setint(L, "reps", reps);
+	gwb_lua_setnum(L, "kernel_ms", r.kernel_ms);
+	gwb_lua_setnum(L, "kernel_min_ms", r.kernel_min_ms);
+	gwb_lua_setnum(L, "gbps", r.gbps);
 	if (r.has_copy) {
-		setnum(L, "h2d_ms", r.h2d_ms);
-		setnum(L, "d2h_ms", r.d2h_ms);
-		setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
+		gwb_lua_setnum(L, "h2d_ms", r.h2d_ms);
+		gwb_lua_setnum(L, "d2h_ms", r.d2h_ms);
+		gwb_lua_setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
 		{  /* the copies' rates (bytes / each copy's own time), beside gpu.bandwidth()'s
 		    * pinned figures; the page-locking that made them pinned is timed apart */
 			double b = (double)d->rows * d->features * sizeof(float);
-			setnum(L, "h2d_gbps", r.h2d_ms > 0 ? b / (r.h2d_ms * 1e6) : 0);
-			setnum(L, "d2h_gbps", r.d2h_ms > 0 ? b / (r.d2h_ms * 1e6) : 0);
+			gwb_lua_setnum(L, "h2d_gbps", r.h2d_ms > 0 ? b / (r.h2d_ms * 1e6) : 0);
+			gwb_lua_setnum(L, "d2h_gbps", r.d2h_ms > 0 ? b / (r.d2h_ms * 1e6) : 0);
 		}
-		setnum(L, "register_ms", r.register_ms);
+		gwb_lua_setnum(L, "register_ms", r.register_ms);
 		lua_pushstring(L, r.registered ? "registered" : "staged");
 		lua_setfield(L, -2, "copy_path");
-		setnum(L, "copy_gbps", r.copy_gbps);
-		setnum(L, "copy_fraction", r.copy_gbps > 0 ? r.gbps / r.copy_gbps : 0);
+		gwb_lua_setnum(L, "copy_gbps", r.copy_gbps);
+		gwb_lua_setnum(L, "copy_fraction", r.copy_gbps > 0 ? r.gbps / r.copy_gbps : 0);
 	} else {
-		setnum(L, "transfer_ms", 0);
+		gwb_lua_setnum(L, "transfer_ms", 0);
 	}
 	lua_pushboolean(L, r.mismatches == 0);
 	lua_setfield(L, -2, "verified");
-	setint(L, "mismatches", (lua_Integer)r.mismatches);
+	gwb_lua_setint(L, "mismatches", (lua_Integer)r.mismatches);
 	lua_pushstring(L, why);
 	lua_setfield(L, -2, "why");
 	/* the run log */
@@ -1954,21 +1260,21 @@ static int m_transpose(lua_State *L)
 	lua_pushstring(L, r.backend);
 	lua_setfield(L, -2, "backend");
 	lua_createtable(L, 0, 5);
-	setint(L, "rows", (lua_Integer)d->rows);
-	setint(L, "cols", d->features);
+	gwb_lua_setint(L, "rows", (lua_Integer)d->rows);
+	gwb_lua_setint(L, "cols", d->features);
 	lua_pushstring(L, r.kernel);
 	lua_setfield(L, -2, "kernel");
-	setint(L, "tile", tile);
-	setint(L, "reps", reps);
+	gwb_lua_setint(L, "tile", tile);
+	gwb_lua_setint(L, "reps", reps);
 	lua_setfield(L, -2, "params");
 	lua_createtable(L, 0, 3);
-	setnum(L, "kernel_ms", r.kernel_ms);
-	setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
+	gwb_lua_setnum(L, "kernel_ms", r.kernel_ms);
+	gwb_lua_setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
 	lua_setfield(L, -2, "timing");
 	lua_createtable(L, 0, 3);
-	setnum(L, "gbps", r.gbps);
+	gwb_lua_setnum(L, "gbps", r.gbps);
 	if (r.has_copy)
-		setnum(L, "copy_gbps", r.copy_gbps);
+		gwb_lua_setnum(L, "copy_gbps", r.copy_gbps);
 	lua_pushboolean(L, r.mismatches == 0);
 	lua_setfield(L, -2, "verified");
 	lua_setfield(L, -2, "metrics");
@@ -2057,7 +1363,7 @@ static int m_to(lua_State *L)
 static int m_close(lua_State *L)
 {
 	gwb_lua_checkudata(L, 1, DATASET_MT, DATASET_MT);
-	return ds_release(L);
+	return gwb_lua_dataset_release(L);
 }
 
 static const gwb_reg methods[] = {
@@ -2074,17 +1380,17 @@ static const gwb_reg methods[] = {
 	 "gpus (default 1: device 0) puts a copy on each device named (gwb.gpus() lists them;\n"
 	 "all or nothing), which rf.train{gpus = ...} then reads there; d.gpus lists them.\n"
 	 "Example: big:to(\"gpu\"); p = f:predict(big)"},
-	{"head", m_head,
+	{"head", gwb_lua_ds_head,
 	 "d:head([n]) -> table\n"
 	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
 	 "aligned table; categorical values show their level, missing values NA.\n"
 	 "Example: d:head(3)"},
-	{"describe", m_describe,
+	{"describe", gwb_lua_ds_describe,
 	 "d:describe() -> table\n"
 	 "Per column: type (numeric/categorical), min, max, mean, std (n-1), missing, distinct;\n"
 	 "the target last. Prints as an aligned table; also indexable by column name.\n"
 	 "Example: d:describe().sepal_length.mean"},
-	{"class_counts", m_class_counts,
+	{"class_counts", gwb_lua_ds_class_counts,
 	 "d:class_counts() -> table\n"
 	 "Rows per class, as {name = count}; prints a table with counts and shares.\n"
 	 "Example: d:class_counts().setosa"},
@@ -2149,15 +1455,15 @@ static const gwb_reg methods[] = {
 int gwb_open_data(lua_State *L)
 {
 	static const luaL_Reg meta[] = {
-		{"__gc", ds_release},
-		{"__close", ds_release},
+		{"__gc", gwb_lua_dataset_release},
+		{"__close", gwb_lua_dataset_release},
 		{"__tostring", ds_tostring},
 		{"__len", ds_len},
 		{"__index", ds_index},
 		{NULL, NULL},
 	};
 
-	lua_pushcfunction(L, table_tostring);
+	lua_pushcfunction(L, gwb_lua_table_tostring);
 	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
 	gwb_lua_newclass(L, DATASET_MT, methods, meta);
 	luaL_newmetatable(L, FOLD_MT);

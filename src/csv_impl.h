@@ -1,0 +1,130 @@
+/* csv_impl.h - what the pieces of the CSV reader share (csv.h is the public contract): the
+ * reader's state (struct rd), the level dictionaries, the tokenizer's fields and the steps
+ * both readers take. csv_parse.c turns records into rows (numbers, tokenizer, dictionaries,
+ * the row store), csv.c is the sequential reader and gwb_csv_load, csv_par.c the byte ranges
+ * and the threads, csv_write.c the writer. Internal: nothing outside src/csv*.c includes it.
+ * Everything a struct rd holds is owned by it and released by csv.c's rd_free. */
+#ifndef GWB_CSV_IMPL_H
+#define GWB_CSV_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "csv.h"
+
+#define MAX_LEVELS (1 << 24)          /* category codes stay exact in float32 */
+#define PAR_MIN_BYTES ((size_t)64 << 20)
+#define PAR_RANGE_MIN ((size_t)4 << 20)
+
+/* --- dictionaries: string -> code, in order of first appearance --------------------------- */
+
+struct dict {
+	char **str;       /* code -> string (owned) */
+	uint32_t *hash;   /* code -> hash */
+	int n, cap;
+	int32_t *slot;    /* open addressing: code + 1, 0 = empty */
+	size_t nslot;
+};
+
+/* --- the reader ----------------------------------------------------------------------------- */
+
+struct field {
+	const char *p;
+	size_t n;
+	int q;            /* 0 unquoted, 1 quoted, 2 quoted with "" escapes inside */
+};
+
+enum { TOK_REC, TOK_MORE, TOK_EOF, TOK_ERR };
+
+struct col {
+	int numeric;      /* 1 numeric, 0 categorical */
+	struct dict dict;
+	int feature;      /* index among features; -1 for the target */
+	size_t missing;
+	/* sniffing */
+	int row0_text;
+	size_t seen_num, seen_text;   /* numbers and text among the sampled data rows */
+};
+
+struct rd {
+	const char *path;
+	int fd;
+	char *buf;
+	size_t cap, len;
+	size_t pos;        /* start of the next record in buf */
+	size_t line;       /* physical line of buf[pos], 1-based */
+	size_t off;        /* file offset of buf[0] */
+	size_t size;       /* file size */
+	size_t block;      /* read size (the buffer grows for longer records) */
+	bool eof;
+	char sep;
+	struct field *f;
+	int nf, fcap;
+	size_t nl;         /* newlines inside quotes in the last record */
+	char *scratch;
+	size_t scap;
+	bool crlf;
+	bool nul_check;    /* refuse NUL bytes (set once the first block was looked at) */
+	gwb_csv_info info;
+
+	const char *const *missing;
+	int n_missing;
+	bool numeric_missing;   /* a missing marker reads as a number ("-999"): check it first */
+
+	int ncol;
+	struct col *cols;
+	char **names;
+	struct dict name_set;   /* the names, code = column (set_names) */
+	int target;        /* column index of the target */
+
+	/* rows, row-major in mmap'd chunks */
+	float **chunk;
+	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
+	size_t *chunk_n;   /* rows in each chunk (the last one's is cur_rows until sealed) */
+	float *tv;         /* target value (or category code) per row */
+	size_t tv_cap;
+	size_t nmiss;      /* missing values the fast paths read (convert_row counts per column) */
+
+	/* after the parallel reader: the rows of range i (part_rows[i], in order) carry its own
+	 * level codes in categorical column j, which part_map[i * ncol + j] takes to the merged
+	 * dictionary's (NULL: the same) */
+	int npart;
+	size_t *part_rows;
+	int32_t **part_map;
+};
+
+/* csv_parse.c: the dictionaries. csv_dict_code: the code of s[0..n), adding it when new; -1 out
+ * of memory, -2 too many levels. csv_dict_find: the code of a name, -1 when absent. */
+void csv_dict_free(struct dict *d);
+int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code);
+int csv_dict_find(const struct dict *d, const char *s, size_t n);
+
+/* csv_parse.c: messages (path:line:col of buf offset `at`, counting from the record that
+ * starts at `rec` on `line`; a field shown for a message) and the tokenizer. */
+gwb_status csv_fail_at(struct rd *r, gwb_status st, size_t rec, size_t line, size_t at,
+		       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+const char *csv_show(const char *p, size_t n, char *out, size_t outsz);
+int csv_tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_status *err);
+bool csv_is_missing(const struct rd *r, const char *p, size_t n);
+gwb_status csv_field_text(struct rd *r, const struct field *f, const char **p, size_t *n);
+
+/* csv_parse.c: the row store and the converters that fill it (see there). */
+gwb_status csv_reserve_row(struct rd *r, float **row);
+bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tval);
+bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tval,
+		   size_t *nmiss);
+gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line);
+
+/* csv_par.c: fn on n jobs (size bytes apart; this thread runs job 0), the chunks transposed
+ * into X, the byte-range reader (PAR_* results) and the part maps it leaves in r. */
+enum { PAR_ERROR = -1, PAR_DECLINED = 0, PAR_DONE = 1, PAR_MISMATCH = 2 };
+
+void csv_run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *));
+gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored);
+bool csv_quoted_break(const char *p, size_t n);
+int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min, bool parity,
+		      bool progress, gwb_status *st);
+void csv_part_free(struct rd *r);
+
+#endif

@@ -1,0 +1,637 @@
+/* csv_par.c - the CSV reader's work on several threads: a large file parsed in byte ranges
+ * by all CPUs (csv_parallel_load, below: each range read with csv_parse.c's steps into its
+ * own chunks and dictionaries, merged in range order, the result the same bit for bit as the
+ * sequential reader's), and the row-major chunks transposed into the Dataset's columns on the
+ * threads the rows were read with (csv_store_chunks). What it hands back (chunks, targets,
+ * part maps) belongs to the reader's struct rd and is freed with it. */
+#define _GNU_SOURCE
+#include "csv_impl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "intr.h"
+#include "transpose.h"
+
+/* fn on each of n job structs (size bytes apart), job 0 on this thread and the others on
+ * threads of their own (one that cannot start runs here); returns when all are done. */
+void csv_run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *))
+{
+	pthread_t tid[64];
+	char *j = jobs;
+	int k, started;
+
+	for (k = 1; k < n && k < 64; k++)
+		if (pthread_create(&tid[k], NULL, fn, j + (size_t)k * size))
+			break;
+	started = k;
+	fn(j);
+	for (k = started; k < n; k++)
+		fn(j + (size_t)k * size);
+	for (k = 1; k < started; k++)
+		pthread_join(tid[k], NULL);
+}
+
+/* Transpose chunks [c0, c1) into X (rows r->rows apart) from row row0, releasing each at once;
+ * *stop set (by any group) ends them all between chunks. */
+struct store_job {
+	struct rd *r;
+	float *X;
+	size_t c0, c1, row0, stored;
+	atomic_int *stop;
+};
+
+static void *store_group(void *arg)
+{
+	struct store_job *j = arg;
+	struct rd *r = j->r;
+	size_t F = (size_t)r->ncol - 1, row = j->row0;
+
+	for (size_t i = j->c0; i < j->c1; i++) {
+		/* a chunk is 4 MiB: far less than 100 ms apart */
+		if (atomic_load(j->stop) || gwb_intr_pending()) {
+			atomic_store(j->stop, 1);
+			break;
+		}
+		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
+		munmap(r->chunk[i], r->chunk_rows * F * sizeof(float));
+		r->chunk[i] = NULL;
+		row += r->chunk_n[i];
+		j->stored += r->chunk_n[i];
+	}
+	return NULL;
+}
+
+/* The row-major chunks into the column-major X, on the threads the rows were read with (in
+ * contiguous groups of chunks: the transposes and the first touch of X's new pages run side by
+ * side); *stored: the rows stored. */
+gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored)
+{
+	struct store_job jobs[64];
+	atomic_int stop;
+	size_t per, c = 0, row = 0;
+	int n = r->info.threads > 1 ? r->info.threads : 1, k;
+
+	if (n > 64)
+		n = 64;
+	if ((size_t)n > r->nchunk)
+		n = r->nchunk ? (int)r->nchunk : 1;
+	atomic_init(&stop, 0);
+	per = (r->nchunk + (size_t)n - 1) / (size_t)n;
+	for (k = 0; k < n; k++) {
+		size_t c1 = c + per < r->nchunk ? c + per : r->nchunk;
+		jobs[k] = (struct store_job){r, X, c, c1, row, 0, &stop};
+		for (; c < c1; c++)
+			row += r->chunk_n[c];
+	}
+	csv_run_jobs(jobs, sizeof(jobs[0]), n, store_group);
+	*stored = 0;
+	for (k = 0; k < n; k++)
+		*stored += jobs[k].stored;
+	if (atomic_load(&stop))
+		return gwb_error(GWB_EINTR, "%s: loading interrupted (%zu of %zu rows stored)",
+				 r->path, *stored, r->rows);
+	return GWB_OK;
+}
+
+/* --- the parallel reader ------------------------------------------------------------------
+ * A large file is cut into byte ranges, eight per thread (at least PAR_RANGE_MIN bytes each),
+ * which the threads take in turn as they finish one (prun). A record belongs to the range its
+ * first byte lies in. A worker finds the first record start of its range, the byte after the
+ * first newline outside quotes at or after the range's first byte less one (whether that byte
+ * lies inside quotes comes from the parity of the quotes before it, counted over all ranges in
+ * a first pass; when no quoted field of the first block holds a line break the pass is
+ * skipped and "outside" assumed, which the check below proves or refutes). It then reads
+ * records with the sequential reader's own steps (csv_fast_row, csv_mixed_row, tokenize
+ * and csv_convert_row) until one starts past its range, with pread into its own buffer, into its
+ * own chunks, dictionaries and missing counts. Then the ranges are checked: each must end
+ * exactly where the next one started, which makes every start a true record start (by
+ * induction from the first range, which starts on the first data row); it fails only where
+ * quotes are used in a way their parity cannot see (a quote inside an unquoted field), and then
+ * the quotes are counted (if they were not) or the sequential reader reads the file. The
+ * dictionaries are merged in range order, each worker's levels in its own first-seen order,
+ * which is the first-seen order of the whole file: the codes do not depend on the thread count.
+ * A parse error stops every worker and the sequential reader reads the file again, so that the
+ * error it reports is the first one, with its line and column. */
+
+struct pworker {
+	/* buf, len, pos, eof, cols (own dictionaries), chunks, tv. Aligned to a cache line with
+	 * the array (aligned_alloc): a worker writes pos and len every record, and its
+	 * neighbour reads its own fields every record, so a shared line ping-pongs */
+	_Alignas(64) struct rd r;
+	size_t a, b;            /* file range: records starting in [a, b) */
+	size_t qa, qb;          /* the first pass counts the quotes in [qa, qb) */
+	size_t quotes;
+	size_t start, end;      /* the first record start it found, the one it stopped at */
+	bool inq;               /* byte a - 1 lies inside quotes */
+	bool all_numeric;       /* try csv_fast_row first */
+	int fd;
+	gwb_status st;
+	int declined;           /* a parse error: the sequential reader reads the file */
+	bool first;             /* the range that starts at the first data row */
+	char msg[400];          /* the worker thread's error message (messages are per thread) */
+	atomic_int *stop;
+	atomic_size_t *done;    /* bytes parsed by all workers (progress) */
+	bool progress;
+};
+
+/* pread more after buf[keep..len), moving it to the front (or growing the buffer). A NUL
+ * byte is a parse error (the sequential reader reports it). */
+static gwb_status prefill(struct rd *r, int fd, size_t keep, size_t limit)
+{
+	ssize_t got;
+
+	if (keep) {
+		memmove(r->buf, r->buf + keep, r->len - keep);
+		r->len -= keep;
+		r->off += keep;
+		r->pos -= keep;
+	} else if (r->len == r->cap) {
+		char *nb = realloc(r->buf, r->cap * 2 + 1);
+		if (!nb)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		r->buf = nb;
+		r->cap *= 2;
+	}
+	while (r->len < r->cap && !r->eof) {
+		size_t want = r->cap - r->len;
+		if (r->off + r->len >= limit) {
+			r->eof = true;
+			break;
+		}
+		if (want > limit - (r->off + r->len))
+			want = limit - (r->off + r->len);
+		got = pread(fd, r->buf + r->len, want, (off_t)(r->off + r->len));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return gwb_error(GWB_EIO, "%s: read failed: %s", r->path, strerror(errno));
+		if (got == 0) {
+			r->eof = true;
+			break;
+		}
+		if (memchr(r->buf + r->len, 0, (size_t)got))
+			return gwb_error(GWB_EPARSE, "%s: a NUL byte", r->path);
+		r->len += (size_t)got;
+	}
+	r->buf[r->len] = 0;
+	return GWB_OK;
+}
+
+/* Stop every worker after an error in this one, keeping its message for the caller. */
+static void *pfail(struct pworker *w, gwb_status st)
+{
+	w->st = st;
+	snprintf(w->msg, sizeof(w->msg), "%s", gwb_errmsg());
+	atomic_store(w->stop, 1);
+	return NULL;
+}
+
+/* A parse error declines (the sequential reader finds it again); anything else fails. */
+static void *pdecline(struct pworker *w, gwb_status st)
+{
+	if (st != GWB_EPARSE)
+		return pfail(w, st);
+	w->declined = 1;
+	atomic_store(w->stop, 1);
+	return NULL;
+}
+
+static size_t count_quotes(const char *p, size_t n)
+{
+	size_t k = 0, i = 0;
+#ifdef __SSE2__
+	const __m128i vq = _mm_set1_epi8('"');
+
+	/* per-byte counters (a match is -1), summed every 255 blocks before they wrap */
+	while (i + 16 <= n) {
+		__m128i acc = _mm_setzero_si128();
+		size_t stop = i + 16 * 255 < n ? i + 16 * 255 : n;
+		for (; i + 16 <= stop; i += 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, vq));
+		}
+		acc = _mm_sad_epu8(acc, _mm_setzero_si128());
+		k += (size_t)_mm_cvtsi128_si32(acc) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(acc, 8));
+	}
+#endif
+	for (; i < n; i++)
+		k += p[i] == '"';
+	return k;
+}
+
+/* The quotes in the file's bytes [at, hi), read into the worker's buffer, added to *q; true
+ * when it failed (w->st set) or was stopped. */
+static bool pcount_span(struct pworker *w, size_t at, size_t hi, size_t *q)
+{
+	struct rd *r = &w->r;
+
+	while (at < hi) {
+		if (atomic_load(w->stop))
+			return true;
+		size_t want = hi - at < r->cap ? hi - at : r->cap;
+		ssize_t got = pread(w->fd, r->buf, want, (off_t)at);
+		if (got < 0 && errno == EINTR) {
+			if (gwb_intr_pending()) {
+				pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
+				return true;
+			}
+			continue;
+		}
+		if (got < 0) {
+			pfail(w, gwb_error(GWB_EIO, "%s: read failed: %s", r->path, strerror(errno)));
+			return true;
+		}
+		if (got == 0)
+			break;
+		*q += count_quotes(r->buf, (size_t)got);
+		at += (size_t)got;
+	}
+	return false;
+}
+
+/* A line break inside quotes in p[0..n), or p ends inside quotes. */
+bool csv_quoted_break(const char *p, size_t n)
+{
+	const char *q = memchr(p, '"', n), *end = p + n;
+
+	while (q) {
+		const char *z = memchr(q + 1, '"', (size_t)(end - q - 1));
+		if (!z || memchr(q + 1, '\n', (size_t)(z - q - 1)) || memchr(q + 1, '\r', (size_t)(z - q - 1)))
+			return true;
+		q = z + 1 < end ? memchr(z + 1, '"', (size_t)(end - z - 1)) : NULL;
+	}
+	return false;
+}
+
+/* The first pass: the quotes in the range's [qa, qb). */
+static void *pcount(void *arg)
+{
+	struct pworker *w = arg;
+	size_t q = 0;
+
+	if (!pcount_span(w, w->qa, w->qb, &q))
+		w->quotes = q;
+	return NULL;
+}
+
+static void *pwork(void *arg)
+{
+	struct pworker *w = arg;
+	struct rd *r = &w->r;
+	size_t next, last_report = 0;
+	gwb_status st;
+	int t;
+
+	r->len = r->pos = 0;
+	r->eof = false;
+	r->line = 0;       /* lines read (the sum over the ranges is the file's) */
+	if (w->first) {
+		r->off = w->a;
+	} else {
+		bool inq = w->inq;
+		r->off = w->a - 1;
+		for (;;) {
+			char c;
+			if (r->pos == r->len) {
+				if (r->eof)
+					break;
+				if ((st = prefill(r, w->fd, r->len, r->size)))
+					return pdecline(w, st);
+				continue;
+			}
+			c = r->buf[r->pos++];
+			if (c == '"')
+				inq = !inq;
+			else if (c == '\n' && !inq)
+				break;
+		}
+	}
+	w->start = r->off + r->pos;
+	for (;;) {
+		float *row;
+		if (atomic_load(w->stop))
+			return NULL;
+		if (r->off + r->pos >= w->b)
+			break;   /* this record is the next range's */
+		if (r->pos == r->len) {
+			if (r->eof)
+				break;
+			if ((st = prefill(r, w->fd, r->pos, r->size)))
+				return pdecline(w, st);
+			if (gwb_intr_pending())
+				return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
+			continue;
+		}
+		if ((st = csv_reserve_row(r, &row)))
+			return pfail(w, st);
+		if ((w->all_numeric && csv_fast_row(r, r->pos, &next, row, &r->tv[r->rows])) ||
+		    csv_mixed_row(r, r->pos, &next, row, &r->tv[r->rows], &r->nmiss)) {
+			r->cur_rows++;
+			r->rows++;
+			r->line++;
+			r->pos = next;
+		} else {
+			t = csv_tokenize(r, r->pos, &next, r->line, &st);
+			if (t == TOK_ERR)
+				return pdecline(w, st);
+			if (t == TOK_EOF)
+				break;
+			if (t == TOK_MORE) {
+				if ((st = prefill(r, w->fd, r->pos, r->size)))
+					return pdecline(w, st);
+				if (gwb_intr_pending())
+					return pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted",
+								  r->path));
+				continue;
+			}
+			if (!(r->nf == 1 && !r->f[0].n && !r->f[0].q) &&
+			    (st = csv_convert_row(r, r->pos, r->line)))
+				return pdecline(w, st);
+			r->line += 1 + r->nl;
+			r->pos = next;
+		}
+		if (w->progress && r->off + r->pos - last_report > ((size_t)8 << 20)) {
+			size_t d = r->off + r->pos - last_report;
+			last_report = r->off + r->pos;
+			gwb_progress_update((double)atomic_fetch_add(w->done, d) + (double)d, NULL, 0);
+		}
+	}
+	w->end = r->off + r->pos;
+	return NULL;
+}
+
+/* Run fn on the n ranges' workers over `threads` threads (this one too), each taking the next
+ * range when it is done with one: a thread that runs slower (a busy core, a VM's vCPU that
+ * the host slows) takes fewer ranges instead of holding up the end. */
+struct prun_ctx {
+	struct pworker *w;
+	int n;
+	atomic_int next;
+	void *(*fn)(void *);
+};
+
+static void *prun_main(void *arg)
+{
+	struct prun_ctx *c = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(&c->next, 1)) < c->n)
+		c->fn(&c->w[i]);
+	return NULL;
+}
+
+static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
+{
+	struct prun_ctx c = {w, n, 0, fn};
+
+	if (threads > n)
+		threads = n;
+	csv_run_jobs(&c, 0, threads, prun_main);   /* size 0: every thread gets the one context */
+}
+
+/* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
+ * (local code -> merged code) goes to r->part_map[i * ncol + j], NULL where it is the
+ * identity. PAR_DECLINED when the merged column has too many levels (the sequential reader
+ * says where), PAR_ERROR when out of memory. */
+static int merge_levels(struct rd *r, struct pworker *w, int n, int j, gwb_status *st)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		struct dict *d = &w[i].r.cols[j].dict;
+		int32_t *map;
+		bool ident = true;
+		if (!d->n)
+			continue;
+		if (!(map = malloc((size_t)d->n * sizeof(*map)))) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			return PAR_ERROR;
+		}
+		for (k = 0; k < d->n; k++) {
+			int e = csv_dict_code(&r->cols[j].dict, d->str[k], strlen(d->str[k]), &map[k]);
+			if (e) {
+				free(map);
+				if (e == -2)
+					return PAR_DECLINED;
+				*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
+						"column \"%s\"", r->path, r->names[j]);
+				return PAR_ERROR;
+			}
+			ident &= map[k] == k;
+		}
+		if (ident)
+			free(map);
+		else
+			r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map;
+	}
+	return PAR_DONE;
+}
+
+void csv_part_free(struct rd *r)
+{
+	size_t i;
+
+	if (r->part_map)
+		for (i = 0; i < (size_t)r->npart * (size_t)r->ncol; i++)
+			free(r->part_map[i]);
+	free(r->part_map);
+	free(r->part_rows);
+	r->part_map = NULL;
+	r->part_rows = NULL;
+	r->npart = 0;
+}
+
+/* Try the parallel reader from file offset `start` (the first data row); parity: count the
+ * quotes first. PAR_DONE (rows in r), PAR_DECLINED or PAR_MISMATCH (r untouched), PAR_ERROR
+ * (st set). */
+int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min, bool parity,
+		      bool progress, gwb_status *st)
+{
+	struct pworker *w;
+	atomic_int stop;
+	atomic_size_t done;
+	size_t per, total_rows = 0, total_chunks = 0, k;
+	int n, i, j, result = PAR_DONE;
+	bool all_numeric = true;
+
+	if (threads > 64)
+		threads = 64;
+	/* eight ranges a thread (of at least range_min bytes, at most 64): the threads take them
+	 * as they finish, so that the slowest thread does not set the time */
+	size_t nr = (r->size - start) / (range_min ? range_min : 1);
+	if (nr > (size_t)threads * 8)
+		nr = (size_t)threads * 8;
+	if (nr > 64)
+		nr = 64;
+	if (nr < (size_t)threads)
+		nr = (size_t)threads;
+	int ranges = (int)nr;
+	per = (r->size - start + (size_t)ranges - 1) / (size_t)ranges;
+	if ((w = aligned_alloc(64, (size_t)ranges * sizeof(*w))))
+		memset(w, 0, (size_t)ranges * sizeof(*w));
+	if (!w) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		return PAR_ERROR;
+	}
+	for (j = 0; j < r->ncol; j++)
+		all_numeric &= r->cols[j].numeric != 0;
+	atomic_init(&stop, 0);
+	atomic_init(&done, start);
+	for (n = 0; n < ranges; n++) {
+		struct rd *q = &w[n].r;
+		w[n].a = start + (size_t)n * per;
+		w[n].b = w[n].a + per < r->size ? w[n].a + per : r->size;
+		if (w[n].a >= r->size)
+			w[n].a = w[n].b = r->size;
+		w[n].qa = n ? w[n].a - 1 : w[n].a;
+		w[n].qb = w[n].b - 1;
+		w[n].fd = r->fd;
+		w[n].first = n == 0;
+		w[n].all_numeric = all_numeric && !r->numeric_missing;
+		w[n].stop = &stop;
+		w[n].done = &done;
+		w[n].progress = progress;
+		q->path = r->path;
+		q->sep = r->sep;
+		q->ncol = r->ncol;
+		q->target = r->target;
+		q->names = r->names;
+		q->info.header = r->info.header;
+		q->missing = r->missing;
+		q->n_missing = r->n_missing;
+		q->numeric_missing = r->numeric_missing;
+		q->chunk_rows = r->chunk_rows;
+		q->size = r->size;
+		q->fd = -1;
+		q->cap = ((size_t)1 << 20);
+		q->buf = malloc(q->cap + 1);
+		q->cols = malloc((size_t)r->ncol * sizeof(*q->cols));
+		if (!q->buf || !q->cols) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = PAR_ERROR;
+			n++;
+			goto out;
+		}
+		memcpy(q->cols, r->cols, (size_t)r->ncol * sizeof(*q->cols));
+		for (j = 0; j < r->ncol; j++) {
+			memset(&q->cols[j].dict, 0, sizeof(q->cols[j].dict));
+			q->cols[j].missing = 0;
+		}
+	}
+	if (parity) {
+		bool inq = false;
+		prun(w, n - 1, threads, pcount);   /* the last range's count is not needed */
+		for (i = 0; i < n; i++) {
+			w[i].inq = inq;
+			inq ^= w[i].quotes & 1;
+		}
+	}
+	for (i = 0; i < n && !w[i].st; i++)
+		;
+	if (i == n)
+		prun(w, n, threads, pwork);
+	for (i = 0; i < n; i++) {
+		if (w[i].st && result != PAR_ERROR) {
+			*st = gwb_error(w[i].st, "%s", w[i].msg);
+			result = PAR_ERROR;
+		}
+		if (w[i].declined && result == PAR_DONE)
+			result = PAR_DECLINED;
+		if (result == PAR_DONE && i + 1 < n && w[i].end != w[i + 1].start)
+			result = PAR_MISMATCH;
+		total_rows += w[i].r.rows;
+		total_chunks += w[i].r.nchunk;
+	}
+	if (result != PAR_DONE)
+		goto out;
+	r->part_map = calloc((size_t)n * (size_t)r->ncol, sizeof(*r->part_map));
+	r->part_rows = calloc((size_t)n, sizeof(*r->part_rows));
+	if (!r->part_map || !r->part_rows) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		result = PAR_ERROR;
+		goto out;
+	}
+	r->npart = n;
+	for (j = 0; j < r->ncol && result == PAR_DONE; j++)
+		if (!r->cols[j].numeric)
+			result = merge_levels(r, w, n, j, st);
+	if (result != PAR_DONE)
+		goto out;
+	/* hand the workers' chunks and targets to r, in range order */
+	r->chunk = calloc(total_chunks + 1, sizeof(*r->chunk));
+	r->chunk_n = calloc(total_chunks + 1, sizeof(*r->chunk_n));
+	r->tv = malloc((total_rows + 1) * sizeof(float));
+	if (!r->chunk || !r->chunk_n || !r->tv) {
+		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		result = PAR_ERROR;
+		goto out;
+	}
+	r->chunk_cap = total_chunks + 1;
+	for (i = 0; i < n; i++) {
+		struct rd *q = &w[i].r;
+		const int32_t *tmap = r->part_map[(size_t)i * (size_t)r->ncol + (size_t)r->target];
+		if (q->nchunk)
+			q->chunk_n[q->nchunk - 1] = q->cur_rows;
+		for (k = 0; k < q->nchunk; k++) {
+			r->chunk[r->nchunk] = q->chunk[k];
+			r->chunk_n[r->nchunk++] = q->chunk_n[k];
+		}
+		q->nchunk = 0;
+		if (tmap)   /* a categorical target: the merged codes */
+			for (k = 0; k < q->rows; k++)
+				r->tv[r->rows + k] = (float)tmap[(int32_t)q->tv[k]];
+		else if (q->rows)
+			memcpy(r->tv + r->rows, q->tv, q->rows * sizeof(float));
+		r->part_rows[i] = q->rows;
+		r->rows += q->rows;
+		r->line += q->line;
+		r->crlf |= q->crlf;
+		r->nmiss += q->nmiss;
+		for (j = 0; j < r->ncol; j++)
+			r->cols[j].missing += q->cols[j].missing;
+	}
+	r->cur_rows = r->nchunk ? r->chunk_n[r->nchunk - 1] : 0;
+	r->tv_cap = total_rows + 1;
+out:
+	for (i = 0; i < n; i++) {
+		struct rd *q = &w[i].r;
+		for (k = 0; k < q->nchunk; k++)
+			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
+		free(q->chunk);
+		free(q->chunk_n);
+		free(q->tv);
+		free(q->buf);
+		free(q->f);
+		free(q->scratch);
+		if (q->cols)
+			for (j = 0; j < q->ncol; j++)
+				csv_dict_free(&q->cols[j].dict);
+		free(q->cols);
+	}
+	free(w);
+	if (result != PAR_DONE && result != PAR_ERROR) {
+		/* leave r as it was for the sequential reader */
+		free(r->chunk);
+		free(r->chunk_n);
+		free(r->tv);
+		r->chunk = NULL;
+		r->chunk_n = NULL;
+		r->tv = NULL;
+		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
+		for (j = 0; j < r->ncol; j++)
+			csv_dict_free(&r->cols[j].dict);
+		csv_part_free(r);
+	}
+	return result;
+}

@@ -1,0 +1,977 @@
+/* csv_parse.c - records into rows, for both CSV readers (csv.c's sequential one and
+ * csv_par.c's byte ranges): the number parser (gwb_csv_parse_float, correctly rounded float32:
+ * Clinger's fast path with a midpoint guard, strtof for the rest), the quote-aware tokenizer
+ * (SSE2 field scan), the level dictionaries (string -> code in first-seen order), the row
+ * store (row-major rows in mmap'd chunks that the reader owns and build() releases) and the
+ * converters that fill it: the one-pass fast paths for rows of numbers (csv_fast_row) and of
+ * mixed fields (csv_mixed_row), and csv_convert_row after the tokenizer for everything else,
+ * which gives the same values and says file:line:column for what it refuses. */
+#define _GNU_SOURCE
+#include "csv_impl.h"
+
+#include <errno.h>
+#include <float.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* --- numbers ---------------------------------------------------------------------------- */
+
+static const double pow10_tab[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+static const double negpow10_tab[23] = {
+	1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11,
+	1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
+};
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;
+
+static void make_c_locale(void)
+{
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* strtof in the C locale (glibc's strtof is correctly rounded) for what the fast path leaves. */
+static bool slow_float(const char *s, size_t n, float *out, bool *ovf)
+{
+	char tmp[128], *buf = tmp, *end;
+	bool ok;
+	float f;
+
+	if (n >= sizeof(tmp) && !(buf = malloc(n + 1)))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	pthread_once(&c_locale_once, make_c_locale);
+	errno = 0;
+	f = c_locale ? strtof_l(buf, &end, c_locale) : strtof(buf, &end);
+	ok = end == buf + n && n > 0;
+	if (ok && errno == ERANGE && isinf(f))
+		*ovf = true;
+	if (ok)
+		*out = f;
+	if (buf != tmp)
+		free(buf);
+	return ok;
+}
+
+/* -f when neg, without a branch (signs in data are often random). */
+static inline float with_sign(float f, bool neg)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, 4);
+	b ^= (uint32_t)neg << 31;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+/* w * 10^exp10 (w has at most 19 digits) as the correctly rounded float, when the fast
+ * arithmetic can prove it; false sends the caller to strtof. */
+static inline bool float_fast(uint64_t w, int exp10, bool neg, float *out)
+{
+	if (!w) {
+		*out = with_sign(0.0f, neg);
+		return true;
+	}
+	/* Clinger's fast path: w and 10^|e| are exact doubles, so one operation gives the correctly
+	 * rounded double. Rounding that double to float is then correct unless it lies exactly
+	 * on a midpoint between two floats (its low 29 mantissa bits are 1000...0): those rare
+	 * cases, and numbers outside the normal float range, go to strtof. */
+	if (w <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
+		double d = (double)(int64_t)w;   /* exact; the signed conversion is one instruction */
+		uint64_t bits;
+		if (exp10 < 0) {
+			/* Multiplying by the rounded 10^-k is off by at most 2 units in the last
+			 * place of the double; unless that lands within 4 units of a float midpoint,
+			 * rounding to float gives the same result as the exact quotient, for the
+			 * price of a multiply instead of a divide. */
+			double m = d * negpow10_tab[-exp10];
+			uint64_t mb;
+			memcpy(&mb, &m, sizeof(mb));
+			if (m >= FLT_MIN && m <= FLT_MAX &&
+			    (uint32_t)((mb & 0x1fffffffu) - 0x10000000u + 4u) > 8u) {
+				float f = (float)m;
+				*out = with_sign(f, neg);
+				return true;
+			}
+			d = d / pow10_tab[-exp10];
+		} else {
+			d = d * pow10_tab[exp10];
+		}
+		memcpy(&bits, &d, sizeof(bits));
+		if (d >= FLT_MIN && d <= FLT_MAX && (bits & 0x1fffffffu) != 0x10000000u) {
+			float f = (float)d;
+			*out = with_sign(f, neg);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool gwb_csv_parse_float(const char *s, size_t n, float *out, bool *overflow)
+{
+	const char *p, *e;
+	uint64_t w = 0;
+	int nd = 0, exp10 = 0;
+	bool neg = false, any = false;
+
+	*overflow = false;
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n)
+		return false;
+	p = s;
+	e = s + n;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	/* digits accumulate into w without branches; more than 19 (w may have wrapped) go to
+	 * strtof, as do leading zeros that push the count over (rare in data) */
+	{
+		const char *q = p;
+		int nfrac = 0;
+		for (; p < e && (unsigned)(*p - '0') < 10; p++)
+			w = w * 10 + (unsigned)(*p - '0');
+		nd = (int)(p - q);
+		if (p < e && *p == '.') {
+			const char *f = ++p;
+			for (; p < e && (unsigned)(*p - '0') < 10; p++)
+				w = w * 10 + (unsigned)(*p - '0');
+			nfrac = (int)(p - f);
+		}
+		nd += nfrac;
+		any = nd > 0;
+		exp10 = -nfrac;
+		if (nd > 19)
+			goto slow;
+	}
+	if (!any) {
+		/* inf, infinity, nan in any case go to strtof; anything else is text. */
+		if (p < e && (*p == 'i' || *p == 'I' || *p == 'n' || *p == 'N'))
+			goto slow;
+		return false;
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		bool ed = false;
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (; p < e && (unsigned)(*p - '0') < 10; p++) {
+			ed = true;
+			if (ex < 100000)
+				ex = ex * 10 + (*p - '0');
+		}
+		if (!ed)
+			return false;
+		exp10 += es * ex;
+	}
+	if (p != e)
+		return false;
+	if (float_fast(w, exp10, neg, out))
+		return true;
+slow:
+	return slow_float(s, n, out, overflow);
+}
+
+/* --- dictionaries: string -> code, in order of first appearance --------------------------- */
+
+
+/* The dictionaries' hash: eight bytes a step (a level is hashed on every record that holds
+ * it, byte-at-a-time FNV-1a was 4 % of a mixed file's load), a multiply-xorshift mix. Only
+ * lookups use it: codes come from first-seen order. */
+static uint32_t str_hash(const char *s, size_t n)
+{
+	const uint64_t k = 0x9E3779B97F4A7C15ull;
+	uint64_t h = k ^ (uint64_t)n, w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, s, n);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	h *= 0xBF58476D1CE4E5B9ull;
+	return (uint32_t)(h >> 32);
+}
+
+void csv_dict_free(struct dict *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->str[i]);
+	free(d->str);
+	free(d->hash);
+	free(d->slot);
+	memset(d, 0, sizeof(*d));
+}
+
+static int dict_rehash(struct dict *d, size_t nslot)
+{
+	int32_t *s = calloc(nslot, sizeof(*s));
+	int i;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < d->n; i++) {
+		size_t k = d->hash[i] & (nslot - 1);
+		while (s[k])
+			k = (k + 1) & (nslot - 1);
+		s[k] = i + 1;
+	}
+	free(d->slot);
+	d->slot = s;
+	d->nslot = nslot;
+	return 0;
+}
+
+/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. */
+int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
+{
+	uint32_t h = str_hash(s, n);
+	size_t k;
+	char *c;
+
+	if (!d->slot && dict_rehash(d, 64))
+		return -1;
+	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k] - 1;
+		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
+			*code = i;
+			return 0;
+		}
+	}
+	if (d->n >= MAX_LEVELS)
+		return -2;
+	if (d->n == d->cap) {
+		int cap = d->cap ? d->cap * 2 : 16;
+		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
+		uint32_t *nh;
+		if (!ns)
+			return -1;
+		d->str = ns;
+		nh = realloc(d->hash, (size_t)cap * sizeof(*nh));
+		if (!nh)
+			return -1;
+		d->hash = nh;
+		d->cap = cap;
+	}
+	if (!(c = malloc(n + 1)))
+		return -1;
+	memcpy(c, s, n);
+	c[n] = 0;
+	d->str[d->n] = c;
+	d->hash[d->n] = h;
+	d->slot[k] = d->n + 1;
+	*code = d->n++;
+	if ((size_t)d->n * 2 > d->nslot && dict_rehash(d, d->nslot * 2))
+		return -1;
+	return 0;
+}
+
+/* --- records ---------------------------------------------------------------------------- */
+
+/* path:line:col of buf offset `at`, counting from the record that starts at `rec` on `line`. */
+gwb_status csv_fail_at(struct rd *r, gwb_status st, size_t rec, size_t line, size_t at,
+		       const char *fmt, ...)
+{
+	char msg[768];
+	size_t i, bol = rec, col;
+	va_list ap;
+
+	for (i = rec; i < at && i < r->len; i++)
+		if (r->buf[i] == '\n')
+			line++, bol = i + 1;
+	col = at - bol + 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return gwb_error(st, "%s:%zu:%zu: %s", r->path, line, col, msg);
+}
+
+/* Show a field (at most 40 bytes, control characters escaped) for a message. */
+const char *csv_show(const char *p, size_t n, char *out, size_t outsz)
+{
+	size_t i, k = 0;
+
+	out[k++] = '"';
+	for (i = 0; i < n && k + 6 < outsz; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (i == 40) {
+			memcpy(out + k, "...", 3);
+			k += 3;
+			break;
+		}
+		if (c < 32 || c == 127)
+			k += (size_t)snprintf(out + k, outsz - k, "\\x%02x", c);
+		else
+			out[k++] = (char)c;
+	}
+	out[k++] = '"';
+	out[k] = 0;
+	return out;
+}
+
+/* The first separator, '\n' or '\r' at or after p (end when none): 16 bytes at a time where
+ * SSE2 is there (every x86-64). */
+static inline const char *scan_field(const char *p, const char *end, char sep)
+{
+#ifdef __SSE2__
+	const __m128i vs = _mm_set1_epi8(sep), vn = _mm_set1_epi8('\n'), vr = _mm_set1_epi8('\r');
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, vs),
+								    _mm_cmpeq_epi8(x, vn)),
+						       _mm_cmpeq_epi8(x, vr)));
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != sep && *p != '\n' && *p != '\r')
+		p++;
+	return p;
+}
+
+/* Split the record starting at buf[cur] into r->f. TOK_REC sets *next to the first byte after
+ * it (its line end consumed); TOK_MORE asks for more bytes; TOK_EOF when no bytes are left. */
+/* Step *pp over the line end it points at (\n, \r or \r\n; a \r\n marks the file as CRLF).
+ * false: a \r ends the buffer before the end of the file, and its \n may be in the next block. */
+static inline bool eat_eol(struct rd *r, const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	if (*p == '\r') {
+		if (p + 1 == end && !r->eof)
+			return false;
+		p++;
+		if (p < end && *p == '\n') {
+			p++;
+			r->crlf = true;
+		}
+	} else {
+		p++;
+	}
+	*pp = p;
+	return true;
+}
+
+int csv_tokenize(struct rd *r, size_t cur, size_t *next, size_t line, gwb_status *err)
+{
+	const char *p = r->buf + cur, *end = r->buf + r->len;
+	char sep = r->sep;
+
+	r->nf = 0;
+	r->nl = 0;
+	if (p == end)
+		return r->eof ? TOK_EOF : TOK_MORE;
+	for (;;) {
+		struct field *f;
+		if (r->nf == r->fcap) {
+			int cap = r->fcap ? r->fcap * 2 : 64;
+			struct field *nf = realloc(r->f, (size_t)cap * sizeof(*nf));
+			if (!nf) {
+				*err = gwb_error(GWB_ENOMEM, "%s: out of memory splitting a row", r->path);
+				return TOK_ERR;
+			}
+			r->f = nf;
+			r->fcap = cap;
+		}
+		f = &r->f[r->nf++];
+		if (p < end && *p == '"') {
+			const char *q = p + 1;
+			int esc = 0;
+			size_t nl = 0;
+			for (;;) {
+				const char *z = memchr(q, '"', (size_t)(end - q));
+				const char *s;
+				for (s = q; (s = memchr(s, '\n', (size_t)((z ? z : end) - s))); s++)
+					nl++;
+				if (!z) {
+					if (!r->eof)
+						return TOK_MORE;
+					*err = csv_fail_at(r, GWB_EPARSE, cur, line, (size_t)(p - r->buf),
+						       "quoted field never closed (no matching '\"' before "
+						       "the end of the file); close the quote or escape "
+						       "inner quotes as \"\"");
+					return TOK_ERR;
+				}
+				if (z + 1 == end && !r->eof)
+					return TOK_MORE;
+				if (z + 1 < end && z[1] == '"') {
+					esc = 1;
+					q = z + 2;
+					continue;
+				}
+				q = z;
+				break;
+			}
+			r->nl += nl;
+			f->p = p + 1;
+			f->n = (size_t)(q - p - 1);
+			f->q = 1 + esc;
+			p = q + 1;
+			while (p < end && *p == ' ' && sep != ' ')
+				p++;
+			if (p == end) {
+				if (!r->eof)
+					return TOK_MORE;
+				break;
+			}
+			if (*p == sep) {
+				p++;
+				continue;
+			}
+			if (*p == '\n' || *p == '\r')
+				goto line_end;
+			{
+				char b[64];
+				*err = csv_fail_at(r, GWB_EPARSE, cur, line, (size_t)(p - r->buf),
+					       "unexpected %s after a closing quote; a quote inside a "
+					       "quoted field is written \"\"",
+					       csv_show(p, 1, b, sizeof(b)));
+			}
+			return TOK_ERR;
+		} else {
+			const char *s = p;
+			p = scan_field(p, end, sep);
+			f->p = s;
+			f->n = (size_t)(p - s);
+			f->q = 0;
+			if (p == end) {
+				if (!r->eof)
+					return TOK_MORE;
+				break;
+			}
+			if (*p == sep) {
+				p++;
+				if (p == end && !r->eof)
+					return TOK_MORE;
+				continue;
+			}
+			goto line_end;
+		}
+	}
+	*next = (size_t)(p - r->buf);
+	return TOK_REC;
+line_end:
+	if (!eat_eol(r, &p, end))
+		return TOK_MORE;
+	*next = (size_t)(p - r->buf);
+	return TOK_REC;
+}
+
+bool csv_is_missing(const struct rd *r, const char *p, size_t n)
+{
+	int i;
+
+	if (!n)
+		return true;
+	for (i = 0; i < r->n_missing; i++) {
+		const char *m = r->missing[i];
+		if (m[0] == p[0] && strlen(m) == n && !memcmp(m, p, n))
+			return true;
+	}
+	return false;
+}
+
+/* The text of field f: trimmed when unquoted, unescaped when it holds "" pairs. */
+gwb_status csv_field_text(struct rd *r, const struct field *f, const char **p, size_t *n)
+{
+	size_t i, k;
+
+	if (f->q == 0) {
+		const char *s = f->p;
+		size_t m = f->n;
+		while (m && (*s == ' ' || *s == '\t') && r->sep != *s)
+			s++, m--;
+		while (m && (s[m - 1] == ' ' || s[m - 1] == '\t') && r->sep != s[m - 1])
+			m--;
+		*p = s;
+		*n = m;
+		return GWB_OK;
+	}
+	if (f->q == 1) {
+		*p = f->p;
+		*n = f->n;
+		return GWB_OK;
+	}
+	if (f->n + 1 > r->scap) {
+		char *s = realloc(r->scratch, f->n + 1);
+		if (!s)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory for a %zu-byte field", r->path,
+					 f->n);
+		r->scratch = s;
+		r->scap = f->n + 1;
+	}
+	for (i = 0, k = 0; i < f->n; i++) {
+		r->scratch[k++] = f->p[i];
+		if (f->p[i] == '"' && i + 1 < f->n && f->p[i + 1] == '"')
+			i++;
+	}
+	*p = r->scratch;
+	*n = k;
+	return GWB_OK;
+}
+
+/* The column of a name (dict codes are column indices: set_names adds one name per column, in
+ * order), -1 when no column has it. */
+int csv_dict_find(const struct dict *d, const char *s, size_t n)
+{
+	uint32_t h = str_hash(s, n);
+	size_t k;
+
+	if (!d->slot)
+		return -1;
+	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k] - 1;
+		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
+			return i;
+	}
+	return -1;
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Ask for transparent huge pages over the 2 MiB-aligned interior of [p, p + n): a table is
+ * written once, page by page, and 2 MiB faults cost far less than 512 small ones. Only a
+ * hint: without THP nothing changes. */
+static void hint_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (b > a)
+		madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+/* An anonymous mapping of n bytes aligned to 2 MiB (so that all of it can use huge pages);
+ * released with munmap(p, n). NULL when out of memory. */
+static void *map_aligned(size_t n)
+{
+	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a;
+	char *m;
+
+	n = (n + page - 1) / page * page;
+	len = n + HUGE_PAGE;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	if (a > (uintptr_t)m)
+		munmap(m, a - (uintptr_t)m);
+	if ((uintptr_t)m + len > a + n)
+		munmap((void *)(a + n), (uintptr_t)m + len - (a + n));
+	hint_huge((void *)a, n);
+	return (void *)a;
+}
+
+static gwb_status new_chunk(struct rd *r)
+{
+	size_t bytes = r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
+	void *m;
+
+	if (r->nchunk == r->chunk_cap) {
+		size_t cap = r->chunk_cap ? r->chunk_cap * 2 : 64;
+		float **nc = realloc(r->chunk, cap * sizeof(*nc));
+		size_t *nn;
+		if (!nc)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->chunk = nc;
+		nn = realloc(r->chunk_n, cap * sizeof(*nn));
+		if (!nn)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->chunk_n = nn;
+		r->chunk_cap = cap;
+	}
+	if (r->nchunk)
+		r->chunk_n[r->nchunk - 1] = r->cur_rows;
+	m = map_aligned(bytes ? bytes : 1);
+	if (!m)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows (%zu bytes held)",
+				 r->path, r->rows, r->nchunk * bytes);
+	r->chunk[r->nchunk] = m;
+	r->chunk_n[r->nchunk++] = 0;
+	r->cur_rows = 0;
+	return GWB_OK;
+}
+
+/* Room for one more row: *row points at its features in the current chunk, r->tv[r->rows]
+ * takes its target. The row counts only once the caller bumps cur_rows and rows. */
+gwb_status csv_reserve_row(struct rd *r, float **row)
+{
+	gwb_status st;
+
+	if (r->cur_rows == r->chunk_rows || !r->nchunk)
+		if ((st = new_chunk(r)))
+			return st;
+	if (r->rows == r->tv_cap) {
+		size_t cap = r->tv_cap ? r->tv_cap * 2 : 1024;
+		float *nt = realloc(r->tv, cap * sizeof(*nt));
+		if (!nt)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
+		r->tv = nt;
+		r->tv_cap = cap;
+	}
+	*row = r->chunk[r->nchunk - 1] + r->cur_rows * (size_t)(r->ncol - 1);
+	return GWB_OK;
+}
+
+/* Eight ASCII digits (first digit in the lowest byte) to their value, as fast_float does. */
+static inline uint32_t parse8(uint64_t v)
+{
+	const uint64_t mask = 0x000000FF000000FFull, mul1 = 0x000F424000000064ull,
+		       mul2 = 0x0000271000000001ull;
+
+	v -= 0x3030303030303030ull;
+	v = v * 10 + (v >> 8);
+	return (uint32_t)(((v & mask) * mul1 + ((v >> 16) & mask) * mul2) >> 32);
+}
+
+static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+				      100000000};
+
+/* Accumulate the digits at p into *w (w = 10 w + digit), eight at a time while 8 bytes are
+ * readable; returns the first byte that is not a digit. *w wraps past 19 digits, which the
+ * caller refuses by the count. */
+static inline const char *digits(const char *p, const char *end, uint64_t *w)
+{
+	while (end - p >= 8) {
+		uint64_t v, m;
+		int n, sh;
+		memcpy(&v, p, 8);
+		/* a byte's high bit is set where it is not '0'..'9' (exact up to the first such) */
+		m = ((v + 0x4646464646464646ull) | (v - 0x3030303030303030ull)) &
+		    0x8080808080808080ull;
+		n = m ? __builtin_ctzll(m) >> 3 : 8;
+		if (!n)
+			return p;
+		sh = 8 * (8 - n);
+		if (sh)   /* shift the n digits up, '0's in front */
+			v = (v << sh) | (0x3030303030303030ull & ((1ull << sh) - 1));
+		*w = *w * pow10_u64[n] + parse8(v);
+		p += n;
+		if (n < 8)
+			return p;
+	}
+	for (; p < end && (unsigned)(*p - '0') < 10; p++)
+		*w = *w * 10 + (unsigned)(*p - '0');
+	return p;
+}
+
+/* A plain number at *pp (sign, digits, fraction, exponent: no blanks, at most 19 digits) that
+ * the fast arithmetic settles: *v and *pp moved past it. false leaves *pp anywhere (the caller
+ * restarts the field), for text, an empty field or a number strtof must settle. */
+static inline bool fast_number(const char **pp, const char *end, float *v)
+{
+	const char *p = *pp, *q;
+	uint64_t w = 0;
+	int nd, nfrac = 0, exp10;
+	bool neg;
+
+	if (p == end)
+		return false;
+	neg = *p == '-';      /* branch-free: random signs would defeat the predictor */
+	p += (*p == '-') | (*p == '+');
+	q = p;
+	p = digits(p, end, &w);
+	nd = (int)(p - q);
+	if (p < end && *p == '.') {
+		q = ++p;
+		p = digits(p, end, &w);
+		nfrac = (int)(p - q);
+	}
+	nd += nfrac;
+	if (nd == 0 || nd > 19)
+		return false;
+	exp10 = -nfrac;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		if (++p < end && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (q = p; p < end && (unsigned)(*p - '0') < 10 && ex < 10000; p++)
+			ex = ex * 10 + (*p - '0');
+		if (p == q)
+			return false;
+		exp10 += es * ex;
+	}
+	*pp = p;
+	return float_fast(w, exp10, neg, v);
+}
+
+/* fast_number for the commonest shape, [sign] 1-7 digits '.' 1-7 digits (fixed decimals, as
+ * most writers print), read as two 8-byte words with at least 18 bytes left: the same value
+ * and end as fast_number (the same arithmetic), in fewer steps; anything else goes to it. */
+static inline bool fast_decimal(const char **pp, const char *end, float *v)
+{
+	const char *p = *pp;
+
+	if (end - p >= 18) {
+		bool neg = *p == '-';
+		const char *q = p + ((*p == '-') | (*p == '+'));
+		uint64_t a, b, m;
+		memcpy(&a, q, 8);
+		m = ((a + 0x4646464646464646ull) | (a - 0x3030303030303030ull)) & 0x8080808080808080ull;
+		int n1 = m ? __builtin_ctzll(m) >> 3 : 8;
+		if (n1 > 0 && n1 < 8 && q[n1] == '.') {
+			memcpy(&b, q + n1 + 1, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[n1 + 1 + n2];
+			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
+				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
+				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + n1 + 1 + n2;
+				return float_fast((uint64_t)parse8(a) * pow10_u64[n2] + parse8(b), -n2,
+						  neg, v);
+			}
+		}
+	}
+	return fast_number(pp, end, v);
+}
+
+/* The fast path for the common record: numbers only, unquoted, no blanks, every column
+ * numeric. One pass over the bytes parses each number and checks the separator after it,
+ * writing straight into the row. Anything else (a quote, text, an empty field, a missing
+ * marker, a number strtof must settle, the end of the buffer) returns false before the row
+ * counts, and the record goes through tokenize and csv_convert_row, which handle every case and
+ * produce the same values. */
+bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tval)
+{
+	const char *p = r->buf + cur, *end = r->buf + r->len;
+	const char sep = r->sep;
+	const int ncol = r->ncol, target = r->target;
+	int j, k = 0;
+
+	for (j = 0; j < ncol; j++) {
+		float v;
+
+		if (!fast_decimal(&p, end, &v))
+			return false;
+		if (p == end) {
+			if (!r->eof || j != ncol - 1)
+				return false;
+		} else if (j < ncol - 1 ? *p != sep : (*p != '\n' && *p != '\r')) {
+			return false;
+		}
+		if (j == target)
+			*tval = v;
+		else
+			row[k++] = v;
+		if (j < ncol - 1)
+			p++;
+	}
+	if (p < end && !eat_eol(r, &p, end))
+		return false;
+	*next = (size_t)(p - r->buf);
+	return true;
+}
+
+/* The fast path for records of files with text (categorical) columns, quotes and missing
+ * values: numbers as csv_fast_row reads them, empty fields and missing markers, text quoted or
+ * not, in one pass. It declines (false, before the row counts) what it does not settle the
+ * way csv_convert_row would: a quote escaped as "" or a newline inside quotes, blanks after a
+ * closing quote, a NaN, a missing target, a number with blanks or one strtof must settle, a
+ * ragged row, the end of the buffer. A level it added to a dictionary before declining is
+ * the one csv_convert_row adds for that field, in the same order, so the codes do not change;
+ * the missing values of a declined row are not counted (*nmiss counts those of this row). */
+bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tval,
+		   size_t *nmiss)
+{
+	const char *p = r->buf + cur, *end = r->buf + r->len;
+	const char sep = r->sep;
+	const int ncol = r->ncol, target = r->target;
+	size_t miss = 0;
+	int j;
+
+	for (j = 0; j < ncol; j++) {
+		struct col *c = &r->cols[j];
+		const char *s;
+		size_t n;
+		float v;
+
+		if (p == end)
+			return false;
+		if (*p == '"') {
+			const char *z = memchr(p + 1, '"', (size_t)(end - p - 1));
+			if (!z || z + 1 == end || z[1] == '"' || memchr(p + 1, '\n', (size_t)(z - p - 1)))
+				return false;
+			s = p + 1;
+			n = (size_t)(z - s);
+			p = z + 1;
+			if (*p != sep && *p != '\n' && *p != '\r')
+				return false;
+		} else {
+			if (c->numeric && !r->numeric_missing) {
+				const char *q = p;
+				if (fast_decimal(&q, end, &v) && q < end &&
+				    (*q == sep || *q == '\n' || *q == '\r')) {
+					p = q;
+					goto store;
+				}
+			}
+			s = p;
+			p = scan_field(p, end, sep);
+			if (p == end)
+				return false;
+			n = (size_t)(p - s);
+			while (n && (*s == ' ' || *s == '\t') && sep != *s)
+				s++, n--;
+			while (n && (s[n - 1] == ' ' || s[n - 1] == '\t') && sep != s[n - 1])
+				n--;
+		}
+		if (csv_is_missing(r, s, n)) {
+			if (j == target)
+				return false;
+			miss++;
+			v = NAN;
+		} else if (c->numeric) {
+			bool ovf;
+			if (!gwb_csv_parse_float(s, n, &v, &ovf) || ovf || isnan(v))
+				return false;
+		} else {
+			int32_t code;
+			if (csv_dict_code(&c->dict, s, n, &code))
+				return false;
+			v = (float)code;
+		}
+store:
+		if (j == target)
+			*tval = v;
+		else
+			row[c->feature] = v;
+		if (j < ncol - 1) {
+			if (*p != sep)
+				return false;
+			p++;
+		} else if (*p != '\n' && *p != '\r') {
+			return false;
+		}
+	}
+	if (!eat_eol(r, &p, end))
+		return false;
+	*next = (size_t)(p - r->buf);
+	*nmiss += miss;
+	return true;
+}
+
+/* Convert the fields of the record that starts at buf[rec] on line `line`. */
+gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
+{
+	float *row;
+	int j;
+	gwb_status st;
+
+	if (r->nf != r->ncol) {
+		size_t at;
+		if (r->nf < r->ncol) {
+			const struct field *l = &r->f[r->nf - 1];
+			at = (size_t)(l->p - r->buf) + l->n + (l->q ? 1 : 0);
+		} else {
+			at = (size_t)(r->f[r->ncol].p - r->buf) - (r->f[r->ncol].q ? 1 : 0);
+		}
+		return csv_fail_at(r, GWB_EPARSE, rec, line, at,
+			       "ragged row: %d fields where the %s has %d; quote values that contain "
+			       "the separator '%s'", r->nf, r->info.header ? "header" : "first row",
+			       r->ncol, r->sep == '\t' ? "\\t" : (char[]){r->sep, 0});
+	}
+	if ((st = csv_reserve_row(r, &row)))
+		return st;
+	for (j = 0; j < r->ncol; j++) {
+		struct col *c = &r->cols[j];
+		const struct field *f = &r->f[j];
+		const char *p;
+		size_t n;
+		float v;
+		if (f->q == 0 && c->numeric && !r->numeric_missing) {
+			/* the hot path: an unquoted number */
+			bool ovf;
+			if (gwb_csv_parse_float(f->p, f->n, &v, &ovf) && !ovf && !isnan(v))
+				goto store;
+		}
+		if ((st = csv_field_text(r, f, &p, &n)))
+			return st;
+		if (csv_is_missing(r, p, n)) {
+			if (j == r->target) {
+				char b[64];
+				return csv_fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "missing target value %s in column \"%s\"; remove the "
+					       "row or fill the value", csv_show(p, n, b, sizeof(b)),
+					       r->names[j]);
+			}
+			c->missing++;
+			v = NAN;
+		} else if (c->numeric) {
+			bool ovf;
+			char b[64];
+			if (!gwb_csv_parse_float(p, n, &v, &ovf))
+				return csv_fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "text %s in numeric column \"%s\"; if the column is "
+					       "categorical pass categorical = {\"%s\"}, if it marks a "
+					       "missing value pass missing = {%s}",
+					       csv_show(p, n, b, sizeof(b)), r->names[j], r->names[j],
+					       csv_show(p, n, b, sizeof(b)));
+			if (ovf)
+				return csv_fail_at(r, GWB_EPARSE, rec, line,
+					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
+					       "number %s in column \"%s\" is outside the float32 "
+					       "range (|x| <= 3.4e38)", csv_show(p, n, b, sizeof(b)),
+					       r->names[j]);
+			if (isnan(v))
+				c->missing++;
+		} else {
+			int32_t code;
+			int e = csv_dict_code(&c->dict, p, n, &code);
+			if (e == -1)
+				return gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
+						 "column \"%s\"", r->path, r->names[j]);
+			if (e == -2)
+				return csv_fail_at(r, GWB_EPARSE, rec, line, (size_t)(f->p - r->buf),
+					       "column \"%s\" has more than %d distinct values; it "
+					       "cannot be categorical", r->names[j], MAX_LEVELS);
+			v = (float)code;
+		}
+store:
+		if (j == r->target)
+			r->tv[r->rows] = v;
+		else
+			row[c->feature] = v;
+	}
+	r->cur_rows++;
+	r->rows++;
+	return GWB_OK;
+}
