@@ -62,7 +62,7 @@ end
 
 -- Lua-written parts of modules: each lua/gwb/<name>.lua adds functions and help texts to a
 -- global module. Add the name here when you add such a file.
-local lua_modules = { "gwb.runs", "gwb.plot", "gwb.teach", "gwb.ablate" }
+local lua_modules = { "gwb.runs", "gwb.plot", "gwb.teach", "gwb.ablate", "gwb.metrics" }
 for _, m in ipairs(lua_modules) do require(m) end
 help.attach_fields()  -- d.r<Tab> completes d.rows
 
