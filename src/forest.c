@@ -1055,6 +1055,10 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	job.mtry = gwb_rf_mtry(&p, d->features, d->task);
 	job.threads = p.threads;
 	job.criterion = p.criterion;
+	job.tree_first = p.tree_first;
+	if (p.tree_first && p.hybrid)  /* the hybrid queue numbers trees from 0 */
+		return gwb_error(GWB_EINVAL, "rf: backend = \"hybrid\" cannot grow trees after "
+				 "existing ones; use \"cpu\" or \"gpu\"");
 	if (d->task == GWB_TASK_CLASSIFICATION) {
 		cw = calloc((size_t)d->classes + 1, sizeof(double));
 		if (!cw)

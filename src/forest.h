@@ -182,6 +182,9 @@ typedef struct gwb_rf_params {
 					 default device 0 alone). gpus.cpu: CPU stand-ins, each
 					 "device" a CPU trainer (tests of the dealing without a
 					 GPU). Not saved. */
+	int tree_first;               /* the RNG index of the first tree grown (f:grow: the trees
+					 after an existing forest's T are T, T+1, ...); 0
+					 otherwise. Not saved. */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64

@@ -25,11 +25,13 @@ static const lua_CFunction openers[] = {
 	gwb_open_gpu,
 	gwb_open_data,
 	gwb_open_rf,
+	gwb_open_search,
 	gwb_open_panel,
 	gwb_open_teach,
 	gwb_open_mat,
 	gwb_open_eig,
 	gwb_open_sparse,
+	gwb_open_metrics,
 	gwb_open_switches,
 	NULL,
 };

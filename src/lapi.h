@@ -125,12 +125,14 @@ struct gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *na
 int gwb_open_gpu(lua_State *L);
 int gwb_open_data(lua_State *L);
 int gwb_open_rf(lua_State *L);
+int gwb_open_search(lua_State *L);  /* after rf: extends it (rf.search) */
 int gwb_open_core(lua_State *L);
 int gwb_open_panel(lua_State *L);
 int gwb_open_teach(lua_State *L);
 int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
 int gwb_open_sparse(lua_State *L);  /* after mat and eig: extends both */
+int gwb_open_metrics(lua_State *L);
 int gwb_open_switches(lua_State *L);  /* last: wraps the functions that take opts.switches */
 
 /* Matrix and Eigen userdata (lapi_mat.c, lapi_eig.c), for modules that make or take them.

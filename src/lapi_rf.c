@@ -10,7 +10,10 @@
 #include "intr.h"
 #include "fmt.h"
 #include "lapi.h"
+#include "lapi_rf.h"
 #include "levels.h"
+#include "rf_eval.h"
+#include "rf_grow.h"
 
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
@@ -35,6 +38,16 @@ static fbox *newbox(lua_State *L)
 	return gwb_lua_newbox(L, FOREST_MT, 0);
 }
 
+static void free_forest(void *f)
+{
+	gwb_forest_free(f);
+}
+
+void gwb_lua_push_forest(lua_State *L, gwb_forest *f)
+{
+	gwb_lua_pushbox(L, FOREST_MT, 0, f, free_forest);
+}
+
 static gwb_forest *checkforest(lua_State *L, int idx)
 {
 	return gwb_lua_checkbox(L, idx, FOREST_MT, "Forest (from rf.train or rf.load)", "Forest");
@@ -42,7 +55,7 @@ static gwb_forest *checkforest(lua_State *L, int idx)
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static const char *const train_keys[] = {
+const char *const gwb_rf_train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
@@ -53,7 +66,7 @@ static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", NULL,
+	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", "metric", NULL,
 };
 
 static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
@@ -193,10 +206,8 @@ static void read_weights(lua_State *L, int idx, const char *fn, const gwb_datase
 	p->sample_weight = w;
 }
 
-/* Fill p from the options at idx (may be nil). Leaves 0..2 userdata on the stack that hold the
- * weights p points to: the caller keeps them there until training is done. */
-static void read_params(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
-			gwb_rf_params *p, const char *const *keys)
+void gwb_lua_rf_params(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
+		       gwb_rf_params *p, const char *const *keys)
 {
 	const char *s;
 
@@ -385,7 +396,7 @@ static const char *feature_name(const gwb_forest *f, int j, char *buf, size_t n)
 }
 
 /* The run-log record for a forest trained on the Dataset at data with the options at opts. */
-static void log_train(lua_State *L, const gwb_forest *f, int data, int opts, const char *kind)
+void gwb_lua_rf_log_train(lua_State *L, const gwb_forest *f, int data, int opts, const char *kind)
 {
 	lua_createtable(L, 0, 8);
 	SETS("kind", kind);
@@ -422,11 +433,11 @@ static int l_train(lua_State *L)
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
-	read_params(L, 2, "rf.train", d, &p, train_keys);
+	gwb_lua_rf_params(L, 2, "rf.train", d, &p, gwb_rf_train_keys);
 	top = lua_gettop(L);
 	b = newbox(L);
 	gwb_lua_check(L, gwb_rf_train(d, &p, &b->f));
-	log_train(L, b->f, 1, 2, "rf.train");
+	gwb_lua_rf_log_train(L, b->f, 1, 2, "rf.train");
 	lua_settop(L, top + 1);
 	return 1;
 }
@@ -442,63 +453,6 @@ static int l_load(lua_State *L)
 
 /* ---- rf.cv ---------------------------------------------------------------------------------- */
 
-/* fold[i] in 0..k-1. Classification is stratified: within each class, rows (in their order, or
- * shuffled) are cut into k runs whose sizes follow scikit-learn's StratifiedKFold (the sorted
- * labels dealt round-robin), so shuffle = false reproduces cross_val_score's folds. Regression:
- * k contiguous runs of the (shuffled) rows, as KFold. */
-static void make_folds(const gwb_dataset *d, int k, bool shuffle, uint64_t seed, int *fold,
-		       size_t *order)
-{
-	size_t n = d->rows, i;
-
-	for (i = 0; i < n; i++)
-		order[i] = i;
-	if (shuffle)
-		for (i = n - 1; i > 0; i--) {
-			size_t j = (size_t)(gwb_rng_hash(seed, GWB_RNG_STREAM_CV, 0, i) % (i + 1)), t;
-			t = order[i];
-			order[i] = order[j];
-			order[j] = t;
-		}
-	if (d->task == GWB_TASK_CLASSIFICATION) {
-		int K = d->classes, c, f;
-		size_t *cnt = calloc((size_t)K + 1, sizeof(size_t));
-		size_t *alloc = calloc((size_t)k * (size_t)K + 1, sizeof(size_t));
-		size_t *seen = calloc((size_t)K + 1, sizeof(size_t)), pos = 0;
-		if (!cnt || !alloc || !seen) {
-			for (i = 0; i < n; i++)
-				fold[order[i]] = (int)(i % (size_t)k);
-			goto out;
-		}
-		for (i = 0; i < n; i++)
-			cnt[d->y[i]]++;
-		for (c = 0; c < K; c++)
-			for (i = 0; i < cnt[c]; i++, pos++)
-				alloc[(pos % (size_t)k) * (size_t)K + (size_t)c]++;
-		for (i = 0; i < n; i++) {
-			size_t r = order[i], s;
-			c = d->y[r];
-			s = seen[c]++;
-			for (f = 0; f < k - 1 && s >= alloc[(size_t)f * (size_t)K + (size_t)c]; f++)
-				s -= alloc[(size_t)f * (size_t)K + (size_t)c];
-			fold[r] = f;
-		}
-out:
-		free(cnt);
-		free(alloc);
-		free(seen);
-	} else {
-		size_t b = 0;
-		int f;
-		for (f = 0; f < k; f++) {
-			size_t sz = n / (size_t)k + ((size_t)f < n % (size_t)k);
-			for (i = b; i < b + sz; i++)
-				fold[order[i]] = f;
-			b += sz;
-		}
-	}
-}
-
 static int l_cv(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
@@ -506,8 +460,9 @@ static int l_cv(lua_State *L)
 	int k, f, *fold;
 	bool shuffle;
 	size_t *order, *tr, *te, i;
-	double *scores, mean = 0, sd = 0, t0 = gwb_now(), oob_sum = 0;
-	int oob_n = 0;
+	double *scores, mean = 0, sd = 0, t0 = gwb_now(), oob_sum = 0, *mv;
+	int oob_n = 0, m;
+	gwb_rf_metric head;
 	gwb_backend used = GWB_BACKEND_CPU;
 	char why[160] = "";
 	gwb_rf_timing tsum = {0};
@@ -515,9 +470,12 @@ static int l_cv(lua_State *L)
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
-	read_params(L, 2, "rf.cv", d, &p, cv_keys);
+	gwb_lua_rf_params(L, 2, "rf.cv", d, &p, cv_keys);
 	k = clampi(L, gwb_opt_int(L, 2, "rf.cv", "folds", 5), "rf.cv", "folds");
 	shuffle = gwb_opt_bool(L, 2, "rf.cv", "shuffle", false);
+	gwb_lua_check(L, gwb_rf_metric_parse(gwb_opt_str(L, 2, "rf.cv", "metric",
+		      d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "r2"), d->task, "rf.cv",
+		      &head));
 	if (k < 2 || (size_t)k > d->rows)
 		return luaL_error(L, "rf.cv: folds must be between 2 and the %I rows (got %d)",
 				  (lua_Integer)d->rows, k);
@@ -526,7 +484,8 @@ static int l_cv(lua_State *L)
 	tr = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
 	te = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
 	scores = lua_newuserdatauv(L, sizeof(double) * (size_t)k, 0);
-	make_folds(d, k, shuffle, p.seed, fold, order);
+	mv = lua_newuserdatauv(L, sizeof(double) * (size_t)k * GWB_RFM_COUNT, 0);
+	gwb_rf_make_folds(d, k, shuffle, p.seed, fold, order);
 	{
 		bool show = p.progress;
 		const float *sw = p.sample_weight;
@@ -552,7 +511,7 @@ static int l_cv(lua_State *L)
 			if ((st = gwb_dataset_take(d, tr, ntr, &a)) ||
 			    (st = gwb_dataset_take(d, te, nte, &b)) ||
 			    (st = gwb_rf_train(a, &p, &F)) ||
-			    (st = gwb_forest_score(F, b, p.threads, &scores[f]))) {
+			    (st = gwb_rf_eval(F, b, p.threads, mv + (size_t)f * GWB_RFM_COUNT))) {
 				gwb_forest_free(F);
 				gwb_dataset_free(a);
 				gwb_dataset_free(b);
@@ -560,6 +519,7 @@ static int l_cv(lua_State *L)
 					gwb_progress_end();
 				return luaL_error(L, "rf.cv: fold %d: %s", f + 1, gwb_errmsg());
 			}
+			scores[f] = mv[(size_t)f * GWB_RFM_COUNT + head];
 			used = F->backend;
 			snprintf(why, sizeof(why), "%s", F->backend_why);
 			tsum.quantize_ms += F->timing.quantize_ms;
@@ -592,7 +552,51 @@ static int l_cv(lua_State *L)
 	lua_createtable(L, 0, 8);
 	SETN("mean", mean);
 	SETN("std", sd);
-	SETS("metric", d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "r2");
+	SETS("metric", gwb_rf_metric_name(head));
+	/* every metric of the task: mean, std and the folds' values (NaN where a fold lacks a
+	 * class the metric needs: left out of the mean) */
+	{
+		char rep[GWB_RFM_COUNT * 100] = "";
+		lua_createtable(L, 0, GWB_RFM_COUNT);
+		for (m = 0; m < GWB_RFM_COUNT; m++) {
+			double mm = 0, ms = 0;
+			int cnt = 0;
+			char line[96];
+			if (!gwb_rf_metric_for((gwb_rf_metric)m, d->task))
+				continue;
+			for (f = 0; f < k; f++) {
+				double v = mv[(size_t)f * GWB_RFM_COUNT + (size_t)m];
+				if (!isnan(v)) {
+					mm += v;
+					cnt++;
+				}
+			}
+			mm = cnt ? mm / cnt : NAN;
+			for (f = 0; f < k; f++) {
+				double v = mv[(size_t)f * GWB_RFM_COUNT + (size_t)m];
+				if (!isnan(v))
+					ms += (v - mm) * (v - mm);
+			}
+			ms = cnt ? sqrt(ms / cnt) : NAN;
+			lua_createtable(L, 0, 3);
+			SETN("mean", mm);
+			SETN("std", ms);
+			lua_createtable(L, k, 0);
+			for (f = 0; f < k; f++) {
+				lua_pushnumber(L, mv[(size_t)f * GWB_RFM_COUNT + (size_t)m]);
+				lua_rawseti(L, -2, f + 1);
+			}
+			lua_setfield(L, -2, "folds");
+			lua_setfield(L, -2, gwb_rf_metric_name((gwb_rf_metric)m));
+			snprintf(line, sizeof(line), "%s%-18s %.4f +- %.4f%s\n", m == (int)head ? "* " : "  ",
+				 gwb_rf_metric_name((gwb_rf_metric)m), mm, ms,
+				 cnt < k ? " (folds lacking a class left out)" : "");
+			strncat(rep, line, sizeof(rep) - strlen(rep) - 1);
+		}
+		lua_pushstring(L, rep);
+		lua_setfield(L, -3, "report");
+		lua_setfield(L, -2, "metrics");
+	}
 	lua_createtable(L, k, 0);
 	for (f = 0; f < k; f++) {
 		lua_pushnumber(L, scores[f]);
@@ -611,7 +615,7 @@ static int l_cv(lua_State *L)
 	{
 		char sum[96];
 		snprintf(sum, sizeof(sum), "%d-fold %s %.4f +- %.4f", k,
-			 d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "R2", mean, sd);
+			 head == GWB_RFM_R2 ? "R2" : gwb_rf_metric_name(head), mean, sd);
 		SETS("summary", sum);
 	}
 	/* the run log */
@@ -1230,6 +1234,35 @@ static int m_tree(lua_State *L)
 	return 1;
 }
 
+/* f:grow(n, d [, opts]): n more trees on the training data d; f now holds all of them. */
+static int m_grow(lua_State *L)
+{
+	static const char *const keys[] = {"backend", "threads", "progress", "tag", NULL};
+	gwb_forest *f = checkforest(L, 1), *g = NULL;
+	fbox *b = gwb_lua_testudata(L, 1, FOREST_MT);
+	lua_Integer n = luaL_checkinteger(L, 2);
+	gwb_dataset *d = gwb_lua_checkdataset(L, 3);
+	gwb_backend be;
+	bool progress;
+	int threads;
+
+	lua_settop(L, 4);
+	gwb_opt_check_keys(L, 4, "grow", keys);
+	if (n < 1 || n > 1000000000)
+		return luaL_error(L, "grow: n must be a tree count >= 1 (got %I)", n);
+	be = lua_istable(L, 4) && lua_getfield(L, 4, "backend") != LUA_TNIL ?
+	     gwb_opt_backend(L, 4, "grow") : GWB_BACKEND_AUTO;
+	lua_settop(L, 4);
+	threads = threads_opt(L, 4, "grow");
+	progress = gwb_opt_bool(L, 4, "grow", "progress", true);
+	gwb_lua_check(L, gwb_rf_grow(f, d, (int)n, be, threads, progress, &g));
+	gwb_forest_free(b->f);
+	b->f = g;
+	gwb_lua_rf_log_train(L, g, 3, 4, "rf.grow");
+	lua_settop(L, 1);
+	return 1;
+}
+
 static int m_close(lua_State *L)
 {
 	gwb_lua_checkudata(L, 1, FOREST_MT, FOREST_MT);
@@ -1411,8 +1444,12 @@ static const gwb_reg funcs[] = {
 	 "(checksum), as are files of another format version.\n"
 	 "Example: f = rf.load(\"iris.gwbf\"); print(f:score(test))"},
 	{"cv", l_cv,
-	 "rf.cv(d [, opts]) -> {mean, std, folds, metric, summary, timing, ...}\n"
-	 "k-fold cross-validation: train on k-1 folds, score (accuracy or R2) on the last.\n"
+	 "rf.cv(d [, opts]) -> {mean, std, folds, metric, summary, metrics, report, timing, ...}\n"
+	 "k-fold cross-validation: train on k-1 folds, judge the forest on the last. Every\n"
+	 "metric of the task is reported as mean +- std over the folds (cv.metrics.f1_macro =\n"
+	 "{mean, std, folds}; cv.report: one line each): accuracy, balanced_accuracy, f1_macro,\n"
+	 "f1_weighted, precision_macro, recall_macro, roc_auc, log_loss; regression r2, rmse,\n"
+	 "mae, mape. metric (default accuracy / r2) chooses the headline (mean, std, folds).\n"
 	 "Takes rf.train's options plus folds (5) and shuffle (false). Classification folds\n"
 	 "are stratified; with shuffle = false they are scikit-learn's cross_val_score folds\n"
 	 "(StratifiedKFold / KFold without shuffling), so scores can be compared directly.\n"
@@ -1482,6 +1519,14 @@ static const gwb_reg methods[] = {
 	 "threshold, nan_left, left, right (1-based node indices), or leaf = true; count (in-bag\n"
 	 "rows), weight, impurity, value (class distribution or mean).\n"
 	 "Example: root = f:tree(1)[1]; print(root.name, root.threshold)"},
+	{"grow", m_grow,
+	 "f:grow(n, d [, opts]) -> f\n"
+	 "Warm start: n more trees with the same settings, grown on d (the data f was trained on:\n"
+	 "same rows, features and target), with the next RNG streams, so f becomes the forest\n"
+	 "that training trees + n at once gives, node for node (the same saved file). OOB and\n"
+	 "importances cover every tree. opts: backend, threads, progress, tag. A forest trained\n"
+	 "with weights = ... cannot be grown (the weights are not kept).\n"
+	 "Example: f = rf.train(d, {trees = 100}); f:grow(50, d); print(f.trees)  -- 150"},
 	{"close", m_close,
 	 "f:close()\nFree the forest now (it is also freed when collected)."},
 	{NULL, NULL, NULL},

@@ -55,7 +55,7 @@ static gwb_status multi_work(void *arg, int slot, int dev)
 	c->p[slot].progress = false;  /* the caller's run reports the forest */
 	c->sub[slot] = *job;
 	c->sub[slot].p = &c->p[slot];
-	c->sub[slot].tree_first = (int)lo;
+	c->sub[slot].tree_first = job->tree_first + (int)lo;
 	if (job->p->gpus.cpu && job->threads > s->n)  /* stand-ins share the cores */
 		c->sub[slot].threads = job->threads / s->n;
 	if ((rc = gwb_forest_new(job->d, &c->p[slot], job->mtry, job->class_weight,

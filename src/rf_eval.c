@@ -1,0 +1,272 @@
+/* rf_eval.c - a forest judged on a fold of its training data (rf_eval.h): one prediction of
+ * labels and probabilities (or values), every headline metric from metrics.c; the metric names
+ * rf.cv and rf.search take; views of a forest's first trees. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "nearest.h"
+#include "rf_eval.h"
+
+#ifdef GWB_HAVE_CUDA
+#include "../kernels/rf.h"
+#endif
+
+static const char *const names[GWB_RFM_COUNT + 1] = {
+	"accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "precision_macro",
+	"recall_macro", "roc_auc", "log_loss", "r2", "rmse", "mae", "mape", NULL,
+};
+
+const char *gwb_rf_metric_name(gwb_rf_metric m)
+{
+	return m >= 0 && m < GWB_RFM_COUNT ? names[m] : "?";
+}
+
+bool gwb_rf_metric_higher_better(gwb_rf_metric m)
+{
+	return m != GWB_RFM_LOG_LOSS && m != GWB_RFM_RMSE && m != GWB_RFM_MAE && m != GWB_RFM_MAPE;
+}
+
+bool gwb_rf_metric_for(gwb_rf_metric m, gwb_task task)
+{
+	return task == GWB_TASK_CLASSIFICATION ? m < GWB_RFM_R2 : m >= GWB_RFM_R2;
+}
+
+gwb_status gwb_rf_metric_parse(const char *name, gwb_task task, const char *fn, gwb_rf_metric *out)
+{
+	const char *list[GWB_RFM_COUNT + 1], *near;
+	char known[256] = "";
+	size_t n = 0;
+	int m;
+
+	for (m = 0; m < GWB_RFM_COUNT; m++) {
+		if (!gwb_rf_metric_for((gwb_rf_metric)m, task))
+			continue;
+		if (!strcmp(name, names[m])) {
+			*out = (gwb_rf_metric)m;
+			return GWB_OK;
+		}
+		list[n++] = names[m];
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 n > 1 ? ", " : "", names[m]);
+	}
+	list[n] = NULL;
+	for (m = 0; m < GWB_RFM_COUNT; m++)
+		if (!strcmp(name, names[m]))
+			return gwb_error(GWB_EINVAL, "%s: metric = \"%s\" is not for %s (these are: %s)",
+					 fn, name, task == GWB_TASK_CLASSIFICATION ? "classification"
+					 : "regression", known);
+	near = gwb_nearest_name(name, list, n);
+	return gwb_error(GWB_EINVAL, "%s: unknown metric \"%s\"%s%s%s (known: %s)", fn, name,
+			 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "", known);
+}
+
+gwb_status gwb_rf_eval(const gwb_forest *f, const gwb_dataset *d, int threads, double *out)
+{
+	size_t n = d->rows, i;
+	gwb_status st = GWB_OK;
+	int m;
+
+	for (m = 0; m < GWB_RFM_COUNT; m++)
+		out[m] = NAN;
+	if (!n)
+		return gwb_error(GWB_EINVAL, "rf: no rows to judge the forest on");
+	if (f->task == GWB_TASK_CLASSIFICATION) {
+		int K = f->classes;
+		int32_t *lab = malloc(n * sizeof(int32_t));
+		float *pf = malloc(n * (size_t)K * sizeof(float));
+		double *pd = malloc(n * (size_t)K * sizeof(double));
+		int64_t *cm = malloc((size_t)K * (size_t)K * sizeof(int64_t));
+		double a[3];
+		if (!lab || !pf || !pd || !cm) {
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+			goto out_class;
+		}
+		if (d->task != GWB_TASK_CLASSIFICATION || d->classes != K) {
+			st = gwb_error(GWB_EINVAL, "rf: the table's classes are not the forest's");
+			goto out_class;
+		}
+		/* labels from predict (its argmax over double sums), probabilities as predict_proba's */
+		if ((st = gwb_forest_predict(f, d, threads, lab, NULL)) ||
+		    (st = gwb_forest_predict_proba(f, d, threads, pf)))
+			goto out_class;
+		for (i = 0; i < n * (size_t)K; i++)
+			pd[i] = pf[i];
+		if ((st = gwb_metrics_confusion(d->y, lab, n, K, cm)))
+			goto out_class;
+		out[GWB_RFM_ACCURACY] = gwb_metrics_accuracy(cm, K);
+		out[GWB_RFM_BALANCED_ACCURACY] = gwb_metrics_balanced_accuracy(cm, K);
+		gwb_metrics_prf_avg(cm, K, GWB_AVG_MACRO, a);
+		out[GWB_RFM_PRECISION_MACRO] = a[0];
+		out[GWB_RFM_RECALL_MACRO] = a[1];
+		out[GWB_RFM_F1_MACRO] = a[2];
+		gwb_metrics_prf_avg(cm, K, GWB_AVG_WEIGHTED, a);
+		out[GWB_RFM_F1_WEIGHTED] = a[2];
+		if (K == 2) {  /* the second class is the positive one */
+			uint8_t *pb = malloc(n);
+			double *sc = malloc(n * sizeof(double));
+			if (pb && sc) {
+				for (i = 0; i < n; i++) {
+					pb[i] = d->y[i] == 1;
+					sc[i] = pd[i * 2 + 1];
+				}
+				if (gwb_metrics_roc_auc_binary(pb, sc, n, &out[GWB_RFM_ROC_AUC]))
+					out[GWB_RFM_ROC_AUC] = NAN;  /* one class in this fold */
+			}
+			free(pb);
+			free(sc);
+		} else if (gwb_metrics_roc_auc_multi(d->y, pd, n, K, false, GWB_AVG_MACRO,
+						     &out[GWB_RFM_ROC_AUC])) {
+			out[GWB_RFM_ROC_AUC] = NAN;  /* a class without rows in this fold */
+		}
+		gwb_error_clear();
+		if (gwb_metrics_log_loss(d->y, pd, n, K, &out[GWB_RFM_LOG_LOSS])) {
+			out[GWB_RFM_LOG_LOSS] = NAN;
+			gwb_error_clear();
+		}
+out_class:
+		free(lab);
+		free(pf);
+		free(pd);
+		free(cm);
+		return st;
+	} else {
+		float *v = malloc(n * sizeof(float));
+		double *y = malloc(n * sizeof(double)), *p = malloc(n * sizeof(double));
+		gwb_regression_metrics r;
+		if (!v || !y || !p) {
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+			goto out_reg;
+		}
+		if ((st = gwb_forest_predict(f, d, threads, NULL, v)))
+			goto out_reg;
+		for (i = 0; i < n; i++) {
+			y[i] = d->yr[i];
+			p[i] = v[i];
+		}
+		if ((st = gwb_metrics_regression(y, p, n, &r)))
+			goto out_reg;
+		out[GWB_RFM_R2] = r.r2;
+		out[GWB_RFM_RMSE] = r.rmse;
+		out[GWB_RFM_MAE] = r.mae;
+		out[GWB_RFM_MAPE] = r.mape;
+out_reg:
+		free(v);
+		free(y);
+		free(p);
+		return st;
+	}
+}
+
+/* fold[i] in 0..k-1. Classification is stratified: within each class, rows (in their order, or
+ * shuffled) are cut into k runs whose sizes follow scikit-learn's StratifiedKFold (the sorted
+ * labels dealt round-robin), so shuffle = false reproduces cross_val_score's folds. Regression:
+ * k contiguous runs of the (shuffled) rows, as KFold. */
+void gwb_rf_make_folds(const gwb_dataset *d, int k, bool shuffle, uint64_t seed, int *fold,
+		       size_t *order)
+{
+	size_t n = d->rows, i;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	if (shuffle)
+		for (i = n - 1; i > 0; i--) {
+			size_t j = (size_t)(gwb_rng_hash(seed, GWB_RNG_STREAM_CV, 0, i) % (i + 1)), t;
+			t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		int K = d->classes, c, f;
+		size_t *cnt = calloc((size_t)K + 1, sizeof(size_t));
+		size_t *alloc = calloc((size_t)k * (size_t)K + 1, sizeof(size_t));
+		size_t *seen = calloc((size_t)K + 1, sizeof(size_t)), pos = 0;
+		if (!cnt || !alloc || !seen) {
+			for (i = 0; i < n; i++)
+				fold[order[i]] = (int)(i % (size_t)k);
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			cnt[d->y[i]]++;
+		for (c = 0; c < K; c++)
+			for (i = 0; i < cnt[c]; i++, pos++)
+				alloc[(pos % (size_t)k) * (size_t)K + (size_t)c]++;
+		for (i = 0; i < n; i++) {
+			size_t r = order[i], s;
+			c = d->y[r];
+			s = seen[c]++;
+			for (f = 0; f < k - 1 && s >= alloc[(size_t)f * (size_t)K + (size_t)c]; f++)
+				s -= alloc[(size_t)f * (size_t)K + (size_t)c];
+			fold[r] = f;
+		}
+out:
+		free(cnt);
+		free(alloc);
+		free(seen);
+	} else {
+		size_t b = 0;
+		int f;
+		for (f = 0; f < k; f++) {
+			size_t sz = n / (size_t)k + ((size_t)f < n % (size_t)k);
+			for (i = b; i < b + sz; i++)
+				fold[order[i]] = f;
+			b += sz;
+		}
+	}
+}
+
+void gwb_forest_view(const gwb_forest *f, int n, gwb_forest *view)
+{
+	*view = *f;
+	view->trees = n;
+	view->nodes = (size_t)f->tree_offset[n];
+	view->gpu_model = NULL;  /* a prediction of the view makes its own */
+	view->oob_label = NULL;
+	view->oob_value = NULL;
+}
+
+void gwb_forest_view_release(gwb_forest *view)
+{
+#ifdef GWB_HAVE_CUDA
+	if (view->gpu_model)
+		gwb_rf_gpu_model_free(view);
+#endif
+	view->gpu_model = NULL;
+}
+
+gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test, int k,
+			    const gwb_rf_params *p, const int *counts, int nc, double *out,
+			    double *grow_ms)
+{
+	gwb_rf_params q = *p;
+	int f, c, max = 0;
+	gwb_status st;
+
+	for (c = 0; c < nc; c++)
+		if (counts[c] > max)
+			max = counts[c];
+	q.trees = max;
+	q.oob = false;  /* the folds judge the forest; OOB is not asked for */
+	for (f = 0; f < k; f++) {
+		gwb_forest *F = NULL;
+		if ((st = gwb_rf_train(train[f], &q, &F)))
+			return st;
+		if (grow_ms)
+			*grow_ms += F->timing.total_ms;
+		for (c = 0; c < nc; c++) {
+			gwb_forest v;
+			gwb_forest_view(F, counts[c], &v);
+			st = gwb_rf_eval(&v, test[f], q.threads,
+					 out + ((size_t)c * (size_t)k + (size_t)f) * GWB_RFM_COUNT);
+			gwb_forest_view_release(&v);
+			if (st) {
+				gwb_forest_free(F);
+				return st;
+			}
+		}
+		gwb_forest_free(F);
+	}
+	return GWB_OK;
+}

@@ -1,0 +1,68 @@
+-- test_rf_search.lua - rf.search: every setting's CV value equals a separate rf.cv call (the
+-- trees grid shares forests), the best is refitted, random strategy and budget, run-log
+-- records, bad grids; and rf.cv's metrics (mean +- std of each, metric = chooses the headline).
+local function iris() return data.load("datasets/iris.csv", { target = "species" }) end
+
+T.test("rf.search: each setting equals rf.cv with it; best refitted", function()
+  local d = iris()
+  local s = rf.search(d, { trees = { 6, 12 }, depth = { 3, 0 }, bins = 32 },
+    { cv = 4, metric = "f1_macro", progress = false, tag = "search-test" })
+  T.eq(#s.settings, 4)
+  T.eq(s.ran, 4)
+  local best, bi = -1, nil
+  for i, st in ipairs(s.settings) do
+    local o = { folds = 4, metric = "f1_macro", progress = false, bins = 32, trees = st.params.trees,
+      depth = st.params.depth == 0 and 64 or st.params.depth }
+    local cv = rf.cv(d, o)
+    T.eq(st.mean, cv.mean, "setting " .. i .. " mean")
+    T.eq(st.std, cv.std, "setting " .. i .. " std")
+    T.eq(st.metrics.accuracy.mean, cv.metrics.accuracy.mean, "setting " .. i .. " accuracy")
+    if st.mean > best then best, bi = st.mean, i end
+  end
+  T.eq(s.best_index, bi)
+  T.eq(s.best_mean, best)
+  T.eq(s.forest.trees, s.settings[bi].params.trees)
+  T.ok(s.summary:find("best f1_macro", 1, true), s.summary)
+  local recs = runs { tag = "search-test", kind = "rf.search" }
+  T.eq(#recs, 4, "one run-log record per setting")
+end)
+
+T.test("rf.search: random strategy, budget, bad grids", function()
+  local d = iris()
+  local s = rf.search(d, { trees = { 4, 8 }, min_leaf = { 1, 2, 4 } },
+    { cv = 3, strategy = "random", n = 3, seed = 2, progress = false, refit = false })
+  local n = 0
+  for _, st in ipairs(s.settings) do if st.ran then n = n + 1 end end
+  T.eq(n, 3)
+  T.eq(s.forest, nil)
+  local b = rf.search(d, { trees = { 4 }, min_leaf = { 1, 2, 4 } }, { cv = 3, progress = false, budget_s = 1e-9 })
+  T.ok(b.budget_reached and b.ran == 1, "the budget stops after the first setting")
+  T.ok(b.note:find("1 of 3", 1, true), b.note)
+  T.ok(b.summary:find("budget", 1, true))
+  T.raises(function() rf.search(d, { dpeth = { 3 } }) end, "did you mean 'depth'")
+  T.raises(function() rf.search(d, { trees = { 5 } }, { metrc = "x" }) end, "did you mean 'metric'")
+  T.raises(function() rf.search(d, { trees = { 5 } }, { metric = "f1_mac" }) end, "did you mean \"f1_macro\"")
+  T.raises(function() rf.search(d, { trees = { 5 } }, { metric = "rmse" }) end, "is not for classification")
+  T.raises(function() rf.search(d, { depth = { -1 } }, { progress = false }) end, "depth")
+  T.raises(function() rf.search(d, { trees = {} }) end, "no values")
+end)
+
+T.test("rf.cv: every metric as mean +- std; metric chooses the headline", function()
+  local d = iris()
+  local a = rf.cv(d, { folds = 5, trees = 10, progress = false })
+  local b = rf.cv(d, { folds = 5, trees = 10, progress = false, metric = "f1_macro" })
+  T.eq(a.metric, "accuracy")
+  T.eq(b.metric, "f1_macro")
+  T.eq(b.mean, b.metrics.f1_macro.mean)
+  T.eq(a.mean, b.metrics.accuracy.mean)
+  T.ok(b.summary:find("5-fold f1_macro", 1, true), b.summary)
+  T.ok(b.report:find("* f1_macro", 1, true), b.report)
+  for _, m in ipairs { "balanced_accuracy", "f1_weighted", "roc_auc", "log_loss" } do
+    T.ok(b.metrics[m] and b.metrics[m].mean == b.metrics[m].mean, m)
+  end
+  T.raises(function() rf.cv(d, { metric = "f1_mcro" }) end, "did you mean \"f1_macro\"")
+  local r = rf.cv(data.load("datasets/diabetes.csv", { target = "progression" }),
+    { folds = 3, trees = 5, metric = "rmse", progress = false })
+  T.ok(r.mean > 0 and r.metrics.r2.mean < 1)
+  T.ok(r.summary:find("rmse", 1, true))
+end)
