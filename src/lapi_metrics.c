@@ -317,6 +317,26 @@ static int ret_note(lua_State *L, const cls *c)
 	return 2;
 }
 
+/* Set t.counts (rows by true label), t.rows and t.note on the table on top. */
+static void set_counts(lua_State *L, const cls *c, const int64_t *cm)
+{
+	lua_createtable(L, c->K, 0);
+	for (int t = 0; t < c->K; t++) {
+		lua_createtable(L, c->K, 0);
+		for (int p = 0; p < c->K; p++) {
+			lua_pushinteger(L, cm[(size_t)t * (size_t)c->K + (size_t)p]);
+			lua_rawseti(L, -2, p + 1);
+		}
+		lua_rawseti(L, -2, t + 1);
+	}
+	lua_setfield(L, -2, "counts");
+	SETI("rows", c->n);
+	if (c->note) {
+		lua_pushvalue(L, c->note);
+		lua_setfield(L, -2, "note");
+	}
+}
+
 static int64_t *confusion_of(lua_State *L, cls *c, const char *fn)
 {
 	int64_t *cm = lua_newuserdatauv(L, sizeof(int64_t) * ((size_t)c->K * (size_t)c->K + 1), 0);
@@ -350,7 +370,6 @@ static int l_confusion(lua_State *L)
 	static const char *const keys[] = {NULL};
 	cls c;
 	int64_t *cm;
-	int t, p;
 
 	lua_settop(L, 3);
 	gwb_opt_check_keys(L, 3, "metrics.confusion", keys);
@@ -359,21 +378,7 @@ static int l_confusion(lua_State *L)
 	lua_createtable(L, 0, 5);
 	lua_pushvalue(L, c.labels);
 	lua_setfield(L, -2, "labels");
-	lua_createtable(L, c.K, 0);
-	for (t = 0; t < c.K; t++) {
-		lua_createtable(L, c.K, 0);
-		for (p = 0; p < c.K; p++) {
-			lua_pushinteger(L, cm[(size_t)t * (size_t)c.K + (size_t)p]);
-			lua_rawseti(L, -2, p + 1);
-		}
-		lua_rawseti(L, -2, t + 1);
-	}
-	lua_setfield(L, -2, "counts");
-	SETI("rows", c.n);
-	if (c.note) {
-		lua_pushvalue(L, c.note);
-		lua_setfield(L, -2, "note");
-	}
+	set_counts(L, &c, cm);
 	if (luaL_getmetafield(L, -1, "__name") == LUA_TNIL) {  /* lua/gwb/metrics.lua draws it */
 		if (lua_getfield(L, LUA_REGISTRYINDEX, "gwb.Confusion") == LUA_TTABLE)
 			lua_setmetatable(L, -2);
@@ -484,21 +489,7 @@ static int l_report(lua_State *L)
 			SETN(key, a[w]);
 		}
 	}
-	lua_createtable(L, c.K, 0);
-	for (int t = 0; t < c.K; t++) {
-		lua_createtable(L, c.K, 0);
-		for (int p = 0; p < c.K; p++) {
-			lua_pushinteger(L, cm[(size_t)t * (size_t)c.K + (size_t)p]);
-			lua_rawseti(L, -2, p + 1);
-		}
-		lua_rawseti(L, -2, t + 1);
-	}
-	lua_setfield(L, -2, "counts");
-	SETI("rows", c.n);
-	if (c.note) {
-		lua_pushvalue(L, c.note);
-		lua_setfield(L, -2, "note");
-	}
+	set_counts(L, &c, cm);
 	return 1;
 }
 

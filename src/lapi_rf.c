@@ -559,25 +559,12 @@ static int l_cv(lua_State *L)
 		char rep[GWB_RFM_COUNT * 100] = "";
 		lua_createtable(L, 0, GWB_RFM_COUNT);
 		for (m = 0; m < GWB_RFM_COUNT; m++) {
-			double mm = 0, ms = 0;
-			int cnt = 0;
+			double mm, ms;
+			int cnt;
 			char line[96];
 			if (!gwb_rf_metric_for((gwb_rf_metric)m, d->task))
 				continue;
-			for (f = 0; f < k; f++) {
-				double v = mv[(size_t)f * GWB_RFM_COUNT + (size_t)m];
-				if (!isnan(v)) {
-					mm += v;
-					cnt++;
-				}
-			}
-			mm = cnt ? mm / cnt : NAN;
-			for (f = 0; f < k; f++) {
-				double v = mv[(size_t)f * GWB_RFM_COUNT + (size_t)m];
-				if (!isnan(v))
-					ms += (v - mm) * (v - mm);
-			}
-			ms = cnt ? sqrt(ms / cnt) : NAN;
+			gwb_rf_fold_stats(mv + m, k, GWB_RFM_COUNT, &mm, &ms, &cnt);
 			lua_createtable(L, 0, 3);
 			SETN("mean", mm);
 			SETN("std", ms);

@@ -414,24 +414,11 @@ static int l_search(lua_State *L)
 			SETB("ran", true);
 			lua_createtable(L, 0, GWB_RFM_COUNT);
 			for (m = 0; m < GWB_RFM_COUNT; m++) {
-				double mm = 0, ms = 0;
-				int cnt = 0;
+				double mm, ms;
 				if (!gwb_rf_metric_for((gwb_rf_metric)m, d->task))
 					continue;
-				for (int f = 0; f < k; f++) {
-					double v = vals[((size_t)j * k + f) * GWB_RFM_COUNT + m];
-					if (!isnan(v)) {
-						mm += v;
-						cnt++;
-					}
-				}
-				mm = cnt ? mm / cnt : NAN;
-				for (int f = 0; f < k; f++) {
-					double v = vals[((size_t)j * k + f) * GWB_RFM_COUNT + m];
-					if (!isnan(v))
-						ms += (v - mm) * (v - mm);
-				}
-				ms = cnt ? sqrt(ms / cnt) : NAN;
+				gwb_rf_fold_stats(vals + (size_t)j * k * GWB_RFM_COUNT + m, k,
+						  GWB_RFM_COUNT, &mm, &ms, NULL);
 				lua_createtable(L, 0, 2);
 				SETN("mean", mm);
 				SETN("std", ms);

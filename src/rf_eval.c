@@ -270,3 +270,26 @@ gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test,
 	}
 	return GWB_OK;
 }
+
+void gwb_rf_fold_stats(const double *v, int k, size_t stride, double *mean, double *std,
+		       int *used)
+{
+	double m = 0, q = 0;
+	int f, n = 0;
+
+	for (f = 0; f < k; f++)
+		if (!isnan(v[(size_t)f * stride])) {
+			m += v[(size_t)f * stride];
+			n++;
+		}
+	m = n ? m / n : NAN;
+	for (f = 0; f < k; f++) {
+		double x = v[(size_t)f * stride];
+		if (!isnan(x))
+			q += (x - m) * (x - m);
+	}
+	*mean = m;
+	*std = n ? sqrt(q / n) : NAN;
+	if (used)
+		*used = n;
+}

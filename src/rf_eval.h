@@ -53,6 +53,11 @@ gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test,
 			    const gwb_rf_params *p, const int *counts, int nc, double *out,
 			    double *grow_ms);
 
+/* The mean and (population) std over k folds of v[f * stride], NaN folds left out; *used:
+ * how many were not NaN (mean and std NaN when none). */
+void gwb_rf_fold_stats(const double *v, int k, size_t stride, double *mean, double *std,
+		       int *used);
+
 /* The folds of rf.cv and rf.search: fold[i] in 0..k-1 for each row (order: rows scratch).
  * Classification is stratified as scikit-learn's StratifiedKFold (the sorted labels dealt
  * round-robin), so shuffle = false gives cross_val_score's folds; regression: k contiguous

@@ -73,12 +73,12 @@ end)
 
 T.test("help(module) lists every function one line each; help(obj) its methods and fields", function()
   local t = H.text(rf)
-  for _, f in ipairs { "rf.train", "rf.cv", "rf.load" } do
+  for _, f in ipairs { "rf.train", "rf.cv", "rf.load", "rf.search" } do
     T.ok(t:find("\n  " .. f .. "(", 1, true), "help(rf) lacks " .. f .. ":\n" .. t)
   end
   local n = 0
   for _ in t:gmatch("\n  rf%.") do n = n + 1 end
-  T.eq(n, 3, "one line per function")
+  T.eq(n, 4, "one line per function")
   T.ok(H.text(eig):find("eig.solve(A", 1, true))
   local d = data.synth { rows = 10, features = 4 }
   local td = H.text(d)

@@ -5,8 +5,9 @@ local function iris() return data.load("datasets/iris.csv", { target = "species"
 
 T.test("rf.search: each setting equals rf.cv with it; best refitted", function()
   local d = iris()
+  local tag = string.format("search-test-%d-%d", os.time(), math.random(1, 1e9))
   local s = rf.search(d, { trees = { 6, 12 }, depth = { 3, 0 }, bins = 32 },
-    { cv = 4, metric = "f1_macro", progress = false, tag = "search-test" })
+    { cv = 4, metric = "f1_macro", progress = false, tag = tag })
   T.eq(#s.settings, 4)
   T.eq(s.ran, 4)
   local best, bi = -1, nil
@@ -23,7 +24,7 @@ T.test("rf.search: each setting equals rf.cv with it; best refitted", function()
   T.eq(s.best_mean, best)
   T.eq(s.forest.trees, s.settings[bi].params.trees)
   T.ok(s.summary:find("best f1_macro", 1, true), s.summary)
-  local recs = runs { tag = "search-test", kind = "rf.search" }
+  local recs = runs { tag = tag, kind = "rf.search" }
   T.eq(#recs, 4, "one run-log record per setting")
 end)
 
