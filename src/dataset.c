@@ -5,6 +5,7 @@
 #include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
+#include "size.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -23,7 +24,7 @@ gwb_status gwb_dataset_new(size_t rows, int features, gwb_task task, int classes
 	if (features < 0 || (task == GWB_TASK_CLASSIFICATION && classes < 0))
 		return gwb_error(GWB_EINVAL, "dataset: features (%d) and classes (%d) must be >= 0",
 				 features, classes);
-	if (features > 0 && rows > SIZE_MAX / sizeof(float) / (size_t)features)
+	if (gwb_mul3_size(rows, (size_t)features + 1, sizeof(float), &cells))
 		return gwb_error(GWB_ENOMEM, "dataset: %zu rows x %d features overflows memory",
 				 rows, features);
 	cells = rows * (size_t)features;

@@ -4,6 +4,7 @@
 #include "blas.h"
 #include "lapack.h"
 #include "intr.h"
+#include "size.h"
 #include "dsio.h"
 
 #include "gpu.h"
@@ -48,17 +49,15 @@ static gwb_status alloc_matrix(size_t count, size_t rows, size_t cols, gwb_dtype
 			       gwb_layout layout, bool batched, gwb_matrix **out)
 {
 	gwb_matrix *A;
-	size_t es = gwb_dtype_size(dtype), n;
+	size_t es = gwb_dtype_size(dtype), n, bytes;
 
 	*out = NULL;
 	if (!rows || !cols || !count)
 		return gwb_error(GWB_EINVAL, "matrix dimensions must be >= 1 (got %zu x %zu, count %zu)",
 				 rows, cols, count);
-	if (rows > SIZE_MAX / cols || rows * cols > SIZE_MAX / count ||
-	    rows * cols * count > SIZE_MAX / es)
+	if (gwb_mul3_size(rows, cols, count, &n) || gwb_mul_size(n, es, &bytes))
 		return gwb_error(GWB_EINVAL, "matrix of %zu x %zu (x%zu) is too large", rows, cols,
 				 count);
-	n = rows * cols * count;
 	A = calloc(1, sizeof(*A));
 	if (!A)
 		return gwb_error(GWB_ENOMEM, "out of memory allocating a matrix header");

@@ -405,10 +405,12 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 			       "the payload", path, (unsigned long long)(sb.st_size - HDR - payload));
 		goto fail;
 	}
-	if (task > 1 || (task == 0 && (classes < 1 || classes > 65536)) || (task == 1 && classes)) {
+	/* (any class count the payload can hold: the size checks below; a save writes all) */
+	if (task > 1 || (task == 0 && (classes < 1 || classes > INT32_MAX)) ||
+	    (task == 1 && classes)) {
 		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: impossible shape (task %u, classes "
-			       "%u; classification has 1 to 65536 classes, regression none)", path,
-			       task, classes);
+			       "%u; classification has 1 to %d classes, regression none)", path,
+			       task, classes, INT32_MAX);
 		goto fail;
 	}
 	/* Each size against the payload before anything is allocated for it: a feature takes

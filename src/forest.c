@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "gpu.h"
 #include "intr.h"
+#include "size.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
 /* "auto" trains on the GPU from this estimate up (rows x mtry x min(depth, 16) x trees): on an
@@ -341,8 +342,11 @@ static void free_nodes(gwb_forest *f)
 
 gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t n)
 {
+	size_t bytes;
+
 	free_nodes(f);
-	if (n > SIZE_MAX / 64 / (size_t)f->outputs)
+	/* (every array below is at most (outputs + 16) doubles a node) */
+	if (gwb_mul3_size(n + 1, (size_t)f->outputs + 16, sizeof(double), &bytes))
 		return gwb_error(GWB_ENOMEM, "rf: %zu nodes overflow memory", n);
 	f->feature = calloc(n + 1, sizeof(int32_t));
 	f->threshold_bin = calloc(n + 1, 1);

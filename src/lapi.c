@@ -170,12 +170,63 @@ void *gwb_lua_testudata(lua_State *L, int idx, const char *tname)
 	return same ? p : NULL;
 }
 
+/* The gwb type name whose tag a full userdata carries (the registry's metatables named
+ * "gwb.*"), or NULL. */
+static const char *real_type(lua_State *L, int idx, char *buf, size_t n)
+{
+	uint64_t tag;
+	size_t len;
+	const char *hit = NULL;
+
+	if (lua_type(L, idx) != LUA_TUSERDATA || (len = lua_rawlen(L, idx)) < sizeof(tag))
+		return NULL;
+	memcpy(&tag, (char *)lua_touserdata(L, idx) + len - sizeof(tag), sizeof(tag));
+	lua_pushnil(L);
+	while (lua_next(L, LUA_REGISTRYINDEX)) {
+		if (lua_type(L, -2) == LUA_TSTRING && !hit) {
+			const char *k = lua_tostring(L, -2);
+			if (!strncmp(k, "gwb.", 4) && udata_tag(k) == tag) {
+				snprintf(buf, n, "%s", k);
+				hit = buf;
+			}
+		}
+		lua_pop(L, 1);
+	}
+	return hit;
+}
+
+/* The argument error for a value that is not a tname: luaL_typeerror's, except for a value
+ * wearing a gwb metatable it was not made with (debug.setmetatable), which it names. */
+static int type_error(lua_State *L, int idx, const char *tname, const char *what)
+{
+	char buf[64];
+	const char *mt, *real;
+
+	idx = lua_absindex(L, idx);
+	if (!lua_getmetatable(L, idx))
+		return luaL_typeerror(L, idx, what);
+	lua_getfield(L, -1, "__name");
+	mt = lua_tostring(L, -1);
+	if (!mt || strncmp(mt, "gwb.", 4)) {
+		lua_pop(L, 2);
+		return luaL_typeerror(L, idx, what);
+	}
+	real = real_type(L, idx, buf, sizeof(buf));
+	if (real && !strcmp(real, mt))   /* a gwb object of another type: the plain message */
+		return luaL_typeerror(L, idx, what);
+	lua_pushfstring(L, "%s expected, got %s%s wearing %s's metatable (set through the debug "
+			"library: it is not a %s)", what, real ? "a " : "",
+			real ? real : lua_type(L, idx) == LUA_TLIGHTUSERDATA ? "a light userdata" :
+			"a userdata gwb did not make", mt, tname);
+	return luaL_argerror(L, idx, lua_tostring(L, -1));
+}
+
 void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *what)
 {
 	void *p = gwb_lua_testudata(L, idx, tname);
 
 	if (!p)
-		luaL_typeerror(L, idx, what);
+		type_error(L, idx, tname, what);
 	return p;
 }
 
@@ -218,13 +269,29 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 	void *box = gwb_lua_testudata(L, idx, mt), *p;
 
 	if (!box)
-		luaL_typeerror(L, idx, what);
+		type_error(L, idx, mt, what);
 	memcpy(&p, box, sizeof(p));
 	if (!p) {
 		lua_pushfstring(L, "the %s was closed", name);
 		luaL_argerror(L, idx, lua_tostring(L, -1));
 	}
 	return p;
+}
+
+bool gwb_lua_index_close(lua_State *L)
+{
+	if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "close") ||
+	    !lua_getmetatable(L, 1))
+		return false;
+	lua_getfield(L, -1, "__methods");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 2);
+		return false;
+	}
+	lua_getfield(L, -1, "close");
+	lua_replace(L, -3);
+	lua_pop(L, 1);
+	return true;
 }
 
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
@@ -293,6 +360,31 @@ lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, 
 	if (idx && !lua_isnoneornil(L, idx))
 		lua_pop(L, 1);
 	return v;
+}
+
+lua_Integer gwb_opt_int_in(lua_State *L, int idx, const char *fn, const char *key,
+			   lua_Integer def, lua_Integer lo, lua_Integer hi)
+{
+	lua_Integer v = gwb_opt_int(L, idx, fn, key, def);
+
+	if (v < lo || v > hi)
+		luaL_error(L, "%s: option '%s' must be in %I..%I (got %I)", fn, key, lo, hi, v);
+	return v;
+}
+
+int gwb_opt_i32(lua_State *L, int idx, const char *fn, const char *key, int def)
+{
+	lua_Integer v = gwb_opt_int(L, idx, fn, key, def);
+
+	if (v < -GWB_OPT_INT_MAX || v > GWB_OPT_INT_MAX)
+		luaL_error(L, "%s: option '%s' is out of range (got %I; an integer option holds at "
+			   "most +-%d)", fn, key, v, GWB_OPT_INT_MAX);
+	return (int)v;
+}
+
+int gwb_opt_threads(lua_State *L, int idx, const char *fn)
+{
+	return (int)gwb_opt_int_in(L, idx, fn, "threads", 0, 0, GWB_OPT_INT_MAX);
 }
 
 lua_Number gwb_opt_num(lua_State *L, int idx, const char *fn, const char *key, lua_Number def)
@@ -506,7 +598,7 @@ static int core_blas(lua_State *L)
 		gwb_opt_check_keys(L, 1, "gwb.blas", keys);
 		lua_getfield(L, 1, "threads");
 		if (!lua_isnil(L, -1) &&
-		    gwb_blas_set_default_threads((int)gwb_opt_int(L, 1, "gwb.blas", "threads", 0)))
+		    gwb_blas_set_default_threads(gwb_opt_threads(L, 1, "gwb.blas")))
 			return luaL_error(L, "gwb.blas: %s", gwb_errmsg());
 		lua_pop(L, 1);
 	}

@@ -64,6 +64,10 @@ void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *w
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv);
 void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *));
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name);
+/* In a type's own __index (self at 1, key at 2): pushes the "close" method even for a closed
+ * object and returns true, so close() on a closed object does nothing, as for every closable
+ * type (Dataset, Forest, Predictions, Matrix, SparseMatrix, Eigen); any other use raises. */
+bool gwb_lua_index_close(lua_State *L);
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt);
 
 /* Raise a Lua error for st using the detail message (or the status name). Never returns. */
@@ -74,6 +78,15 @@ int gwb_lua_fail(lua_State *L, gwb_status st);
 /* Options tables: opts at index idx (may be none/nil). A value of the wrong type raises an
  * error that names the function and the parameter. */
 lua_Integer gwb_opt_int(lua_State *L, int idx, const char *fn, const char *key, lua_Integer def);
+/* gwb_opt_int within lo..hi (checked on the 64-bit value before any caller narrows it; the
+ * error prints the value as given and the range). GWB_OPT_INT_MAX: the most an int holds. */
+#define GWB_OPT_INT_MAX 2147483647
+lua_Integer gwb_opt_int_in(lua_State *L, int idx, const char *fn, const char *key,
+			   lua_Integer def, lua_Integer lo, lua_Integer hi);
+/* An int option (within +-GWB_OPT_INT_MAX: the function checks its own domain after), and the
+ * threads option (0 = all cores, else that many). */
+int gwb_opt_i32(lua_State *L, int idx, const char *fn, const char *key, int def);
+int gwb_opt_threads(lua_State *L, int idx, const char *fn);
 lua_Number gwb_opt_num(lua_State *L, int idx, const char *fn, const char *key, lua_Number def);
 bool gwb_opt_bool(lua_State *L, int idx, const char *fn, const char *key, bool def);
 const char *gwb_opt_str(lua_State *L, int idx, const char *fn, const char *key, const char *def);

@@ -158,8 +158,13 @@ static int ds_len(lua_State *L)
 
 static int ds_index(lua_State *L)
 {
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	const char *k = lua_tostring(L, 2);
+	gwb_dataset *d;
+	const char *k;
+
+	if (gwb_lua_index_close(L))
+		return 1;
+	d = gwb_lua_checkdataset(L, 1);
+	k = lua_tostring(L, 2);
 
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		if (!strcmp(k, "rows")) {
@@ -386,7 +391,7 @@ static int l_load(lua_State *L)
 		lua_pop(L, 1);
 		o.task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
 		o.progress = gwb_opt_bool(L, 2, "data.load", "progress", true);
-		o.threads = (int)gwb_opt_int(L, 2, "data.load", "threads", 0);
+		o.threads = gwb_opt_threads(L, 2, "data.load");
 		if (o.threads < 0)
 			return luaL_error(L, "data.load: threads must be >= 0 (got %d)", o.threads);
 		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
@@ -467,14 +472,14 @@ static int l_synth(lua_State *L)
 	if (rows < 1)
 		return luaL_error(L, "%s: rows must be >= 1 (got %I)", fn, rows);
 	o.rows = (size_t)rows;
-	o.features = (int)gwb_opt_int(L, 1, fn, "features", o.features);
-	o.informative = (int)gwb_opt_int(L, 1, fn, "informative",
+	o.features = gwb_opt_i32(L, 1, fn, "features", o.features);
+	o.informative = gwb_opt_i32(L, 1, fn, "informative",
 					 k == GWB_SYNTH_REGRESSION && o.informative > o.features
 						 ? o.features : o.informative);
-	o.redundant = (int)gwb_opt_int(L, 1, fn, "redundant", o.redundant);
-	o.repeated = (int)gwb_opt_int(L, 1, fn, "repeated", o.repeated);
-	o.classes = (int)gwb_opt_int(L, 1, fn, "classes", o.classes);
-	o.clusters_per_class = (int)gwb_opt_int(L, 1, fn, "clusters_per_class",
+	o.redundant = gwb_opt_i32(L, 1, fn, "redundant", o.redundant);
+	o.repeated = gwb_opt_i32(L, 1, fn, "repeated", o.repeated);
+	o.classes = gwb_opt_i32(L, 1, fn, "classes", o.classes);
+	o.clusters_per_class = gwb_opt_i32(L, 1, fn, "clusters_per_class",
 						o.clusters_per_class);
 	o.class_sep = gwb_opt_num(L, 1, fn, "class_sep", o.class_sep);
 	o.flip_y = gwb_opt_num(L, 1, fn, "flip_y", o.flip_y);
@@ -485,7 +490,7 @@ static int l_synth(lua_State *L)
 	o.shuffle = gwb_opt_bool(L, 1, fn, "shuffle", true);
 	seed = gwb_opt_int(L, 1, fn, "seed", 1);
 	o.seed = (uint64_t)seed;
-	o.threads = (int)gwb_opt_int(L, 1, fn, "threads", 0);
+	o.threads = gwb_opt_threads(L, 1, fn);
 	if (lua_getfield(L, 1, "weights") == LUA_TTABLE) {
 		int i, n = (int)lua_rawlen(L, -1);
 		if (n != o.classes)
@@ -1045,8 +1050,8 @@ static int m_write_csv(lua_State *L)
 		sep = "\t";
 	if (strlen(sep) != 1)
 		return luaL_error(L, "write_csv: sep must be one character (got \"%s\")", sep);
-	decimals = (int)gwb_opt_int(L, 3, "write_csv", "decimals", -1);
-	threads = (int)gwb_opt_int(L, 3, "write_csv", "threads", 0);
+	decimals = gwb_opt_i32(L, 3, "write_csv", "decimals", -1);
+	threads = gwb_opt_threads(L, 3, "write_csv");
 	gwb_lua_check(L, gwb_csv_write(d, path, sep[0], decimals, threads));
 	lua_settop(L, 1);
 	return 1;
@@ -1172,7 +1177,7 @@ static int m_transpose(lua_State *L)
 	} else {
 		if (!lua_isnil(L, 2))
 			lua_pop(L, 1);
-		tile = (int)gwb_opt_int(L, 2, fn, "tile", 32);
+		tile = gwb_opt_i32(L, 2, fn, "tile", 32);
 	}
 	pad = gwb_opt_bool(L, 2, fn, "pad", true);
 	kernel = tile == 0 ? 0 : pad ? 2 : 1;
@@ -1195,10 +1200,10 @@ static int m_transpose(lua_State *L)
 	if (kernel && tile != 16 && tile != 32 && tile != 64)
 		return luaL_error(L, "%s: tile must be 16, 32 or 64, or 0/false for the naive kernel "
 				  "(got %d)", fn, tile);
-	reps = (int)gwb_opt_int(L, 2, fn, "reps", 5);
+	reps = gwb_opt_i32(L, 2, fn, "reps", 5);
 	if (reps < 1 || reps > 64)
 		return luaL_error(L, "%s: reps must be in 1..64 (got %d)", fn, reps);
-	threads = (int)gwb_opt_int(L, 2, fn, "threads", 0);
+	threads = gwb_opt_threads(L, 2, fn);
 	if (threads < 0)
 		return luaL_error(L, "%s: threads must be >= 0 (got %d)", fn, threads);
 	gwb_lua_check(L, gwb_backend_choose(want, bytes, 1, &be, why, sizeof(why)));
@@ -1368,7 +1373,8 @@ static int m_close(lua_State *L)
 
 static const gwb_reg methods[] = {
 	{"close", m_close,
-	 "d:close()\nFree the Dataset now, device memory included (the GC does it too)."},
+	 "d:close()\nFree the Dataset now, device memory included (the GC does it too). Closing\n"
+	 "it again does nothing; any other use of a closed Dataset is an error."},
 	{"to", m_to,
 	 "d:to(\"gpu\" [, {gpus = n | {ids}}] | \"cpu\") -> d\n"
 	 "Where the features live. \"gpu\" copies them to the device once: rf.train,\n"

@@ -78,8 +78,8 @@ static void read_dense_opts(lua_State *L, int idx, const char *fn, gwb_dense_opt
 	o->backend = gwb_opt_backend(L, idx, fn);
 	o->vectors = gwb_opt_bool(L, idx, fn, "vectors", true);
 	o->residuals = gwb_opt_bool(L, idx, fn, "residuals", true);
-	o->max_sweeps = (int)gwb_opt_int(L, idx, fn, "max_sweeps", 0);
-	o->threads = (int)gwb_opt_int(L, idx, fn, "threads", 0);
+	o->max_sweeps = gwb_opt_i32(L, idx, fn, "max_sweeps", 0);
+	o->threads = gwb_opt_threads(L, idx, fn);
 	o->sym_tol = gwb_opt_num(L, idx, fn, "sym_tol", 0);
 }
 

@@ -335,20 +335,28 @@ static int l_occupancy(lua_State *L)
 		gwb_prof_each_registered(push_name, L);
 		return 1;
 	}
-	threads = (int)luaL_checkinteger(L, 2);
+	{
+		lua_Integer t = luaL_checkinteger(L, 2);
+		if (t < 1 || t > 1 << 20)
+			return luaL_error(L, "gpu.occupancy: threads per block must be in 1..%d "
+					  "(got %I)", 1 << 20, t);
+		threads = (int)t;
+	}
 	gwb_opt_check_keys(L, 3, "gpu.occupancy", known);
 	if (!lua_isnoneornil(L, 3)) {
 		lua_getfield(L, 3, "smem");
 		if (!lua_isnil(L, -1)) {
-			dyn = (size_t)gwb_opt_int(L, 3, "gpu.occupancy", "smem", 0);
+			dyn = (size_t)gwb_opt_int_in(L, 3, "gpu.occupancy", "smem", 0, 0,
+						     GWB_OPT_INT_MAX);
 			have_dyn = true;
 		}
 		lua_pop(L, 1);
 	}
 	if (lua_type(L, 1) == LUA_TTABLE) {
 		/* a hypothetical kernel: {regs = 40, smem = 4096, name = "mine"} */
-		regs = (int)gwb_opt_int(L, 1, "gpu.occupancy", "regs", 32);
-		static_smem = (size_t)gwb_opt_int(L, 1, "gpu.occupancy", "smem", 0);
+		regs = gwb_opt_i32(L, 1, "gpu.occupancy", "regs", 32);
+		static_smem = (size_t)gwb_opt_int_in(L, 1, "gpu.occupancy", "smem", 0, 0,
+						     GWB_OPT_INT_MAX);
 		name = gwb_opt_str(L, 1, "gpu.occupancy", "name", "kernel");
 		if (gwb_gpu_available())
 			occ_device(&d);
@@ -540,7 +548,7 @@ static int l_bandwidth(lua_State *L)
 {
 	static const char *const known[] = {"bytes", "reps", "log", "tag", NULL};
 	lua_Integer bytes = gwb_opt_int(L, 1, "gpu.bandwidth", "bytes", 256 << 20);
-	int reps = (int)gwb_opt_int(L, 1, "gpu.bandwidth", "reps", 5);
+	int reps = gwb_opt_i32(L, 1, "gpu.bandwidth", "reps", 5);
 	bool log = gwb_opt_bool(L, 1, "gpu.bandwidth", "log", true);
 	double host;
 

@@ -181,9 +181,10 @@ static int l_laplacian1d(lua_State *L)
 {
 	static const char *const known[] = {"dtype", NULL};
 	gwb_matrix *A;
+	lua_Integer n = luaL_checkinteger(L, 1);
 
 	gwb_opt_check_keys(L, 2, "mat.laplacian1d", known);
-	gwb_lua_check(L, gwb_matrix_laplacian1d((size_t)luaL_checkinteger(L, 1),
+	gwb_lua_check(L, gwb_matrix_laplacian1d(n < 0 ? 0 : (size_t)n,
 						opt_dtype(L, 2, "mat.laplacian1d", GWB_F64), &A));
 	gwb_lua_push_matrix(L, A);
 	return 1;

@@ -69,12 +69,6 @@ static const char *const cv_keys[] = {
 	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", "metric", NULL,
 };
 
-static int clampi(lua_State *L, lua_Integer v, const char *fn, const char *key)
-{
-	if (v < -2147483647 || v > 2147483647)
-		luaL_error(L, "%s: option '%s' is out of range (got %I)", fn, key, v);
-	return (int)v;
-}
 
 static void read_max_features(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
 			      gwb_rf_params *p)
@@ -216,17 +210,16 @@ void gwb_lua_rf_params(lua_State *L, int idx, const char *fn, const gwb_dataset 
 	gwb_opt_tag(L, idx, fn);  /* checked now, not after the training */
 	lua_pop(L, 1);
 	gwb_rf_params_init(p);
-	p->trees = clampi(L, gwb_opt_int(L, idx, fn, "trees", p->trees), fn, "trees");
-	p->depth = clampi(L, gwb_opt_int(L, idx, fn, "depth", p->depth), fn, "depth");
-	p->bins = clampi(L, gwb_opt_int(L, idx, fn, "bins", p->bins), fn, "bins");
-	p->min_leaf = clampi(L, gwb_opt_int(L, idx, fn, "min_leaf", p->min_leaf), fn, "min_leaf");
-	p->min_split = clampi(L, gwb_opt_int(L, idx, fn, "min_split", p->min_split), fn,
-			      "min_split");
+	p->trees = gwb_opt_i32(L, idx, fn, "trees", p->trees);
+	p->depth = gwb_opt_i32(L, idx, fn, "depth", p->depth);
+	p->bins = gwb_opt_i32(L, idx, fn, "bins", p->bins);
+	p->min_leaf = gwb_opt_i32(L, idx, fn, "min_leaf", p->min_leaf);
+	p->min_split = gwb_opt_i32(L, idx, fn, "min_split", p->min_split);
 	p->min_impurity_decrease = gwb_opt_num(L, idx, fn, "min_impurity_decrease", 0);
 	p->bootstrap = gwb_opt_bool(L, idx, fn, "bootstrap", true);
 	p->seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
-	p->threads = clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
-	p->block = clampi(L, gwb_opt_int(L, idx, fn, "block", 0), fn, "block");
+	p->threads = gwb_opt_threads(L, idx, fn);
+	p->block = gwb_opt_i32(L, idx, fn, "block", 0);
 	s = gwb_opt_str(L, idx, fn, "backend", NULL);
 	if (s && !strcmp(s, "hybrid")) {   /* the GPU and CPU threads together (rf_hybrid.c) */
 		p->hybrid = true;
@@ -471,7 +464,7 @@ static int l_cv(lua_State *L)
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
 	gwb_lua_rf_params(L, 2, "rf.cv", d, &p, cv_keys);
-	k = clampi(L, gwb_opt_int(L, 2, "rf.cv", "folds", 5), "rf.cv", "folds");
+	k = gwb_opt_i32(L, 2, "rf.cv", "folds", 5);
 	shuffle = gwb_opt_bool(L, 2, "rf.cv", "shuffle", false);
 	gwb_lua_check(L, gwb_rf_metric_parse(gwb_opt_str(L, 2, "rf.cv", "metric",
 		      d->task == GWB_TASK_CLASSIFICATION ? "accuracy" : "r2"), d->task, "rf.cv",
@@ -656,7 +649,7 @@ static int threads_opt(lua_State *L, int idx, const char *fn)
 {
 	if (lua_type(L, idx) != LUA_TTABLE)
 		return 0;
-	return clampi(L, gwb_opt_int(L, idx, fn, "threads", 0), fn, "threads");
+	return gwb_opt_threads(L, idx, fn);
 }
 
 /* The Dataset at idx with its columns in the forest's feature order (matched by name, see
@@ -811,9 +804,14 @@ static void push_pred_timing(lua_State *L, const gwb_rf_gpu_pred *p)
 
 static int pred_index(lua_State *L)
 {
-	pbox *b = checkpred(L, 1);
+	pbox *b;
 	int isint = 0;
-	lua_Integer i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
+	lua_Integer i;
+
+	if (gwb_lua_index_close(L))
+		return 1;
+	b = checkpred(L, 1);
+	i = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
 
 	if (isint) {  /* p[2.0] reads as p[2], as a table's would */
 		if (i < 1 || (size_t)i > b->p->rows)
@@ -1121,8 +1119,7 @@ static int m_importance(lua_State *L)
 	}
 	if (!strcmp(method, "permutation")) {
 		gwb_dataset *d;
-		int repeats = clampi(L, gwb_opt_int(L, 2, "importance", "repeats", 5), "importance",
-				     "repeats");
+		int repeats = gwb_opt_i32(L, 2, "importance", "repeats", 5);
 		uint64_t seed = (uint64_t)gwb_opt_int(L, 2, "importance", "seed", 1);
 		int threads = threads_opt(L, 2, "importance");
 		double *mean, *sd;
@@ -1343,8 +1340,13 @@ static int forest_tostring(lua_State *L)
 
 static int forest_index(lua_State *L)
 {
-	gwb_forest *f = checkforest(L, 1);
-	const char *k = lua_tostring(L, 2);
+	gwb_forest *f;
+	const char *k;
+
+	if (gwb_lua_index_close(L))
+		return 1;
+	f = checkforest(L, 1);
+	k = lua_tostring(L, 2);
 
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		if (!strcmp(k, "trees"))

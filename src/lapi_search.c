@@ -169,7 +169,7 @@ static int l_search(lua_State *L)
 	}
 	gwb_opt_tag(L, OPTS, "rf.search");
 	lua_pop(L, 1);
-	k = (int)gwb_opt_int(L, OPTS, "rf.search", "cv", 5);
+	k = gwb_opt_i32(L, OPTS, "rf.search", "cv", 5);
 	if (k < 2 || (size_t)k > d->rows)
 		return luaL_error(L, "rf.search: cv (the folds) must be between 2 and the %I rows "
 				  "(got %d)", (lua_Integer)d->rows, k);
@@ -249,7 +249,7 @@ static int l_search(lua_State *L)
 	nsel = total;
 	memset(sel, 1, (size_t)total);
 	if (!strcmp(strategy, "random")) {
-		int want = (int)gwb_opt_int(L, OPTS, "rf.search", "n", total < 10 ? total : 10);
+		int want = gwb_opt_i32(L, OPTS, "rf.search", "n", total < 10 ? total : 10);
 		int *perm = lua_newuserdatauv(L, sizeof(int) * ((size_t)total + 1), 0);
 		if (want < 1)
 			return luaL_error(L, "rf.search: n (settings to sample) must be >= 1");

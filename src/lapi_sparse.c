@@ -166,7 +166,7 @@ static int m_spmv_bench(lua_State *L)
 	gwb_csr *A = sp_check(L, 1);
 	static const char *const known[] = {"reps", NULL};
 	gwb_opt_check_keys(L, 2, "A:spmv_bench", known);
-	int reps = (int)gwb_opt_int(L, 2, "A:spmv_bench", "reps", 50);
+	int reps = gwb_opt_i32(L, 2, "A:spmv_bench", "reps", 50);
 #ifdef GWB_HAVE_CUDA
 	gwb_spmv_bench b;
 	gwb_lua_check(L, gwb_gpu_spmv_bench(A, reps, &b));
@@ -421,7 +421,7 @@ static int l_knn_laplacian(lua_State *L)
 	static const char *const known[] = {"k", "sigma", "normalized", NULL};
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	gwb_opt_check_keys(L, 2, "mat.knn_laplacian", known);
-	int k = (int)gwb_opt_int(L, 2, "mat.knn_laplacian", "k", 10);
+	int k = gwb_opt_i32(L, 2, "mat.knn_laplacian", "k", 10);
 	double sigma = gwb_opt_num(L, 2, "mat.knn_laplacian", "sigma", 0);
 	bool norm = gwb_opt_bool(L, 2, "mat.knn_laplacian", "normalized", false);
 	lsparse *u = sp_new(L);

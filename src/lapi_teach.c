@@ -51,7 +51,7 @@ static int l_measure_transpose(lua_State *L)
 {
 	static const char *const known[] = {"reps", "gpu", "work", NULL};
 	lua_Integer rows = luaL_checkinteger(L, 1), cols = luaL_checkinteger(L, 2);
-	int reps = (int)gwb_opt_int(L, 3, "teach.transpose", "reps", 5);
+	int reps = gwb_opt_i32(L, 3, "teach.transpose", "reps", 5);
 	bool want_gpu = gwb_opt_bool(L, 3, "teach.transpose", "gpu", true);
 	size_t n, i, bytes;
 	struct buffers *b;
@@ -61,8 +61,8 @@ static int l_measure_transpose(lua_State *L)
 
 	gwb_opt_check_keys(L, 3, "teach.transpose", known);
 	if (rows < 1 || cols < 1 || rows > (1 << 16) || cols > (1 << 16))
-		return luaL_error(L, "teach.transpose: rows and cols must be 1..65536 (got %d x %d)",
-				  (int)rows, (int)cols);
+		return luaL_error(L, "teach.transpose: rows and cols must be 1..65536 (got %I x %I)",
+				  rows, cols);
 	if (reps < 1 || reps > 16)
 		return luaL_error(L, "teach.transpose: reps must be 1..16 (got %d)", reps);
 	n = (size_t)rows * (size_t)cols;

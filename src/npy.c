@@ -5,6 +5,7 @@
  * by '\n' so that the data starts at a multiple of 64 bytes, then the data. */
 #define _GNU_SOURCE
 #include "npy.h"
+#include "size.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,17 +45,21 @@ bool gwb_npy_is_npy(const char *path)
 	return yes;
 }
 
-/* The value after 'key': in the header dict, or NULL. */
-static const char *dict_value(const char *h, const char *key)
+/* The value after 'key': in the header dict, or NULL; *dup when the key is there twice (in
+ * either quoting: a dict literal with a repeated key is not one numpy writes). */
+static const char *dict_value(const char *h, const char *key, bool *dup)
 {
-	char k[32];
-	const char *p;
+	char k[32], k2[32];
+	const char *p, *q;
 
 	snprintf(k, sizeof(k), "'%s'", key);
+	snprintf(k2, sizeof(k2), "\"%s\"", key);
 	p = strstr(h, k);
+	q = strstr(h, k2);
+	*dup = (p && (strstr(p + 1, k) || q)) || (q && strstr(q + 1, k2));
 	if (!p) {
-		snprintf(k, sizeof(k), "\"%s\"", key);
-		p = strstr(h, k);
+		memcpy(k, k2, sizeof(k));
+		p = q;
 	}
 	if (!p)
 		return NULL;
@@ -71,12 +76,17 @@ static const char *dict_value(const char *h, const char *key)
 
 static gwb_status parse_header(const char *path, const char *h, gwb_npy *a)
 {
-	const char *d = dict_value(h, "descr"), *fo = dict_value(h, "fortran_order"),
-		   *sh = dict_value(h, "shape");
+	bool dd, dfo, dsh;
+	const char *d = dict_value(h, "descr", &dd), *fo = dict_value(h, "fortran_order", &dfo),
+		   *sh = dict_value(h, "shape", &dsh);
 	char descr[32];
 	size_t n = 0, dims[8];
 	int nd = 0;
 
+	if (dd || dfo || dsh)
+		return gwb_error(GWB_EPARSE, "%s: the .npy header names '%s' twice (a damaged or "
+				 "hand-made header): %.80s", path, dd ? "descr" : dfo ?
+				 "fortran_order" : "shape", h);
 	if (!d || !fo || !sh)
 		return gwb_error(GWB_EPARSE, "%s: not a .npy header (%s%s%s missing): %.80s", path,
 				 d ? "" : "'descr' ", fo ? "" : "'fortran_order' ", sh ? "" : "'shape' ",
@@ -106,9 +116,12 @@ static gwb_status parse_header(const char *path, const char *h, gwb_npy *a)
 		return gwb_error(GWB_EINVAL, "%s: dtype '%s' is not supported: gwb reads float32 "
 				 "('<f4') and float64 ('<f8') arrays; convert with "
 				 "np.save(path, a.astype(np.float64))", path, descr);
-	if (!strncmp(fo, "True", 4))
+	/* the literal alone: "Trueish" is not True */
+	if (!strncmp(fo, "True", 4) && (fo[4] == ',' || fo[4] == '}' ||
+					 isspace((unsigned char)fo[4])))
 		a->fortran = true;
-	else if (!strncmp(fo, "False", 5))
+	else if (!strncmp(fo, "False", 5) && (fo[5] == ',' || fo[5] == '}' ||
+					      isspace((unsigned char)fo[5])))
 		a->fortran = false;
 	else
 		return gwb_error(GWB_EPARSE, "%s: fortran_order must be True or False (got %.10s)",
@@ -202,13 +215,15 @@ gwb_status gwb_npy_read(const char *path, gwb_npy *a)
 		return rc;
 	}
 	es = gwb_dtype_size(a->dtype);
-	if (a->rows > SIZE_MAX / a->cols / es) {
+	if (gwb_mul3_size(a->rows, a->cols, es, &want)) {
 		fclose(f);
 		return gwb_error(GWB_EINVAL, "%s: shape (%zu, %zu) is too large", path, a->rows,
 				 a->cols);
 	}
-	want = a->rows * a->cols * es;
-	if (fstat(fileno(f), &sb) == 0 && (size_t)sb.st_size < pre_len + hlen + want) {
+	/* the data the file holds after its header, against what the shape needs (compared so
+	 * that nothing can wrap: the header's end is within the file, fread read it) */
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (size_t)sb.st_size - pre_len - hlen < want) {
 		size_t have = (size_t)sb.st_size - pre_len - hlen;
 		fclose(f);
 		return gwb_error(GWB_ECORRUPT, "%s: truncated: %zu bytes of data where shape (%zu, "

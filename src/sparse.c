@@ -1145,11 +1145,21 @@ gwb_status gwb_csr_load(const char *path, gwb_csr **out)
 		fclose(f);
 		return gwb_error(GWB_ECORRUPT, "%s: not a gwb sparse matrix file (no GWBS header)", path);
 	}
-	if (hd.version != GWBS_VERSION || (hd.index_bits != 32 && hd.index_bits != 64) ||
-	    hd.rows < 0 || hd.cols < 0 || hd.nnz < 0) {
+	if (hd.version != GWBS_VERSION) {
 		fclose(f);
-		return gwb_error(GWB_ECORRUPT, "%s: unsupported version %u or a damaged header", path,
-				 hd.version);
+		return gwb_error(GWB_ECORRUPT, "%s: unsupported .gwbs version %u (this gwb reads "
+				 "version %d)", path, hd.version, GWBS_VERSION);
+	}
+	if ((hd.index_bits != 32 && hd.index_bits != 64) || hd.rows < 0 || hd.cols < 0 ||
+	    hd.nnz < 0) {
+		const char *field = hd.rows < 0 ? "rows" : hd.cols < 0 ? "cols" : hd.nnz < 0 ?
+				    "nnz" : "index_bits";
+		long long v = hd.rows < 0 ? (long long)hd.rows : hd.cols < 0 ? (long long)hd.cols :
+			      hd.nnz < 0 ? (long long)hd.nnz : (long long)hd.index_bits;
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: damaged .gwbs header: %s = %lld (%s)", path,
+				 field, v, strcmp(field, "index_bits") ? "it must be >= 0" :
+				 "it must be 32 or 64");
 	}
 	size_t ib = hd.index_bits / 8;
 	double need = sizeof(hd) + ((double)hd.rows + 1) * ib + (double)hd.nnz * (ib + 8) + 8;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "intr.h"
+#include "size.h"
 #include "transpose.h"
 
 /* --- random numbers ----------------------------------------------------------------------- */
@@ -275,10 +276,17 @@ static void *worker(void *arg)
 
 static gwb_status check(const gwb_synth_opts *o)
 {
+	size_t bytes;
+
 	if (o->rows < 1)
 		return gwb_error(GWB_EINVAL, "data.synth: rows must be >= 1");
 	if (o->features < 1 || o->features > 1000000)
 		return gwb_error(GWB_EINVAL, "data.synth: features must be in 1..1000000 (got %d)",
+				 o->features);
+	/* the table (and the row shuffle's index) before anything is sized from rows */
+	if (gwb_mul3_size(o->rows, (size_t)o->features + 2, sizeof(size_t), &bytes))
+		return gwb_error(GWB_ENOMEM, "data.synth: rows = %zu x features = %d does not fit "
+				 "in memory (the table alone is more than 2^64 bytes)", o->rows,
 				 o->features);
 	if (o->kind == GWB_SYNTH_FRIEDMAN1 && o->features < 5)
 		return gwb_error(GWB_EINVAL, "data.synth: friedman1 needs features >= 5 (got %d)",
@@ -343,7 +351,7 @@ static gwb_status make_plan(struct plan *p)
 {
 	const gwb_synth_opts *o = p->o;
 	gwb_rand r;
-	size_t *fp, i;
+	size_t *fp, i, sz;
 	int j, k;
 
 	gwb_rand_seed(&r, o->seed, 0);
@@ -372,8 +380,11 @@ static gwb_status make_plan(struct plan *p)
 	p->nr = o->redundant;
 	p->nrep = o->repeated;
 	p->nc = o->classes * o->clusters_per_class;
-	p->centroid = malloc((size_t)p->nc * p->ni * sizeof(double));
-	p->A = malloc((size_t)p->nc * p->ni * p->ni * sizeof(double));
+	if (gwb_mul3_size((size_t)p->nc, (size_t)p->ni, sizeof(double), &sz) ||
+	    !(p->centroid = malloc(sz)) ||
+	    gwb_mul3_size((size_t)p->nc * p->ni, (size_t)p->ni, sizeof(double), &sz) ||
+	    !(p->A = malloc(sz)))
+		goto oom;
 	p->B = malloc(((size_t)p->ni * p->nr + 1) * sizeof(double));
 	p->rep_src = malloc(((size_t)p->nrep + 1) * sizeof(int));
 	p->cluster_start = malloc(((size_t)p->nc + 1) * sizeof(size_t));
@@ -421,8 +432,10 @@ static gwb_status make_plan(struct plan *p)
 		free(cnt);
 	}
 	if (o->shuffle) {
-		if (!(p->perm = malloc(o->rows * sizeof(size_t))))
-			goto oom;
+		if (gwb_mul_size(o->rows, sizeof(size_t), &sz) || !(p->perm = malloc(sz)))
+			return gwb_error(GWB_ENOMEM, "data.synth: out of memory for the row shuffle "
+					 "of %zu rows (%zu bytes; shuffle = false needs none)", o->rows,
+					 sz);
 		for (i = 0; i < o->rows; i++) {
 			p->perm[i] = i;
 			if ((i & 0xfffff) == 0 && gwb_intr_pending())

@@ -39,6 +39,13 @@ local function append(dst, lines) for _, l in ipairs(lines) do dst[#dst + 1] = l
 -- --- teach.transpose -----------------------------------------------------------------------
 
 function M.transpose(opts)
+  -- teach.transpose(n): an n x n table
+  if math.type(opts) == "integer" or (type(opts) == "number" and opts == math.floor(opts)) then
+    opts = { rows = math.tointeger(opts) or opts }
+  elseif opts ~= nil and type(opts) ~= "table" then
+    error(string.format("teach.transpose: give an options table {rows = 4096, cols, reps, gpu} "
+      .. "or a whole number of rows (got %s)", type(opts) == "number" and tostring(opts) or type(opts)), 2)
+  end
   opts = opts or {}
   local rows = opts.rows or 4096
   local cols = opts.cols or rows

@@ -130,6 +130,21 @@ static void test_errors_name_the_line(void **state)
 		   "sizes beyond 1099511627776");
 }
 
+/* A legal file may declare a large order with few entries: sizes are checked by what is stored
+ * (the entries), not by rows x cols or the file's length (issue 26). */
+static void test_large_order_few_entries(void **state)
+{
+	const char *t = "%%MatrixMarket matrix coordinate real general\n2000000 2000000 2\n"
+			"1 1 1.5\n2000000 2000000 2.5\n";
+	gwb_csr *A = NULL;
+	(void)state;
+	assert_int_equal(gwb_mm_read_mem(t, strlen(t), "big.mtx", &A, NULL), GWB_OK);
+	assert_int_equal(A->rows, 2000000);
+	assert_int_equal(A->cols, 2000000);
+	assert_int_equal(A->nnz, 2);
+	gwb_csr_free(A);
+}
+
 static void test_array_format(void **state)
 {
 	gwb_csr *A = NULL;
@@ -325,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_general_duplicates_summed),
 		cmocka_unit_test(test_symmetric_pattern_integer),
 		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_large_order_few_entries),
 		cmocka_unit_test(test_array_format),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_csr_build_and_spmv),
