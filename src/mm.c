@@ -17,6 +17,8 @@
 #include "intr.h"
 
 long long gwb_mm_max_order = (long long)1 << 40;
+#define GWB_MM_ORDER_PER_BYTE 8
+#define GWB_MM_ORDER_FLOOR (1 << 24)
 
 
 static bool blank(const char *s, const char *e);
@@ -191,9 +193,24 @@ gwb_status gwb_mm_read_mem(const char *buf, size_t len, const char *name, gwb_cs
 		snprintf(a, sizeof(a), "%lld", gwb_mm_max_order);
 		return perr(&c, "sizes beyond %s rows or columns are not supported%s", a, NULL);
 	}
-	/* A coordinate file's order is not bounded by its length: 2,000,000 x 2,000,000 with two
-	 * entries is a legal file (its CSR costs the rows + 1 offsets, sized with the checked
-	 * helpers when it is built). What the file stores, its entries, is checked below. */
+	/* A CSR matrix holds rows + 1 offsets whatever its entries: a legal file may declare a
+	 * large order with few entries (2,000,000 x 2,000,000 with two), so orders up to
+	 * GWB_MM_ORDER_FLOOR are read whatever the file's length (the offsets then cost at most
+	 * 128 MiB); beyond it, GWB_MM_ORDER_PER_BYTE per byte of the file (a file whose every row
+	 * has an entry spends at least 4 bytes a row), so that a few bytes cannot claim gigabytes. */
+	if (!array) {
+		long long lim = (long long)len > (GWB_MM_ORDER_FLOOR / GWB_MM_ORDER_PER_BYTE)
+					? (long long)len * GWB_MM_ORDER_PER_BYTE : GWB_MM_ORDER_FLOOR;
+		if (rows > lim || cols > lim) {
+			char a[160];
+			snprintf(a, sizeof(a), "%lld %s, more than a %zu-byte file can hold (at most "
+				 "%lld: %d per byte of the file, and never less than %d)",
+				 rows > lim ? rows : cols, rows > lim ? "rows" : "columns", len, lim,
+				 GWB_MM_ORDER_PER_BYTE, GWB_MM_ORDER_FLOOR);
+			return perr(&c, "the size line declares %s; the file is truncated or its size "
+				    "line is wrong%s", a, NULL);
+		}
+	}
 	/* every entry (or array value) takes at least 2 bytes of the file: refuse a size line
 	 * that promises more than the rest of the file can hold, before allocating for it */
 	{

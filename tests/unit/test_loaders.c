@@ -366,7 +366,7 @@ static void test_mm_declared_order(void **state)
 	spill(p, big, strlen(big));
 	/* touched 4 GB before */
 	refused(load_mm, p, GWB_EPARSE, "268435456 rows", "74-byte file",
-		"at most 1048576", NULL);
+		"at most 16777216", NULL);
 	/* an nnz the file cannot hold: refused with the count it does hold */
 	tpath(p, sizeof(p), "nnz.mtx");
 	spill(p, nnz, strlen(nnz));
