@@ -156,15 +156,10 @@ static int ds_len(lua_State *L)
 	return 1;
 }
 
-static int ds_index(lua_State *L)
+static int ds_fields(lua_State *L)
 {
-	gwb_dataset *d;
-	const char *k;
-
-	if (gwb_lua_index_close(L))
-		return 1;
-	d = gwb_lua_checkdataset(L, 1);
-	k = lua_tostring(L, 2);
+	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
+	const char *k = lua_tostring(L, 2);
 
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		if (!strcmp(k, "rows")) {
@@ -231,6 +226,11 @@ static int ds_index(lua_State *L)
 	return 1;
 }
 
+/* d.close even of a closed Dataset (closing again does nothing), else the fields */
+static int ds_index(lua_State *L)
+{
+	return gwb_lua_index_close(L) ? 1 : ds_fields(L);
+}
 
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 

@@ -1338,15 +1338,10 @@ static int forest_tostring(lua_State *L)
 	return 1;
 }
 
-static int forest_index(lua_State *L)
+static int forest_fields(lua_State *L)
 {
-	gwb_forest *f;
-	const char *k;
-
-	if (gwb_lua_index_close(L))
-		return 1;
-	f = checkforest(L, 1);
-	k = lua_tostring(L, 2);
+	gwb_forest *f = checkforest(L, 1);
+	const char *k = lua_tostring(L, 2);
 
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		if (!strcmp(k, "trees"))
@@ -1394,6 +1389,12 @@ methods:
 	lua_pushvalue(L, 2);
 	lua_rawget(L, -2);
 	return 1;
+}
+
+/* f.close even of a closed Forest (closing again does nothing), else the fields */
+static int forest_index(lua_State *L)
+{
+	return gwb_lua_index_close(L) ? 1 : forest_fields(L);
 }
 
 /* ---- registration --------------------------------------------------------------------------- */
