@@ -17,6 +17,7 @@
 #include "intr.h"
 #include "lapack.h"
 #include "lapi.h"
+#include "levels.h"
 
 #define EIGEN_T "gwb.Eigen"
 #define VALUES_T "gwb.EigenValues"   /* a single result's e.values: also callable as e:values(1) */
@@ -675,6 +676,50 @@ static double pca_num(lua_State *L, int t, lua_Integer i, const char *field)
 	return v;
 }
 
+/* d with its text levels recoded to the ones the PCA was fitted on (p.levels; levels.h): a
+ * level it never saw is missing. Anchors what it makes on the stack. */
+static gwb_dataset *pca_levels(lua_State *L, int pidx, gwb_dataset *d, int p)
+{
+	char ***lev;
+	int *cnt, j, top = lua_gettop(L);
+	gwb_levels_report rep;
+	gwb_dataset *r;
+
+	if (lua_getfield(L, pidx, "levels") != LUA_TTABLE) {   /* a table made by hand */
+		lua_pop(L, 1);
+		return d;
+	}
+	lev = lua_newuserdatauv(L, sizeof(char **) * ((size_t)p + 1), 0);   /* top + 2 */
+	cnt = lua_newuserdatauv(L, sizeof(int) * ((size_t)p + 1), 0);       /* top + 3 */
+	lua_newtable(L);   /* top + 4: holds each feature's array of labels */
+	for (j = 0; j < p; j++) {
+		int c, n;
+		lev[j] = NULL;
+		cnt[j] = 0;
+		if (lua_rawgeti(L, top + 1, j + 1) != LUA_TTABLE) {
+			lua_pop(L, 1);
+			continue;
+		}
+		n = (int)lua_rawlen(L, -1);
+		lev[j] = lua_newuserdatauv(L, sizeof(char *) * ((size_t)n + 1), 0);
+		lua_rawseti(L, top + 4, j + 1);
+		cnt[j] = n;
+		for (c = 0; c < n; c++) {
+			if (lua_rawgeti(L, -1, c + 1) != LUA_TSTRING)
+				luaL_error(L, "pca:transform: p.levels[%d][%d] is not a string (was the "
+					   "PCA changed?)", j + 1, c + 1);
+			lev[j][c] = (char *)lua_tostring(L, -1);   /* held by p.levels[j] */
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	gwb_lua_check(L, gwb_levels_match(d, lev, cnt, p, false, "pca:transform", &r, &rep));
+	if (!r)
+		return d;
+	gwb_lua_pushdataset(L, r);
+	return r;
+}
+
 /* Scores of a dataset on the components: rows x k f64 Matrix (centred with the PCA's means).
  * The dataset's columns are matched to the PCA's by name (gwb_lua_dataset_match). */
 static int pca_transform(lua_State *L)
@@ -714,6 +759,7 @@ static int pca_transform(lua_State *L)
 	}
 	d = gwb_lua_dataset_match(L, 2, (char *const *)names, (int)p, "pca:transform", "PCA",
 				  &pos);
+	d = pca_levels(L, 1, d, (int)p);
 	/* userdata, so that an error below frees them */
 	mean = lua_newuserdatauv(L, (size_t)p * sizeof(double), 0);
 	comp = lua_newuserdatauv(L, (size_t)p * (size_t)k * sizeof(double), 0);
@@ -862,6 +908,20 @@ static int l_pca(lua_State *L)
 		}
 		lua_setfield(L, -2, "names");
 	}
+	/* levels[j]: feature j's text levels, its codes' meaning (pca:transform matches new data
+	 * onto them by label, levels.h) */
+	lua_createtable(L, 0, 0);
+	for (j = 0; j < p; j++)
+		if (d->cat_levels && d->cat_levels[j]) {
+			int c;
+			lua_createtable(L, d->cat_count[j], 0);
+			for (c = 0; c < d->cat_count[j]; c++) {
+				lua_pushstring(L, d->cat_levels[j][c] ? d->cat_levels[j][c] : "");
+				lua_rawseti(L, -2, c + 1);
+			}
+			lua_rawseti(L, -2, j + 1);
+		}
+	lua_setfield(L, -2, "levels");
 	SETS("method", e->method);
 	SETS("backend", e->backend);
 	gwb_matrix_free(C);
@@ -922,7 +982,9 @@ static const char pca_help[] =
 	"matrix (opts.corr = true: correlation, i.e. standardized features). Printing shows each\n"
 	"component's variance and the explained and cumulative variance. Fields: values\n"
 	"(variances, descending), ratio, cumulative, components (k arrays of loadings, largest\n"
-	"loading positive), mean, names, eigen; p:transform(d) -> rows x k Matrix of scores.\n"
+	"loading positive), mean, names, levels (each text feature's labels), eigen;\n"
+	"p:transform(d) -> rows x k Matrix of scores (d's columns matched by name, its text\n"
+	"levels by label: a level the PCA never saw is missing).\n"
 	"Options: corr (false), backend.\n"
 	"Example: p = data.pca(data.load(\"datasets/iris.csv\", {target = \"species\"}), 2); print(p)";
 

@@ -840,13 +840,14 @@ help.register(M.launch, "teach.launch",
   .. "for all. Fields: elems, gpu.many_ms/one_ms/per_launch_us, cpu.many_ms/one_ms/per_task_us.\n"
   .. "Example: teach.launch{count = 200}")
 help.register(M.transpose, "teach.transpose",
-  "teach.transpose([{rows = 4096, cols = rows, reps = 5, gpu = true}]) -> lesson\n"
+  "teach.transpose([{rows = 4096, cols = rows, reps = 5, gpu = true} | n]) -> lesson\n"
   .. "A lesson on memory access: one table transposed by a naive loop and cache blocks on the\n"
   .. "CPU and, with a GPU, by three kernels side by side (naive: one thread per element;\n"
   .. "tiled: a 32x32 tile through shared memory; padded: the tile 32x33 wide), with their\n"
   .. "time, GB/s against a plain device copy, bars, and why: coalescing, cache lines, and\n"
   .. "shared-memory bank conflicts (and how one padding column removes them). Without a GPU\n"
   .. "it explains the same with the CPU numbers. The lesson's fields hold the measurements.\n"
+  .. "A number n is an n x n table; rows and cols are 1..65536.\n"
   .. "Example: teach.transpose{rows = 2048}")
 help.register(M.occupancy, "teach.occupancy",
   "teach.occupancy(kernel [, {blocks = {...}, smem = bytes}]) -> lesson\n"

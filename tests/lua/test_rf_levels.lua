@@ -1,7 +1,8 @@
 -- test_rf_levels.lua - a forest scores new data's categorical levels and classes by label, not
 -- by code position: other orders of first appearance, subsets and supersets of the levels, an
 -- unseen level (missing, counted; an error with strict = true), text where the model had
--- numbers and the reverse, and a file saved before the levels were recorded (version 2).
+-- numbers and the reverse, a file saved before the levels were recorded (version 2), and
+-- pca:transform.
 
 local Q = { progress = false, backend = "cpu" }
 local function tmp(name) return T.tmpdir() .. "/gwb_levels_" .. name end
@@ -219,4 +220,21 @@ T.test("property: permutations, subsets and supersets of the levels predict as t
     end
   end
   os.remove(path)
+end)
+
+T.test("pca:transform matches text levels by label too", function()
+  local rows = { "color,x,y" }
+  for i = 1, 30 do rows[#rows + 1] = ({ "a", "b", "c" })[i % 3 + 1] .. "," .. (i % 7) .. ",1" end
+  local d = data.load(csv("pca.csv", table.concat(rows, "\n") .. "\n"), { target = "y" })
+  local p = data.pca(d, 2)
+  T.eq(p.levels[1][3], "c")
+  -- b and c only: the file codes them 0 and 1, the PCA 1 and 2
+  local sub = data.load(csv("pcasub.csv", "color,x,y\nc,3,1\nb,5,1\n"), { target = "y" })
+  -- the same rows in the training file's coding: after its rows, in one file
+  local ref = data.load(csv("pcaref.csv", table.concat(rows, "\n") .. "\nc,3,1\nb,5,1\n"),
+    { target = "y" }):take { 31, 32 }
+  local s, r = p:transform(sub), p:transform(ref)
+  for i = 1, 2 do for k = 1, 2 do T.near(s[i][k], r[i][k], 1e-12) end end
+  T.raises(function() p:transform(data.load(csv("pcanum.csv", "color,x,y\n2.5,3,1\n"), { target = "y" })) end,
+    "column 'color' holds numbers")
 end)
