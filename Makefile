@@ -1,18 +1,33 @@
 # GWB - GPU workbench. `make` builds build/gwb; `make demo`, `make test`, `make bench`,
-# `make gpu-check` (on the lent GPU), `make install PREFIX=...`. CUDA is used when nvcc is
-# found; `make CUDA=0` forces a CPU-only build. `make DEBUG=1` synchronizes after each launch.
+# `make gpu-check` (on the lent GPU), `make install PREFIX=...`. The first build picks CUDA only
+# when an NVIDIA GPU device is present and nvcc is found, and remembers the choice in
+# $(BUILD)/config.mk; `make CUDA=1` / `make CUDA=0` chooses (and is remembered from then on).
+# Builds run on every CPU unless -j says otherwise. `make DEBUG=1` synchronizes after each launch.
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
 BUILD ?= build
 
-NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-ifeq ($(NVCC),)
-CUDA ?= 0
-else
-CUDA ?= 1
+# Parallel by default: nproc jobs at the top level (a -j on the command line wins; sub-makes
+# share the top level's jobserver).
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+# The build mode. CUDA=0/1 given on the command line or in the environment wins (and the link
+# rule below records it); else the mode recorded by an earlier build of $(BUILD); else CUDA
+# only where both a GPU device (/dev/nvidia0, or nvidia-smi -L lists one) and nvcc exist:
+# nvcc alone is no reason to compile kernels that nothing here can run.
+MODE_FILE := $(BUILD)/config.mk
+ifeq ($(filter command line environment override,$(origin CUDA)),)
+ifneq ($(wildcard $(MODE_FILE)),)
+include $(MODE_FILE)
+else
+HAVE_GPU := $(shell { [ -e /dev/nvidia0 ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU'; } && echo 1)
+CUDA := $(if $(and $(NVCC),$(HAVE_GPU)),1,0)
+endif
+endif
 # sm_90 (H100/H200) and sm_80 (A100) machine code, plus compute_90 PTX for newer parts.
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
              -gencode arch=compute_90,code=compute_90
@@ -60,8 +75,10 @@ OBJDIR := $(BUILD)/obj
 # gwb itself links only the small CUDA runtime and reaches the plugin through trampolines.
 PLUGIN := $(BUILD)/libgwbcuda.so
 ALL_CFLAGS += -DGWB_HAVE_CUDA -I$(CUDA_HOME)/include -DGWB_PLUGIN_PATH='"$(abspath $(PLUGIN))"'
+# -Xptxas -v: each kernel's registers, shared memory and spills go to the kernel's build log
+# (<object>.log beside it), not to the terminal; scripts/gen-kernel-res reads them.
 NVFLAGS := -std=c++17 -O3 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -DGWB_HAVE_CUDA \
-           $(NVDEBUG) -Xptxas -warn-spills --expt-relaxed-constexpr
+           $(NVDEBUG) -Xptxas -v,-warn-spills --expt-relaxed-constexpr
 CUOBJ := $(patsubst kernels/%.cu,$(OBJDIR)/kernels/%.o,$(CU))
 TRAMPOBJ := $(OBJDIR)/gpu_tramp.o
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
@@ -81,12 +98,13 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OBJDIR)/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man \
-	fuzz fuzz-build
+	fuzz fuzz-build kernel-res
 
 all: $(GWB)
 
 # The binary depends on the objects of the mode it was built in; a CUDA=0 build and a CUDA
-# build keep separate object folders and the last one linked wins build/gwb.
+# build keep separate object folders and the last one linked wins build/gwb (and is the mode
+# recorded in $(MODE_FILE) for the next plain `make`).
 $(GWB): $(MAINOBJ) $(LIBOBJ) $(TRAMPOBJ) $(PLUGIN) $(BUILD)/.mode-$(CUDA)
 	$(CC) $(ALL_CFLAGS) -o $@ $(MAINOBJ) $(LIBOBJ) $(TRAMPOBJ) $(LDFLAGS) $(LDLIBS)
 
@@ -101,10 +119,11 @@ $(OBJDIR)/gpu_tramp.S: $(PLUGIN) scripts/gen-trampolines
 $(OBJDIR)/gpu_tramp.o: $(OBJDIR)/gpu_tramp.S
 	$(CC) -c -o $@ $<
 
-$(BUILD)/.mode-$(CUDA):
+$(BUILD)/.mode-$(CUDA): FORCE
 	@mkdir -p $(BUILD)
-	@rm -f $(BUILD)/.mode-*
-	@touch $@
+	@[ -f $@ ] || { rm -f $(BUILD)/.mode-*; touch $@; }
+	@echo 'CUDA := $(CUDA)' > $(MODE_FILE).tmp
+	@cmp -s $(MODE_FILE).tmp $(MODE_FILE) && rm -f $(MODE_FILE).tmp || mv $(MODE_FILE).tmp $(MODE_FILE)
 
 # The git commit, in a file rewritten only when it changes (so nothing else rebuilds).
 $(OBJDIR)/commit.c: FORCE
@@ -134,9 +153,13 @@ $(OBJDIR)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# ptxas's resource report and spill warnings are kept in $@.log; anything else nvcc says is
+# shown (and the whole log when it fails).
 $(OBJDIR)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
+	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $< > $@.log 2>&1 || { cat $@.log >&2; exit 1; }
+	@grep -v -e '^ptxas info' -e '^ptxas warning : Registers are spilled' -e '^ *[0-9]* bytes stack frame' \
+		-e '^ptxas warning : .*bytes spill' $@.log >&2 || true
 
 $(OBJDIR)/tests/test_%: tests/unit/test_%.c $(LIBOBJ) $(TRAMPOBJ) $(PLUGIN)
 	@mkdir -p $(dir $@)
@@ -148,8 +171,6 @@ deps:
 	@scripts/install-deps
 
 demo: deps
-	@if [ "$(CUDA)" = 1 ] && ! ls /dev/nvidia0 >/dev/null 2>&1; then \
-		echo "make demo: no NVIDIA GPU here; 'make demo CUDA=0' builds without compiling the CUDA kernels (most of the build time)"; fi
 	@$(MAKE) --no-print-directory all
 	$(GWB) scripts/demo.lua
 
@@ -162,6 +183,14 @@ bench: all
 
 gpu-check:
 	@scripts/gpu-check
+
+# src/kernel_res.c: every kernel's registers and static shared memory as the sm_90 build
+# compiles them (ptxas's report), for gpu.occupancy without a GPU. Run after changing a kernel
+# (needs nvcc, not a GPU); .ci/run fails when the committed table is stale.
+KRES_BUILD ?= build/kres
+kernel-res:
+	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(KRES_BUILD) all
+	scripts/gen-kernel-res $(KRES_BUILD)/obj > src/kernel_res.c.tmp && mv src/kernel_res.c.tmp src/kernel_res.c
 
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=address,undefined OPT=-O1 CUDA=0 \
