@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 
 #include "repl.h"
+#include "suggest.h"
 
 /* Option kinds: what the value after --flag becomes in the options table. */
 enum {
@@ -41,11 +42,11 @@ typedef struct cli_cmd {
 	const char *summary;   /* one line */
 	const char *help;      /* what it does, what it prints */
 	bool raw;              /* pass every argument through as positional (a command that runs
-				* a script with its own arguments); opts must then be no_opts */
+				* a script with its own arguments); opts are then only listed */
 } cli_cmd;
 
 static const cli_opt train_opts[] = {
-	{"target", O_STR, "target", "NAME     the column to predict (required for CSV; a .gwbd carries its own)"},
+	{"target", O_STR, "target", "NAME     the column to predict (default: the last, as data.load; a .gwbd carries its own)"},
 	{"trees", O_INT, "trees", "N        trees (100)"},
 	{"depth", O_INT, "depth", "D        maximum depth (32)"},
 	{"bins", O_INT, "bins", "B        histogram bins per feature, 2..256 (64)"},
@@ -78,6 +79,7 @@ static const cli_opt rf_predict_opts[] = {
 	{"proba", O_FLAG, "proba", "         add one probability column per class"},
 	{"strict", O_FLAG, "strict", "         an unseen level is an error (default: missing, noted)"},
 	{"threads", O_COUNT, "threads", "N        CPU threads, 0 = all cores (all cores)"},
+	{"json", O_FLAG, "json", "         print one JSON object instead of CSV"},
 	{NULL, 0, NULL, NULL},
 };
 
@@ -134,27 +136,32 @@ static const cli_opt runs_opts[] = {
 	{NULL, 0, NULL, NULL},
 };
 
-static const cli_opt no_opts[] = {
+/* gwb ablate parses its own words (lua/gwb/ablate.lua); listed here for help. */
+static const cli_opt ablate_opts[] = {
+	{"switches", O_STR, "switches", "A,B      the switches to turn off one at a time (all)"},
+	{"runs", O_INT, "runs", "N        runs of each setting, the median kept"},
+	{"tol", O_NUM, "tol", "X        relative tolerance of the result check"},
+	{"json", O_FLAG, "json", "         print one JSON object instead of the table"},
 	{NULL, 0, NULL, NULL},
 };
 
 static const cli_cmd commands[] = {
-	{"rf train", 1, 1, "FILE.csv --target NAME | FILE.gwbd [options]", rf_train_opts, train_opts,
+	{"rf train", 1, 1, "FILE [--target NAME] [options]", rf_train_opts, train_opts,
 	 "train a random forest, print its summary",
-	 "Load FILE (CSV or .gwbd), train a forest on it (rf.train) and print the summary:\n"
+	 "Load FILE (CSV or .gwbd; the target is --target, else the last column, as data.load),\n"
+	 "train a forest on it (rf.train) and print the summary:\n"
 	 "OOB score, trees, and the time split into kernel, transfer and host. --backend both\n"
 	 "trains on the CPU and on the GPU and prints the parity line: the OOB accuracy (or R2)\n"
 	 "difference, whether the trees are the same, and the speed ratio; without a GPU it says\n"
 	 "so and exits 1 after the CPU run.", false},
-	{"rf predict", 2, 2, "MODEL FILE.csv [--out preds.csv] [--proba]", rf_predict_opts, NULL,
+	{"rf predict", 2, 2, "MODEL FILE.csv [--out preds.csv] [--proba] [--json]", rf_predict_opts, NULL,
 	 "predict with a saved forest",
 	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE:\n"
 	 "CSV with a column 'prediction' (and, with --proba, one column per class). When FILE\n"
 	 "has the forest's target column, the score (accuracy or R2) goes to stderr. Text\n"
 	 "columns are matched to the forest's levels by label; values of levels it never saw\n"
 	 "are scored as missing and a note on stderr counts them (--strict: an error).", false},
-	{"rf cv", 1, 1, "FILE.csv --target NAME | FILE.gwbd --folds K [options]", rf_cv_opts,
-	 train_opts,
+	{"rf cv", 1, 1, "FILE [--target NAME] [--folds K] [options]", rf_cv_opts, train_opts,
 	 "k-fold cross-validation of a forest",
 	 "rf.cv on FILE: train on k-1 folds, score on the last, for each fold; prints each\n"
 	 "fold's score and the mean and standard deviation. Takes rf train's options.", false},
@@ -185,7 +192,14 @@ static const cli_cmd commands[] = {
 	 "runs(): every recorded run (rf.train, eig.solve, gwb.bench, ...), oldest first,\n"
 	 "filtered by tag, kind (a prefix) and the N newest. The log is $GWB_RUNS, else\n"
 	 "~/.local/share/gwb/runs.jsonl.", false},
-	{"help", 0, 2, "[COMMAND]", no_opts, NULL,
+	{"ablate", 1, 1, "[--switches a,b] [--runs N] [--tol X] [--json] SCRIPT.lua [args...]",
+	 ablate_opts, NULL,
+	 "what each optimisation switch buys, on a script",
+	 "gwb.ablate on SCRIPT (its return value is the result): run it with every switch on,\n"
+	 "then with each one off in turn, check that the results agree and print a table:\n"
+	 "switch, wall time, kernel time, slowdown, result check. Exit 3 when a result\n"
+	 "disagrees.", true},
+	{"help", 0, 2, "[COMMAND] [--json]", json_only, NULL,
 	 "describe a command",
 	 "gwb help lists the commands; gwb help COMMAND describes one and its options.", false},
 	{NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, false},
@@ -275,13 +289,62 @@ static const cli_opt *find_opt(const cli_cmd *c, const char *flag, size_t n)
 	return NULL;
 }
 
+/* The state of the command being run, for its error messages: --json makes them one JSON object
+ * on stderr ({"command", "error", "status"}) instead of text. */
+static lua_State *cli_L;
+static bool cli_json;
+
+/* Write v (the value on top of the stack, popped) as JSON and a newline to f, through the run
+ * log's encoder (lua/gwb/runs.lua: one JSON writer in gwb). */
+static void write_json(FILE *f)
+{
+	lua_State *L = cli_L;
+	int top = lua_gettop(L) - 1;
+
+	lua_getglobal(L, "require");
+	lua_pushstring(L, "gwb.runs");
+	if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "encode") == LUA_TFUNCTION) {
+		lua_pushvalue(L, top + 1);
+		if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
+			fprintf(f, "%s\n", lua_tostring(L, -1));
+	}
+	lua_settop(L, top);
+}
+
+/* Report an error of command name (NULL: no command matched) and return the exit status st:
+ * "gwb <name>: <msg>" and the lines of more (may be NULL) as text, or one JSON object. */
+static int fail(const char *name, int st, const char *msg, const char *more)
+{
+	if (cli_json && cli_L) {
+		lua_createtable(cli_L, 0, 4);
+		if (name) {
+			lua_pushstring(cli_L, name);
+			lua_setfield(cli_L, -2, "command");
+		}
+		lua_pushstring(cli_L, msg);
+		lua_setfield(cli_L, -2, "error");
+		if (more) {
+			lua_pushstring(cli_L, more);
+			lua_setfield(cli_L, -2, "help");
+		}
+		lua_pushinteger(cli_L, st);
+		lua_setfield(cli_L, -2, "status");
+		write_json(stderr);
+	} else {
+		fprintf(stderr, "gwb%s%s: %s\n%s", name ? " " : "", name ? name : "", msg,
+			more ? more : "");
+	}
+	return st;
+}
+
 static int usage_error(const cli_cmd *c, const char *fmt, const char *a, const char *b)
 {
-	fprintf(stderr, "gwb %s: ", c->name);
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\nusage: gwb %s %s (gwb help %s lists the options)\n", c->name, c->args,
-		c->name);
-	return 2;
+	char msg[1024], more[512];
+
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	snprintf(more, sizeof(more), "usage: gwb %s %s (gwb help %s lists the options)\n", c->name,
+		 c->args, c->name);
+	return fail(c->name, 2, msg, more);
 }
 
 /* Store the value of option o (text v) into the options table on top of the stack. Returns 0
@@ -357,42 +420,138 @@ static int call_lua(lua_State *L)
 	return 1;
 }
 
+/* --json among a command's words (before "--"), so that even a usage error is JSON. */
+static bool wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
+/* The commands of group g ("rf"), one line each. */
+static void list_group(FILE *f, const char *g)
+{
+	const cli_cmd *c;
+	size_t n = strlen(g);
+
+	for (c = commands; c->name; c++)
+		if (!strncmp(c->name, g, n) && c->name[n] == ' ')
+			fprintf(f, "  gwb %-18s %s\n", c->name, c->summary);
+}
+
+/* The commands (of group g, or all when g is NULL) as JSON on stdout. */
+static void list_json(const char *g)
+{
+	const cli_cmd *c;
+	size_t n = g ? strlen(g) : 0;
+	int k = 0;
+
+	lua_createtable(cli_L, 0, 1);
+	lua_newtable(cli_L);
+	for (c = commands; c->name; c++) {
+		if (g && (strncmp(c->name, g, n) || c->name[n] != ' '))
+			continue;
+		lua_createtable(cli_L, 0, 3);
+		lua_pushstring(cli_L, c->name);
+		lua_setfield(cli_L, -2, "command");
+		lua_pushfstring(cli_L, "gwb %s %s", c->name, c->args);
+		lua_setfield(cli_L, -2, "usage");
+		lua_pushstring(cli_L, c->summary);
+		lua_setfield(cli_L, -2, "summary");
+		lua_rawseti(cli_L, -2, ++k);
+	}
+	lua_setfield(cli_L, -2, "commands");
+	write_json(stdout);
+}
+
+/* argv names no command: a group alone ("gwb rf") lists the group's commands; anything else
+ * gets the nearest command names and the list. Returns 2 (usage). */
+static int unknown_command(int argc, char **argv)
+{
+	const char *names[64];
+	char word[128], near[256], msg[512], more[2048] = "";
+	const cli_cmd *c;
+	size_t n = 0;
+	FILE *mf;
+	bool group = argc >= 1 && is_group(argv[0]);
+
+	snprintf(word, sizeof(word), "%s%s%s", argc ? argv[0] : "", argc > 1 && group ? " " : "",
+		 argc > 1 && group ? argv[1] : "");
+	for (c = commands; c->name && n < 64; c++)
+		names[n++] = c->name;
+	mf = fmemopen(more, sizeof(more), "w");
+	if (group && argc == 1) {
+		snprintf(msg, sizeof(msg), "which %s command? they are:", argv[0]);
+		if (mf)
+			list_group(mf, argv[0]);
+	} else {
+		gwb_suggest(word, names, n, NULL, near, sizeof(near));
+		snprintf(msg, sizeof(msg), "unknown command '%s'%s%s%s %s %s commands are:", word,
+			 near[0] ? "; did you mean " : ";", near, near[0] ? "?" : "",
+			 near[0] ? "The" : "the", group ? argv[0] : "gwb");
+		if (mf) {
+			if (group)
+				list_group(mf, argv[0]);
+			else
+				gwb_cli_list(mf);
+		}
+	}
+	if (mf)
+		fclose(mf);
+	return fail(NULL, 2, msg, more);
+}
+
 int gwb_cli_run(lua_State *L, int argc, char **argv)
 {
 	const cli_cmd *c;
 	int words, i, npos = 0, rc, st;
 	bool opts_done = false;
 
+	cli_L = L;
+	cli_json = wants_json(argc, argv);
 	c = find(argc, argv, &words);
-	if (!c) {
-		fprintf(stderr, "gwb: unknown command '%s%s%s'; the commands are:\n", argv[0],
-			argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
-		gwb_cli_list(stderr);
-		return 2;
-	}
+	if (!c)
+		return unknown_command(argc, argv);
 	if (!strcmp(c->name, "help")) {
 		const cli_cmd *h;
-		int w;
-		if (argc == 1) {
+		int w, nw = argc;
+		if (nw > 1 && !strcmp(argv[nw - 1], "--json"))
+			nw--;
+		if (nw == 1) {
+			if (cli_json) {
+				list_json(NULL);
+				return 0;
+			}
 			printf("usage: gwb COMMAND [options] (gwb help COMMAND describes one)\n");
 			gwb_cli_list(stdout);
 			return 0;
 		}
-		h = find(argc - 1, argv + 1, &w);
-		if (!h && argc == 2 && is_group(argv[1])) {
+		h = find(nw - 1, argv + 1, &w);
+		if (!h && nw == 2 && is_group(argv[1])) {
 			/* gwb help rf: the rf commands */
-			const cli_cmd *c2;
-			size_t n = strlen(argv[1]);
-			for (c2 = commands; c2->name; c2++)
-				if (!strncmp(c2->name, argv[1], n) && c2->name[n] == ' ')
-					printf("  gwb %-18s %s\n", c2->name, c2->summary);
+			if (cli_json)
+				list_json(argv[1]);
+			else
+				list_group(stdout, argv[1]);
 			return 0;
 		}
-		if (!h || w != argc - 1) {
-			fprintf(stderr, "gwb help: no command '%s%s%s'; the commands are:\n", argv[1],
-				argc > 2 ? " " : "", argc > 2 ? argv[2] : "");
-			gwb_cli_list(stderr);
-			return 2;
+		if (!h || w != nw - 1)
+			return unknown_command(nw - 1, argv + 1);
+		if (cli_json) {
+			lua_createtable(L, 0, 4);
+			lua_pushstring(L, h->name);
+			lua_setfield(L, -2, "command");
+			lua_pushfstring(L, "gwb %s %s", h->name, h->args);
+			lua_setfield(L, -2, "usage");
+			lua_pushstring(L, h->summary);
+			lua_setfield(L, -2, "summary");
+			lua_pushstring(L, h->help);
+			lua_setfield(L, -2, "help");
+			write_json(stdout);
+			return 0;
 		}
 		cmd_help(stdout, h);
 		return 0;
@@ -466,7 +625,7 @@ int gwb_cli_run(lua_State *L, int argc, char **argv)
 	}
 	st = gwb_repl_docall(L, 3, 1);
 	if (st != LUA_OK) {
-		/* {usage = "..."}: a usage error found by the Lua side (a missing --target) */
+		/* {usage = "..."}: a usage error found by the Lua side */
 		if (lua_istable(L, -1) && lua_getfield(L, -1, "usage") == LUA_TSTRING) {
 			rc = usage_error(c, "%s%s", lua_tostring(L, -1), "");
 			lua_settop(L, 0);
@@ -478,12 +637,11 @@ int gwb_cli_run(lua_State *L, int argc, char **argv)
 			/* the message as the REPL shows it, less the traceback (a one-shot
 			 * command's user did not write the Lua that ran) */
 			const char *msg = lua_tostring(L, -1), *tb;
-			int n;
 			if (!msg)
 				msg = "(error object is not a string)";
 			tb = strstr(msg, "\nstack traceback:");
-			n = tb ? (int)(tb - msg) : (int)strlen(msg);
-			fprintf(stderr, "gwb %s: %.*s\n", c->name, n, msg);
+			lua_pushlstring(L, msg, tb ? (size_t)(tb - msg) : strlen(msg));
+			fail(c->name, 1, lua_tostring(L, -1), NULL);
 		}
 		lua_settop(L, 0);
 		return 1;

@@ -22,6 +22,7 @@
 
 #include "intr.h"
 #include "switches.h"
+#include "suggest.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
 #define CHUNK_BYTES ((size_t)4 << 20)
@@ -375,8 +376,13 @@ static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
 			for (j = 0; j < r->ncol && k + 40 < sizeof(list); j++)
 				k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s", j ? ", " : "",
 						      r->names[j]);
+			char near[256];
 			if (j < r->ncol)
 				snprintf(list + k, sizeof(list) - k, ", ... (%d columns)", r->ncol);
+			if (gwb_suggest(o->target, (const char *const *)r->names, (size_t)r->ncol, NULL,
+					near, sizeof(near)))
+				return gwb_error(GWB_EINVAL, "%s: unknown target \"%s\": did you mean %s? "
+						 "(the columns are: %s)", r->path, o->target, near, list);
 			return gwb_error(GWB_EINVAL, "%s: unknown target \"%s\"; the columns are: %s",
 					 r->path, o->target, list);
 		}

@@ -45,7 +45,7 @@ typedef struct gwb_eigen {
 	char method[64];      /* "lapack-syevd", "jacobi", "cusolver-syevd", "lanczos", ... */
 	char backend[8];      /* "cpu" or "gpu" */
 	char dtype[8];        /* precision the solver worked in: "f32", "f64", "f32+f64" */
-	char note[384];       /* why this method/backend was chosen (for printing and the log) */
+	char note[1024];      /* why this method/backend was chosen (for printing and the log) */
 	double kernel_ms;     /* device kernel time (CPU: compute time), checks included */
 	double transfer_ms;   /* host<->device copies */
 	double check_ms;      /* of kernel_ms (GPU) or of the host time (CPU): symmetry,

@@ -2253,7 +2253,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 				if (opt->vectors) {
 					double t1 = gwb_now();
 					st = op_get(&o, e->vectors + (size_t)end * k * o.n, X, (size_t)o.n * k);
-					tx += gwb_now() - t1;
+					if (o.gpu)  /* on the CPU op_get is a copy in memory, not a transfer */
+						tx += gwb_now() - t1;
 				}
 				for (int i = 0; i < k; i++) {
 					e->values[end * k + i] = o.sign * S.theta[i];
@@ -2266,12 +2267,10 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 				char ro[48] = "";
 				if (o.nreorth)
 					snprintf(ro, sizeof(ro), "; reorthogonalization %.0f ms", o.reorth_s * 1e3);
-				char full[700];
-				snprintf(full, sizeof(full), "%.199s%s%.255s; %ld products A x%s; "
-					 "||A||_2 ~ %.6g%s%.40s", auto_why, *auto_why ? "; " : "", S.note,
+				/* the whole note: e->note is sized for the longest (eig.h) */
+				snprintf(e->note, sizeof(e->note), "%s%s%s; %ld products A x%s; "
+					 "||A||_2 ~ %.6g%s%s", auto_why, *auto_why ? "; " : "", S.note,
 					 o.spmv, ro, normA, *why ? "; " : "", why);
-				memcpy(e->note, full, sizeof(e->note) - 1);
-				e->note[sizeof(e->note) - 1] = 0;
 			}
 		}
 		op_free(&o, X);
@@ -2635,7 +2634,8 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		if ((st = op_get(&oA, e->left, Tm, (size_t)rows * k)) ||
 		    (st = op_get(&oT, e->vectors, Tn, (size_t)cols * k)))
 			goto done;
-		tx += gwb_now() - t1;
+		if (oA.gpu)  /* on the CPU op_get is a copy in memory, not a transfer */
+			tx += gwb_now() - t1;
 		/* orthogonality: the larger of ||V^T V - I||_max and ||U^T U - I||_max (G is b x b,
 		 * k <= b) */
 		double orth = 0;

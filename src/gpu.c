@@ -22,8 +22,8 @@ static char init_reason[512];
 static void do_init(void)
 {
 	snprintf(init_reason, sizeof(init_reason),
-		 "this gwb was built without CUDA (make CUDA=0): CPU backends only; "
-		 "rebuild with nvcc on PATH to use a GPU");
+		 "this gwb was built without CUDA: CPU backends only; "
+		 "on a machine with an NVIDIA GPU, make CUDA=1 builds the GPU backends");
 	init_status = GWB_ENODEV;
 }
 

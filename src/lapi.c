@@ -16,8 +16,10 @@
 #include "gpu.h"
 #include "intr.h"
 #include "lapack.h"
+#include "lapi_error.h"
+#include "suggest.h"
 
-#define HELP_KEY "gwb.help"   /* registry: value -> {name, text}; name -> {name, text} */
+#define HELP_KEY GWB_LUA_HELP_KEY
 
 /* The one list of modules that gwb opens, in order. */
 static const lua_CFunction openers[] = {
@@ -86,6 +88,7 @@ void gwb_lua_newlib(lua_State *L, const char *module, const gwb_reg *regs)
 		gwb_lua_sethelp(L, -1, full, regs->help);
 		lua_setfield(L, -2, regs->name);
 	}
+	gwb_lua_watch_module(L, -1, module);  /* "did you mean" for a misspelled function */
 	lua_pushvalue(L, -1);
 	lua_setglobal(L, module);
 }
@@ -105,6 +108,7 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 		gwb_lua_sethelp(L, -1, full, methods->help);
 		lua_setfield(L, -2, methods->name);
 	}
+	gwb_lua_watch_methods(L, -1, -2);  /* "did you mean" for a misspelled method or field */
 	if (lua_getfield(L, -2, "__index") == LUA_TNIL) {
 		lua_pop(L, 1);
 		lua_setfield(L, -2, "__index");
@@ -314,6 +318,7 @@ int gwb_lua_fail(lua_State *L, gwb_status st)
 		 * its message with a bare "interrupted" while the error unwinds. */
 		lua_sethook(L, NULL, 0, 0);
 		gwb_intr_clear();
+		gwb_lua_note_interrupt();  /* shown as one line */
 	}
 	if (m && *m)
 		return luaL_error(L, "%s", m);
@@ -441,6 +446,18 @@ gwb_backend gwb_opt_backend(lua_State *L, int idx, const char *fn)
 	return b;
 }
 
+bool gwb_lua_internal_option(const char *key)
+{
+	/* test and tuning knobs: accepted, but not listed to users */
+	static const char *const internal[] = {"hybrid_front", "gpu_standin", NULL};
+	int i;
+
+	for (i = 0; internal[i]; i++)
+		if (!strcmp(key, internal[i]))
+			return true;
+	return false;
+}
+
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[])
 {
 	if (lua_isnoneornil(L, idx))
@@ -458,13 +475,23 @@ void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const
 					found = 1;
 			if (!found) {
 				luaL_Buffer b;
+				char near[256];
+				for (i = 0; known[i]; i++)
+					;
+				gwb_suggest(k, (const char *const *)known, (size_t)i, NULL, near,
+					    sizeof(near));
 				luaL_buffinit(L, &b);
 				for (i = 0; known[i]; i++) {
-					if (i)
+					if (gwb_lua_internal_option(known[i]))
+						continue;  /* not for users: not listed */
+					if (b.n)
 						luaL_addstring(&b, ", ");
 					luaL_addstring(&b, known[i]);
 				}
 				luaL_pushresult(&b);
+				if (near[0])
+					luaL_error(L, "%s: unknown option '%s': did you mean %s? (known: %s)",
+						   fn, k, near, lua_tostring(L, -1));
 				luaL_error(L, "%s: unknown option '%s' (known: %s)", fn, k,
 					   lua_tostring(L, -1));
 			}
@@ -738,6 +765,10 @@ static const gwb_reg core_funcs[] = {
 	 "they were not) and of the CUDA runtime when loaded, and OpenBLAS's own description."},
 	{"helpentry", core_helpentry, "gwb.helpentry(x) -> {name, text} or nil\n"
 	 "The help record for a value or a dotted name (used by help())."},
+	{"suggest", gwb_lua_suggest, "gwb.suggest(word, names [, prefix]) -> string or nil\n"
+	 "\"did you mean 'x'?\" for a misspelled word: the nearest of names (a list) by edit\n"
+	 "distance, and the usual scikit-learn / pandas names (n_estimators -> trees); nil when\n"
+	 "none is near. Example: gwb.suggest(\"n_estimators\", {\"trees\", \"depth\"})"},
 	{"helpall", core_helpall, "gwb.helpall() -> table\nEvery help record, by value and by name."},
 	{"backend", core_backend, "gwb.backend([name]) -> name\n"
 	 "Get or set the default backend for every operation: \"auto\", \"cpu\" or \"gpu\"."},

@@ -12,6 +12,9 @@
 #include "backend.h"
 #include "status.h"
 
+/* The registry's help table: value -> {name, text}; dotted name -> {name, text}. */
+#define GWB_LUA_HELP_KEY "gwb.help"
+
 /* A function, its name as users type it ("rf.train") and its help text (first line: a
  * signature; then what it does, options, an example). */
 typedef struct gwb_reg {
@@ -101,6 +104,9 @@ void gwb_opt_gpus(lua_State *L, int idx, const char *fn, gwb_backend be, bool st
 int gwb_lua_gpus(lua_State *L);  /* gwb.gpus() */
 /* Raise an error if opts has a key not in the NULL-terminated list `known`. */
 void gwb_opt_check_keys(lua_State *L, int idx, const char *fn, const char *const known[]);
+/* An option that tests and tuning use (hybrid_front, gpu_standin): accepted, never listed to
+ * users (option errors, help). */
+bool gwb_lua_internal_option(const char *key);
 
 /* Every run-logged call takes opts.tag = "name" or {"a", "b"}: push it as a list of strings
  * (nil when absent) for the record; a tag of another type raises naming fn. */

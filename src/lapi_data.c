@@ -22,6 +22,7 @@
 #include "transpose.h"
 #include "intr.h"
 #include "switches.h"
+#include "suggest.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/transpose.h"
 #endif
@@ -128,11 +129,17 @@ static int ds_tostring(lua_State *L)
 		sep = lua_tostring(L, -1);
 		lua_getfield(L, -3, "header");
 		lua_getfield(L, -4, "seconds");
-		snprintf(line, sizeof(line), "\n  source: %s (%s-separated, %s header, %.3f s)",
-			 path ? path : "?", sep && *sep == ',' ? "comma" : sep && *sep == '\t' ? "tab"
-			 : sep && *sep == ';' ? "semicolon" : sep && *sep == '|' ? "bar" : "other",
-			 lua_toboolean(L, -2) ? "a" : "no", lua_tonumber(L, -1));
-		lua_pop(L, 5);
+		lua_getfield(L, -5, "format");
+		if (lua_type(L, -1) == LUA_TSTRING && !sep)  /* not a CSV: a .npy, a .gwbd */
+			snprintf(line, sizeof(line), "\n  source: %s (%s)", path ? path : "?",
+				 !strcmp(lua_tostring(L, -1), "npy") ? "a NumPy .npy array" :
+				 lua_tostring(L, -1));
+		else
+			snprintf(line, sizeof(line), "\n  source: %s (%s-separated, %s header, %.3f s)",
+				 path ? path : "?", sep && *sep == ',' ? "comma" : sep && *sep == '\t' ?
+				 "tab" : sep && *sep == ';' ? "semicolon" : sep && *sep == '|' ? "bar" :
+				 "other", lua_toboolean(L, -3) ? "a" : "no", lua_tonumber(L, -2));
+		lua_pop(L, 6);
 		luaL_addstring(&B, line);
 	} else {
 		lua_pop(L, 1);
@@ -222,7 +229,7 @@ static int ds_fields(lua_State *L)
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
-	lua_rawget(L, -2);
+	lua_gettable(L, -2);  /* not raw: a miss is remembered for "did you mean" */
 	return 1;
 }
 
@@ -437,8 +444,7 @@ static int l_save(lua_State *L)
 		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
 	else
 		gwb_lua_check(L, gwb_dsio_save(d, path));
-	lua_pushvalue(L, 1);
-	return 1;
+	return 0;  /* nothing for the REPL to print after a save */
 }
 
 static const char *const synth_keys[] = {
@@ -669,6 +675,13 @@ static int col_arg(lua_State *L, const gwb_dataset *d, int idx, const char *fn)
 			return j;
 		if (d->target && !strcmp(name, d->target))
 			return -1;
+		{
+			char near[256];
+			if (gwb_suggest(name, (const char *const *)d->names, d->names ? (size_t)d->features : 0,
+					NULL, near, sizeof(near)))
+				return luaL_error(L, "%s: no column \"%s\": did you mean %s? (d.names lists "
+						  "the features)", fn, name, near);
+		}
 		return luaL_error(L, "%s: no column \"%s\" (d.names lists the features; the target "
 				  "is \"%s\")", fn, name, d->target ? d->target : "?");
 	}
@@ -1053,8 +1066,7 @@ static int m_write_csv(lua_State *L)
 	decimals = gwb_opt_i32(L, 3, "write_csv", "decimals", -1);
 	threads = gwb_opt_threads(L, 3, "write_csv");
 	gwb_lua_check(L, gwb_csv_write(d, path, sep[0], decimals, threads));
-	lua_settop(L, 1);
-	return 1;
+	return 0;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -1312,7 +1324,7 @@ static const gwb_reg funcs[] = {
 	 "  values included, with the same result; threads = n sets it).\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,
-	 "data.save(d, path) -> d\n"
+	 "data.save(d, path)\n"
 	 "Write a Dataset to a binary .gwbd file (versioned header, XXH64 checksums); data.load\n"
 	 "reads it back exactly and refuses a truncated or damaged file. Every save is atomic\n"
 	 "(a temporary beside the file, renamed over it): a crash, kill or Ctrl-C leaves the old\n"
@@ -1429,11 +1441,11 @@ static const gwb_reg methods[] = {
 	{"print", m_print,
 	 "d:print([n])\nPrint the summary and the first n rows (default 5)."},
 	{"save", m_save,
-	 "d:save(path) -> d\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
+	 "d:save(path)\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
 	 ".npy writes a NumPy float32 array instead: the features, then the target as the last\n"
 	 "column (class codes 0, 1, ... unless the class names are numbers)."},
 	{"write_csv", m_write_csv,
-	 "d:write_csv(path [, {sep = \",\", decimals, threads}]) -> d\n"
+	 "d:write_csv(path [, {sep = \",\", decimals, threads}])\n"
 	 "Write the Dataset as CSV: a header, the features, the target last. Without decimals\n"
 	 "every value is written exactly (%.9g: data.load gives back the same float32); with\n"
 	 "decimals = n, fixed point with n decimals (faster, lossy). Missing values are empty\n"

@@ -960,8 +960,7 @@ static const gwb_reg funcs[] = {
 	 "method = \"jacobi\" (cyclic Jacobi reference).\n"
 	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals,\n"
 	 "gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the matrices are dealt to the\n"
-	 "devices in index order and the results gathered in order, vectors on device 0;\n"
-	 "gpu_standin = \"cpu\" makes each \"device\" a CPU thread, to test the dealing).\n"
+	 "devices in index order and the results gathered in order, vectors on device 0).\n"
 	 "The result: eb:values(b), eb:vector(b, i), eb.max_residual, eb.orthogonality,\n"
 	 "eb.sweeps, eb.timing.\n"
 	 "Example: eb = eig.batched(mat.batch(1000, 64, {dtype = \"f32\"}), {vectors = true})"},

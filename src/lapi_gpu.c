@@ -10,6 +10,7 @@
 #include "intr.h"
 #include "lapi.h"
 #include "prof.h"
+#include "kernel_res.h"
 
 static int l_available(lua_State *L)
 {
@@ -328,11 +329,18 @@ static int l_occupancy(lua_State *L)
 	int regs = 0, threads, runtime_blocks = -1;
 	size_t static_smem = 0, dyn = 0;
 	bool have_dyn = false;
+	const gwb_kernel_res *kr = NULL;  /* no GPU: the build's table answers for the kernel */
 
 	if (lua_isnoneornil(L, 1)) {
-		/* the kernels gwb knows about */
+		/* the kernels gwb knows about: those registered, else (no GPU) the build's table */
 		lua_newtable(L);
 		gwb_prof_each_registered(push_name, L);
+		if (lua_rawlen(L, -1) == 0 && !gwb_gpu_available()) {
+			const gwb_kernel_res *k;
+			int i;
+			for (i = 0; (k = gwb_kernel_res_at(i)); i++)
+				push_name(k->name, L);
+		}
 		return 1;
 	}
 	{
@@ -368,13 +376,15 @@ static int l_occupancy(lua_State *L)
 		fn = gwb_prof_kernel_fn(name);
 		if (!fn && gwb_gpu_available())
 			fn = gwb_prof_kernel_fn(name);  /* the plugin registered its kernels as it loaded */
-		if (!fn && !gwb_gpu_available()) {
+		if (!fn && !gwb_gpu_available())
+			kr = gwb_kernel_res_find(name);
+		if (!fn && !kr && !gwb_gpu_available()) {
 			const char *about = NULL;
 			int i;
 			for (i = 0; kernel_about[i][0]; i++)
 				if (!strcmp(kernel_about[i][0], name))
 					about = kernel_about[i][1];
-			if (about)  /* one of ours: what it is, and what to ask instead */
+			if (about)  /* one of ours, not in the build's table: what to ask instead */
 				return luaL_error(L, "gpu.occupancy: no GPU (%s). '%s' is %s; a "
 					  "kernel's registers and shared memory come from its compiled "
 					  "code, which only a GPU reports. Ask about a kernel of a given "
@@ -382,7 +392,7 @@ static int l_occupancy(lua_State *L)
 					  "= 32, smem = 0}, %d); teach.occupancy() explains the limits",
 					  gwb_gpu_unavailable_reason(), name, about, threads);
 		}
-		if (!fn) {
+		if (!fn && !kr) {
 			luaL_Buffer b;
 			lua_newtable(L);
 			gwb_prof_each_registered(push_name, L);
@@ -399,8 +409,16 @@ static int l_occupancy(lua_State *L)
 					  "kernel: gpu.occupancy({regs = 32, smem = 0}, %d)", name,
 					  lua_rawlen(L, -1) ? lua_tostring(L, -1) : "none yet", threads);
 		}
-		occ_device(&d);
-		{
+		if (kr) {
+			/* what the sm_90 build compiled it to; the launch's dynamic shared memory
+			 * is opts.smem (0 unless given) */
+			occ_reference(&d);
+			regs = kr->regs;
+			static_smem = (size_t)kr->smem;
+		} else {
+			occ_device(&d);
+		}
+		if (!kr) {
 			struct find_kernel f = {name, 0, false};
 			gwb_prof_each_kernel(find_kernel_cb, &f);
 			if (!have_dyn && f.found)
@@ -474,6 +492,21 @@ static int l_occupancy(lua_State *L)
 		SETS("note", "the runtime's answer differs from the calculator's (it knows the "
 			     "shared-memory carveout and allocation granularity); occupancy uses the "
 			     "runtime's");
+	if (kr) {
+		lua_pushfstring(L, "build table (%s, nvcc %s: src/kernel_res.c)", gwb_kernel_res_arch,
+				gwb_kernel_res_nvcc);
+		lua_setfield(L, -2, "source");
+		lua_pushfstring(L, "no GPU here (%s): registers and static shared memory are what the "
+				"%s build of kernels/%s compiled %s to, the limits a reference %s "
+				"part's; the dynamic shared memory of a real launch%s and the runtime's "
+				"own answer need a GPU", gwb_gpu_unavailable_reason(),
+				gwb_kernel_res_arch, kr->file, kr->function, gwb_kernel_res_arch,
+				have_dyn ? " (given here as opts.smem)" : " (opts.smem gives it)");
+		lua_setfield(L, -2, "note");
+	} else {
+		SETS("source", runtime_blocks >= 0 ? "the device" : lua_type(L, 1) == LUA_TTABLE ?
+			       "the description given" : "the device");
+	}
 	return 1;
 }
 

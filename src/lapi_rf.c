@@ -845,7 +845,7 @@ static int pred_index(lua_State *L)
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
-	lua_rawget(L, -2);
+	lua_gettable(L, -2);  /* not raw: a miss is remembered for "did you mean" */
 	return 1;
 }
 
@@ -1159,8 +1159,7 @@ static int m_save(lua_State *L)
 	const char *path = luaL_checkstring(L, 2);
 
 	gwb_lua_check(L, gwb_forest_save(f, path));
-	lua_pushvalue(L, 1);
-	return 1;
+	return 0;  /* nothing for the REPL to print after a save */
 }
 
 static int m_export_json(lua_State *L)
@@ -1169,8 +1168,7 @@ static int m_export_json(lua_State *L)
 	const char *path = luaL_checkstring(L, 2);
 
 	gwb_lua_check(L, gwb_forest_export_json(f, path));
-	lua_pushvalue(L, 1);
-	return 1;
+	return 0;
 }
 
 static int m_tree(lua_State *L)
@@ -1387,7 +1385,7 @@ methods:
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
-	lua_rawget(L, -2);
+	lua_gettable(L, -2);  /* not raw: a miss is remembered for "did you mean" */
 	return 1;
 }
 
@@ -1412,7 +1410,7 @@ static const gwb_reg funcs[] = {
 	 "  \"mse\"), class_weight (\"balanced\" or {setosa = 2, ...}), weights (one number\n"
 	 "  per row), seed (1), threads (all cores), backend (\"auto\" | \"cpu\" | \"gpu\" |\n"
 	 "  \"hybrid\": GPU and CPU workers grow one forest together, f.timing.hybrid; with\n"
-	 "  require_gpu = true an error without a GPU; hybrid_front = \"cpu\" tests it;\n"
+	 "  require_gpu = true an error without a GPU;\n"
 	 "  hybrid_ratio: a CPU tree's cost in GPU trees before both are measured, default\n"
 	 "  the H200 host's; \"auto\" picks hybrid where that rule says it pays),\n"
 	 "  block (GPU threads per block), quantile_sample (rows used to place bin edges),\n"
@@ -1423,8 +1421,7 @@ static const gwb_reg funcs[] = {
 	 "  computed on the device; false skips it),\n"
 	 "  gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the trees are dealt to the\n"
 	 "  devices in index order, each device with its own copy of the codes; the same forest\n"
-	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards;\n"
-	 "  gpu_standin = \"cpu\" makes each \"device\" a CPU trainer, to test the dealing).\n"
+	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
 	 "leaves no forest. Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
@@ -1493,13 +1490,13 @@ static const gwb_reg methods[] = {
 	 "and std over repeats); use held-out data.\n"
 	 "Example: imp, sd = f:importance{method = \"permutation\", data = test}"},
 	{"save", m_save,
-	 "f:save(path) -> f\n"
+	 "f:save(path)\n"
 	 "Write the forest in gwb's versioned binary format (with a checksum). Equal forests\n"
 	 "give equal files. Read back with rf.load(path). The save is atomic: a crash, kill or\n"
 	 "Ctrl-C leaves the old file (or none), never a truncated one.\n"
 	 "Example: f:save(\"model.gwbf\")"},
 	{"export_json", m_export_json,
-	 "f:export_json(path) -> f\n"
+	 "f:export_json(path)\n"
 	 "Write the trees as JSON for reading or other tools: per tree a list of nodes (id,\n"
 	 "feature, name, threshold, nan_left, left, right, count, weight, impurity, value).\n"
 	 "Example: f:export_json(\"model.json\")"},

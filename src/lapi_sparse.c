@@ -272,7 +272,7 @@ static int sp_index(lua_State *L)
 	luaL_getmetatable(L, SPARSE_T);
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
-	lua_rawget(L, -2);
+	lua_gettable(L, -2);  /* not raw: a miss is remembered for "did you mean" */
 	return 1;
 }
 

@@ -17,6 +17,7 @@
 #include "intr.h"
 #include "lapi.h"
 #include "panel.h"
+#include "progress_log.h"
 #include "embed.h"
 #include "repl.h"
 
@@ -33,6 +34,9 @@ static void usage(FILE *f)
 		"  -                run a script read from standard input\n"
 		"  --backend B      default backend for every operation: auto, cpu or gpu\n"
 		"  --no-panel       never show the live panel\n"
+		"  --traceback      show the Lua stack traceback of every error (gwb.traceback = true)\n"
+		"  -q, --quiet      no progress lines (off a terminal, a long call writes one to\n"
+		"                   stderr every few seconds)\n"
 		"  -v, --version    print version, commit, CUDA runtime and driver\n"
 		"  -h, --help       this text\n"
 		"  --               stop handling options\n\n"
@@ -138,6 +142,25 @@ static void create_arg_table(lua_State *L, char **argv, int argc, int script)
 	lua_setglobal(L, "arg");
 }
 
+/* The REPL's first line: version, the device (or "CPU only" and why), where to start. */
+static void print_banner(void)
+{
+	gwb_gpu_info gi;
+	const char *dot = " \xc2\xb7 ";
+
+	printf("gwb %s (%s)%s", GWB_VERSION, gwb_commit, dot);
+	if (gwb_gpu_available() && gwb_gpu_get_info(&gi) == GWB_OK)
+		printf("GPU %s", gi.name);
+	else
+#ifdef GWB_HAVE_CUDA
+		printf("CPU only (no usable NVIDIA GPU: gpu.available() says why)");
+#else
+		printf("CPU only (built without CUDA)");
+#endif
+	printf("%shelp() to start, Ctrl-D to leave\n", dot);
+	fflush(stdout);
+}
+
 static int run_chunk(lua_State *L, int status)
 {
 	if (status == LUA_OK)
@@ -180,6 +203,7 @@ static void run_rc(lua_State *L)
 int main(int argc, char **argv)
 {
 	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0, command = 0;
+	int traceback = 0;
 	lua_State *L;
 	int status = LUA_OK;
 
@@ -228,6 +252,10 @@ int main(int argc, char **argv)
 			gwb_backend_default = b;
 		} else if (!strcmp(a, "--no-panel")) {
 			no_panel = 1;
+		} else if (!strcmp(a, "--traceback")) {
+			traceback = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			gwb_progress_log_set_quiet(true);
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
 			print_version();
 			return 0;
@@ -246,6 +274,13 @@ int main(int argc, char **argv)
 	if (script && !stdin_script && strcmp(argv[script - 1], "--") &&
 	    gwb_cli_match(argc - script, argv + script))
 		command = script;
+	/* a word that is neither a command nor a file ("gwb rnus"): the command list, with the
+	 * nearest names, not "cannot open rnus" */
+	if (script && !command && !stdin_script && strcmp(argv[script - 1], "--") &&
+	    !strpbrk(argv[script], "/.") && access(argv[script], F_OK) != 0)
+		command = script;
+	if (command)
+		gwb_panel_set_cli();
 
 	L = luaL_newstate();
 	if (!L) {
@@ -267,6 +302,10 @@ int main(int argc, char **argv)
 	lua_getglobal(L, "gwb");
 	lua_pushboolean(L, gwb_panel_allowed());
 	lua_setfield(L, -2, "panel_allowed");
+	if (traceback) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, -2, "traceback");
+	}
 	lua_pop(L, 1);
 	create_arg_table(L, argv, argc, command ? 0 : script);
 	/* The Lua side of gwb: help(), the pretty printer, the files in lua/gwb. */
@@ -324,8 +363,11 @@ int main(int argc, char **argv)
 		if (status != LUA_OK)
 			goto out;
 	}
-	if (interactive || (!script && !has_e && isatty(STDIN_FILENO)))
+	if (interactive || (!script && !has_e && isatty(STDIN_FILENO))) {
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+			print_banner();
 		gwb_repl_run(L);
+	}
 	else if (!script && !has_e)
 		status = run_script(L, "-", NULL, 0);
 out:

@@ -30,6 +30,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "prof.h"
+#include "progress_log.h"
 
 #define APPEAR_AFTER_S 0.3
 #define FRAME_S 0.1
@@ -101,6 +102,7 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool setup_done, allowed, persistent, thread_live, stop, utf8;
+	bool cli;                   /* a one-shot command: hints that name no Lua */
 	int state;
 	pthread_t thread;
 	int wake[2];                /* wake pipe: [0] read by the panel thread */
@@ -353,11 +355,16 @@ static void panel_sink(const gwb_progress *p, void *ctx)
 		fallback_sink(p, ctx);
 }
 
-/* The sink for when the panel is not allowed: the stderr bar if stderr is a terminal. */
+/* The sink for when the panel is not allowed: the stderr bar if stderr is a terminal, else a
+ * line every few seconds (progress_log.c); --quiet: neither. */
 static void fallback_sink(const gwb_progress *p, void *ctx)
 {
+	if (gwb_progress_log_quiet())
+		return;
 	if (isatty(STDERR_FILENO))
 		gwb_progress_stderr_sink(p, ctx);
+	else
+		gwb_progress_log_sink(p, ctx);
 }
 
 static void at_exit(void)
@@ -392,6 +399,13 @@ void gwb_panel_setup(bool allowed)
 	allowed = pl.allowed;
 	pthread_mutex_unlock(&pl.mu);
 	gwb_progress_set_sink(allowed ? panel_sink : fallback_sink, NULL);
+}
+
+void gwb_panel_set_cli(void)
+{
+	pthread_mutex_lock(&pl.mu);
+	pl.cli = true;
+	pthread_mutex_unlock(&pl.mu);
 }
 
 bool gwb_panel_allowed(void)
@@ -1379,20 +1393,28 @@ static void draw(const struct snap *s, bool persistent)
 		put(y, 0, W, "idle");
 	}
 	y++;
-	/* phases */
-	if (s->nphases || s->active) {
-		char line[512];
-		size_t at = 0;
+	/* phases: this operation's (not the session's), as many as fit, then "+N more" */
+	if (s->op_nphases || s->active) {
+		char line[512], item[160], run[160] = "";
+		size_t at = 0, room = (size_t)(W > 0 ? W : 0), dw = 3;  /* a separator's columns */
 		at = appendf(line, sizeof(line), at, "phases");
-		for (i = 0; i < s->nphases; i++) {
-			human_secs(a, sizeof(a), s->phase_ms[i] / 1e3);
-			at = appendf(line, sizeof(line), at, "%s%s %s", i ? dot : "  ", s->phase_name[i], a);
-		}
 		if (s->active) {
 			human_secs(a, sizeof(a), s->elapsed);
-			at = appendf(line, sizeof(line), at, "%s%s %s (running)", s->nphases ? dot : "  ",
-				     s->label, a);
+			snprintf(run, sizeof(run), "%s %s (running)", s->label, a);
 		}
+		for (i = 0; i < s->op_nphases; i++) {
+			size_t more = i + 1 < s->op_nphases || run[0] ? 12 : 0;  /* " +NN more" */
+			human_secs(a, sizeof(a), s->op_phase_ms[i] / 1e3);
+			snprintf(item, sizeof(item), "%s %s", s->op_phase_name[i], a);
+			if (at + dw + strlen(item) + more + (run[0] ? dw + strlen(run) : 0) > room &&
+			    i > 0) {
+				at = appendf(line, sizeof(line), at, "%s+%d more", dot, s->op_nphases - i);
+				break;
+			}
+			at = appendf(line, sizeof(line), at, "%s%s", i ? dot : "  ", item);
+		}
+		if (run[0])
+			at = appendf(line, sizeof(line), at, "%s%s", s->op_nphases ? dot : "  ", run);
 		put(y++, 0, W, line);
 	}
 	/* CPU */
@@ -1648,8 +1670,11 @@ static void draw(const struct snap *s, bool persistent)
 		free(line);
 	} else {
 		style_on(C_DIM, A_DIM);
-		putf(bottom, 0, W, "Ctrl-C stops%spanel.on() keeps this up%sgwb --no-panel turns it off",
-		     dot, dot);
+		if (pl.cli)  /* a one-shot command: no Lua to type */
+			putf(bottom, 0, W, "Ctrl-C stops%s--no-panel turns it off", dot);
+		else
+			putf(bottom, 0, W, "Ctrl-C stops%spanel.on() keeps this up%sgwb --no-panel "
+			     "turns it off", dot, dot);
 		style_off(C_DIM, A_DIM);
 	}
 }

@@ -25,6 +25,9 @@
  * stderr is a tty). */
 void gwb_panel_setup(bool allowed);
 
+/* A one-shot command (gwb rf train ...) runs: the panel's hints name no Lua (panel.on()). */
+void gwb_panel_set_cli(void);
+
 /* Whether the panel may appear at all (setup's decision). */
 bool gwb_panel_allowed(void);
 

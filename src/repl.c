@@ -19,6 +19,7 @@
 
 #include "fileio.h"
 #include "intr.h"
+#include "lapi_error.h"
 #include "panel.h"
 
 #define PROMPT1 "gwb> "
@@ -37,6 +38,7 @@ static void lstop(lua_State *L, lua_Debug *ar)
 	 * message ("interrupted after 3 of 100 trees ..."); keep that one. */
 	if (!gwb_intr_pending())
 		return;
+	gwb_lua_note_interrupt();  /* one line, no traceback */
 	luaL_error(L, "interrupted");
 }
 
@@ -74,7 +76,9 @@ static int msghandler(lua_State *L)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
 	}
-	luaL_traceback(L, L, msg, 1);
+	/* gwb's own errors: the message (and the script's file:line); user code's: its trimmed
+	 * traceback; everything with gwb.traceback = true (lapi_error.c) */
+	gwb_lua_errmsg(L, msg);
 	return 1;
 }
 
@@ -85,6 +89,7 @@ int gwb_repl_docall(lua_State *L, int nargs, int nres)
 	lua_pushcfunction(L, msghandler);
 	lua_insert(L, base);
 	gwb_intr_clear();
+	gwb_lua_forget_miss(L);
 	running_L = L;
 	status = lua_pcall(L, nargs, nres, base);
 	running_L = NULL;
@@ -641,7 +646,8 @@ static size_t trimmed(const char *s, char *buf, size_t cap)
 	return n;
 }
 
-/* "?rf.train", "rf.train?", "?" alone: help at the prompt. Returns the Lua call to run instead
+/* "?rf.train", "rf.train?", "?" or "help" alone, help(NAME): help at the prompt. Returns the
+ * Lua call to run instead
  * (gwb.help_at_prompt "rf.train"), or NULL when the line is not such a request. */
 static char *help_request(const char *chunk)
 {
@@ -651,7 +657,20 @@ static char *help_request(const char *chunk)
 
 	if (n == (size_t)-1 || n == 0)
 		return NULL;
-	if (t[0] == '?') {
+	if (!strcmp(t, "help")) {  /* bare `help`, as Python's: the overview */
+		name = t + n;  /* "" */
+	} else if (n > 6 && !strncmp(t, "help(", 5) && t[n - 1] == ')') {
+		/* help(NAME): a name that is nil says so ("d is nil") instead of listing all */
+		t[n - 1] = '\0';
+		name = t + 5;
+		for (i = 0; name[i]; i++)
+			if (!(name[i] == '_' || name[i] == '.' || (name[i] >= 'a' && name[i] <= 'z') ||
+			      (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9')))
+				return NULL;
+		if ((name[0] >= '0' && name[0] <= '9') || !strcmp(name, "nil") ||
+		    !strcmp(name, "true") || !strcmp(name, "false"))
+			return NULL;
+	} else if (t[0] == '?') {
 		name = t + 1;
 	} else if (t[n - 1] == '?') {
 		t[n - 1] = '\0';

@@ -27,7 +27,8 @@ end
 local train_keys = { "trees", "depth", "bins", "max_features", "min_leaf", "criterion", "block",
   "seed", "threads", "backend", "tag" }
 
--- A .gwbd carries its target: --target may be left out (or must name the same column).
+-- --target NAME, else the last column (data.load's default); a .gwbd carries its target:
+-- --target may be left out (or must name the same column).
 local function load_data(path, target)
   if path and path:lower():match("%.gwbd$") then
     local d = data.load(path)
@@ -37,7 +38,6 @@ local function load_data(path, target)
     end
     return d
   end
-  if not target then usage("--target NAME is required (the column to predict)") end
   return data.load(path, { target = target })
 end
 
@@ -46,15 +46,20 @@ local function data_json(d)
     task = d.task, target = d.target, classes = d.classes }
 end
 
--- kernel + transfer + host = total (host: everything that is not a kernel or a copy)
+-- kernel + transfer + host = total: host is everything that is not a kernel or a copy, so the
+-- three add up to the wall time (a result's host_ms that does not is not used)
 local function time_split(t)
+  local total = t.total_ms or 0
   local k, x = t.kernel_ms or 0, t.transfer_ms or 0
-  local host = t.host_ms or math.max(0, (t.total_ms or 0) - k - x)
+  local host = math.max(0, total - k - x)
   return { total_ms = t.total_ms, kernel_ms = k, transfer_ms = x, host_ms = host }
 end
 
 local function time_line(t)
   local s = time_split(t)
+  if s.kernel_ms == 0 and s.transfer_ms == 0 then  -- a CPU run: no GPU parts to split off
+    return string.format("  time      %s (CPU)", fmt_ms(s.total_ms or 0))
+  end
   return string.format("  time      %s = kernel %s + transfer %s + host %s", fmt_ms(s.total_ms),
     fmt_ms(s.kernel_ms), fmt_ms(s.transfer_ms), fmt_ms(s.host_ms))
 end
@@ -219,6 +224,14 @@ cmd["rf predict"] = function(pos, o)
   local pred, note = f:predict(d, popts)
   if note then warn("note: %s", note) end
   local proba = o.proba and f:predict_proba(d, popts) or nil
+  local score = has_target and f:score(d, popts) or nil
+  local metric = f.task == "classification" and "accuracy" or "r2"
+  if o.json and not o.out then
+    json({ command = "rf predict", model = pos[1], data = path, rows = #pred,
+      predictions = pred, proba = proba, labels = proba and f.labels or nil,
+      score = score, metric = score and metric or nil })
+    return
+  end
   local out = io.stdout
   if o.out then out = assert(io.open(o.out, "w")) end
   local head = { "prediction" }
@@ -230,9 +243,14 @@ cmd["rf predict"] = function(pos, o)
     out:write(table.concat(row, ","), "\n")
   end
   if o.out then out:close() end
+  if o.json then  -- --out with --json: the file has the CSV, stdout the summary
+    json({ command = "rf predict", model = pos[1], data = path, rows = #pred, out = o.out,
+      score = score, metric = score and metric or nil })
+    return
+  end
   if has_target then
     io.stderr:write(string.format("%s %.4f on %d rows of %s (its '%s' column)\n",
-      f.task == "classification" and "accuracy" or "R2", f:score(d, popts), d.rows, path, f.target))
+      f.task == "classification" and "accuracy" or "R2", score, d.rows, path, f.target))
   end
   if o.out then io.stderr:write(string.format("wrote %d predictions to %s\n", #pred, o.out)) end
 end
@@ -364,10 +382,14 @@ cmd["runs"] = function(_, o)
     io.write(runs.encode({ command = "runs", path = list.path, count = #arr, runs = #arr > 0 and arr or nil }), "\n")
     return
   end
+  list.hint = false  -- no "r[i] for one record": that is for the Lua prompt
   say("%s", tostring(list))
 end
 
+cmd["ablate"] = function(pos) return gwb.ablate_main(table.unpack(pos)) end
+
 function M.run(name, pos, opts)
+  gwb.autodraw = false  -- each command prints what it shows itself (once; none under --json)
   local f = cmd[name]
   if not f then error("no Lua side for the command '" .. name .. "'", 0) end
   local ok, rc = xpcall(f, function(e)

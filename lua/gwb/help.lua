@@ -139,34 +139,30 @@ local function entry_lines(sig, summary, width, out)
   end
 end
 
+-- The first sentence of text: up to a ". " that ends a sentence, not an abbreviation's ("i.e.",
+-- "e.g.", "etc.", "vs.") nor one inside parentheses.
+local abbrev = { ["i.e."] = true, ["e.g."] = true, ["etc."] = true, ["vs."] = true, ["cf."] = true }
+local function first_sentence(rest)
+  local depth, i = 0, 1
+  while i <= #rest do
+    local c = rest:sub(i, i)
+    if c == "(" then depth = depth + 1
+    elseif c == ")" then depth = math.max(0, depth - 1)
+    elseif c == "." and depth == 0 and (i == #rest or rest:sub(i + 1, i + 1):match("%s")) then
+      local word = rest:sub(1, i):match("(%S+)$") or ""
+      if not abbrev[word:lower()] then return rest:sub(1, i) end
+    end
+    i = i + 1
+  end
+  return rest
+end
+
 -- The signature (the text's first line) and its first sentence.
 local function sig_and_summary(e)
   local text = e.text or ""
   local first = text:match("^[^\n]*") or ""
   local rest = (text:match("\n(.*)$") or ""):gsub("\n%s*", " ")
-  local summary = rest:match("^(.-%.)%s") or rest:match("^(.-%.)$") or rest
-  return first, summary
-end
-
--- One line: the signature, then as much of the summary as fits, cut between words ("...").
--- A signature wider than the screen is broken between its arguments (entry_lines).
-local function one_line(sig, summary, width, out)
-  local col = 30
-  local slen = utf8.len(sig) or #sig
-  if slen + 2 > width then return entry_lines(sig, "", width, out) end
-  local lead = slen + 2 < col and string.format("  %-" .. (col - 2) .. "s ", sig) or ("  " .. sig .. "  ")
-  local room = width - (utf8.len(lead) or #lead)
-  if summary == "" or room < 12 then out[#out + 1] = lead:gsub("%s+$", ""); return end
-  if (utf8.len(summary) or #summary) > room then
-    local cut = ""
-    for word in summary:gmatch("%S+") do
-      local try = cut == "" and word or (cut .. " " .. word)
-      if (utf8.len(try) or #try) + 3 > room then break end
-      cut = try
-    end
-    summary = cut .. "..."
-  end
-  out[#out + 1] = lead .. summary
+  return first, first_sentence(rest)
 end
 
 -- Where a help name belongs: "rf.train" -> module rf; "gwb.Dataset:head" -> class Dataset.
@@ -175,6 +171,15 @@ local function group_of(name)
   if cls then
     local c = M.classes[cls]
     return "class " .. (c and c.short or cls:gsub("^gwb%.", "")), true
+  end
+  -- a class-level entry ("gwb.EigenValues": e.values) goes with the class it belongs to
+  local cname = name:match("^gwb%.(%u[%w_]*)$")
+  if cname then
+    local best
+    for tname, c in pairs(M.classes) do
+      if cname:sub(1, #c.short) == c.short and (not best or #c.short > #best) then best = c.short end
+    end
+    return "class " .. (best or cname), true
   end
   local mod = name:match("^([%w_]+)%.")
   return mod or "(global)", false
@@ -229,11 +234,18 @@ end
 local function list_module(name, t, width)
   local out = { name .. ": " .. "help(" .. name .. ".x) explains one", "" }
   local seen = {}
-  for _, e in ipairs(sorted_entries(function(k) return k:sub(1, #name + 1) == name .. "." end)) do
+  -- the module's own functions: not a class's methods ("gwb.Dataset:head") nor class
+  -- entries ("gwb.EigenValues"), which help() files under their classes
+  local function own(k)
+    if k:sub(1, #name + 1) ~= name .. "." then return false end
+    local rest = k:sub(#name + 2)
+    return not rest:find(":", 1, true) and not (name == "gwb" and rest:match("^%u"))
+  end
+  for _, e in ipairs(sorted_entries(own)) do
     local key = e.name:sub(#name + 2)
     seen[key] = true
     local sig, summary = sig_and_summary(e)
-    one_line(sig, summary, width, out)
+    entry_lines(sig, summary, width, out)
   end
   -- functions in the table that have no help text still get a line
   local extra = {}
@@ -259,7 +271,7 @@ local function class_text(tname, width)
   local methods = sorted_entries(function(k) return k:sub(1, #tname + 1) == tname .. ":" end)
   for _, e in ipairs(methods) do
     local sig, summary = sig_and_summary(e)
-    one_line(sig, summary, width, out)
+    entry_lines(sig, summary, width, out)
   end
   if #methods == 0 then out[#out + 1] = "  (none)" end
   if c.fields then
@@ -269,7 +281,7 @@ local function class_text(tname, width)
     for k in pairs(c.fields) do names[#names + 1] = k end
     table.sort(names)
     for _, k in ipairs(names) do
-      one_line((c.var or "x") .. "." .. k, c.fields[k], width, out)
+      entry_lines((c.var or "x") .. "." .. k, c.fields[k], width, out)
     end
   end
   return table.concat(out, "\n")
@@ -347,20 +359,45 @@ local function show(t)
   print(t)
 end
 
-function M.help(x)
-  local t, err = M.text(x)
+-- help() lists everything; help(nil) (a variable not assigned yet) says so instead.
+function M.help(...)
+  if select("#", ...) > 0 and (...) == nil then
+    return print("help: the value is nil (nothing is assigned to it yet?); help() lists everything")
+  end
+  local t, err = M.text((...))
   show(t or err)
 end
 
--- ?name and name? at the prompt: the value the name has, or the name itself ("d:head").
+-- The names help knows, for "did you mean" ("rf.trian" -> rf.train).
+local function known_names()
+  local names = {}
+  for k in pairs(gwb.helpall()) do
+    if type(k) == "string" then names[#names + 1] = k:gsub("^gwb%.(%u[%w_]*):", function(c)
+      return ((M.classes["gwb." .. c] or {}).var or c) .. ":" end) end
+  end
+  for k, v in pairs(_G) do
+    if type(k) == "string" and type(v) == "table" then names[#names + 1] = k end
+  end
+  return names
+end
+
+-- ?name and name? at the prompt, and help(name) typed there: the value the name has, or the
+-- name itself ("d:head"); a name that is nil and has no help says so (help(d) before d = ...).
 function M.at_prompt(name)
   if name == "" then return M.help() end
   local f = load("return " .. name, "=help", "t", _G)
+  local ok, v = false, nil
   if f and not name:find(":", 1, true) then
-    local ok, v = pcall(f)
+    ok, v = pcall(f)
     if ok and v ~= nil then return M.help(v) end
   end
-  return M.help(name)
+  if M.text(name) ~= nil then return M.help(name) end
+  local near = gwb.suggest(name, known_names())
+  near = near and ("; " .. near .. " ") or "; "
+  if ok and v == nil and not name:find(".", 1, true) then
+    return print(name .. " is nil (nothing is assigned to it yet)" .. near .. "help() lists everything")
+  end
+  print("no help for '" .. name .. "'" .. near .. "help() lists everything")
 end
 
 gwb.help_at_prompt = M.at_prompt

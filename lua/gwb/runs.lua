@@ -301,7 +301,14 @@ local List = {}
 List.__index = List
 List.__name = "gwb.Runs"
 function List.__tostring(self)
-  if #self == 0 then return "(no runs recorded" .. (self.path and (" in " .. self.path) or "") .. ")" end
+  if #self == 0 then
+    local total = rawget(self, "recorded") or 0
+    if total > 0 then
+      return string.format("(no run matches%s; %s recorded in %s)",
+        rawget(self, "filter_text") or "", gwb.plural(total, "run"), self.path or "?")
+    end
+    return "(no runs recorded" .. (self.path and (" in " .. self.path) or "") .. ")"
+  end
   local out = { string.format("%-3s %-20s %-12s %-5s %-22s %10s  %s", "#", "time", "kind",
     "back", "device", "total", "metrics") }
   for i, r in ipairs(self) do
@@ -312,7 +319,8 @@ function List.__tostring(self)
       tostring(r.backend or ""):sub(1, 5), dev:sub(1, 22), fmt_ms(total), first_metric(r.metrics)
       .. (type(r.tag) == "table" and #r.tag > 0 and ("  [" .. table.concat(r.tag, ", ") .. "]") or ""))
   end
-  out[#out + 1] = string.format("(%s from %s; r[i] for one record)", gwb.plural(#self, "run"), self.path or "?")
+  out[#out + 1] = string.format("(%s from %s%s)", gwb.plural(#self, "run"), self.path or "?",
+    rawget(self, "hint") == false and "" or "; r[i] for one record")
   return table.concat(out, "\n")
 end
 
@@ -327,12 +335,13 @@ function M.runs(filter)
   local list = setmetatable({ path = path }, List)
   local f = io.open(path, "r")
   if not f then return list end
-  local n, bad = 0, 0
+  local n, bad, recorded = 0, 0, 0
   for line in f:lines() do
     n = n + 1
     if line:match("%S") then
       local ok, rec = pcall(decode, line)
       if ok and type(rec) == "table" then
+        recorded = recorded + 1
         if matches(rec, filter) then list[#list + 1] = rec end
       else
         bad = bad + 1
@@ -349,6 +358,21 @@ function M.runs(filter)
     list = keep
   end
   list.skipped = bad
+  -- what an empty result says: the filter matched nothing, or nothing is recorded at all
+  list.recorded = recorded
+  if ft == "string" then
+    list.filter_text = " kind " .. filter .. "*"
+  elseif ft == "table" then
+    local parts = {}
+    for k, v in pairs(filter) do
+      if k ~= "last" then
+        parts[#parts + 1] = k .. " " .. (type(v) == "table" and table.concat(v, ",") or tostring(v))
+          .. (k == "kind" and "*" or "")
+      end
+    end
+    table.sort(parts)
+    list.filter_text = #parts > 0 and (" " .. table.concat(parts, ", ")) or ""
+  end
   return list
 end
 

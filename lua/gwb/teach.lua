@@ -117,10 +117,9 @@ end
 
 function M.occupancy(kernel, opts)
   opts = opts or {}
-  if kernel == nil then
-    error("teach.occupancy(kernel): name one of gwb's kernels (gpu.occupancy() lists those "
-      .. "launched so far) or describe one: teach.occupancy{regs = 64, smem = 16384}", 2)
-  end
+  -- no argument: the forest's histogram kernel (its registers and shared memory are known
+  -- from the build even without a GPU, gpu.occupancy says where from)
+  if kernel == nil then kernel = "rf_hist" end
   local sizes = opts.blocks
   if not sizes then
     sizes = {}
@@ -190,9 +189,17 @@ function M.occupancy(kernel, opts)
     .. "resource's cap in blocks for one size."))
   if r0.reference then
     t[#t + 1] = ""
-    t[#t + 1] = "(No GPU here: the limits are those of a reference sm_90 part, H100/H200.)"
+    if r0.source and r0.source:find("build table", 1, true) then
+      append(t, wrap("(No GPU here: " .. kernel .. "'s registers and static shared memory are "
+        .. "those its sm_90 build recorded (" .. r0.source:gsub("^build table %((.-)%)$", "%1")
+        .. "), the limits those of a reference sm_90 part, H100/H200. The live parts need a GPU: "
+        .. "the dynamic shared memory a real launch asks for (give it as {smem = bytes}) and the "
+        .. "runtime's own occupancy answer.)"))
+    else
+      t[#t + 1] = "(No GPU here: the limits are those of a reference sm_90 part, H100/H200.)"
+    end
   end
-  return lesson(t, { rows = rows, best = best })
+  return lesson(t, { rows = rows, best = best, source = r0.source })
 end
 
 -- --- teach.layout --------------------------------------------------------------------------
@@ -336,6 +343,8 @@ local function layout_jacobi(opts)
 end
 
 function M.layout(grid, block, opts)
+  -- no argument: a small 2-D launch, 2 x 2 blocks of 8 x 4 threads
+  if grid == nil and block == nil then grid, block = { 2, 2 }, { 8, 4 } end
   if grid == "rf_hist" then return layout_rf_hist(type(block) == "table" and block or {}) end
   if grid == "jacobi" then return layout_jacobi(type(block) == "table" and block or {}) end
   opts = opts or {}
@@ -850,15 +859,18 @@ help.register(M.transpose, "teach.transpose",
   .. "A number n is an n x n table; rows and cols are 1..65536.\n"
   .. "Example: teach.transpose{rows = 2048}")
 help.register(M.occupancy, "teach.occupancy",
-  "teach.occupancy(kernel [, {blocks = {...}, smem = bytes}]) -> lesson\n"
+  "teach.occupancy([kernel [, {blocks = {...}, smem = bytes}]]) -> lesson\n"
   .. "A lesson on occupancy: for block sizes 32..1024 (or opts.blocks), how much of an SM's\n"
   .. "warp slots the kernel can fill, drawn as bars, with what limits it at each size (warps,\n"
   .. "registers, shared memory or the blocks-per-SM cap) and the best block size. kernel: the\n"
-  .. "name of one of gwb's kernels after it ran (gpu.occupancy() lists them) or a description\n"
-  .. "{regs = 64, smem = 16384} (without a GPU the limits of a reference sm_90 part are used).\n"
+  .. "name of one of gwb's kernels (default \"rf_hist\"; gpu.occupancy() lists them) or a\n"
+  .. "description {regs = 64, smem = 16384}. Without a GPU, a kernel's registers and static\n"
+  .. "shared memory come from the table its sm_90 build recorded (src/kernel_res.c) and the\n"
+  .. "limits are a reference sm_90 part's; what it launches with (dynamic shared memory) needs\n"
+  .. "a GPU run.\n"
   .. "Example: teach.occupancy{regs = 96, smem = 0}")
 help.register(M.layout, "teach.layout",
-  "teach.layout(grid, block [, {width = 64, height = 16, row = r, col = c}]) -> lesson\n"
+  "teach.layout([grid, block [, {width = 64, height = 16, row = r, col = c}]]) -> lesson\n"
   .. "teach.layout(\"rf_hist\" [, {block = 256, rows = 1024, features = 4, bins = 64, classes = 2}])\n"
   .. "teach.layout(\"jacobi\" [, {n = 16, lanes = L, warps = W, round = 0}])\n"
   .. "A lesson on thread indexing: for a grid of blocks (number or {x, y}) and a block of\n"
@@ -868,6 +880,7 @@ help.register(M.layout, "teach.layout",
   .. "forest's histogram kernel (which warp adds which row of a node's chunk, where its counts\n"
   .. "land in shared memory); \"jacobi\": the batched Jacobi kernel (which warp and lane group\n"
   .. "rotates which column pair in a round, which rows each lane holds).\n"
+  .. "With no arguments, grid {2, 2} of blocks {8, 4}.\n"
   .. "Example: teach.layout({4, 2}, {16, 4})")
 
 return M

@@ -26,8 +26,9 @@ printf '%s' "$js" | "$GWB" -e 'local o = require("gwb.runs").decode(io.read("a")
 	assert(o.params.max_features == 0.5, "max_features passed as a fraction")
 	assert(o.timing.total_ms >= o.timing.host_ms)' || die "--json content: $js"
 # usage errors: exit 2 with the usage line
-"$GWB" rf train datasets/iris.csv 2>"$T/err"; [ $? -eq 2 ] || die "missing --target: want 2"
-grep -q -- '--target NAME is required' "$T/err" || die "missing --target message: $(cat "$T/err")"
+# no --target: the last column, as data.load does
+out=$("$GWB" rf train datasets/iris.csv --trees 3 2>"$T/err") || die "no --target: $(cat "$T/err")"
+printf '%s\n' "$out" | grep -q 'species' || die "no --target did not predict the last column: $out"
 "$GWB" rf train datasets/iris.csv --target species --trees many 2>"$T/err"; [ $? -eq 2 ] || die "bad int"
 grep -q -- "--trees needs an integer (got 'many')" "$T/err" || die "bad int message"
 "$GWB" rf train datasets/iris.csv --target species --frob 2>"$T/err"; [ $? -eq 2 ] || die "unknown option"

@@ -288,7 +288,7 @@ T.test("save/load .gwbd round trip keeps values, names, NaN and dictionaries", f
   local p = write("cat2.csv", "color,size,label\nred,1,yes\nblue,NA,no\nred,3.25,yes\n,4,no\n")
   local d = data.load(p)
   local f = tmp .. "/cat2.gwbd"
-  T.eq(d:save(f), d)
+  T.eq(select("#", d:save(f)), 0)  -- a save gives the REPL nothing to print
   same(d, data.load(f))
   T.raises(function() data.load(f, { target = "x" }) end, "applies to CSV files")
   local r = data.load("datasets/diabetes.csv")
@@ -554,7 +554,7 @@ T.test("write_csv round trip: exact floats, quoted text, missing values", functi
   local p = write("wc.csv", 'name,x,label\n"a, b",0.1,"q""1"\nplain,NA,z\n" sp ",1e-30,z\n')
   local d = data.load(p)
   local out = tmp .. "/wc_out.csv"
-  T.eq(d:write_csv(out), d)
+  T.eq(select("#", d:write_csv(out)), 0)
   same(d, data.load(out))
   local s = data.synth { rows = 300, features = 5, seed = 4 }
   s:write_csv(out, { sep = "\t" })

@@ -102,7 +102,7 @@ T.test("save, load, and refusing damaged files", function()
   local d = iris()
   local f = rf.train(d, opts { trees = 12 })
   local path = T.tmpdir() .. "/iris.gwbf"
-  T.eq(f:save(path), f)
+  T.eq(select("#", f:save(path)), 0)  -- a save gives the REPL nothing to print
   local g = rf.load(path)
   T.eq(g.nodes, f.nodes)
   T.eq(g.oob, f.oob)
@@ -120,7 +120,7 @@ T.test("save, load, and refusing damaged files", function()
   T.raises(function() rf.load("datasets/iris.csv") end, "not a gwb forest file")
   T.raises(function() rf.load(T.tmpdir() .. "/nope.gwbf") end, "cannot open")
   local js = T.tmpdir() .. "/iris.json"
-  f:export_json(js)
+  T.eq(select("#", f:export_json(js)), 0)
   local txt = T.readfile(js)
   T.ok(txt:find('"task": "classification"', 1, true))
   T.ok(txt:find('"name": "petal_', 1, true), "splits name their features")

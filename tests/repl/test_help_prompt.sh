@@ -19,6 +19,9 @@ done
 screen | grep -q 'no help for' && die "help(rf) said no help: $(screen)"
 send C-l
 type_line 'd = data.load("datasets/iris.csv", {target = "species"});'
+# help(d) wraps its summaries (~50 lines): a pane tall enough that it is printed, not paged
+tm resize-window -t "$SESSION" -x 100 -y 60
+send C-l
 type_line 'help(d)'
 wait_for 'Dataset: a table of features' || die "help(d): $(screen)"
 wait_for 'fields (d.name)' || die "help(d) lists no fields: $(screen)"

@@ -10,7 +10,8 @@ type_line 'n = 0; function work() n = n + 1; if mark and not said and n % 500 ==
 type_line 'print("before" .. "-run"); gwb.bench(work, {seconds = 0.5, label = "warmup", log = false}); mark = true; gwb.bench(work, {seconds = 3, label = "train"}); print("after" .. "-run")'
 wait_for 'Ctrl-C stops' 3 || die "the panel did not appear: $(screen)"
 wait_for_re '^train +.*eta' 3 || die "no progress bar with ETA: $(screen)"
-wait_for_re '^phases +warmup [0-9]+ ms' 2 || die "no phase times: $(screen)"
+wait_for_re '^phases +train [0-9.]+ (ms|s) \(running\)' 2 || die "no phase times: $(screen)"
+screen | grep -E '^phases ' | grep -q 'warmup' && die "the phases row shows the earlier warmup run: $(screen)"
 screen | grep -qE '^cpu +[0-9.]+ of [0-9]+ cores busy.*threads.*RSS' || die "no CPU line: $(screen)"
 wait_for 'printed-while-up 2000' 2 || die "output not shown in the panel: $(screen)"
 screen | grep -q 'before-run' && die "the panel did not take the screen: $(screen)"
