@@ -442,6 +442,22 @@ static void list_group(FILE *f, const char *g)
 			fprintf(f, "  gwb %-18s %s\n", c->name, c->summary);
 }
 
+/* Push {command, usage, summary [, help]} for c (for the JSON listings). */
+static void push_cmd(const cli_cmd *c, bool with_help)
+{
+	lua_createtable(cli_L, 0, 4);
+	lua_pushstring(cli_L, c->name);
+	lua_setfield(cli_L, -2, "command");
+	lua_pushfstring(cli_L, "gwb %s %s", c->name, c->args);
+	lua_setfield(cli_L, -2, "usage");
+	lua_pushstring(cli_L, c->summary);
+	lua_setfield(cli_L, -2, "summary");
+	if (with_help) {
+		lua_pushstring(cli_L, c->help);
+		lua_setfield(cli_L, -2, "help");
+	}
+}
+
 /* The commands (of group g, or all when g is NULL) as JSON on stdout. */
 static void list_json(const char *g)
 {
@@ -454,13 +470,7 @@ static void list_json(const char *g)
 	for (c = commands; c->name; c++) {
 		if (g && (strncmp(c->name, g, n) || c->name[n] != ' '))
 			continue;
-		lua_createtable(cli_L, 0, 3);
-		lua_pushstring(cli_L, c->name);
-		lua_setfield(cli_L, -2, "command");
-		lua_pushfstring(cli_L, "gwb %s %s", c->name, c->args);
-		lua_setfield(cli_L, -2, "usage");
-		lua_pushstring(cli_L, c->summary);
-		lua_setfield(cli_L, -2, "summary");
+		push_cmd(c, false);
 		lua_rawseti(cli_L, -2, ++k);
 	}
 	lua_setfield(cli_L, -2, "commands");
@@ -541,15 +551,7 @@ int gwb_cli_run(lua_State *L, int argc, char **argv)
 		if (!h || w != nw - 1)
 			return unknown_command(nw - 1, argv + 1);
 		if (cli_json) {
-			lua_createtable(L, 0, 4);
-			lua_pushstring(L, h->name);
-			lua_setfield(L, -2, "command");
-			lua_pushfstring(L, "gwb %s %s", h->name, h->args);
-			lua_setfield(L, -2, "usage");
-			lua_pushstring(L, h->summary);
-			lua_setfield(L, -2, "summary");
-			lua_pushstring(L, h->help);
-			lua_setfield(L, -2, "help");
+			push_cmd(h, true);
 			write_json(stdout);
 			return 0;
 		}

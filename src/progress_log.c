@@ -32,14 +32,18 @@ bool gwb_progress_log_quiet(void)
 	return q;
 }
 
-/* Seconds before the first line and between lines. */
-static void intervals(double *first, double *every)
+/* Seconds before the first line and between lines; false when GWB_PROGRESS_INTERVAL=0 turns
+ * the lines off (tests/run: tests compare what gwb prints). */
+static bool intervals(double *first, double *every)
 {
 	const char *e = getenv("GWB_PROGRESS_INTERVAL");
-	double v = e ? atof(e) : 0;
+	double v = e && *e ? atof(e) : -1;
 
+	if (v == 0)
+		return false;
 	*first = v > 0 ? v : 3.0;
 	*every = v > 0 ? v : 5.0;
+	return true;
 }
 
 static void write_line(const gwb_progress *p, bool done)
@@ -76,7 +80,8 @@ void gwb_progress_log_sink(const gwb_progress *p, void *ctx)
 	double first, every;
 
 	(void)ctx;
-	intervals(&first, &every);
+	if (!intervals(&first, &every))
+		return;
 	pthread_mutex_lock(&mu);
 	if (quiet) {
 		pthread_mutex_unlock(&mu);

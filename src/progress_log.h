@@ -10,7 +10,7 @@
 #include "intr.h"
 
 /* The sink (intr.h's gwb_progress_sink). The first line comes after 3 s, then one every 5 s;
- * GWB_PROGRESS_INTERVAL=<seconds> sets both (tests). */
+ * GWB_PROGRESS_INTERVAL=<seconds> sets both, 0 turns the lines off (tests/run does). */
 void gwb_progress_log_sink(const gwb_progress *p, void *ctx);
 
 /* Progress lines off (--quiet) or on (the default). */

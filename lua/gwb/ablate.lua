@@ -269,10 +269,10 @@ gwb.ablate = M.ablate
 -- this with the words after "ablate"): the script is fn, its return value the result.
 -- Returns the exit status: 0 all agree, 2 usage, 3 a result disagrees.
 function M.main(...)
-  local argv, i, opts = { ... }, 1, { print = true }
+  local argv, i, opts, json = { ... }, 1, { print = true }, false
   local function usage(msg)
     io.stderr:write("gwb ablate: ", msg, "\nusage: gwb ablate [--switches a,b,...] [--runs N] "
-      .. "[--tol X] SCRIPT.lua [args...]\n")
+      .. "[--tol X] [--json] SCRIPT.lua [args...]\n")
     return 2
   end
   while argv[i] and argv[i]:sub(1, 2) == "--" do
@@ -287,6 +287,9 @@ function M.main(...)
       opts.runs = math.tointeger(tonumber(v))
     elseif a == "--tol" and v and tonumber(v) then
       opts.tol = tonumber(v)
+    elseif a == "--json" then  -- one JSON object instead of the table (a flag: no value)
+      json, opts.print = true, false
+      i = i - 1
     elseif a == "--switches" or a == "--runs" or a == "--tol" then
       return usage(a .. " needs a value" .. (a == "--switches" and " (names, comma-separated)"
         or a == "--runs" and " (an integer)" or " (a number)"))
@@ -302,6 +305,16 @@ function M.main(...)
   local args = table.move(argv, i + 1, #argv, 1, {})
   opts.label = path
   local r = M.ablate(function() return chunk(table.unpack(args)) end, opts)
+  if json then
+    local rows = {}
+    for k, row in ipairs(r.rows or {}) do
+      rows[k] = { switch = row.switch, measured = row.measured, wall_ms = row.wall_ms,
+        kernel_ms = row.kernel_ms, slowdown = row.slowdown, agree = row.agree,
+        check = row.check or row.why }
+    end
+    io.write(require("gwb.runs").encode({ command = "ablate", script = path, ok = r.ok,
+      rows = rows }), "\n")
+  end
   if not r.ok then
     io.stderr:write("gwb ablate: some results disagree (see the table)\n")
     return 3

@@ -222,14 +222,14 @@ cmd["rf predict"] = function(pos, o)
   end
   local popts = { threads = o.threads, strict = o.strict }
   local pred, note = f:predict(d, popts)
-  if note then warn("note: %s", note) end
+  if note and not o.json then warn("note: %s", note) end  -- under --json: the object's note
   local proba = o.proba and f:predict_proba(d, popts) or nil
   local score = has_target and f:score(d, popts) or nil
   local metric = f.task == "classification" and "accuracy" or "r2"
   if o.json and not o.out then
     json({ command = "rf predict", model = pos[1], data = path, rows = #pred,
       predictions = pred, proba = proba, labels = proba and f.labels or nil,
-      score = score, metric = score and metric or nil })
+      score = score, metric = score and metric or nil, note = note })
     return
   end
   local out = io.stdout
@@ -245,7 +245,7 @@ cmd["rf predict"] = function(pos, o)
   if o.out then out:close() end
   if o.json then  -- --out with --json: the file has the CSV, stdout the summary
     json({ command = "rf predict", model = pos[1], data = path, rows = #pred, out = o.out,
-      score = score, metric = score and metric or nil })
+      score = score, metric = score and metric or nil, note = note })
     return
   end
   if has_target then

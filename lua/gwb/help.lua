@@ -305,12 +305,29 @@ local function entry_of(x)
   return nil
 end
 
+-- One help text at the width: a line wider than the screen is wrapped at spaces, its
+-- continuation indented as the line was (the texts are written for ~92 columns).
+local function fit(text, width)
+  local out = {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    if (utf8.len(line) or #line) <= width then
+      out[#out + 1] = line
+    else
+      local indent = #line:match("^ *")
+      local lines = wrap(line:sub(indent + 1), width, indent + 2, indent)
+      lines[1] = string.rep(" ", indent) .. lines[1]
+      for _, l in ipairs(lines) do out[#out + 1] = l end
+    end
+  end
+  return table.concat(out, "\n")
+end
+
 function M.text(x)
   local width = term_width()
   M.attach_fields()
   if x == nil then return list_all(width) end
   local e = entry_of(x)
-  if e then return e.text end
+  if e then return fit(e.text, width) end
   -- an object of one of our classes: its methods and fields
   local mt = getmetatable(x)
   if type(mt) == "table" and type(mt.__name) == "string" and

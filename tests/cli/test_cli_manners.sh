@@ -22,6 +22,10 @@ for c in "info" "runs" "bench transpose --rows 64 --reps 1"; do
 	out=$("$GWB" $c --json 2>/dev/null)
 	printf '%s' "$out" | head -c 1 | grep -q '{' || die "gwb $c --json: $out"
 done
+printf 'return 6 * 7\n' > "$T/a.lua"
+out=$("$GWB" ablate --json --runs 1 "$T/a.lua" 2>"$T/err") || die "ablate --json: $(cat "$T/err")"
+printf '%s' "$out" | grep -q '^{.*"command":"ablate"' || die "ablate --json: $out"
+printf '%s' "$out" | isjson || die "ablate --json is not JSON: $out"
 # errors as JSON on stderr under --json
 "$GWB" rf train datasets/iris.csv --trees many --json >/dev/null 2>"$T/err"; [ $? -eq 2 ] || die "usage error: want 2"
 grep -q '^{"command":"rf train","error":"--trees needs an integer' "$T/err" || die "usage error not JSON: $(cat "$T/err")"

@@ -2,7 +2,7 @@
 . tests/lib.sh
 "$GWB" help | grep -q 'gwb rf train' || die "help lists commands"
 out=$("$GWB" help rf train) || die "help rf train"
-echo "$out" | grep -q '^usage: gwb rf train FILE.csv \[--target NAME\]' || die "usage line: $out"
+echo "$out" | grep -q '^usage: gwb rf train FILE \[--target NAME\]' || die "usage line: $out"
 echo "$out" | grep -q -- '--max-features' || die "options: $out"
 "$GWB" rf predict --help | grep -q -- '--proba' || die "rf predict --help"
 "$GWB" help eig | grep -q -- '--which' || die "help eig"

@@ -21,6 +21,11 @@ for m in rf data eig gpu teach; do
 done
 out=$(COLUMNS=80 "$GWB" -e 'd = data.synth{rows = 10}; help(d)')
 printf '%s\n' "$out" | grep -q '[^ .]\.\.\.$' && die "help(d) cuts with ..."
+# one function's text wraps to the width too (the texts are written for ~92 columns)
+out=$(COLUMNS=60 "$GWB" -e 'help(rf.train)')
+long=$(printf '%s\n' "$out" | awk 'length($0) > 60' | head -2)
+[ -z "$long" ] || die "help(rf.train) lines wider than 60: $long"
+printf '%s\n' "$out" | grep -q 'Train a random forest' || die "help(rf.train): $out"
 for x in '' rf data eig '"rf.train"' '"rf.cv"' '"eig.batched"'; do
 	COLUMNS=200 "$GWB" -e "help($x)" | grep -E 'hybrid_front|gpu_standin' && die "help($x) shows an internal knob"
 done
