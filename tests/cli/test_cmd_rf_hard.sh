@@ -11,7 +11,9 @@ grep -q "3-fold accuracy" "$T/out" || die "rf cv FILE.gwbd: $(cat "$T/out")"
 "$GWB" rf train "$T/iris.gwbd" --target species --trees 2 >/dev/null 2>&1 || die "the same --target is fine"
 "$GWB" rf cv "$T/iris.gwbd" --target sepal_length --folds 3 2>"$T/err"; [ $? -eq 2 ] || die "another --target: want 2"
 grep -q "carries its target 'species'" "$T/err" || die "another --target message: $(cat "$T/err")"
-"$GWB" rf train datasets/iris.csv 2>"$T/err"; [ $? -eq 2 ] || die "CSV without --target: want 2"
+# a CSV without --target: the last column, as data.load does
+"$GWB" rf train datasets/iris.csv --trees 2 >"$T/out" 2>"$T/err" || die "CSV without --target: $(cat "$T/err")"
+grep -q "target 'species'" "$T/out" || die "CSV without --target did not take the last column: $(cat "$T/out")"
 
 # rf predict on input that cannot be read leaves no lua_XXXXXX temporary behind
 mkdir -p "$T/dir"
