@@ -1237,6 +1237,19 @@ static int m_grow(lua_State *L)
 	lua_settop(L, 4);
 	threads = threads_opt(L, 4, "grow");
 	progress = gwb_opt_bool(L, 4, "grow", "progress", true);
+	{
+		/* the new trees learn d's codes: they must mean the forest's levels (levels.h) */
+		gwb_levels_report rep;
+		gwb_dataset *r;
+		gwb_lua_check(L, gwb_levels_match(d, f->cat_levels, f->cat_count, f->features, true,
+						  "grow", &r, &rep));
+		if (r) {
+			gwb_dataset_free(r);
+			return luaL_error(L, "grow: d's text columns code their levels otherwise than "
+					  "the forest's training data did: give the data it was trained "
+					  "on");
+		}
+	}
 	gwb_lua_check(L, gwb_rf_grow(f, d, (int)n, be, threads, progress, &g));
 	gwb_forest_free(b->f);
 	b->f = g;

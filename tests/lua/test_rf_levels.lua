@@ -238,3 +238,11 @@ T.test("pca:transform matches text levels by label too", function()
   T.raises(function() p:transform(data.load(csv("pcanum.csv", "color,x,y\n2.5,3,1\n"), { target = "y" })) end,
     "column 'color' holds numbers")
 end)
+
+T.test("f:grow refuses data whose text levels are coded otherwise than the training data's", function()
+  local f = ab_forest()
+  local rows = { "color,y" }
+  for i = 1, 21 do rows[#rows + 1] = ({ "b,A", "c,B", "b,C" })[i % 3 + 1] end   -- same shape
+  local other = data.load(csv("grow.csv", table.concat(rows, "\n") .. "\n"), { target = "y" })
+  T.raises(function() f:grow(2, other, { progress = false }) end, "code their levels otherwise")
+end)
