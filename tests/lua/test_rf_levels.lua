@@ -246,3 +246,28 @@ T.test("f:grow refuses data whose text levels are coded otherwise than the train
   local other = data.load(csv("grow.csv", table.concat(rows, "\n") .. "\n"), { target = "y" })
   T.raises(function() f:grow(2, other, { progress = false }) end, "code their levels otherwise")
 end)
+
+T.test("GPU: a GPU-resident d is scored by label too, and Predictions close twice", function()
+  T.need_gpu()
+  local f = ab_forest()
+  -- the training levels as they are: no recoding, the prediction runs on the device
+  local same = data.load(csv("gpu_same.csv", "color,y\na,A\nb,B\nc,C\n"), { target = "y" })
+  same:to("gpu")
+  local p = f:predict(same)
+  T.eq(p[1], "A")
+  T.eq(p[3], "C")
+  if type(p) == "userdata" then
+    p:close()
+    T.ok(pcall(function() p:close() end), "Predictions: a second close does nothing")
+    T.raises(function() return p[1] end, "closed")
+  end
+  -- a subset in another order: recoded (on the host copy), the same labels as the CPU's
+  local sub = data.load(csv("gpu_sub.csv", "color,y\nc,C\nb,B\n"), { target = "y" })
+  sub:to("gpu")
+  local q = f:predict(sub)
+  T.eq(q[1], "C")
+  T.eq(q[2], "B")
+  T.eq(f:score(sub), 1.0)
+  local pr = f:predict_proba(sub)
+  T.near(pr[1][3], 1, 1e-6)
+end)
