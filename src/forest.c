@@ -1162,6 +1162,10 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	}
 	if (st)
 		goto out_free;
+	if (f->trees < p.trees) {  /* keep = true and Ctrl-C: the trees finished so far */
+		f->trees_asked = p.trees;
+		f->params.trees = f->trees;
+	}
 	gwb_quant_free(q);
 	q = NULL;
 	if ((st = gwb_forest_finish(f, d, p.threads)))

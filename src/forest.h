@@ -182,6 +182,9 @@ typedef struct gwb_rf_params {
 					 default device 0 alone). gpus.cpu: CPU stand-ins, each
 					 "device" a CPU trainer (tests of the dealing without a
 					 GPU). Not saved. */
+	bool keep;                    /* Ctrl-C during training (CPU backend): keep the trees
+					 finished so far (trees 0..k-1, the forest of k trees) and
+					 return them marked partial, instead of nothing */
 	int tree_first;               /* the RNG index of the first tree grown (f:grow: the trees
 					 after an existing forest's T are T, T+1, ...); 0
 					 otherwise. Not saved. */
@@ -284,6 +287,7 @@ typedef struct gwb_forest {
 	char backend_why[160];
 	gwb_rf_timing timing;
 	int file_version;         /* loaded: the file's format version; 0 = trained here */
+	int trees_asked;          /* > trees: a partial forest (Ctrl-C with params.keep); else 0 */
 	void *gpu_model;          /* CUDA builds: the forest's nodes on the device for prediction,
 				     made by the first GPU prediction (rf_predict.cu), freed with f */
 	/* The categorical features' levels as trained: a code c in X is level cat_levels[j][c]

@@ -699,36 +699,24 @@ static const double *full_proba(lua_State *L, scored *r)
 	return p;
 }
 
-static int l_log_loss(lua_State *L)
+/* log-loss (brier false) or Brier score of probability rows. */
+static int proba_loss(lua_State *L, bool brier, const char *fn)
 {
 	static const char *const keys[] = {"labels", "pos", NULL};
 	scored r;
 	double v;
 
 	lua_settop(L, 3);
-	gwb_opt_check_keys(L, 3, "metrics.log_loss", keys);
-	read_scored(L, "metrics.log_loss", 3, true, &r);
-	gwb_lua_check(L, gwb_metrics_log_loss(r.c.yt, full_proba(L, &r), r.c.n, r.c.K, &v));
+	gwb_opt_check_keys(L, 3, fn, keys);
+	read_scored(L, fn, 3, true, &r);
+	gwb_lua_check(L, (brier ? gwb_metrics_brier : gwb_metrics_log_loss)(r.c.yt, full_proba(L, &r),
+									     r.c.n, r.c.K, &v));
 	lua_pushnumber(L, v);
 	return 1;
 }
 
-static int l_brier(lua_State *L)
-{
-	static const char *const keys[] = {"labels", "pos", NULL};
-	scored r;
-	double v;
-
-	lua_settop(L, 3);
-	gwb_opt_check_keys(L, 3, "metrics.brier", keys);
-	read_scored(L, "metrics.brier", 3, false, &r);
-	if (r.c.K == 1)
-		return luaL_error(L, "metrics.brier: only one class is present in the truth: give "
-				  "labels = {...}, one per probability column");
-	gwb_lua_check(L, gwb_metrics_brier(r.c.yt, full_proba(L, &r), r.c.n, r.c.K, &v));
-	lua_pushnumber(L, v);
-	return 1;
-}
+static int l_log_loss(lua_State *L) { return proba_loss(L, false, "metrics.log_loss"); }
+static int l_brier(lua_State *L) { return proba_loss(L, true, "metrics.brier"); }
 
 static void push_curve(lua_State *L, const gwb_curve *c, const char *xn, const char *yn,
 		       const char *kind)

@@ -12,6 +12,7 @@
 #include "lapi.h"
 #include "lapi_rf.h"
 #include "levels.h"
+#include "onnx_export.h"
 #include "rf_eval.h"
 #include "rf_grow.h"
 
@@ -59,7 +60,7 @@ const char *const gwb_rf_train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"hybrid_ratio", "tag", "gpus", "gpu_standin", NULL,
+	"hybrid_ratio", "tag", "gpus", "gpu_standin", "keep", NULL,
 };
 
 static const char *const cv_keys[] = {
@@ -252,6 +253,7 @@ void gwb_lua_rf_params(lua_State *L, int idx, const char *fn, const gwb_dataset 
 	p->progress = gwb_opt_bool(L, idx, fn, "progress", true);
 	p->subtract = gwb_opt_bool(L, idx, fn, "subtract", true);
 	p->oob = gwb_opt_bool(L, idx, fn, "oob", true);
+	p->keep = gwb_opt_bool(L, idx, fn, "keep", false);
 	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
 	if (s && gwb_rf_criterion_parse(s, &p->criterion))
 		luaL_error(L, "%s: %s", fn, gwb_errmsg());
@@ -1171,6 +1173,21 @@ static int m_export_json(lua_State *L)
 	return 0;
 }
 
+static int m_export_onnx(lua_State *L)
+{
+	static const char *const keys[] = {"categorical", NULL};
+	gwb_forest *f = checkforest(L, 1);
+	const char *path = luaL_checkstring(L, 2), *cat;
+
+	gwb_opt_check_keys(L, 3, "export_onnx", keys);
+	cat = gwb_opt_str(L, 3, "export_onnx", "categorical", "refuse");
+	if (strcmp(cat, "refuse") && strcmp(cat, "codes"))
+		return luaL_error(L, "export_onnx: categorical must be \"refuse\" or \"codes\" (got "
+				  "\"%s\")", cat);
+	gwb_lua_check(L, gwb_forest_export_onnx(f, path, !strcmp(cat, "codes")));
+	return 0;
+}
+
 static int m_tree(lua_State *L)
 {
 	gwb_forest *f = checkforest(L, 1);
@@ -1285,6 +1302,12 @@ static int forest_tostring(lua_State *L)
 			 gwb_fmt_count(nf, sizeof(nf), f->features, "feature", NULL),
 			 f->target ? f->target : "?");
 	}
+	if (f->trees_asked > f->trees) {
+		luaL_addstring(&B, line);
+		snprintf(line, sizeof(line), "  partial   %d of %d trees: interrupted (Ctrl-C) with "
+			 "keep = true; f:grow(%d, d) grows the rest\n", f->trees, f->trees_asked,
+			 f->trees_asked - f->trees);
+	}
 	luaL_addstring(&B, line);
 	if (f->classes) {
 		luaL_addstring(&B, "  classes   ");
@@ -1390,6 +1413,10 @@ static int forest_fields(lua_State *L)
 			lua_pushstring(L, f->target ? f->target : "");
 		else if (!strcmp(k, "train_rows"))
 			lua_pushinteger(L, (lua_Integer)f->train_rows);
+		else if (!strcmp(k, "partial"))
+			lua_pushboolean(L, f->trees_asked > f->trees);
+		else if (!strcmp(k, "trees_asked"))
+			lua_pushinteger(L, f->trees_asked > f->trees ? f->trees_asked : f->trees);
 		else
 			goto methods;
 		return 1;
@@ -1436,7 +1463,9 @@ static const gwb_reg funcs[] = {
 	 "  devices in index order, each device with its own copy of the codes; the same forest\n"
 	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards).\n"
 	 "The same seed gives the same forest whatever the thread count. Ctrl-C cancels and\n"
-	 "leaves no forest. Each call is appended to the run log (runs()).\n"
+	 "leaves no forest, unless keep = true (CPU backend): then the trees finished so far\n"
+	 "are returned (the forest of that many trees; f.partial, print(f) says so; f:grow goes\n"
+	 "on). Each call is appended to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
 	{"load", l_load,
 	 "rf.load(path) -> Forest\n"
@@ -1513,6 +1542,15 @@ static const gwb_reg methods[] = {
 	 "Write the trees as JSON for reading or other tools: per tree a list of nodes (id,\n"
 	 "feature, name, threshold, nan_left, left, right, count, weight, impurity, value).\n"
 	 "Example: f:export_json(\"model.json\")"},
+	{"export_onnx", m_export_onnx,
+	 "f:export_onnx(path [, {categorical = \"codes\"}])\n"
+	 "Write the forest as an ONNX model (ai.onnx.ml TreeEnsembleClassifier or\n"
+	 "TreeEnsembleRegressor, opset 3) for onnxruntime and other ONNX tools: input X (float,\n"
+	 "rows x features; its doc string names the features in order), outputs label and\n"
+	 "probabilities (classification) or variable (regression). Saved atomically. A forest\n"
+	 "with categorical features is refused (ONNX compares numbers) unless categorical =\n"
+	 "\"codes\": then the model takes each level's code (listed in the doc string).\n"
+	 "Example: f:export_onnx(\"iris.onnx\")  -- python: onnxruntime.InferenceSession(\"iris.onnx\")"},
 	{"tree", m_tree,
 	 "f:tree(i) -> array of nodes\n"
 	 "Tree i's nodes in breadth-first order; node fields feature (1-based), name,\n"

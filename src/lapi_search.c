@@ -78,7 +78,7 @@ static bool grid_key(const char *k)
 {
 	static const char *const no[] = {"tag", "progress", "weights", "threads", "backend",
 					 "gpus", "gpu_standin", "hybrid_front", "hybrid_ratio",
-					 "require_gpu", "task", NULL};
+					 "require_gpu", "task", "keep", NULL};
 	for (int i = 0; no[i]; i++)
 		if (!strcmp(k, no[i]))
 			return false;

@@ -300,38 +300,36 @@ out:
 	return st;
 }
 
-gwb_status gwb_metrics_roc_auc_binary(const uint8_t *pos, const double *score, size_t n,
-				      double *out)
+/* The area of the ROC curve (trapezoids) or the average precision (the PR curve's steps). */
+static gwb_status area(const uint8_t *pos, const double *score, size_t n, bool ap, double *out)
 {
 	gwb_curve c;
 	gwb_status st;
 	double a = 0;
 	size_t i;
 
-	if ((st = roc_curve(pos, score, n, true, &c, "roc_auc")))
+	st = ap ? gwb_metrics_pr_curve(pos, score, n, &c) : roc_curve(pos, score, n, true, &c,
+								      "roc_auc");
+	if (st)
 		return st;
 	for (i = 1; i < c.n; i++)
-		a += (c.x[i] - c.x[i - 1]) * (c.y[i] + c.y[i - 1]) / 2.0;
+		a += ap ? -(c.x[i] - c.x[i - 1]) * c.y[i - 1]
+			: (c.x[i] - c.x[i - 1]) * (c.y[i] + c.y[i - 1]) / 2.0;
 	gwb_curve_free(&c);
-	*out = a;
+	*out = ap && !(a > 0) ? 0.0 : a;
 	return GWB_OK;
+}
+
+gwb_status gwb_metrics_roc_auc_binary(const uint8_t *pos, const double *score, size_t n,
+				      double *out)
+{
+	return area(pos, score, n, false, out);
 }
 
 gwb_status gwb_metrics_average_precision(const uint8_t *pos, const double *score, size_t n,
 					 double *out)
 {
-	gwb_curve c;
-	gwb_status st;
-	double a = 0;
-	size_t i;
-
-	if ((st = gwb_metrics_pr_curve(pos, score, n, &c)))
-		return st;
-	for (i = 0; i + 1 < c.n; i++)
-		a -= (c.x[i + 1] - c.x[i]) * c.y[i];
-	gwb_curve_free(&c);
-	*out = a > 0 ? a : 0.0;
-	return GWB_OK;
+	return area(pos, score, n, true, out);
 }
 
 /* Rows with truth in {a, b} (b < 0: all rows): pos = (y == a), score = column `col`. */

@@ -116,6 +116,7 @@ typedef struct run {
 				  * sequence instead of gathering (switch rf.rowmajor) */
 	atomic_int done, failed; /* trees finished; a worker failed (status) */
 	unsigned char *dropped;  /* hybrid: trees the other side took while this one grew them */
+	unsigned char *complete; /* trees grown to the end (params.keep: Ctrl-C keeps a prefix) */
 	char errmsg[256];
 	atomic_flag errlock;
 } run;
@@ -955,6 +956,7 @@ static void tree_item(void *ctx, size_t t, int tid)
 		fail_run(R, st);
 		return;
 	}
+	R->complete[t] = 1;
 	done = atomic_fetch_add(&R->done, 1) + 1;
 	if (R->job->p->progress)
 		gwb_progress_update(done, NULL, 0);
@@ -1022,7 +1024,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	const gwb_dataset *d = job->d;
 	double t0 = gwb_now();
 	size_t i, total = 0;
-	int t, j, maxcodes = 0, threads = job->threads > 0 ? job->threads : gwb_cpu_count();
+	int t, j, nt, maxcodes = 0, threads = job->threads > 0 ? job->threads : gwb_cpu_count();
 	bool tree_parallel;
 
 	if (threads > 256)   /* gwb_par_for's limit; each worker holds rows x 12 bytes */
@@ -1062,7 +1064,8 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	R.out = calloc((size_t)job->p->trees, sizeof(tree_out));
 	R.ws = calloc((size_t)R.workers, sizeof(scratch));
 	R.dropped = calloc((size_t)job->p->trees, 1);
-	if (!R.out || !R.ws || !R.dropped)
+	R.complete = calloc((size_t)job->p->trees, 1);
+	if (!R.out || !R.ws || !R.dropped || !R.complete)
 		goto oom;
 	if (!R.K) {
 		if (!(R.yc = malloc((d->rows + 1) * sizeof(float))))
@@ -1105,16 +1108,31 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 			st = grow_tree(&R, t, R.ws, R.workers);
 			if (st)
 				fail_run(&R, st);
-			else if (job->p->progress)
+			else
+				R.complete[t] = 1;
+			if (!st && job->p->progress)
 				gwb_progress_update(t + 1, NULL, 0);
 		}
 	}
 	if (job->p->progress)
 		gwb_progress_end();
 	st = (gwb_status)atomic_load(&R.failed);
+	nt = job->p->trees;
+	if (st == GWB_EINTR && job->p->keep && !job->sched) {
+		/* keep = true: the longest run of finished trees 0..k-1 (the forest of k trees) */
+		for (nt = 0; nt < job->p->trees && R.complete[nt]; nt++)
+			;
+		if (nt > 0) {
+			gwb_intr_clear();  /* handled: the caller gets the trees grown so far */
+			st = GWB_OK;
+			f->trees = nt;
+		}
+	}
 	if (st == GWB_EINTR) {
 		st = gwb_error(GWB_EINTR, "rf.train: interrupted after %d of %d trees; no forest was "
-			       "made", atomic_load(&R.done), job->p->trees);
+			       "made%s", atomic_load(&R.done), job->p->trees,
+			       job->p->keep ? " (keep = true: no tree had finished)" :
+			       " (keep = true keeps the trees finished so far)");
 		goto out_free;
 	} else if (st) {
 		st = gwb_error(st, "%s", R.errmsg);
@@ -1130,12 +1148,12 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 				memset(&R.out[t], 0, sizeof(R.out[t]));
 			}
 	}
-	for (t = 0; t < job->p->trees; t++)
+	for (t = 0; t < nt; t++)
 		total += R.out[t].n;
 	if ((st = gwb_forest_alloc_nodes(f, total)))
 		goto out_free;
 	f->tree_offset[0] = 0;
-	for (t = 0, total = 0; t < job->p->trees; t++) {
+	for (t = 0, total = 0; t < nt; t++) {
 		tree_out *o = &R.out[t];
 		size_t n = o->n, K = (size_t)f->outputs;
 		if (!n) {   /* hybrid: another side's tree (no arrays here) */
@@ -1171,5 +1189,6 @@ out_free:
 	free(R.ws);
 	free(R.yc);
 	free(R.dropped);
+	free(R.complete);
 	return st;
 }
