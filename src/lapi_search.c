@@ -12,6 +12,7 @@
 
 #include "dataset.h"
 #include "forest.h"
+#include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
 #include "lapi_rf.h"
@@ -292,6 +293,19 @@ static int l_search(lua_State *L)
 	lua_pushnil(L);
 	lua_setfield(L, base, "tag");
 	F = make_folds(L, d, k, shuffle, seed);
+	{
+		/* Where the forests grow on the GPU, every fold's rows go there once for the whole
+		 * search (rf.train and the scoring read a resident Dataset in place), instead of
+		 * once per setting; a fold that does not fit stays on the host. */
+		const char *be = gwb_opt_str(L, OPTS, "rf.search", "backend", NULL);
+		bool gpu = be ? !strcmp(be, "gpu") : gwb_backend_default == GWB_BACKEND_GPU;
+		bool big = (double)d->rows * d->features * sizeof(float) >= 64.0 * 1024 * 1024;
+		if ((gpu || (big && (!be || !strcmp(be, "auto")) &&
+			     gwb_backend_default == GWB_BACKEND_AUTO)) && gwb_gpu_available())
+			for (int f = 0; f < k; f++)
+				if (gwb_dataset_to_gpu(F->train[f]) || gwb_dataset_to_gpu(F->test[f]))
+					gwb_error_clear();
+	}
 	int folds_idx = lua_gettop(L);
 	(void)folds_idx;
 
