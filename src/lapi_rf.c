@@ -1462,8 +1462,8 @@ static const gwb_reg funcs[] = {
 	 "  gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the trees are dealt to the\n"
 	 "  devices in index order, each device with its own copy of the codes; the same forest\n"
 	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards).\n"
-	 "Same seed, same forest at any thread count. Ctrl-C leaves no forest; keep = true (CPU)\n"
-	 "returns the trees finished (f.partial). Each call is appended to the run log (runs()).\n"
+	 "Same seed, same forest at any thread count. Ctrl-C leaves no forest; keep = true\n"
+	 "(CPU) returns the trees finished (f.partial). Each call goes to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
 	{"load", l_load,
 	 "rf.load(path) -> Forest\n"
