@@ -1,6 +1,19 @@
-/* fileio.c - atomic saves (fileio.h): temporary + fsync + rename, symlinks written through,
- * non-regular targets refused, temporaries removed on failure, interrupt or (for ones a killed
- * process left) the next save of the same target. */
+/* fileio.c - atomic saves (fileio.h): a unique temporary created O_EXCL in the folder of the
+ * file being replaced, fsync, renameat, folder fsync; non-regular targets written in place;
+ * temporaries removed on failure, interrupt or (for ones a killed process left) the next save
+ * of the same target.
+ *
+ * Symlinks: nothing is resolved by hand from strings. The kernel follows the whole path once
+ * (open O_PATH), which is where its protected_symlinks rule for sticky world-writable folders
+ * is enforced (a refusal is reported as such); then the final component is examined with
+ * AT_SYMLINK_NOFOLLOW and, while it is a link, the link's text is opened relative to the
+ * link's own folder with openat (the kernel resolves every folder part), so the temporary and
+ * the renameat land in the folder that holds the link's target, through a descriptor that no
+ * later change of the links can redirect. The file reached that way must be the one the
+ * kernel's own walk reached (same device and inode), else the save is refused. A link that
+ * lives on /proc (/proc/self/fd/N, /dev/stdout -> /proc/self/fd/1, a memfd's fd) is a magic
+ * link with no name to rename onto: its file is opened through the kernel and written in
+ * place, as is every non-regular file (pipe, terminal, device, FIFO). */
 #define _GNU_SOURCE
 #include "fileio.h"
 
@@ -8,18 +21,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <signal.h>
-#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "intr.h"
 
 #define TMP_TAG ".gwbtmp-"          /* temporaries: .<name>.gwbtmp-<pid>-XXXXXX */
+#define TMP_BASE_MAX 200            /* bytes of the name kept in a temporary's (NAME_MAX) */
 #define IO_BLOCK ((size_t)4 << 20)  /* interrupt checks between blocks this big */
 #define MAX_LINKS 40
 
@@ -30,106 +47,59 @@ static const char *kind_of(mode_t m)
 	       S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
-/* The file a save of path replaces: path itself, or the end of its chain of symlinks (which
- * may not exist yet). Sets *st_out / *exists for that file. Returns a malloc'd path or NULL
- * (gwb_error set). */
-static char *resolve_target(const char *path, const char *what, struct stat *st_out,
-			    bool *exists)
+/* Split a path into its folder part ("." when none) and last component; both malloc'd. */
+static int split_path(const char *p, char **dir, char **base)
 {
-	char *cur = strdup(path);
-	int hops;
-
-	if (!cur) {
-		gwb_error(GWB_ENOMEM, "%s: out of memory", what);
-		return NULL;
-	}
-	for (hops = 0; hops < MAX_LINKS; hops++) {
-		char link[PATH_MAX], *next;
-		ssize_t n;
-		if (lstat(cur, st_out)) {
-			if (errno == ENOENT) {
-				*exists = false;
-				return cur;
-			}
-			gwb_error(GWB_EIO, "%s: %s: %s", what, cur, strerror(errno));
-			free(cur);
-			return NULL;
-		}
-		if (!S_ISLNK(st_out->st_mode)) {
-			*exists = true;
-			return cur;
-		}
-		n = readlink(cur, link, sizeof(link) - 1);
-		if (n < 0) {
-			gwb_error(GWB_EIO, "%s: %s: cannot read the link: %s", what, cur,
-				  strerror(errno));
-			free(cur);
-			return NULL;
-		}
-		link[n] = 0;
-		if (link[0] == '/') {
-			next = strdup(link);
-		} else {
-			/* relative to the link's own folder */
-			const char *slash = strrchr(cur, '/');
-			int dl = slash ? (int)(slash - cur) + 1 : 0;
-			next = NULL;
-			if (asprintf(&next, "%.*s%s", dl, cur, link) < 0)
-				next = NULL;
-		}
-		free(cur);
-		if (!next) {
-			gwb_error(GWB_ENOMEM, "%s: out of memory", what);
-			return NULL;
-		}
-		cur = next;
-	}
-	gwb_error(GWB_EIO, "%s: %s: too many levels of symbolic links", what, path);
-	free(cur);
-	return NULL;
-}
-
-/* Split target into folder ("." when none) and base name; both malloc'd. */
-static int split_path(const char *target, char **dir, char **base)
-{
-	const char *slash = strrchr(target, '/');
+	const char *slash = strrchr(p, '/');
 
 	if (!slash) {
 		*dir = strdup(".");
-		*base = strdup(target);
+		*base = strdup(p);
 	} else {
-		*dir = slash == target ? strdup("/") : strndup(target, (size_t)(slash - target));
+		*dir = slash == p ? strdup("/") : strndup(p, (size_t)(slash - p));
 		*base = strdup(slash + 1);
 	}
 	if (!*dir || !*base) {
 		free(*dir);
 		free(*base);
+		*dir = *base = NULL;
 		return -1;
 	}
 	return 0;
 }
 
-/* Remove temporaries of this base name whose process is gone (killed mid-save). */
-static void sweep_stale(const char *dir, const char *base)
+/* The temporaries' prefix for base: ".<base>.gwbtmp-" with base cut to fit NAME_MAX. */
+static int tmp_prefix(const char *base, char *out, size_t cap)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t bl = strlen(base), tl = strlen(TMP_TAG);
+	return snprintf(out, cap, ".%.*s" TMP_TAG, TMP_BASE_MAX, base);
+}
 
-	if (!d)
+/* Remove temporaries of this base name whose process is gone (killed mid-save). */
+static void sweep_stale(int dirfd, const char *base)
+{
+	char pre[TMP_BASE_MAX + 16];
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t pl = (size_t)tmp_prefix(base, pre, sizeof(pre));
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d))) {
 		const char *n = e->d_name;
 		char *end;
 		long pid;
-		if (n[0] != '.' || strncmp(n + 1, base, bl) || strncmp(n + 1 + bl, TMP_TAG, tl))
+		if (strncmp(n, pre, pl))
 			continue;
-		pid = strtol(n + 1 + bl + tl, &end, 10);
-		if (end == n + 1 + bl + tl || *end != '-' || pid <= 0 || pid > INT_MAX)
+		pid = strtol(n + pl, &end, 10);
+		if (end == n + pl || *end != '-' || pid <= 0 || pid > INT_MAX)
 			continue;
 		if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;   /* ours (in progress) or a live process's */
-		unlinkat(dirfd(d), n, 0);
+		unlinkat(dirfd, n, 0);
 	}
 	closedir(d);
 }
@@ -158,57 +128,267 @@ static mode_t current_umask(void)
 
 static void release(gwb_afile *a)
 {
+	if (a->dirfd >= 0)
+		close(a->dirfd);
 	free(a->target);
 	free(a->tmp);
-	a->target = a->tmp = NULL;
+	free(a->base);
+	a->target = a->tmp = a->base = NULL;
 	a->fp = NULL;
 	a->fd = -1;
+	a->dirfd = -1;
+}
+
+static bool on_proc(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+/* Where a save of path lands: a->dirfd + a->base (links followed as said at the top),
+ * st and exists for the file there; magic when a /proc link was met (write in place). */
+static gwb_status locate(gwb_afile *a, const char *path, struct stat *st, bool *exists,
+			 bool *magic)
+{
+	const char *what = a->what;
+	char *dir = NULL, *base = NULL;
+	struct stat kst;
+	int kfd = -1, hops, dfd;
+	gwb_status rc;
+
+	*exists = *magic = false;
+	if (split_path(path, &dir, &base))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", what);
+	if (!*base) {
+		rc = gwb_error(GWB_EIO, "%s: %s names a folder; give a file name", what, path);
+		goto out;
+	}
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = gwb_error(GWB_EIO, "%s: cannot write %s: its folder %s: %s", what, path, dir,
+			       strerror(errno));
+		goto out;
+	}
+	for (hops = 0;; hops++) {
+		char link[PATH_MAX], *ndir = NULL, *nbase = NULL;
+		ssize_t n;
+		int nfd;
+		if (fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno == ENOENT)
+				break;
+			rc = gwb_error(GWB_EIO, "%s: %s: %s", what, path, strerror(errno));
+			goto out_close;
+		}
+		if (!S_ISLNK(st->st_mode)) {
+			*exists = true;
+			break;
+		}
+		if (hops == 0) {
+			/* the kernel's own walk: its link rules (protected_symlinks, loops) apply */
+			kfd = open(path, O_PATH | O_CLOEXEC);
+			if (kfd < 0 && errno == EACCES) {
+				rc = gwb_error(GWB_EIO, "%s: %s is a symbolic link the kernel refuses to "
+					       "follow (permission denied: in a sticky world-writable "
+					       "folder, fs.protected_symlinks allows only links of "
+					       "your own or the folder owner's); save under another "
+					       "name", what, path);
+				goto out_close;
+			}
+			if (kfd < 0 && errno == ELOOP)
+				goto out_loop;
+			if (kfd < 0 && errno != ENOENT) {
+				rc = gwb_error(GWB_EIO, "%s: %s: %s", what, path, strerror(errno));
+				goto out_close;
+			}
+		}
+		if (on_proc(dfd)) {
+			*magic = true;
+			break;
+		}
+		if (hops >= MAX_LINKS)
+			goto out_loop;
+		n = readlinkat(dfd, base, link, sizeof(link) - 1);
+		if (n < 0) {
+			rc = gwb_error(GWB_EIO, "%s: %s: cannot read the link: %s", what, path,
+				       strerror(errno));
+			goto out_close;
+		}
+		link[n] = 0;
+		if (split_path(link, &ndir, &nbase)) {
+			rc = gwb_error(GWB_ENOMEM, "%s: out of memory", what);
+			goto out_close;
+		}
+		/* relative link text is relative to the link's folder: openat on dfd */
+		nfd = *nbase ? openat(dfd, ndir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+		if (nfd < 0) {
+			rc = gwb_error(GWB_EIO, "%s: %s links to %s, whose folder cannot be opened: "
+				       "%s", what, path, link, *nbase ? strerror(errno) :
+				       "it names a folder");
+			free(ndir);
+			free(nbase);
+			goto out_close;
+		}
+		close(dfd);
+		dfd = nfd;
+		free(ndir);
+		free(base);
+		base = nbase;
+	}
+	if (kfd >= 0 && !*magic) {
+		/* our walk must reach the file the kernel's did */
+		if (fstat(kfd, &kst) || !*exists || kst.st_dev != st->st_dev ||
+		    kst.st_ino != st->st_ino) {
+			rc = gwb_error(GWB_EIO, "%s: the links of %s changed during the save; try "
+				       "again", what, path);
+			goto out_close;
+		}
+	}
+	if (kfd >= 0)
+		close(kfd);
+	a->dirfd = dfd;
+	a->base = base;
+	free(dir);
+	return GWB_OK;
+out_loop:
+	rc = gwb_error(GWB_EIO, "%s: %s: too many levels of symbolic links", what, path);
+out_close:
+	if (kfd >= 0)
+		close(kfd);
+	close(dfd);
+out:
+	free(dir);
+	free(base);
+	return rc;
+}
+
+/* A non-regular target (or one behind a /proc magic link): open it through the kernel and
+ * write in place. A FIFO with no reader yet is waited for (Ctrl-C stops the wait). */
+static gwb_status open_inplace(gwb_afile *a, const char *path)
+{
+	struct stat st;
+	int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+	const struct timespec nap = {0, 20 * 1000 * 1000};
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		flags |= O_TRUNC;
+	if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return gwb_error(GWB_EIO, "%s: %s is %s, which cannot be written; give a file name",
+				 a->what, path, kind_of(st.st_mode));
+	for (;;) {
+		a->fd = open(path, flags);
+		if (a->fd >= 0)
+			break;
+		if (errno == ENXIO && S_ISFIFO(st.st_mode)) {
+			/* a FIFO no process reads yet */
+			if (gwb_intr_pending())
+				return gwb_error(GWB_EINTR, "%s: interrupted while waiting for a reader "
+						 "of the FIFO %s", a->what, path);
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		return gwb_error(GWB_EIO, "%s: cannot open %s for writing: %s", a->what, path,
+				 strerror(errno));
+	}
+	/* writes block as a file's would (a full pipe waits for its reader) */
+	fcntl(a->fd, F_SETFL, fcntl(a->fd, F_GETFL) & ~O_NONBLOCK);
+	a->inplace = true;
+	a->fp = fdopen(a->fd, "wb");
+	if (!a->fp) {
+		close(a->fd);
+		a->fd = -1;
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", a->what);
+	}
+	return GWB_OK;
+}
+
+/* Create the temporary in a->dirfd: O_EXCL, a name no other saver picks (pid + random). */
+static gwb_status make_temp(gwb_afile *a, const char *path)
+{
+	static unsigned long counter;
+	const char *digits = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char pre[TMP_BASE_MAX + 16], name[TMP_BASE_MAX + 64];
+	struct timespec ts;
+	uint64_t x;
+	int tries, i;
+
+	tmp_prefix(a->base, pre, sizeof(pre));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ts.tv_sec ^
+	    ((uint64_t)__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 32) ^
+	    (uint64_t)(uintptr_t)a;
+	for (tries = 0; tries < 1000; tries++) {
+		char r[7];
+		for (i = 0; i < 6; i++) {
+			x ^= x >> 31;
+			x *= 0xbf58476d1ce4e5b9ULL;
+			x ^= x >> 27;
+			r[i] = digits[x % 62];
+		}
+		r[6] = 0;
+		snprintf(name, sizeof(name), "%s%ld-%s", pre, (long)getpid(), r);
+		a->fd = openat(a->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			       O_CLOEXEC, 0600);
+		if (a->fd >= 0) {
+			a->tmp = strdup(name);
+			if (!a->tmp) {
+				close(a->fd);
+				unlinkat(a->dirfd, name, 0);
+				a->fd = -1;
+				return gwb_error(GWB_ENOMEM, "%s: out of memory", a->what);
+			}
+			return GWB_OK;
+		}
+		if (errno != EEXIST)
+			break;
+		x += (uint64_t)tries + 1;
+	}
+	return gwb_error(GWB_EIO, "%s: cannot create a file beside %s to write it: %s", a->what,
+			 path, strerror(errno));
 }
 
 gwb_status gwb_afile_open(gwb_afile *a, const char *path, const char *what)
 {
 	struct stat st;
-	bool exists = false;
-	char *dir = NULL, *base = NULL;
+	bool exists = false, magic = false;
 	mode_t mode;
 	gwb_status rc;
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
+	a->dirfd = -1;
 	a->what = what ? what : "save";
 	what = a->what;
 	if (!path || !*path)
 		return gwb_error(GWB_EINVAL, "%s: the file name is empty", what);
-	a->target = resolve_target(path, what, &st, &exists);
+	a->target = strdup(path);
 	if (!a->target)
-		return GWB_EIO;
-	if (exists && !S_ISREG(st.st_mode)) {
-		rc = gwb_error(GWB_EIO, "%s: %s is %s, not a regular file: refusing to replace it; "
-			       "give a file name", what, path, kind_of(st.st_mode));
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", what);
+	if ((rc = locate(a, path, &st, &exists, &magic)))
+		goto out_release;
+	if (exists && S_ISDIR(st.st_mode)) {
+		rc = gwb_error(GWB_EIO, "%s: %s is a directory, not a regular file: refusing to "
+			       "replace it; give a file name", what, path);
 		goto out_release;
 	}
-	if (split_path(a->target, &dir, &base)) {
-		rc = gwb_error(GWB_ENOMEM, "%s: out of memory", what);
+	if (magic || (exists && !S_ISREG(st.st_mode))) {
+		if ((rc = open_inplace(a, path)))
+			goto out_release;
+		close(a->dirfd);
+		a->dirfd = -1;
+		return GWB_OK;
+	}
+	sweep_stale(a->dirfd, a->base);
+	if ((rc = make_temp(a, path)))
 		goto out_release;
-	}
-	sweep_stale(dir, base);
-	if (asprintf(&a->tmp, "%s/.%s" TMP_TAG "%ld-XXXXXX", dir, base, (long)getpid()) < 0) {
-		a->tmp = NULL;
-		rc = gwb_error(GWB_ENOMEM, "%s: out of memory", what);
-		goto out_free;
-	}
-	a->fd = mkostemp(a->tmp, O_CLOEXEC);
-	if (a->fd < 0) {
-		rc = gwb_error(GWB_EIO, "%s: cannot create a file in %s to write %s: %s", what, dir,
-			       path, strerror(errno));
-		goto out_free;
-	}
 	mode = exists ? st.st_mode & 07777 : 0666 & ~current_umask();
 	if (exists && fchown(a->fd, st.st_uid, st.st_gid)) {
 		/* keep the owner where we may (root, or a group of ours); else the file is ours */
 	}
 	if (fchmod(a->fd, mode)) {
-		rc = gwb_error(GWB_EIO, "%s: %s: %s", what, a->tmp, strerror(errno));
+		rc = gwb_error(GWB_EIO, "%s: %s: %s", what, path, strerror(errno));
 		goto out_unlink;
 	}
 	a->fp = fdopen(a->fd, "wb");
@@ -216,18 +396,19 @@ gwb_status gwb_afile_open(gwb_afile *a, const char *path, const char *what)
 		rc = gwb_error(GWB_ENOMEM, "%s: out of memory", what);
 		goto out_unlink;
 	}
-	free(dir);
-	free(base);
 	return GWB_OK;
 out_unlink:
 	close(a->fd);
-	unlink(a->tmp);
-out_free:
-	free(dir);
-	free(base);
+	unlinkat(a->dirfd, a->tmp, 0);
 out_release:
 	release(a);
 	return rc;
+}
+
+/* How an unfinished save left its target, for messages. */
+static const char *left_as(const gwb_afile *a)
+{
+	return a->inplace ? "was partly written" : "was left as it was";
 }
 
 gwb_status gwb_afile_write(gwb_afile *a, const void *p, size_t n)
@@ -238,8 +419,8 @@ gwb_status gwb_afile_write(gwb_afile *a, const void *p, size_t n)
 		size_t want = n > IO_BLOCK ? IO_BLOCK : n;
 		ssize_t k;
 		if (gwb_intr_pending())
-			return gwb_error(GWB_EINTR, "%s: interrupted; %s was left as it was", a->what,
-					 a->target);
+			return gwb_error(GWB_EINTR, "%s: interrupted; %s %s", a->what, a->target,
+					 left_as(a));
 		k = write(a->fd, c, want);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -258,8 +439,8 @@ void gwb_afile_abort(gwb_afile *a)
 		fclose(a->fp);
 	else if (a->fd >= 0)
 		close(a->fd);
-	if (a->tmp)
-		unlink(a->tmp);
+	if (a->tmp && a->dirfd >= 0)
+		unlinkat(a->dirfd, a->tmp, 0);
 	release(a);
 }
 
@@ -267,20 +448,19 @@ gwb_status gwb_afile_commit(gwb_afile *a)
 {
 	gwb_status rc = GWB_OK;
 	int e = 0, dfd;
-	char *dir = NULL, *base = NULL;
 
-	if (!a->tmp)
+	if (!a->tmp && !a->inplace)
 		return gwb_error(GWB_EINVAL, "%s: nothing to save (already finished)", a->what);
 	if (fflush(a->fp) || ferror(a->fp))
 		e = errno ? errno : EIO;
-	else if (fsync(a->fd))
-		e = errno;
+	else if (fsync(a->fd) && !(a->inplace && (errno == EINVAL || errno == EROFS)))
+		e = errno;   /* (pipes, terminals and devices cannot be synced: not an error) */
 	if (e) {
-		rc = gwb_error(GWB_EIO, "%s: writing %s failed: %s; it was left as it was",
-			       a->what, a->target, strerror(e));
+		rc = gwb_error(GWB_EIO, "%s: writing %s failed: %s; it %s", a->what, a->target,
+			       strerror(e), left_as(a));
 		goto out_abort;
 	}
-	if (gwb_intr_pending()) {
+	if (gwb_intr_pending() && !a->inplace) {
 		rc = gwb_error(GWB_EINTR, "%s: interrupted; %s was left as it was", a->what,
 			       a->target);
 		goto out_abort;
@@ -289,24 +469,24 @@ gwb_status gwb_afile_commit(gwb_afile *a)
 	a->fp = NULL;
 	a->fd = -1;
 	if (e) {
-		rc = gwb_error(GWB_EIO, "%s: writing %s failed: %s; it was left as it was",
-			       a->what, a->target, strerror(e));
+		rc = gwb_error(GWB_EIO, "%s: writing %s failed: %s; it %s", a->what, a->target,
+			       strerror(e), left_as(a));
 		goto out_abort;
 	}
-	if (rename(a->tmp, a->target)) {
+	if (a->inplace) {
+		release(a);
+		return GWB_OK;
+	}
+	if (renameat(a->dirfd, a->tmp, a->dirfd, a->base)) {
 		rc = gwb_error(GWB_EIO, "%s: cannot put %s in place: %s; it was left as it was",
 			       a->what, a->target, strerror(errno));
 		goto out_abort;
 	}
 	/* the rename itself reaches the disk with the folder */
-	if (!split_path(a->target, &dir, &base)) {
-		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
-		free(base);
+	dfd = openat(a->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
 	}
 	release(a);
 	return GWB_OK;

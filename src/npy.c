@@ -17,6 +17,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
+
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 /* The header is little-endian; so is every machine gwb builds for (x86-64, aarch64). */
@@ -250,10 +252,11 @@ truncated:
 gwb_status gwb_npy_write(const char *path, const void *data, size_t rows, size_t cols,
 			 gwb_dtype dtype, bool fortran)
 {
-	char h[256], tmp[4096];
+	char h[256];
 	unsigned char pre[12];
 	size_t n, total, pre_len, want = rows * cols * gwb_dtype_size(dtype);
-	FILE *f;
+	gwb_afile af;
+	gwb_status rc;
 
 	n = (size_t)snprintf(h, sizeof(h), "{'descr': '%s', 'fortran_order': %s, 'shape': (%zu, "
 			     "%zu), }", dtype == GWB_F64 ? "<f8" : "<f4", fortran ? "True" : "False",
@@ -267,24 +270,15 @@ gwb_status gwb_npy_write(const char *path, const void *data, size_t rows, size_t
 	pre[7] = 0;
 	pre[8] = (unsigned char)((total - pre_len) & 0xff);
 	pre[9] = (unsigned char)((total - pre_len) >> 8);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return gwb_error(GWB_EINVAL, "%s: path too long", path);
-	f = fopen(tmp, "wb");
-	if (!f)
-		return gwb_error(GWB_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-	if (fwrite(pre, 1, pre_len, f) != pre_len || fwrite(h, 1, total - pre_len, f) != total - pre_len ||
-	    fwrite(data, 1, want, f) != want || fflush(f)) {
-		int e = errno;
-		fclose(f);
-		remove(tmp);
-		return gwb_error(GWB_EIO, "%s: write failed: %s", path, strerror(e));
+	if ((rc = gwb_afile_open(&af, path, "save")))
+		return rc;
+	if ((rc = gwb_afile_write(&af, pre, pre_len)) ||
+	    (rc = gwb_afile_write(&af, h, total - pre_len)) ||
+	    (rc = gwb_afile_write(&af, data, want))) {   /* (stops on Ctrl-C) */
+		gwb_afile_abort(&af);
+		return rc;
 	}
-	if (fclose(f) || rename(tmp, path)) {
-		int e = errno;
-		remove(tmp);
-		return gwb_error(GWB_EIO, "%s: write failed: %s", path, strerror(e));
-	}
-	return GWB_OK;
+	return gwb_afile_commit(&af);
 }
 
 static double elem(const gwb_npy *a, size_t i, size_t j)

@@ -30,7 +30,7 @@ bool gwb_npy_is_npy(const char *path);
 gwb_status gwb_npy_read(const char *path, gwb_npy *a);
 
 /* Write rows x cols elements of dtype (C order unless fortran) as a version 1.0 file (2.0 when
- * the header needs it), through path.tmp and a rename. */
+ * the header needs it), saved atomically through fileio.h (a non-regular target in place). */
 gwb_status gwb_npy_write(const char *path, const void *data, size_t rows, size_t cols,
 			 gwb_dtype dtype, bool fortran);
 

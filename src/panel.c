@@ -26,6 +26,7 @@
 
 #include <readline/readline.h>
 
+#include "fileio.h"
 #include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
@@ -1698,14 +1699,13 @@ static void check_size(void)
  * for captures where no terminal multiplexer can read the screen back. */
 static void snapshot_frame(const char *path, long frame)
 {
-	char tmp[4096];
+	gwb_afile af;
 	FILE *f;
 	int y;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
+	if (gwb_afile_open(&af, path, "GWB_PANEL_SNAPSHOT"))
 		return;
+	f = af.fp;
 	fprintf(f, "frame %ld, %dx%d\n", frame, W, H);
 	for (y = 0; y < H; y++) {
 		wchar_t row[512];
@@ -1723,8 +1723,7 @@ static void snapshot_frame(const char *path, long frame)
 			mb[--k] = '\0';
 		fprintf(f, "%s\n", mb);
 	}
-	fclose(f);
-	rename(tmp, path);
+	gwb_afile_commit(&af);
 }
 
 static void drain_wake(void)

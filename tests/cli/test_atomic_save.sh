@@ -1,7 +1,8 @@
 # Saves are atomic: a process killed (-9) at any instant of d:save, d:write_csv, A:save,
 # f:save, f:export_json or mat.write leaves the old file or the new one, never a truncated one;
-# the next save removes the temporaries the killed process left; directories and devices are
-# refused; a symlink is written through.
+# the next save removes the temporaries the killed process left; directories are refused;
+# devices, pipes, FIFOs, /dev/stdout and /proc/self/fd/N are written in place; a symlink
+# (.npy included) is written through.
 . tests/lib.sh
 cat > "$T/save.lua" <<'LUA'
 local dir, mode = arg[1], arg[2]
@@ -59,17 +60,32 @@ left=$(ls -A "$D" | grep -c 'gwbtmp' || true)
 [ "$left" -eq 0 ] || die "temporaries left after the next save: $(ls -A "$D")"
 "$GWB" "$T/check.lua" "$D" || die "the final save does not read back"
 
-# a directory or a device is refused; the error names it
+# a directory is refused; the error names it
 mkdir "$T/adir"
 "$GWB" -e "data.synth{rows = 10}:save('$T/adir')" 2>"$T/err" && die "saving over a directory worked"
 grep -q "is a directory, not a regular file" "$T/err" || die "directory message: $(cat "$T/err")"
-"$GWB" -e "data.synth{rows = 10}:write_csv('/dev/null')" 2>"$T/err" && die "writing over /dev/null worked"
-grep -q "/dev/null is a character device" "$T/err" || die "device message: $(cat "$T/err")"
+# devices, pipes, FIFOs and /proc/self/fd/N are written in place (no temporary, no rename)
+"$GWB" -e "data.synth{rows = 10}:write_csv('/dev/null')" 2>"$T/err" || die "write_csv to /dev/null: $(cat "$T/err")"
+"$GWB" -e "data.synth{rows = 10}:save('/dev/null')" 2>"$T/err" || die "save to /dev/null: $(cat "$T/err")"
 [ -c /dev/null ] || die "/dev/null is no longer a device"
+n=$("$GWB" -e "data.synth{rows = 9}:write_csv('/dev/stdout')" 2>"$T/err" | wc -l)
+[ "$n" -eq 10 ] || die "write_csv('/dev/stdout') into a pipe gave $n lines: $(cat "$T/err")"
+n=$("$GWB" -e "data.synth{rows = 9}:write_csv('/proc/self/fd/1')" 2>"$T/err" | wc -l)
+[ "$n" -eq 10 ] || die "write_csv('/proc/self/fd/1') into a pipe gave $n lines: $(cat "$T/err")"
+mkfifo "$T/fifo"
+cat "$T/fifo" > "$T/fromfifo" &
+"$GWB" -e "data.synth{rows = 4}:write_csv('$T/fifo')" 2>"$T/err" || die "write_csv to a FIFO: $(cat "$T/err")"
+wait
+[ "$(wc -l < "$T/fromfifo")" -eq 5 ] || die "the FIFO's reader got: $(cat "$T/fromfifo")"
+[ -p "$T/fifo" ] || die "the FIFO was replaced"
 # a symlink is written through: the link stays, its target gets the new content
 mkdir "$T/real"
 ln -s real/target.csv "$T/link.csv"
 "$GWB" -e "data.synth{rows = 7}:write_csv('$T/link.csv')" || die "write through a symlink failed"
 [ -L "$T/link.csv" ] || die "the symlink was replaced by a file"
 [ "$(wc -l < "$T/real/target.csv")" -eq 8 ] || die "the link's target was not written"
+ln -s real/target.npy "$T/link.npy"
+"$GWB" -e "data.synth{rows = 7}:save('$T/link.npy'); assert(data.load('$T/real/target.npy').rows == 7)" ||
+	die "an .npy save through a symlink failed"
+[ -L "$T/link.npy" ] || die "the .npy symlink was replaced by a file"
 exit 0

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "forest.h"
 #include "intr.h"
 #include "mm.h"
+#include "npy.h"
 #include "sparse.h"
 #include "synth.h"
 
@@ -136,16 +139,214 @@ static void test_non_regular_refused(void **state)
 	assert_int_equal(mkdir(at("adir"), 0755), 0);
 	assert_int_equal(gwb_afile_open(&a, at("adir"), "save"), GWB_EIO);
 	assert_non_null(strstr(gwb_errmsg(), "is a directory, not a regular file"));
-	assert_int_equal(gwb_afile_open(&a, "/dev/null", "write_csv"), GWB_EIO);
-	assert_non_null(strstr(gwb_errmsg(), "write_csv: /dev/null is a character device"));
-	assert_int_equal(mkfifo(at("fifo"), 0644), 0);
-	assert_int_equal(gwb_afile_open(&a, at("fifo"), "save"), GWB_EIO);
-	assert_non_null(strstr(gwb_errmsg(), "a FIFO"));
+	assert_int_equal(gwb_afile_open(&a, at("adir/"), "save"), GWB_EIO);
+	assert_non_null(strstr(gwb_errmsg(), "names a folder"));
 	/* a folder that does not exist */
 	assert_int_equal(gwb_file_save(at("nowhere/x.txt"), "x", 1, "save"), GWB_EIO);
 	assert_non_null(strstr(gwb_errmsg(), "nowhere"));
 	assert_int_equal(gwb_file_save("", "x", 1, "save"), GWB_EINVAL);
 	assert_int_equal(temps(), 0);
+}
+
+/* Read everything from fd into buf (NUL-terminated). */
+static void read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	while (n + 1 < cap && (k = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = 0;
+}
+
+/* Devices, FIFOs, pipes and /proc magic links (/proc/self/fd/N, /dev/stdout, a memfd) are
+ * written in place: no temporary, no rename, nothing created beside them. */
+static void test_non_regular_in_place(void **state)
+{
+	char path[64], buf[256];
+	int fds[2], mfd, keep;
+	pid_t pid;
+	int ws;
+	struct stat st;
+
+	(void)state;
+	/* a character device */
+	assert_int_equal(gwb_file_save("/dev/null", "gone", 4, "write_csv"), GWB_OK);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	/* a FIFO with a reader */
+	assert_int_equal(mkfifo(at("fifo"), 0644), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(at("fifo"), O_RDONLY);
+		read_all(fd, buf, sizeof(buf));
+		_exit(strcmp(buf, "through the fifo") ? 1 : 0);
+	}
+	assert_int_equal(gwb_file_save(at("fifo"), "through the fifo", 16, "save"), GWB_OK);
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	assert_int_equal(lstat(at("fifo"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* a pipe through /proc/self/fd/N */
+	assert_int_equal(pipe(fds), 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[1]);
+	assert_int_equal(gwb_file_save(path, "piped", 5, "write_csv"), GWB_OK);
+	close(fds[1]);
+	read_all(fds[0], buf, sizeof(buf));
+	close(fds[0]);
+	assert_string_equal(buf, "piped");
+	/* /dev/stdout when stdout is a pipe */
+	assert_int_equal(pipe(fds), 0);
+	keep = dup(1);
+	assert_int_equal(dup2(fds[1], 1), 1);
+	close(fds[1]);
+	assert_int_equal(gwb_file_save("/dev/stdout", "to stdout", 9, "write_csv"), GWB_OK);
+	assert_int_equal(dup2(keep, 1), 1);
+	close(keep);
+	read_all(fds[0], buf, sizeof(buf));
+	close(fds[0]);
+	assert_string_equal(buf, "to stdout");
+	/* a memfd (a regular file with no name to rename onto): truncated and rewritten */
+	mfd = memfd_create("gwb-test", 0);
+	assert_true(mfd >= 0);
+	assert_int_equal(write(mfd, "old old old", 11), 11);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	assert_int_equal(gwb_file_save(path, "memfd", 5, "save"), GWB_OK);
+	assert_int_equal(lseek(mfd, 0, SEEK_SET), 0);
+	read_all(mfd, buf, sizeof(buf));
+	close(mfd);
+	assert_string_equal(buf, "memfd");
+	/* a regular file through /proc/self/fd/N: in place (the descriptor keeps its file) */
+	put_text(at("viafd.txt"), "old");
+	mfd = open(at("viafd.txt"), O_RDONLY);
+	assert_true(mfd >= 0);
+	assert_int_equal(fstat(mfd, &st), 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	assert_int_equal(gwb_file_save(path, "via fd", 6, "save"), GWB_OK);
+	read_all(mfd, buf, sizeof(buf));
+	close(mfd);
+	assert_string_equal(buf, "via fd");
+	{
+		struct stat now;
+		assert_int_equal(stat(at("viafd.txt"), &now), 0);
+		assert_true(now.st_ino == st.st_ino);   /* the same file, not a new one */
+	}
+	/* nothing was created in / or anywhere else by a "(deleted)" name */
+	assert_int_equal(access("/memfd:gwb-test (deleted)", F_OK), -1);
+	assert_int_equal(temps(), 0);
+}
+
+/* Savers of one path in several processes at once never fail, and the file is always one
+ * whole version (the last rename wins): .npy saves (which once used a fixed <path>.tmp). */
+static void test_concurrent_savers(void **state)
+{
+	enum { PROCS = 6, SAVES = 60, ROWS = 50, COLS = 40 };
+	pid_t pids[PROCS];
+	int p, ws, failed = 0;
+	gwb_npy a;
+	size_t i;
+
+	(void)state;
+	for (p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		assert_true(pids[p] >= 0);
+		if (pids[p] == 0) {
+			static double body[ROWS * COLS];
+			int k, bad = 0;
+			for (i = 0; i < ROWS * COLS; i++)
+				body[i] = p + 1;
+			for (k = 0; k < SAVES; k++)
+				bad += gwb_npy_write(at("shared.npy"), body, ROWS, COLS, GWB_F64,
+						     false) != GWB_OK;
+			_exit(bad > 255 ? 255 : bad);
+		}
+	}
+	for (p = 0; p < PROCS; p++) {
+		assert_int_equal(waitpid(pids[p], &ws, 0), pids[p]);
+		assert_true(WIFEXITED(ws));
+		failed += WEXITSTATUS(ws);
+	}
+	assert_int_equal(failed, 0);
+	assert_int_equal(gwb_npy_read(at("shared.npy"), &a), GWB_OK);
+	assert_int_equal(a.rows, ROWS);
+	assert_int_equal(a.cols, COLS);
+	for (i = 1; i < ROWS * COLS; i++)
+		assert_true(((double *)a.data)[i] == ((double *)a.data)[0]);
+	free(a.data);
+	assert_int_equal(temps(), 0);
+}
+
+/* .npy saves go through the atomic save: a symlink at the target is written through (the
+ * link stays), a planted <path>.tmp link is never written through, a device is written in
+ * place rather than replaced, Ctrl-C keeps the old file. */
+static void test_npy_save_safe(void **state)
+{
+	const double v[6] = {1, 2, 3, 4, 5, 6};
+	struct stat st;
+	gwb_npy a;
+
+	(void)state;
+	put_text(at("npy-real.npy"), "old");
+	assert_int_equal(symlink("npy-real.npy", at("npy-link.npy")), 0);
+	assert_int_equal(gwb_npy_write(at("npy-link.npy"), v, 2, 3, GWB_F64, false), GWB_OK);
+	assert_int_equal(lstat(at("npy-link.npy"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(gwb_npy_read(at("npy-real.npy"), &a), GWB_OK);
+	assert_true(a.rows == 2 && a.cols == 3 && ((double *)a.data)[5] == 6);
+	free(a.data);
+	/* a planted <path>.tmp link to a file of ours */
+	put_text(at("precious.txt"), "precious");
+	assert_int_equal(symlink(at("precious.txt"), at("out.npy.tmp")), 0);
+	assert_int_equal(gwb_npy_write(at("out.npy"), v, 3, 2, GWB_F64, false), GWB_OK);
+	assert_string_equal(get_text(at("precious.txt")), "precious");
+	unlink(at("out.npy.tmp"));
+	/* a device at the target: written in place, not replaced */
+	assert_int_equal(gwb_npy_write("/dev/null", v, 2, 3, GWB_F64, false), GWB_OK);
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	/* interrupted: the old file stays */
+	gwb_intr_raise();
+	assert_int_equal(gwb_npy_write(at("npy-real.npy"), v, 1, 6, GWB_F64, false), GWB_EINTR);
+	gwb_intr_clear();
+	assert_int_equal(gwb_npy_read(at("npy-real.npy"), &a), GWB_OK);
+	assert_true(a.rows == 2 && a.cols == 3);
+	free(a.data);
+	assert_int_equal(temps(), 0);
+}
+
+/* With fs.protected_symlinks = 1 the kernel refuses to follow a link in a sticky
+ * world-writable folder that neither we nor the folder's owner own; a save must not get
+ * around that by reading the link itself. Needs root (to make a link owned by another user). */
+static void test_protected_symlinks(void **state)
+{
+	char sticky[600], link[700], victim[600];
+	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "r");
+	int on = 0;
+
+	(void)state;
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	if (geteuid() != 0 || on != 1) {
+		fprintf(stderr, "SKIP test_protected_symlinks: needs root and "
+			"fs.protected_symlinks = 1 (root: %s, protected_symlinks: %d)\n",
+			geteuid() == 0 ? "yes" : "no", on);
+		skip();
+	}
+	snprintf(sticky, sizeof(sticky), "%s", at("sticky"));
+	assert_int_equal(mkdir(sticky, 0777), 0);
+	assert_int_equal(chmod(sticky, 01777), 0);
+	snprintf(victim, sizeof(victim), "%s", at("victim.txt"));
+	put_text(victim, "precious");
+	snprintf(link, sizeof(link), "%s/out.txt", sticky);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);   /* planted by "nobody" */
+	assert_int_equal(gwb_file_save(link, "overwritten", 11, "save"), GWB_EIO);
+	assert_non_null(strstr(gwb_errmsg(), "protected_symlinks"));
+	assert_string_equal(get_text(victim), "precious");
 }
 
 static void test_abort_and_interrupt_keep_old(void **state)
@@ -315,6 +516,10 @@ int main(void)
 		cmocka_unit_test(test_new_and_replace),
 		cmocka_unit_test(test_symlink_written_through),
 		cmocka_unit_test(test_non_regular_refused),
+		cmocka_unit_test(test_non_regular_in_place),
+		cmocka_unit_test(test_concurrent_savers),
+		cmocka_unit_test(test_npy_save_safe),
+		cmocka_unit_test(test_protected_symlinks),
 		cmocka_unit_test(test_abort_and_interrupt_keep_old),
 		cmocka_unit_test(test_stale_temporaries_swept),
 		cmocka_unit_test(test_savers_interrupted),
