@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -166,7 +167,7 @@ static gwb_status locate(gwb_afile *a, const char *path, struct stat *st, bool *
 	}
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		rc = gwb_error(GWB_EIO, "%s: cannot write %s: its folder %s: %s", what, path, dir,
+		rc = gwb_error(GWB_EIO, "%s: cannot create %s: its folder %s: %s", what, path, dir,
 			       strerror(errno));
 		goto out;
 	}
@@ -507,4 +508,68 @@ gwb_status gwb_file_save(const char *path, const void *p, size_t n, const char *
 		return rc;
 	}
 	return gwb_afile_commit(&a);
+}
+
+/* Cut an unfinished last line (no newline) off the regular file fd of size *size. */
+static void cut_partial_line(int fd, off_t *size)
+{
+	char buf[4096];
+	off_t end = *size;
+
+	while (end > 0) {
+		off_t from = end > (off_t)sizeof(buf) ? end - (off_t)sizeof(buf) : 0;
+		ssize_t k = pread(fd, buf, (size_t)(end - from), from);
+		if (k != end - from)
+			return;   /* unreadable: leave it */
+		if (end == *size && buf[k - 1] == '\n')
+			return;   /* ends whole */
+		while (k > 0 && buf[k - 1] != '\n')
+			k--;
+		if (k > 0) {
+			end = from + k;
+			break;
+		}
+		end = from;
+	}
+	if (!ftruncate(fd, end))
+		*size = end;
+}
+
+gwb_status gwb_file_append_line(const char *path, const char *line, size_t n)
+{
+	struct stat st;
+	off_t size = 0;
+	ssize_t k;
+	int fd, e = 0;
+	bool reg;
+
+	if (!n || line[n - 1] != '\n' || n > GWB_APPEND_MAX)
+		return gwb_error(GWB_EINVAL, "%s: a line to append must end in a newline and hold "
+				 "at most %d bytes (got %zu)", path, GWB_APPEND_MAX, n);
+	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOCTTY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return gwb_error(GWB_EIO, "cannot append to %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX) && errno == EINTR)
+		;
+	reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (reg) {
+		size = st.st_size;
+		cut_partial_line(fd, &size);
+	}
+	do
+		k = write(fd, line, n);
+	while (k < 0 && errno == EINTR);
+	if (k != (ssize_t)n) {
+		e = k < 0 ? errno : ENOSPC;   /* a short write: the disk or the size limit is full */
+		if (reg && ftruncate(fd, size)) {
+			/* nothing more to do: the next append cuts the partial line */
+		}
+	}
+	if (close(fd) && !e)
+		e = errno;   /* (closing releases the lock) */
+	if (e)
+		return gwb_error(GWB_EIO, "cannot append to %s: %s", path, strerror(e));
+	return GWB_OK;
 }

@@ -52,4 +52,15 @@ void gwb_afile_abort(gwb_afile *a);
 /* Save n bytes at p to path atomically (open + write + commit). */
 gwb_status gwb_file_save(const char *path, const void *p, size_t n, const char *what);
 
+/* The longest line gwb_file_append_line writes: one write() of at most PIPE_BUF bytes. */
+#define GWB_APPEND_MAX 4096
+
+/* Append one line (n bytes ending in '\n', at most GWB_APPEND_MAX) to path, created 0666 less
+ * the umask when missing (its folder must exist), with one write() under an exclusive flock,
+ * so concurrent appenders never interleave. An unfinished line that an earlier failed write
+ * left at the end is cut off first, and a failed or short write (full disk, file-size limit)
+ * is truncated back to the last whole line: the file only ever holds whole lines. GWB_EIO (or
+ * GWB_EINVAL for a line too long or not ending in a newline), the message naming path. */
+gwb_status gwb_file_append_line(const char *path, const char *line, size_t n);
+
 #endif

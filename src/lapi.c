@@ -24,6 +24,7 @@
 /* The one list of modules that gwb opens, in order. */
 static const lua_CFunction openers[] = {
 	gwb_open_core,
+	gwb_open_files,
 	gwb_open_gpu,
 	gwb_open_data,
 	gwb_open_rf,
@@ -137,7 +138,10 @@ static uint64_t udata_tag(const char *tname)
 void *gwb_lua_newudata(lua_State *L, size_t size, int nuv, const char *tname)
 {
 	uint64_t tag = udata_tag(tname);
-	char *p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
+	char *p;
+
+	gwb_lua_mem_pressure(L);   /* dead C memory counted since the last collection (lapi_mem.c) */
+	p = lua_newuserdatauv(L, size + sizeof(tag), nuv);
 
 	memset(p, 0, size);
 	memcpy(p + size, &tag, sizeof(tag));
@@ -238,9 +242,15 @@ void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *w
 /* The box is a pointer-sized typed userdata; the modules view it through their own one-pointer
  * struct (struct { gwb_dataset *d; }), so here it is only ever read and written with memcpy. */
 
+/* A box holds the object pointer (what the modules read) and the bytes it counts (lapi_mem.c). */
+#define BOX_SIZE (2 * sizeof(void *))
+
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv)
 {
-	return gwb_lua_newudata(L, sizeof(void *), nuv, mt);
+	void *box = gwb_lua_newudata(L, BOX_SIZE, nuv, mt);
+
+	gwb_lua_mem_track(L, box, mt);   /* measured once the caller has stored the object */
+	return box;
 }
 
 /* Runs under lua_pcall: 1 = the metatable name (light userdata), 2 = nuv. Makes an empty box
@@ -266,6 +276,7 @@ void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free
 		lua_error(L);
 	}
 	memcpy(lua_touserdata(L, -1), &p, sizeof(p));  /* cannot fail: the box owns p from here */
+	gwb_lua_mem_track(L, lua_touserdata(L, -1), mt);
 }
 
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name)
@@ -306,6 +317,7 @@ void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 		return NULL;
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
+	gwb_lua_mem_release(L, box);
 	return p;
 }
 
@@ -742,6 +754,15 @@ static int core_term_size(lua_State *L)
 	return 2;
 }
 
+static int core_external_bytes(lua_State *L)
+{
+	size_t collections;
+
+	lua_pushinteger(L, (lua_Integer)gwb_lua_mem_external(L, &collections));
+	lua_pushinteger(L, (lua_Integer)collections);
+	return 2;
+}
+
 static const gwb_reg core_funcs[] = {
 	{"term_size", core_term_size, "gwb.term_size() -> columns, rows\n"
 	 "The terminal's size when standard output is a terminal; nothing otherwise."},
@@ -758,6 +779,12 @@ static const gwb_reg core_funcs[] = {
 	 "(or in a CPU build) an empty list and the reason, as gpu.available() gives it. The\n"
 	 "option gpus = n | {ids} of rf.train, eig.batched, eig.solve and d:to(\"gpu\") picks them.\n"
 	 "Example: for _, g in ipairs(gwb.gpus()) do print(g.index, g.name, g.pci_bus_id) end"},
+	{"external_bytes", core_external_bytes, "gwb.external_bytes() -> bytes, collections\n"
+	 "The C memory held by live gwb objects (Datasets, matrices, sparse matrices, eigen\n"
+	 "results, forests) as the collector counts it, and how many full collections that count\n"
+	 "has run: dropped objects are collected once it has grown past the larger of 64 MiB and\n"
+	 "what was live after the last collection, so a loop that drops a large Matrix each time\n"
+	 "stays at about one Matrix. (collectgarbage(\"count\") is Lua's own memory only.)"},
 	{"cpu_count", core_cpu_count, "gwb.cpu_count() -> n\n"
 	 "CPUs this process may use: the default thread count of every parallel operation."},
 	{"libraries", core_libraries, "gwb.libraries() -> {blas, lapack, cuda_runtime, blas_config}\n"

@@ -73,6 +73,19 @@ void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, 
 bool gwb_lua_index_close(lua_State *L);
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt);
 
+/* Memory the collector sees (lapi_mem.c): a boxed object's C bytes, measured by its type's
+ * size function (registered once per metatable name with gwb_lua_boxbytes), count toward a
+ * per-state external total that runs a full collection when it grows past the larger of
+ * 64 MiB and what was live after the last one; releasing the box subtracts them. newbox,
+ * pushbox and takebox call track/release; newudata calls pressure. external: the total now
+ * (and the collections it ran), for gwb.external_bytes(). */
+typedef size_t (*gwb_bytes_fn)(const void *obj);
+void gwb_lua_boxbytes(const char *mt, gwb_bytes_fn fn);
+void gwb_lua_mem_track(lua_State *L, void *box, const char *mt);
+void gwb_lua_mem_release(lua_State *L, void *box);
+void gwb_lua_mem_pressure(lua_State *L);
+size_t gwb_lua_mem_external(lua_State *L, size_t *collections);
+
 /* Raise a Lua error for st using the detail message (or the status name). Never returns. */
 int gwb_lua_fail(lua_State *L, gwb_status st);
 /* Raise if st != GWB_OK. */
@@ -146,6 +159,7 @@ int gwb_open_data(lua_State *L);
 int gwb_open_rf(lua_State *L);
 int gwb_open_search(lua_State *L);  /* after rf: extends it (rf.search) */
 int gwb_open_core(lua_State *L);
+int gwb_open_files(lua_State *L);  /* after core: gwb._append_line, _save_text, _attach */
 int gwb_open_panel(lua_State *L);
 int gwb_open_teach(lua_State *L);
 int gwb_open_mat(lua_State *L);

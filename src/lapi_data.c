@@ -1484,6 +1484,7 @@ int gwb_open_data(lua_State *L)
 	lua_pushcfunction(L, gwb_lua_table_tostring);
 	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
 	gwb_lua_newclass(L, DATASET_MT, methods, meta);
+	gwb_lua_boxbytes(DATASET_MT, gwb_lua_dataset_bytes);
 	luaL_newmetatable(L, FOLD_MT);
 	lua_pushcfunction(L, fold_index);
 	lua_setfield(L, -2, "__index");

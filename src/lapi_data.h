@@ -18,9 +18,11 @@ typedef struct dsbox {
 
 /* lapi_dataset.c: a new "gwb.Dataset" userdata that owns nothing yet (its d is set once the
  * Dataset exists, so __gc is safe whatever happens next), on top of the stack; the release
- * that __gc, __close and d:close share; rows per class (cnt holds d->classes counts). */
+ * that __gc, __close and d:close share; the bytes a Dataset counts toward the collector's
+ * external total (gwb_lua_boxbytes); rows per class (cnt holds d->classes counts). */
 dsbox *gwb_lua_dsbox_new(lua_State *L);
 int gwb_lua_dataset_release(lua_State *L);
+size_t gwb_lua_dataset_bytes(const void *d);   /* its C bytes, for lapi_mem.c */
 void gwb_lua_count_classes(const gwb_dataset *d, size_t *cnt);
 
 /* lapi_table.c: d:head, d:describe, d:class_counts (aligned tables), the tables' __tostring

@@ -16,6 +16,11 @@
 
 /* --- the userdata -------------------------------------------------------------------------- */
 
+size_t gwb_lua_dataset_bytes(const void *d)
+{
+	return gwb_dataset_bytes(d);
+}
+
 static void free_dataset(void *d)
 {
 	gwb_dataset_free(d);

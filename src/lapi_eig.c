@@ -33,6 +33,17 @@ static int eigen_release(lua_State *L)
 	return 0;
 }
 
+/* The C bytes an Eigen result holds (lapi_mem.c): values, residuals and vectors. */
+static size_t eigen_bytes(const void *p)
+{
+	const gwb_eigen *e = p;
+	size_t pairs = e->count * e->k;
+
+	return sizeof(*e) + pairs * 2 * sizeof(double) +
+	       (e->vectors ? pairs * e->n * sizeof(double) : 0) +
+	       (e->left ? pairs * e->m * sizeof(double) : 0);
+}
+
 static void free_eigen(void *e)
 {
 	gwb_eigen_free(e);
@@ -990,6 +1001,7 @@ static const char pca_help[] =
 int gwb_open_eig(lua_State *L)
 {
 	gwb_lua_newclass(L, EIGEN_T, methods, meta);
+	gwb_lua_boxbytes(EIGEN_T, eigen_bytes);
 	luaL_newmetatable(L, VALUES_T);
 	lua_pushcfunction(L, values_call);
 	lua_setfield(L, -2, "__call");

@@ -31,6 +31,11 @@ static int mat_release(lua_State *L)
 	return 0;
 }
 
+static size_t matrix_bytes(const void *A)
+{
+	return gwb_matrix_bytes(A);
+}
+
 static void free_matrix(void *A)
 {
 	gwb_matrix_free(A);
@@ -783,6 +788,7 @@ static const gwb_reg funcs[] = {
 int gwb_open_mat(lua_State *L)
 {
 	gwb_lua_newclass(L, MATRIX_T, methods, meta);
+	gwb_lua_boxbytes(MATRIX_T, matrix_bytes);
 	luaL_newmetatable(L, ROW_T);
 	luaL_setfuncs(L, row_meta, 0);
 	lua_pop(L, 1);

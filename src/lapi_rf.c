@@ -27,6 +27,18 @@ typedef struct fbox {
 	gwb_forest *f;
 } fbox;
 
+/* The C bytes a Forest holds (lapi_mem.c): its node arrays and per-row OOB results. */
+static size_t forest_bytes(const void *p)
+{
+	const gwb_forest *f = p;
+	size_t node = sizeof(int32_t) * 4 + 2 + sizeof(float) * 2 + sizeof(double) +
+		      sizeof(float) * (size_t)(f->outputs > 0 ? f->outputs : 1);
+
+	return sizeof(*f) + f->nodes * node + ((size_t)f->trees + 1) * sizeof(int64_t) +
+	       (f->oob_label || f->oob_value ? f->train_rows * sizeof(int32_t) : 0) +
+	       (size_t)f->features * sizeof(double);
+}
+
 static int forest_release(lua_State *L)
 {
 	gwb_forest_free(gwb_lua_takebox(L, 1, FOREST_MT));
@@ -1579,6 +1591,7 @@ int gwb_open_rf(lua_State *L)
 	};
 
 	gwb_lua_newclass(L, FOREST_MT, methods, meta);
+	gwb_lua_boxbytes(FOREST_MT, forest_bytes);
 #ifdef GWB_HAVE_CUDA
 	{
 		static const luaL_Reg pmeta[] = {

@@ -31,6 +31,11 @@ typedef struct lsparse {
 	gwb_csr *A;   /* NULL once released */
 } lsparse;
 
+static size_t sparse_bytes(const void *A)
+{
+	return gwb_csr_bytes(A);
+}
+
 static int sp_release(lua_State *L)
 {
 	gwb_csr_free(gwb_lua_takebox(L, 1, SPARSE_T));
@@ -803,6 +808,7 @@ static void wrap(lua_State *L, const char *module, const char *name, lua_CFuncti
 int gwb_open_sparse(lua_State *L)
 {
 	gwb_lua_newclass(L, SPARSE_T, methods, meta);
+	gwb_lua_boxbytes(SPARSE_T, sparse_bytes);
 	/* mat.read/write/... into the existing mat table */
 	if (lua_getglobal(L, "mat") != LUA_TTABLE) {
 		lua_pop(L, 1);

@@ -1,6 +1,7 @@
 /* main.c - the gwb front end: options, the Lua state, script / -e / REPL modes. */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gwb_repl_signals();
+	/* a write past a file-size limit (ulimit -f) fails with EFBIG, reported like a full
+	 * disk, instead of killing gwb */
+	signal(SIGXFSZ, SIG_IGN);
 	/* The live panel (or, when it may not appear, the stderr progress bar). */
 	{
 		const char *nc = getenv("NO_COLOR");  /* no-color.org: set and not empty */

@@ -232,17 +232,21 @@ cmd["rf predict"] = function(pos, o)
       score = score, metric = score and metric or nil, note = note })
     return
   end
-  local out = io.stdout
-  if o.out then out = assert(io.open(o.out, "w")) end
+  local lines = {}
   local head = { "prediction" }
   if proba then for _, l in ipairs(f.labels) do head[#head + 1] = csv_field("p_" .. l) end end
-  out:write(table.concat(head, ","), "\n")
+  lines[1] = table.concat(head, ",")
   for i = 1, #pred do
     local row = { csv_field(pred[i]) }
     if proba then for k = 1, #proba[i] do row[#row + 1] = string.format("%.7g", proba[i][k]) end end
-    out:write(table.concat(row, ","), "\n")
+    lines[#lines + 1] = table.concat(row, ",")
   end
-  if o.out then out:close() end
+  lines[#lines + 1] = ""
+  if o.out then
+    gwb._save_text(o.out, table.concat(lines, "\n"), "rf predict --out")   -- atomic (fileio.c)
+  else
+    io.write(table.concat(lines, "\n"))
+  end
   if o.json then  -- --out with --json: the file has the CSV, stdout the summary
     json({ command = "rf predict", model = pos[1], data = path, rows = #pred, out = o.out,
       score = score, metric = score and metric or nil, note = note })

@@ -11,10 +11,27 @@ local M = {}
 local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
   ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
 
-local function enc_string(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
+local function esc_valid(s)
+  return (s:gsub('[%c"\\]', function(c)
     return escapes[c] or string.format("\\u%04x", c:byte())
-  end) .. '"'
+  end))
+end
+
+-- Strings are written as valid UTF-8 JSON whatever bytes they hold: a byte that is not part
+-- of a valid UTF-8 sequence (strict: no overlongs, surrogates or code points past U+10FFFF)
+-- becomes \u00XX, its Latin-1 reading (so 0xFF reads back as "\u{FF}", y with diaeresis).
+local function enc_string(s)
+  if utf8.len(s) then return '"' .. esc_valid(s) .. '"' end
+  local out, i, n = { '"' }, 1, #s
+  while i <= n do
+    local ok, bad = utf8.len(s, i)
+    if ok then out[#out + 1] = esc_valid(s:sub(i)); break end
+    out[#out + 1] = esc_valid(s:sub(i, bad - 1))
+    out[#out + 1] = string.format("\\u%04x", s:byte(bad))
+    i = bad + 1
+  end
+  out[#out + 1] = '"'
+  return table.concat(out)
 end
 
 local function is_array(t)
@@ -29,6 +46,7 @@ local function is_array(t)
 end
 
 local encode
+local warn_once
 
 local function enc_value(v, seen, out)
   local t = type(v)
@@ -98,7 +116,14 @@ local function decode(s)
         elseif e == "u" then
           local hex = s:sub(pos + 2, pos + 5)
           if not hex:match("^%x%x%x%x$") then err("bad \\u escape") end
-          parts[#parts + 1] = utf8.char(tonumber(hex, 16)); pos = pos + 6
+          local cp = tonumber(hex, 16)
+          pos = pos + 6
+          local lo = cp >= 0xD800 and cp < 0xDC00 and s:match("^\\u([dD][c-fC-F]%x%x)", pos)
+          if lo then   -- a surrogate pair: one code point
+            cp = 0x10000 + (cp - 0xD800) * 0x400 + (tonumber(lo, 16) - 0xDC00)
+            pos = pos + 6
+          end
+          parts[#parts + 1] = utf8.char(cp)
         else err("bad escape") end
       else
         local j = s:find('["\\]', pos) or #s + 1
@@ -212,6 +237,17 @@ local function device_of(rec)
   return "cpu: " .. cpu_name()
 end
 
+-- A run log that cannot be written (full disk, size limit, no permission) is reported once
+-- per process; the run itself goes on.
+local warned = false
+function warn_once(path, err)
+  if warned then return end
+  warned = true
+  io.stderr:write(string.format("gwb: warning: the run log %s could not be written (%s); "
+    .. "this run's record is lost (set GWB_RUNS to a writable file; further failures are not "
+    .. "reported)\n", path, tostring(err)))
+end
+
 -- gwb.log_run(rec): add version, commit, device and time, append one JSON line.
 function M.log_run(rec)
   if type(rec) ~= "table" then error("gwb.log_run: expected a table, got " .. type(rec), 2) end
@@ -232,11 +268,21 @@ function M.log_run(rec)
   local path, why = M.path()
   if not path then error("gwb.log_run: " .. why .. "; set GWB_RUNS to a file", 2) end
   ensure_dir(path)
-  local f, err = io.open(path, "a")
-  if not f then error("gwb.log_run: cannot append to " .. path .. ": " .. tostring(err)
-    .. "; set GWB_RUNS to a writable file", 2) end
-  f:write(line, "\n")
-  f:close()
+  if #line + 1 > gwb._append_max then
+    -- too long for one atomic append: the whole record goes to an attachment file, the log
+    -- gets a short record that names it (runs() reads the attachment back)
+    local rel, aerr = gwb._attach(path, line)
+    if not rel then return warn_once(path, aerr), r end
+    local stub = { kind = r.kind, time = r.time, unix_time = r.unix_time, backend = r.backend,
+      version = r.version, commit = r.commit, device = r.device, tag = r.tag, attachment = rel }
+    line = encode(stub)
+    if #line + 1 > gwb._append_max then
+      stub.tag, stub.device = nil, nil
+      line = encode(stub)
+    end
+  end
+  local ok, err = gwb._append_line(path, line .. "\n")
+  if not ok then warn_once(path, err) end
   return r
 end
 
@@ -324,6 +370,21 @@ function List.__tostring(self)
   return table.concat(out, "\n")
 end
 
+-- A record too long for one line lives in <log>.d/NAME, named by its line's attachment.
+local function read_attachment(path, n, stub)
+  local dir = path:match("^(.*)/[^/]*$") or "."
+  local f = io.open(dir .. "/" .. stub.attachment, "r")
+  local ok, rec
+  if f then
+    ok, rec = pcall(decode, f:read("a"))
+    f:close()
+  end
+  if ok and type(rec) == "table" then return rec end
+  io.stderr:write(string.format("gwb: warning: %s:%d: the record's attachment %s cannot be "
+    .. "read (%s); keeping its summary\n", path, n, stub.attachment, f and tostring(rec) or "missing"))
+  return stub
+end
+
 -- runs([filter]) -> list of records, oldest first.
 function M.runs(filter)
   local ft = type(filter)
@@ -340,6 +401,9 @@ function M.runs(filter)
     n = n + 1
     if line:match("%S") then
       local ok, rec = pcall(decode, line)
+      if ok and type(rec) == "table" and type(rec.attachment) == "string" then
+        rec = read_attachment(path, n, rec)
+      end
       if ok and type(rec) == "table" then
         recorded = recorded + 1
         if matches(rec, filter) then list[#list + 1] = rec end

@@ -134,3 +134,47 @@ T.test("eig run records name the matrix by a checksum that follows writes", func
     T.eq(t[1].data.checksum, t[2].data.checksum)
   end)
 end)
+
+T.test("every string is written as valid UTF-8 JSON: invalid bytes as \\u00XX (Latin-1)", function()
+  with_log("utf8.jsonl", function(path)
+    gwb.log_run { kind = "x\xffy", tag = { "caf\xe9", "ok" }, params = { ["k\x80"] = "\xc3(\xed\xa0\x80\xf4\x90\x80\x80" },
+      note = "valid: caf\xc3\xa9 \xf0\x9f\x98\x80" }
+    local f = assert(io.open(path, "r"))
+    local line = f:read("l")
+    f:close()
+    T.ok(utf8.len(line) ~= nil, "the run log line is not valid UTF-8: " .. line)
+    T.ok(line:find('"x\\u00ffy"', 1, true), line)
+    T.ok(line:find('"caf\\u00e9"', 1, true), line)
+    T.ok(line:find('"k\\u0080"', 1, true), line)
+    -- an invalid byte reads back as its Latin-1 code point; valid UTF-8 passes unchanged
+    local r = runs()[1]
+    T.eq(r.kind, "x\u{ff}y")
+    T.eq(r.tag[1], "caf\u{e9}")
+    T.eq(r.params["k\u{80}"], "\u{c3}(\u{ed}\u{a0}\u{80}\u{f4}\u{90}\u{80}\u{80}")
+    T.eq(r.note, "valid: caf\xc3\xa9 \xf0\x9f\x98\x80")
+  end)
+  T.eq(R.decode('"\\ud83d\\ude00"'), "\u{1F600}")
+end)
+
+T.test("a record over PIPE_BUF goes to an attachment the log line names; runs() reads it whole", function()
+  with_log("long.jsonl", function(path)
+    local big = string.rep("v", 10000)
+    gwb.log_run { kind = "long.one", params = { big = big }, tag = "t1" }
+    gwb.log_run { kind = "short.one", params = { n = 1 } }
+    local f = assert(io.open(path, "r"))
+    local lines = {}
+    for l in f:lines() do lines[#lines + 1] = l end
+    f:close()
+    T.eq(#lines, 2)
+    T.ok(#lines[1] < gwb._append_max, "the long record's line is " .. #lines[1] .. " bytes")
+    local stub = R.decode(lines[1])
+    T.eq(stub.kind, "long.one")
+    T.ok(type(stub.attachment) == "string" and stub.attachment:match("^long%.jsonl%.d/"), tostring(stub.attachment))
+    local list = runs()
+    T.eq(#list, 2)
+    T.eq(list[1].params.big, big)
+    T.eq(list[1].tag[1], "t1")
+    T.eq(list[2].kind, "short.one")
+    T.eq(#runs { tag = "t1" }, 1)
+  end)
+end)

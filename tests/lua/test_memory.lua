@@ -1,0 +1,43 @@
+-- test_memory.lua - every gwb object that owns C memory reports its bytes to the collector
+-- (gwb.external_bytes, src/lapi_mem.c): counted when made, subtracted when closed or collected.
+
+local function ext() return (gwb.external_bytes()) end
+
+local function counts(name, make, want, close)
+  collectgarbage("collect")
+  local before = ext()
+  local x = make()
+  local got = ext() - before
+  T.ok(got >= want and got <= want * 1.5 + 65536,
+    string.format("%s: counted %d bytes, want about %d", name, got, want))
+  if close then close(x) else x = nil; collectgarbage("collect") end
+  T.ok(ext() <= before, string.format("%s: %d bytes still counted after it was released", name, ext() - before))
+end
+
+T.test("Matrix, batch, SparseMatrix, Dataset, Eigen and Forest bytes are counted and released", function()
+  counts("Matrix", function() return mat.zeros(500, 400) end, 500 * 400 * 8, function(A) A:close() end)
+  counts("Matrix (collected)", function() return mat.zeros(300, 300) end, 300 * 300 * 8)
+  counts("batch", function() return mat.batch(50, 16, { seed = 1 }) end, 50 * 16 * 16 * 8)
+  counts("SparseMatrix", function() return mat.laplacian1d(100000, { sparse = true }) end,
+    100001 * 4 + 299998 * 12)
+  counts("Dataset", function() return data.synth { rows = 20000, features = 10, seed = 1 } end,
+    20000 * 11 * 4, function(d) d:close() end)
+  local A = mat.randn(200, 200, { sym = true, seed = 1 })
+  counts("Eigen", function() return eig.solve(A, { k = 200, method = "syevd" }) end, 200 * 200 * 8)
+  local d = data.synth { rows = 2000, features = 6, seed = 1 }
+  counts("Forest", function() return rf.train(d, { trees = 5, depth = 6, seed = 1 }) end, 5 * 40)
+end)
+
+T.test("a loop of dropped matrices stays at about one matrix", function()
+  collectgarbage("collect")
+  local before, runs0 = gwb.external_bytes()
+  local peak = 0
+  for i = 1, 30 do
+    local A = mat.zeros(2048, 2048)   -- 32 MiB
+    A[1][1] = i
+    peak = math.max(peak, ext() - before)
+  end
+  local _, runs1 = gwb.external_bytes()
+  T.ok(runs1 > runs0, "the count never ran the collector")
+  T.ok(peak <= 4 * 32 * 2^20, string.format("peak %d bytes counted for 32 MiB matrices", peak))
+end)
