@@ -350,11 +350,14 @@ static uint64_t seed_state(uint64_t seed)
 
 /* --- generators -------------------------------------------------------------------------- */
 
-static void fill_goe(gwb_matrix *A, size_t b, uint64_t *rng)
+/* Stops with GWB_EINTR on Ctrl-C (checked every row: n normals). */
+static gwb_status fill_goe(gwb_matrix *A, size_t b, uint64_t *rng, const char *what)
 {
 	size_t n = A->rows, i, j;
 
 	for (i = 0; i < n; i++) {
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, "%s: interrupted after %zu of %zu rows", what, i, n);
 		gwb_matrix_set(A, b, i, i, gwb_rng_normal(rng) * sqrt(2.0));
 		for (j = i + 1; j < n; j++) {
 			double v = gwb_rng_normal(rng);
@@ -362,6 +365,7 @@ static void fill_goe(gwb_matrix *A, size_t b, uint64_t *rng)
 			gwb_matrix_set(A, b, j, i, v);
 		}
 	}
+	return GWB_OK;
 }
 
 gwb_status gwb_matrix_randn(size_t rows, size_t cols, bool sym, gwb_dtype dtype, uint64_t seed,
@@ -378,18 +382,28 @@ gwb_status gwb_matrix_randn(size_t rows, size_t cols, bool sym, gwb_dtype dtype,
 	if (rc)
 		return rc;
 	if (sym) {
-		fill_goe(*out, 0, &rng);
-		return GWB_OK;
+		rc = fill_goe(*out, 0, &rng, "mat.randn");
+		goto out_check;
 	}
 	n = rows * cols;
 	for (i = 0; i < n; i++) {
 		double v = gwb_rng_normal(&rng);
+		if (!(i & 0xffff) && gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "mat.randn: interrupted after %zu of %zu values", i, n);
+			goto out_check;
+		}
 		if (dtype == GWB_F32)
 			((float *)(*out)->data)[i] = (float)v;
 		else
 			((double *)(*out)->data)[i] = v;
 	}
 	return GWB_OK;
+out_check:
+	if (rc) {
+		gwb_matrix_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 static const char *const spec_names[] = {"randn", "graded", "clustered", "repeated", "uniform"};
@@ -568,7 +582,7 @@ gwb_status gwb_matrix_batch(size_t count, size_t n, gwb_spectrum spec, gwb_dtype
 			break;
 		}
 		if (spec == GWB_SPEC_RANDN) {
-			fill_goe(*out, b, &rng);
+			rc = fill_goe(*out, b, &rng, "mat.batch");
 		} else {
 			gwb_spectrum_values(spec, n, &rng, lam);
 			rc = spectral_fill(*out, b, lam, &rng, Q, row);
@@ -667,6 +681,12 @@ static gwb_status centred_gram(const double *Xc, size_t r, int p, double *G)
 	memset(G, 0, pp * sizeof(double));
 	for (r0 = 0; r0 < r; r0 += COV_BLOCK) {
 		int rb = (int)(r - r0 < COV_BLOCK ? r - r0 : COV_BLOCK);
+		if (gwb_intr_pending()) {
+			free(T);
+			free(E);
+			return gwb_error(GWB_EINTR, "covariance: interrupted after %zu of %zu rows", r0,
+					 r);
+		}
 		dsyrk_(&uplo, &tr, &p, &rb, &one, Xc + r0, &ldx, &zero, T, &p, 1, 1);
 		for (i = 0; i < pp; i++) {
 			double s, t, u;
@@ -708,6 +728,11 @@ gwb_status gwb_matrix_cov(const gwb_dataset *d, bool corr, gwb_matrix **out)
 	for (a = 0; a < p; a++) {
 		const float *x = d->X + (size_t)a * r;
 		double s = 0.0, c = 0.0;
+		if (gwb_intr_pending()) {
+			rc = gwb_error(GWB_EINTR, "covariance: interrupted while centring feature %d of "
+				       "%d", a + 1, p);
+			goto out_free;
+		}
 		for (i = 0; i < r; i++) {
 			double t = x[i], u = s + t;
 			if (t != t) {
@@ -728,8 +753,11 @@ gwb_status gwb_matrix_cov(const gwb_dataset *d, bool corr, gwb_matrix **out)
 		goto out_free;
 	C = (*out)->data;
 	rc = centred_gram(Xc, r, p, C);
-	if (rc)
+	if (rc) {
+		gwb_matrix_free(*out);
+		*out = NULL;
 		goto out_free;
+	}
 	for (a = 0; a < p; a++)
 		for (b = a; b < p; b++) {
 			double v = C[(size_t)a * p + b] / (double)(r - 1);   /* lower: (b, a) */

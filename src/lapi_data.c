@@ -1328,7 +1328,9 @@ static const gwb_reg funcs[] = {
 	 "Write a Dataset to a binary .gwbd file (versioned header, XXH64 checksums); data.load\n"
 	 "reads it back exactly and refuses a truncated or damaged file. Every save is atomic\n"
 	 "(a temporary beside the file, renamed over it): a crash, kill or Ctrl-C leaves the old\n"
-	 "file or none; a directory or device in the way is refused, a symlink written through.\n"
+	 "file or none; several processes saving one file all succeed (the last one wins); a\n"
+	 "symlink is followed (the link stays); a directory is refused. A pipe, FIFO, device,\n"
+	 "/dev/stdout or /proc/self/fd/N is written in place (no temporary, no rename).\n"
 	 "Example: data.save(d, \"/tmp/iris.gwbd\")"},
 	{"synth", l_synth,
 	 "data.synth{kind = \"classification\", rows, features, ...} -> Dataset\n"
@@ -1450,7 +1452,8 @@ static const gwb_reg methods[] = {
 	 "every value is written exactly (%.9g: data.load gives back the same float32); with\n"
 	 "decimals = n, fixed point with n decimals (faster, lossy). Missing values are empty\n"
 	 "fields; text is quoted as RFC 4180 says. Formatted over threads (0 = all CPUs).\n"
-	 "Atomic as data.save: an interrupted write says so and leaves the old file.\n"
+	 "Atomic as data.save: an interrupted write says so and leaves the old file; a pipe or\n"
+	 "/dev/stdout is written in place (d:write_csv(\"/dev/stdout\") | head works).\n"
 	 "Example: data.synth{rows = 1e5, features = 16}:write_csv(\"/tmp/s.csv\", {decimals = 4})"},
 	{"transpose", m_transpose,
 	 "d:transpose{backend = \"auto\", tile = 32, pad = true} -> result\n"

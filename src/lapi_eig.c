@@ -804,6 +804,13 @@ static int pca_transform(lua_State *L)
 		}
 		for (i = 0; i < d->rows; i += rb) {
 			size_t nb = d->rows - i < rb ? d->rows - i : rb, r;
+			if (gwb_intr_pending()) {
+				free(xc);
+				gwb_matrix_free(S);
+				gwb_error(GWB_EINTR, "pca:transform: interrupted after %zu of %zu rows", i,
+					  d->rows);
+				return gwb_lua_fail(L, GWB_EINTR);
+			}
 			int m = (int)k, n = (int)nb, kk = (int)p, lda = (int)p, ldb = (int)nb, ldc = (int)k;
 			const double one = 1, zero = 0;
 			for (j = 0; j < p; j++)
@@ -845,6 +852,8 @@ static int l_pca(lua_State *L)
 	o.k = (size_t)k;
 	o.which = GWB_END_LARGEST;
 	rc = gwb_matrix_cov(d, corr, &C);
+	if (rc == GWB_EINTR)
+		return gwb_lua_fail(L, rc);   /* (clears the interrupt: the call has stopped) */
 	if (rc)
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	rc = gwb_eig_dense(C, &o, &e);
@@ -853,6 +862,8 @@ static int l_pca(lua_State *L)
 	if (rc) {
 		gwb_matrix_free(C);
 		gwb_eigen_free(e);
+		if (rc == GWB_EINTR)
+			return gwb_lua_fail(L, rc);
 		return luaL_error(L, "data.pca: %s", gwb_errmsg());
 	}
 	for (i = 0; i < p; i++) {

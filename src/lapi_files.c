@@ -86,16 +86,37 @@ static int l_attach(lua_State *L)
 	return 1;
 }
 
+static const struct {
+	const char *name;
+	lua_CFunction fn;
+	const char *help;
+} funcs[] = {
+	{"_append_line", l_append_line, "gwb._append_line(path, line) -> true | nil, message\n"
+	 "Append one line (ending in a newline, at most gwb._append_max = PIPE_BUF bytes) with one\n"
+	 "write() under an flock: concurrent writers never interleave; a failed write (full disk,\n"
+	 "file-size limit) leaves only whole lines. The run log writes through it."},
+	{"_save_text", l_save_text, "gwb._save_text(path, text [, what]) -> true\n"
+	 "Save text atomically, as every gwb save (temporary + fsync + rename; a pipe, device or\n"
+	 "/dev/stdout written in place); raises with the reason. rf predict --out uses it."},
+	{"_attach", l_attach, "gwb._attach(logpath, text) -> name | nil, message\n"
+	 "Save a run record too long for one line of the run log whole in <log>.d/ under a new\n"
+	 "name, returned relative to the log's folder (the line that names it is written after)."},
+	{NULL, NULL, NULL},
+};
+
 int gwb_open_files(lua_State *L)
 {
+	int i;
+	char full[64];
+
 	if (lua_getglobal(L, "gwb") != LUA_TTABLE)
 		return luaL_error(L, "gwb_open_files: the gwb table is missing (open core first)");
-	lua_pushcfunction(L, l_append_line);
-	lua_setfield(L, -2, "_append_line");
-	lua_pushcfunction(L, l_save_text);
-	lua_setfield(L, -2, "_save_text");
-	lua_pushcfunction(L, l_attach);
-	lua_setfield(L, -2, "_attach");
+	for (i = 0; funcs[i].name; i++) {
+		lua_pushcfunction(L, funcs[i].fn);
+		snprintf(full, sizeof(full), "gwb.%s", funcs[i].name);
+		gwb_lua_sethelp(L, -1, full, funcs[i].help);
+		lua_setfield(L, -2, funcs[i].name);
+	}
 	lua_pushinteger(L, GWB_APPEND_MAX);
 	lua_setfield(L, -2, "_append_max");
 	lua_pop(L, 1);

@@ -311,6 +311,42 @@ static int cv_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Sort a long row in place by column, as qsort would, but stopping (false) on Ctrl-C: a heap
+ * sort, checked every 2^16 sift steps, for rows too long to sort within ~0.1 s. */
+static bool sort_row_interruptible(struct cv *r, int64_t len)
+{
+	int64_t start, end, steps = 0;
+
+	for (start = len / 2 - 1, end = len;;) {
+		int64_t root, child;
+		struct cv t;
+		if (!(++steps & 0xffff) && gwb_intr_pending())
+			return false;
+		if (start >= 0) {
+			root = start--;
+		} else {
+			if (--end <= 0)
+				return true;
+			t = r[0];
+			r[0] = r[end];
+			r[end] = t;
+			root = 0;
+		}
+		while ((child = 2 * root + 1) < end) {
+			if (child + 1 < end && r[child].c < r[child + 1].c)
+				child++;
+			if (r[root].c >= r[child].c)
+				break;
+			t = r[root];
+			r[root] = r[child];
+			r[child] = t;
+			root = child;
+		}
+	}
+}
+
+#define LONG_ROW ((int64_t)1 << 16)   /* longer rows sort with the interruptible sort */
+
 gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t *I,
 			    const int64_t *J, const double *V, bool mirror, gwb_csr **out)
 {
@@ -365,8 +401,21 @@ gwb_status gwb_csr_from_coo(int64_t rows, int64_t cols, int64_t n, const int64_t
 	for (int64_t i = 0; i < rows; i++) {
 		struct cv *r = tmp + cnt[i];
 		int64_t len = cnt[i + 1] - cnt[i], w = 0;
-		if (len > 1)
+		if (len > LONG_ROW) {
+			if (!sort_row_interruptible(r, len)) {
+				st = gwb_error(GWB_EINTR, "sparse matrix: interrupted while sorting "
+					       "row %lld of %lld (%lld entries)", (long long)i + 1,
+					       (long long)rows, (long long)len);
+				goto out_free_tmp;
+			}
+		} else if (len > 1) {
 			qsort(r, (size_t)len, sizeof(*r), cv_cmp);
+		}
+		if (!(i & 0xfff) && gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "sparse matrix: interrupted after %lld of %lld rows",
+				       (long long)i, (long long)rows);
+			goto out_free_tmp;
+		}
 		for (int64_t p = 0; p < len; p++) {
 			if (w > 0 && r[w - 1].c == r[p].c)
 				r[w - 1].v += r[p].v;
@@ -857,6 +906,11 @@ gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t s
 		goto out_free;
 	}
 	for (int64_t t = 0; t < m; t++) {
+		if (!(t & 0xfffff) && gwb_intr_pending()) {
+			st = gwb_error(GWB_EINTR, "sprand: interrupted after %lld of %lld entries",
+				       (long long)t, (long long)m);
+			goto out_free;
+		}
 		I[t] = (int64_t)(sm64(&s) % (uint64_t)rows);
 		J[t] = (int64_t)(sm64(&s) % (uint64_t)cols);
 		V[t] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
@@ -929,6 +983,8 @@ static void knn_part(void *p, int64_t lo, int64_t hi, int part)
 	struct knn_ctx *c = p;
 	(void)part;
 	for (int64_t i = lo; i < hi; i++) {
+		if (gwb_intr_pending())
+			return;   /* (a row is rows x f work: Ctrl-C is seen within one) */
 		int64_t *nb = c->nb + i * c->k;
 		double *dd = c->dist + i * c->k;
 		int have = 0;
@@ -1006,6 +1062,11 @@ gwb_status gwb_csr_knn_laplacian(const gwb_dataset *d, int k, double sigma, bool
 	}
 	struct knn_ctx c = {Z, n, f, k, nb, dist};
 	gwb_parallel_for(n, 16, knn_part, &c);
+	if (gwb_intr_pending()) {
+		st = gwb_error(GWB_EINTR, "knn_laplacian: interrupted while finding the neighbours "
+			       "of %lld rows", (long long)n);
+		goto out_free;
+	}
 	/* union of directed edges: keep (i, j) once; if j lists i too, only the i < j copy */
 	for (int64_t i = 0; i < n; i++)
 		for (int q = 0; q < k; q++) {

@@ -16,8 +16,8 @@ static size_t tn;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	gwb_dataset *d;
-	char path[] = "/tmp/gwb-fuzz-gwbdXXXXXX";
-	int fd = mkstemp(path);
+	char path[512];
+	int fd = patch_scratch(path, sizeof(path), "gwbd");
 	size_t i;
 	(void)argc;
 	(void)argv;

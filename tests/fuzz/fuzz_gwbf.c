@@ -18,8 +18,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	gwb_forest *f = NULL;
 	gwb_rf_params p;
-	char path[] = "/tmp/gwb-fuzz-gwbfXXXXXX";
-	int fd = mkstemp(path);
+	char path[512];
+	int fd = patch_scratch(path, sizeof(path), "gwbf");
 	size_t i;
 	(void)argc;
 	(void)argv;

@@ -15,8 +15,8 @@ static size_t tn;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	gwb_matrix *A = NULL;
-	char path[] = "/tmp/gwb-fuzz-gwbmXXXXXX";
-	int fd = mkstemp(path);
+	char path[512];
+	int fd = patch_scratch(path, sizeof(path), "gwbm");
 	(void)argc;
 	(void)argv;
 

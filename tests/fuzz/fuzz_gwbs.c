@@ -15,8 +15,8 @@ static size_t tn;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	gwb_csr *A = NULL;
-	char path[] = "/tmp/gwb-fuzz-gwbsXXXXXX";
-	int fd = mkstemp(path);
+	char path[512];
+	int fd = patch_scratch(path, sizeof(path), "gwbs");
 	(void)argc;
 	(void)argv;
 

@@ -1,6 +1,8 @@
 /* fuzz_npy.c - libFuzzer target for the .npy reader: any bytes must give an array or an error,
  * never a crash, a leak or undefined behaviour; an array that reads as a Dataset or a Matrix
- * must write and read back with the same bytes. Build and run with tests/fuzz/run_npy.sh. */
+ * must write (atomically, to a file under the build folder) and read back with the same bytes.
+ * make fuzz FUZZ_TARGETS=npy builds and runs it (tests/fuzz/run_npy.sh seeds hand-made
+ * arrays first). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -10,24 +12,21 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "patch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* What dataset.c and dsio.c need from intr.c (a thread count, the Ctrl-C flag), without
- * linking it and the profiler behind it. */
-#include "intr.h"
-int gwb_cpu_count(void)
+static char out[512];   /* the round trip's file (one per process, removed at exit) */
+
+static void drop_out(void)
 {
-	return 1;
-}
-bool gwb_intr_pending(void)
-{
-	return false;
+	if (out[0])
+		unlink(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], out[64];
+	char path[64];
 	gwb_matrix *A = NULL, *B = NULL;
 	gwb_dataset *d = NULL;
 	int fd = memfd_create("fuzz-npy", 0);
@@ -40,12 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (gwb_npy_load_matrix(path, &A) == GWB_OK && gwb_matrix_bytes(A) < (64u << 20)) {
-		snprintf(out, sizeof(out), "/tmp/fuzz-npy-%d.npy", (int)getpid());
+		int ofd = out[0] ? -1 : patch_scratch(out, sizeof(out), "npy");   /* build/ only */
+		if (ofd >= 0) {
+			close(ofd);
+			atexit(drop_out);
+		}
 		if (gwb_npy_save_matrix(A, out) == GWB_OK && gwb_npy_load_matrix(out, &B) == GWB_OK &&
 		    (B->rows != A->rows || B->cols != A->cols || B->layout != A->layout ||
 		     memcmp(A->data, B->data, gwb_matrix_bytes(A))))
 			abort();
-		remove(out);
 	}
 	(void)gwb_npy_load_dataset(path, 0, -1, &d);
 	gwb_dataset_free(d);

@@ -6,7 +6,8 @@
  *     op % 4 == 0: set the byte; 1: add the value; 2: set the u32 at the offset to a size
  *     from a table of edge values (0, 1, 2^31, 2^32 - 1, ...) picked by the value;
  *     3: truncate the file at the offset (value odd) or append value bytes of 0xff.
- * The caller then fixes the checksums (fixup.h), writes it to a memfd and loads it. */
+ * The caller then fixes the checksums (fixup.h), writes it to a memfd and loads it. Files a
+ * target saves go under the build folder only (patch_scratch). */
 #ifndef GWB_FUZZ_PATCH_H
 #define GWB_FUZZ_PATCH_H
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const uint32_t edge32[] = {0, 1, 2, 3, 7, 255, 256, 65535, 65536, 1u << 20, 1u << 24,
@@ -74,6 +76,21 @@ static inline int patch_file(const unsigned char *b, size_t n, char *path, size_
 	}
 	snprintf(path, pn, "/proc/self/fd/%d", fd);
 	return fd;
+}
+
+/* A new empty file for a target's own saves, under the build folder ($FUZZ_DIR, which the
+ * Makefile exports, else build/fuzz; nothing outside it): path gets its name; returns its
+ * descriptor, -1 on failure. */
+static inline int patch_scratch(char *path, size_t pn, const char *tag)
+{
+	const char *dir = getenv("FUZZ_DIR");
+
+	if (!dir || !*dir)
+		dir = "build/fuzz";
+	mkdir(dir, 0777);
+	if ((size_t)snprintf(path, pn, "%s/scratch-%s-XXXXXX", dir, tag) >= pn)
+		return -1;
+	return mkstemp(path);
 }
 
 /* The bytes of a file (the template, saved by the target at start); exits on failure. */
