@@ -58,3 +58,37 @@ char *gwb_fmt_count(char *buf, size_t n, long long count, const char *one, const
 		snprintf(buf, n, "%lld %ss", count, one);
 	return buf;
 }
+
+size_t gwb_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0], cp, min;
+	size_t k, i;
+
+	if (c < 0x80)
+		return n ? 1 : 0;
+	if (c >= 0xc2 && c <= 0xdf) {
+		k = 2;
+		cp = c & 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		k = 3;
+		cp = c & 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4;
+		cp = c & 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}

@@ -18,4 +18,9 @@ char *gwb_fmt_ms(char *buf, size_t n, double ms);
  * "es" or change pass their plural: gwb_fmt_count(b, n, k, "matrix", "matrices")). */
 char *gwb_fmt_count(char *buf, size_t n, long long count, const char *one, const char *many);
 
+/* The length (1 to 4) of the valid UTF-8 sequence that starts s (n bytes available), or 0
+ * when the byte at s starts none: strict, as JSON needs it (no overlong forms, no surrogates,
+ * nothing past U+10FFFF). JSON writers write such a byte as \u00XX, its Latin-1 reading. */
+size_t gwb_utf8_seq(const unsigned char *s, size_t n);
+
 #endif

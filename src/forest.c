@@ -16,6 +16,7 @@
 
 #include "blas.h"
 #include "fileio.h"
+#include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
 #include "size.h"
@@ -1611,14 +1612,17 @@ static void json_str(FILE *fp, const char *s)
 		return;
 	}
 	fputc('"', fp);
-	for (; *s; s++) {
+	for (size_t n = strlen(s), k; *s; s += k, n -= k) {
 		unsigned char c = (unsigned char)*s;
+		k = gwb_utf8_seq((const unsigned char *)s, n);
 		if (c == '"' || c == '\\')
 			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
+		else if (c < 0x20 || !k)
+			fprintf(fp, "\\u%04x", c);   /* a control, or a byte of no valid UTF-8 */
 		else
-			fputc(c, fp);
+			fwrite(s, 1, k, fp);
+		if (!k)
+			k = 1;
 	}
 	fputc('"', fp);
 }
