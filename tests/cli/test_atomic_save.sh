@@ -46,7 +46,7 @@ D="$T/out"; mkdir -p "$D"
 for delay in 0.05 0.2 0.35 0.5 0.7 0.9; do
 	"$GWB" "$T/save.lua" "$D" loop >"$T/ready" 2>"$T/err" &
 	pid=$!
-	for _ in $(seq 200); do grep -q ready "$T/ready" 2>/dev/null && break; sleep 0.05; done
+	for _ in $(seq 1200); do grep -q ready "$T/ready" 2>/dev/null && break; sleep 0.05; done
 	grep -q ready "$T/ready" || die "the saving script did not start: $(cat "$T/err")"
 	sleep "$delay"
 	kill -9 "$pid" 2>/dev/null

@@ -25,24 +25,41 @@ local ok, err = pcall(call[what])
 print(ok and "finished" or ("error: " .. tostring(err)))
 print("after")
 LUA
+# started FILE: the script has said it is about to call (within 60 s)
+started() {
+	local n=0
+	until grep -q calling "$1"; do
+		n=$((n + 1))
+		[ $n -gt 1200 ] && return 1
+		sleep 0.05
+	done
+}
+# gone PID: the process has ended (within 5 s)
+gone() {
+	local n=0
+	while kill -0 "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && return 1
+		sleep 0.05
+	done
+}
 for what in knn pca cov transform randn; do
-	"$GWB" "$T/s.lua" "$what" >"$T/out.$what" 2>&1 &
+	out=$T/out.$what
+	"$GWB" "$T/s.lua" "$what" >"$out" 2>&1 &
 	pid=$!
-	for i in $(seq 1200); do grep -q calling "$T/out.$what" && break; sleep 0.05; done
-	grep -q calling "$T/out.$what" || { kill $pid; die "$what: the script never started: $(cat "$T/out.$what")"; }
+	started "$out" || { kill $pid; die "$what: the script never started: $(cat "$out")"; }
 	sleep 0.5
 	kill -INT $pid
 	t0=$(date +%s%N)
-	for i in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	if kill -0 $pid 2>/dev/null; then
-		kill -KILL $pid; wait $pid
+	if ! gone $pid; then
+		kill -KILL $pid
+		wait $pid
 		die "$what: still running 5 s after Ctrl-C (a loaded machine may add a second or two)"
 	fi
-	wait $pid; rc=$?
-	[ $rc -eq 0 ] || die "$what: exit status $rc: $(cat "$T/out.$what")"
-	grep -qE "error: .*interrupted" "$T/out.$what" || die "$what: not interrupted inside the call: $(cat "$T/out.$what")"
-	grep -q '^after$' "$T/out.$what" || die "$what: the script did not go on: $(cat "$T/out.$what")"
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	wait $pid || die "$what: exit status $?: $(cat "$out")"
+	grep -qE "error: .*interrupted" "$out" || die "$what: not interrupted inside the call: $(cat "$out")"
+	grep -q '^after$' "$out" || die "$what: the script did not go on: $(cat "$out")"
 	echo "$what: answered Ctrl-C in $ms ms"
 done
 exit 0
