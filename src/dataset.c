@@ -124,6 +124,7 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 {
 	int j, k;
 
+	dst->no_target = src->no_target;
 	if (src->target && !(dst->target = strdup(src->target)))
 		goto oom;
 	if (dst->task == GWB_TASK_CLASSIFICATION && src->class_names)

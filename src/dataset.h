@@ -41,6 +41,9 @@ typedef struct gwb_dataset {
 	/* Copies of X on other devices (d:to("gpu", {gpus = ...}), mgpu.h), by device ordinal
 	 * (entry 0 unused: device 0's copy is xbuf). Each device's thread reads its own. */
 	gwb_buf *xrep[GWB_GPU_MAX];
+	/* A table without a target (data.load{target = false}, a group-by's result): task
+	 * regression, target NULL, yr all NaN; training refuses it (d:target(col) sets one). */
+	bool no_target;
 	uint64_t sum;  /* gwb_dataset_checksum's cache (a dataset never changes once made) */
 	bool sum_ok;
 } gwb_dataset;

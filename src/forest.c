@@ -175,6 +175,9 @@ gwb_status gwb_rf_params_check(const gwb_rf_params *p, const gwb_dataset *d)
 		return gwb_error(GWB_EINVAL, "rf.train: the dataset is empty (%zu rows, %d features): "
 				 "load or split it so that it has rows", d ? d->rows : 0,
 				 d ? d->features : 0);
+	if (d->no_target)
+		return gwb_error(GWB_EINVAL, "rf.train: the table has no target: choose one with "
+				 "d:set_target(\"column\")");
 	if (p->trees < 1)
 		return gwb_error(GWB_EINVAL, "rf.train: trees must be >= 1 (got %d)", p->trees);
 	if (p->depth < 1 || p->depth > GWB_RF_MAX_DEPTH)

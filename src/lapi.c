@@ -27,6 +27,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_files,
 	gwb_open_gpu,
 	gwb_open_data,
+	gwb_open_table,
 	gwb_open_rf,
 	gwb_open_search,
 	gwb_open_panel,
@@ -119,6 +120,15 @@ void gwb_lua_newclass(lua_State *L, const char *tname, const gwb_reg *methods,
 		lua_setfield(L, -2, "__methods");
 	}
 	lua_pop(L, 1);
+}
+
+int gwb_lua_index_method(lua_State *L)
+{
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__methods");
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
 }
 
 /* --- typed userdata ----------------------------------------------------------------------- */

@@ -86,6 +86,10 @@ void gwb_lua_mem_release(lua_State *L, void *box);
 void gwb_lua_mem_pressure(lua_State *L);
 size_t gwb_lua_mem_external(lua_State *L, size_t *collections);
 
+/* For an __index function: push the method named by the key at index 2 from the metatable of
+ * the value at index 1 (its __methods table, gwb_lua_newclass), or nil. */
+int gwb_lua_index_method(lua_State *L);
+
 /* Raise a Lua error for st using the detail message (or the status name). Never returns. */
 int gwb_lua_fail(lua_State *L, gwb_status st);
 /* Raise if st != GWB_OK. */
@@ -156,6 +160,7 @@ struct gwb_dataset *gwb_lua_dataset_match(lua_State *L, int idx, char *const *na
 /* Module openers, one per lapi_*.c. */
 int gwb_open_gpu(lua_State *L);
 int gwb_open_data(lua_State *L);
+int gwb_open_table(lua_State *L);  /* after data: Columns, and the verbs join the Dataset */
 int gwb_open_rf(lua_State *L);
 int gwb_open_search(lua_State *L);  /* after rf: extends it (rf.search) */
 int gwb_open_core(lua_State *L);

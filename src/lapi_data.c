@@ -71,11 +71,15 @@ static int ds_tostring(lua_State *L)
 		char nr[48], nf[48];
 		lua_pushfstring(L, "Dataset: %s x %s, %s",
 				gwb_fmt_count(nr, sizeof(nr), (long long)d->rows, "row", NULL),
-				gwb_fmt_count(nf, sizeof(nf), d->features, "feature", NULL),
+				gwb_fmt_count(nf, sizeof(nf), d->features, d->no_target ? "column" :
+					      "feature", NULL),
+				d->no_target ? "no target (d:set_target(col) sets one)" :
 				task_name(d->task));
 	}
 	luaL_addvalue(&B);
-	if (d->task == GWB_TASK_CLASSIFICATION) {
+	if (d->no_target) {
+		;
+	} else if (d->task == GWB_TASK_CLASSIFICATION) {
 		size_t *cnt = counts;
 		lua_pushfstring(L, " (%d classes), target \"%s\"\n  classes: ", d->classes,
 				d->target ? d->target : "?");
@@ -166,7 +170,7 @@ static int ds_len(lua_State *L)
 static int ds_fields(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	const char *k = lua_tostring(L, 2);
+	const char *k = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;  /* d[1] stays 1 */
 
 	if (lua_type(L, 2) == LUA_TSTRING) {
 		if (!strcmp(k, "rows")) {
@@ -229,7 +233,12 @@ static int ds_fields(lua_State *L)
 	lua_getmetatable(L, 1);
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
-	lua_gettable(L, -2);  /* not raw: a miss is remembered for "did you mean" */
+	if (lua_gettable(L, -2) == LUA_TNIL &&   /* not raw: a miss is remembered for "did you mean" */
+	    lua_getfield(L, -3, "__column") == LUA_TFUNCTION) {   /* d.x, d[2]: a Column (lapi_verbs.c) */
+		lua_pushvalue(L, 1);
+		lua_pushvalue(L, 2);
+		lua_call(L, 2, 1);
+	}
 	return 1;
 }
 
@@ -1403,12 +1412,20 @@ static const gwb_reg methods[] = {
 	{"head", gwb_lua_ds_head,
 	 "d:head([n]) -> table\n"
 	 "The first n rows (default 5) as a list of {column = value} records that prints as an\n"
-	 "aligned table; categorical values show their level, missing values NA.\n"
+	 "aligned table; categorical values show their level, missing values NA. The target is\n"
+	 "the last column; a table too wide for the screen shows its first and last columns\n"
+	 "(the target among them) and the count of those hidden.\n"
 	 "Example: d:head(3)"},
+	{"tail", gwb_lua_ds_tail,
+	 "d:tail([n]) -> table\n"
+	 "The last n rows (default 5), printed as d:head prints.\n"
+	 "Example: d:sort(\"-x\"):tail(3)"},
 	{"describe", gwb_lua_ds_describe,
 	 "d:describe() -> table\n"
-	 "Per column: type (numeric/categorical), min, max, mean, std (n-1), missing, distinct;\n"
-	 "the target last. Prints as an aligned table; also indexable by column name.\n"
+	 "Per column: type (numeric/categorical), min, 25%, median, 75% (exact quantiles, linear\n"
+	 "between order statistics), max, mean, std (n-1), missing, distinct, and for categories\n"
+	 "top (the most frequent label and its count); the target last. Prints as an aligned\n"
+	 "table; also indexable by column name.\n"
 	 "Example: d:describe().sepal_length.mean"},
 	{"class_counts", gwb_lua_ds_class_counts,
 	 "d:class_counts() -> table\n"

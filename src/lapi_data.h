@@ -25,10 +25,11 @@ int gwb_lua_dataset_release(lua_State *L);
 size_t gwb_lua_dataset_bytes(const void *d);   /* its C bytes, for lapi_mem.c */
 void gwb_lua_count_classes(const gwb_dataset *d, size_t *cnt);
 
-/* lapi_table.c: d:head, d:describe, d:class_counts (aligned tables), the tables' __tostring
+/* lapi_table.c: d:head, d:tail, d:describe, d:class_counts (aligned tables), the tables' __tostring
  * (registered as "gwb.Table.tostring"), and fields of the table on top of the stack (setnum
  * leaves NaN out). */
 int gwb_lua_ds_head(lua_State *L);
+int gwb_lua_ds_tail(lua_State *L);
 int gwb_lua_ds_describe(lua_State *L);
 int gwb_lua_ds_class_counts(lua_State *L);
 int gwb_lua_table_tostring(lua_State *L);

@@ -1,8 +1,9 @@
 /* lapi_table.c - aligned result tables ("gwb.Table"): a Lua table whose metatable lists its
  * columns prints as an aligned text table (display widths of UTF-8 text, numbers right
- * aligned, at most 200 rows and 118 columns of text shown); and the Dataset methods that
- * return such tables: d:head, d:describe, d:class_counts. The tables are plain Lua values that
- * the caller owns; nothing here keeps a reference. */
+ * aligned, at most 200 rows and 118 columns of text shown: the first and last columns of a
+ * wider one); and the Dataset methods that return such tables: d:head, d:tail, d:describe,
+ * d:class_counts. The tables are plain Lua values that the caller owns; nothing here keeps a
+ * reference. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "column.h"
 #include "dataset.h"
 #include "lapi.h"
 #include "lapi_data.h"
@@ -275,9 +277,10 @@ static void push_row_cell(lua_State *L, int rows_idx, lua_Integer r, int key)
 
 int gwb_lua_table_tostring(lua_State *L)
 {
-	lua_Integer ncol, nrow, shown, c, r;
-	int cols, rows_idx, width = 0, fit = 0, tw, right;
+	lua_Integer ncol, nrow, shown, c, r, k, nsel = 0, gap = -1;
+	int cols, rows_idx, width = 0, tw, right, gw;
 	int *w;
+	lua_Integer *sel;
 	char cell[4 * MAX_CELL_COLS + 8], t[64];
 	strbuf B;
 
@@ -294,8 +297,9 @@ int gwb_lua_table_tostring(lua_State *L)
 	ncol = (lua_Integer)lua_rawlen(L, cols);
 	nrow = (lua_Integer)lua_rawlen(L, rows_idx);
 	shown = nrow < MAX_SHOW_ROWS ? nrow : MAX_SHOW_ROWS;
-	/* w[c]: width, w[ncol + c]: right-aligned */
+	/* w[c]: width, w[ncol + c]: right-aligned; sel: the columns shown, in order */
 	w = lua_newuserdatauv(L, sizeof(int) * (size_t)(ncol + 1) * 2, 0);
+	sel = lua_newuserdatauv(L, sizeof(lua_Integer) * (size_t)(ncol + 1), 0);
 	for (c = 0; c < ncol; c++) {
 		lua_rawgeti(L, cols, c + 1);
 		w[c] = cell_text(L, -1, cell, sizeof(cell), &right);
@@ -309,38 +313,65 @@ int gwb_lua_table_tostring(lua_State *L)
 			lua_pop(L, 1);
 		}
 		lua_pop(L, 1);
-		/* the columns that fit the width (at least one) */
-		if (c == fit && (c == 0 || width + w[c] + 2 <= MAX_WIDTH)) {
-			width += w[c] + 2;
-			fit++;
-		}
+		width += w[c] + 2;
 	}
+	if (width <= MAX_WIDTH + 2 || ncol < 2) {
+		for (c = 0; c < ncol; c++)
+			sel[nsel++] = c;
+	} else {
+		/* too wide: the first columns that fit, "..." and the last ones (a head's last
+		 * column is the target, so it is always seen) */
+		lua_Integer front = 0, back = ncol - 1;
+		int used = w[ncol - 1] + 2 + 24;   /* the last column and the "... (N more)" mark */
+		while (front < back && used + w[front] + 2 <= MAX_WIDTH)
+			used += w[front++] + 2;
+		if (!front)
+			front = 1;
+		while (back - 1 >= front && used + w[back - 1] + 2 <= MAX_WIDTH)
+			used += w[--back] + 2;
+		for (c = 0; c < front; c++)
+			sel[nsel++] = c;
+		gap = nsel;
+		for (c = back; c < ncol; c++)
+			sel[nsel++] = c;
+	}
+	/* the hidden columns: a column of "..." headed "... (N more columns)" */
+	snprintf(t, sizeof(t), "... (%lld more columns)", (long long)(ncol - nsel));
+	gw = (int)strlen(t);
 	sb_init(L, &B);
-	for (c = 0; c < fit; c++) {
+	for (k = 0; k < nsel; k++) {
+		c = sel[k];
+		if (k == gap)
+			sb_cell(&B, t, gw, gw, 0, 0, 0);
 		lua_rawgeti(L, cols, c + 1);
 		tw = cell_text(L, -1, cell, sizeof(cell), &right);
 		lua_pop(L, 1);
-		sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
-	}
-	if (fit < ncol) {
-		snprintf(t, sizeof(t), "  ... (%lld more columns)", (long long)(ncol - fit));
-		sb_str(&B, t);
+		sb_cell(&B, cell, tw, w[c], w[ncol + c], k == 0, k == nsel - 1);
 	}
 	sb_add(&B, "\n", 1);
-	for (c = 0; c < fit; c++) {
-		if (c)
+	for (k = 0; k < nsel; k++) {
+		if (k == gap) {
 			sb_add(&B, "  ", 2);
-		sb_chars(&B, '-', w[c]);
+			sb_chars(&B, '-', gw);
+		}
+		if (k)
+			sb_add(&B, "  ", 2);
+		sb_chars(&B, '-', w[sel[k]]);
 	}
 	for (r = 0; r < shown; r++) {
 		sb_add(&B, "\n", 1);
-		for (c = 0; c < fit; c++) {
+		for (k = 0; k < nsel; k++) {
+			c = sel[k];
+			if (k == gap)
+				sb_cell(&B, "...", 3, gw, 0, 0, 0);
 			lua_rawgeti(L, cols, c + 1);
 			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
 			tw = cell_text(L, -1, cell, sizeof(cell), &right);
 			lua_pop(L, 2);
-			sb_cell(&B, cell, tw, w[c], w[ncol + c], c == 0, c == fit - 1);
+			sb_cell(&B, cell, tw, w[c], w[ncol + c], k == 0, k == nsel - 1);
 		}
+		while (B.n && B.p[B.n - 1] == ' ')   /* empty cells at the end leave no blanks */
+			B.n--;
 	}
 	if (shown < nrow) {
 		snprintf(t, sizeof(t), "\n... (%lld more rows)", (long long)(nrow - shown));
@@ -372,16 +403,18 @@ static void push_target(lua_State *L, const gwb_dataset *d, size_t i)
 		lua_pushnumber(L, d->yr[i]);
 }
 
-int gwb_lua_ds_head(lua_State *L)
+/* head (tail = false) or tail: the first or last n rows, the target last */
+static int head_or_tail(lua_State *L, bool tail)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	lua_Integer n = luaL_optinteger(L, 2, 5);
-	size_t i, rows;
+	size_t i, rows, from;
 	int j, top;
 
 	if (n < 0)
 		return luaL_argerror(L, 2, "the number of rows must be >= 0");
 	rows = (size_t)n < d->rows ? (size_t)n : d->rows;
+	from = tail ? d->rows - rows : 0;
 	lua_settop(L, 2);
 	/* columns: features then the target */
 	lua_createtable(L, d->features + 1, 0);
@@ -389,22 +422,36 @@ int gwb_lua_ds_head(lua_State *L)
 		lua_pushstring(L, d->names[j] ? d->names[j] : "?");
 		lua_rawseti(L, -2, j + 1);
 	}
-	lua_pushstring(L, d->target ? d->target : "target");
-	lua_rawseti(L, -2, d->features + 1);
+	if (!d->no_target) {
+		lua_pushstring(L, d->target ? d->target : "target");
+		lua_rawseti(L, -2, d->features + 1);
+	}
 	top = lua_gettop(L);
 	lua_createtable(L, (int)rows, 0);
-	for (i = 0; i < rows; i++) {
+	for (i = from; i < from + rows; i++) {
 		lua_createtable(L, 0, d->features + 1);
 		for (j = 0; j < d->features; j++) {
 			push_cell(L, d, j, i);
 			lua_setfield(L, -2, d->names[j] ? d->names[j] : "?");
 		}
-		push_target(L, d, i);
-		lua_setfield(L, -2, d->target ? d->target : "target");
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
+		if (!d->no_target) {
+			push_target(L, d, i);
+			lua_setfield(L, -2, d->target ? d->target : "target");
+		}
+		lua_rawseti(L, -2, (lua_Integer)(i - from) + 1);
 	}
 	set_table_meta(L, top, 0);
 	return 1;
+}
+
+int gwb_lua_ds_head(lua_State *L)
+{
+	return head_or_tail(L, false);
+}
+
+int gwb_lua_ds_tail(lua_State *L)
+{
+	return head_or_tail(L, true);
 }
 
 void gwb_lua_setnum(lua_State *L, const char *k, double v)
@@ -421,26 +468,65 @@ void gwb_lua_setint(lua_State *L, const char *k, lua_Integer v)
 	lua_setfield(L, -2, k);
 }
 
+/* describe's quartiles (numbers) or most frequent label and its count (categories) for
+ * column j (features, then the target), into the row table on top */
+static void describe_more(lua_State *L, const gwb_dataset *d, int j)
+{
+	static const double q[3] = {0.25, 0.5, 0.75};
+	double out[3], *v;
+	size_t *cnt, k, i, best = 0;
+	gwb_col c;
+
+	if (gwb_col_of(d, j, &c))
+		return;
+	if (!c.levels) {
+		if (gwb_col_quantiles(&c, q, 3, out) == GWB_OK) {
+			gwb_lua_setnum(L, "25%", out[0]);
+			gwb_lua_setnum(L, "median", out[1]);
+			gwb_lua_setnum(L, "75%", out[2]);
+		}
+		return;
+	}
+	if (gwb_col_distinct(&c, &v, &cnt, &k))
+		return;
+	for (i = 1; i < k; i++)
+		if (cnt[i] > cnt[best])
+			best = i;
+	if (k)
+		lua_pushfstring(L, "%s (%I)", c.levels[(size_t)v[best]] ? c.levels[(size_t)v[best]] :
+				"", (lua_Integer)cnt[best]);
+	free(v);
+	free(cnt);
+	if (k)
+		lua_setfield(L, -2, "top");
+}
+
 int gwb_lua_ds_describe(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	static const char *const cols[] = {"column", "type", "min", "max", "mean", "std",
-					   "missing", "distinct"};
+	static const char *const cols[] = {"column", "type", "min", "25%", "median", "75%", "max",
+					   "mean", "std", "missing", "distinct", "top"};
 	gwb_colstats *s, ts;
-	int j, top, c;
+	int j, top, c, ncols = 11;   /* "top" only where there are categories */
 
+	for (j = 0; j < d->features; j++)
+		if (d->cat_levels[j])
+			ncols = 12;
+	if (!d->no_target && d->task == GWB_TASK_CLASSIFICATION)
+		ncols = 12;
 	s = lua_newuserdatauv(L, sizeof(*s) * ((size_t)d->features + 1), 0);
 	gwb_lua_check(L, gwb_dataset_describe(d, s, 0));
-	lua_createtable(L, 8, 0);
-	for (c = 0; c < 8; c++) {
+	lua_createtable(L, ncols, 0);
+	for (c = 0; c < ncols; c++) {
 		lua_pushstring(L, cols[c]);
 		lua_rawseti(L, -2, c + 1);
 	}
 	top = lua_gettop(L);
 	lua_createtable(L, d->features + 1, d->features + 1);
-	for (j = 0; j <= d->features; j++) {
+	for (j = 0; j <= d->features - d->no_target; j++) {
 		const char *name;
-		lua_createtable(L, 0, 8);
+		lua_createtable(L, 0, 12);
+		describe_more(L, d, j);
 		if (j < d->features) {
 			name = d->names[j] ? d->names[j] : "?";
 			if (d->cat_levels[j]) {

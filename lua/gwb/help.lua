@@ -15,13 +15,20 @@ end
 -- --- classes: their fields (what __index answers besides methods) --------------------------
 -- One place: help(obj) lists them and the REPL completes them (metatable __fields).
 M.classes = {
-  ["gwb.Dataset"] = { short = "Dataset", var = "d", what = "a table of features and a target (data.load, data.synth)",
+  ["gwb.Dataset"] = { short = "Dataset", var = "d", what = "a table of features and a target (data.load, data.synth); d.NAME, d[j]: its Columns",
     fields = {
       rows = "number of rows", features = "number of feature columns", names = "feature names (a list)",
       target = "the target column's name", task = '"classification" or "regression"',
       classes = "number of classes (classification)", labels = "class names (classification)",
       bytes = "host memory held", source = "what the CSV reader found (path, sep, header, ...)",
     } },
+  ["gwb.Column"] = { short = "Column", var = "c", what = "one column of a Dataset (d.name, d[j], d:col(name)), a mask or an arithmetic result; c[i] is row i (nil when missing)",
+    fields = {
+      name = "the column's name", kind = '"number", "category" or "bool" (a mask)', rows = "its length (#c)",
+      labels = "a category's labels",
+    } },
+  ["gwb.GroupBy"] = { short = "GroupBy", var = "g", what = "rows grouped by key columns (d:group_by(keys)); g:agg{...}",
+    fields = {} },
   ["gwb.Forest"] = { short = "Forest", var = "f", what = "a trained random forest (rf.train, rf.load)",
     fields = {
       trees = "number of trees", features = "features it was trained on", classes = "number of classes",

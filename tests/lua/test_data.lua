@@ -73,7 +73,10 @@ T.test("summary, head, describe and class_counts print aligned tables", function
   T.eq(ds.sepal_length.distinct, 35)
   T.eq(ds.petal_width.missing, 0)
   T.eq(ds[5].column, "species"); T.eq(ds[5].distinct, 3)
-  T.ok(tostring(ds):find("column%s+type%s+min%s+max%s+mean%s+std%s+missing%s+distinct"))
+  T.ok(tostring(ds):find("column%s+type%s+min%s+25%%%s+median%s+75%%%s+max%s+mean%s+std%s+missing%s+distinct%s+top"),
+    tostring(ds))
+  T.near(ds.sepal_length.median, 5.8, 1e-6); T.near(ds.petal_length["25%"], 1.6, 1e-6)
+  T.near(ds.petal_length["75%"], 5.1, 1e-6); T.eq(ds.species.top, "setosa (50)")
   local cc = tostring(d:class_counts())
   T.ok(cc:find("versicolor%s+50%s+0.333333"), cc)
   local r = data.load("datasets/diabetes.csv")

@@ -19,13 +19,6 @@ done
 screen | grep -q 'no help for' && die "help(rf) said no help: $(screen)"
 send C-l
 type_line 'd = data.load("datasets/iris.csv", {target = "species"});'
-# help(d) wraps its summaries (~50 lines): a pane tall enough that it is printed, not paged
-tm resize-window -t "$SESSION" -x 100 -y 60
-send C-l
-type_line 'help(d)'
-wait_for 'Dataset: a table of features' || die "help(d): $(screen)"
-wait_for 'fields (d.name)' || die "help(d) lists no fields: $(screen)"
-screen | grep -qE '^  d\.rows +number of rows' || die "help(d) lacks d.rows: $(screen)"
 send C-l
 type_line '?d:head'
 wait_for 'd:head([n])' || die "?d:head: $(screen)"
@@ -40,6 +33,15 @@ grep -q '^class Dataset$' "$T/paged" || die "the pager got no help text"
 type_line '?rf.load'
 wait_for 'rf.load(path) -> Forest' || die "short help: $(screen)"
 [ "$(grep -c . "$T/paged")" -gt 40 ] || die "paged text too short"
+# help(d): the Dataset's methods and fields (longer than the screen: paged too)
+send C-l
+type_line 'd = data.load("datasets/iris.csv", {target = "species"}); rm_marker = 1'
+type_line 'help(d)'
+wait_for 'PAGER-RAN' || die "help(d) did not page: $(screen)"
+grep -q 'Dataset: a table of features' "$T/paged" || die "help(d): $(cat "$T/paged")"
+grep -q 'fields (d.name)' "$T/paged" || die "help(d) lists no fields: $(cat "$T/paged")"
+grep -qE '^  d\.rows +number of rows' "$T/paged" || die "help(d) lacks d.rows: $(cat "$T/paged")"
+grep -qE '^  d:filter' "$T/paged" || die "help(d) lacks d:filter: $(cat "$T/paged")"
 unset PAGER
 repl_stop
 # help() groups methods under their class, not under "gwb"; wraps to the width (no pager: not

@@ -1,0 +1,91 @@
+-- tables.lua - the table verbs as a user meets them: the wall time of the Lua call with the
+-- data loaded (best of 3 after a warm-up), on 10M rows with 2 category keys (k1: G levels,
+-- k2: 10) and 3 numeric columns, at G = 100 and G = 100,000 groups: filter + count, sort by
+-- one and by two keys, group-by sum / mean / median by one key (k1: G groups) and by two
+-- (k1, k2: up to 10 G groups), value_counts, and (at G = 100,000) a left join to a 100k-row
+-- table of the k1 keys. polars and DuckDB run the same cases on the same files in the same run
+-- at the same thread count (scripts/bench/tables_peers.py). Goal: no case slower than polars.
+-- Environment: GWB_BENCH_QUICK=1 (1M rows), GWB_BENCH_ROWS, GWB_THREADS (default: the CPUs),
+-- GWB_PYTHON (python3), GWB_BENCH_TMP (/tmp; ~0.9 GB of CSV).
+local quick = os.getenv("GWB_BENCH_QUICK") == "1"
+local rows = tonumber(os.getenv("GWB_BENCH_ROWS") or "") or (quick and 1000000 or 10000000)
+local python = os.getenv("GWB_PYTHON") or "python3"
+local tmp = os.getenv("GWB_BENCH_TMP") or "/tmp"
+local threads = tonumber(os.getenv("GWB_THREADS") or "") or gwb.cpu_count and gwb.cpu_count() or 2
+local reps = 3
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "scripts/bench"
+local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- the data: written once per size by numpy and polars (the same files every side reads)
+local function make(G)
+  local path = string.format("%s/gwb-bench-tables-%d-%d.csv", tmp, rows, G)
+  local right = string.format("%s/gwb-bench-tables-right-%d.csv", tmp, G)
+  local f = io.open(path)
+  if f then f:close() return path, right end
+  local code = string.format([[
+import numpy as np, polars as pl
+rng = np.random.default_rng(1)
+n, G = %d, %d
+k1 = np.array(["g%%06d" %% i for i in range(G)])
+k2 = np.array(["c%%d" %% i for i in range(10)])
+pl.DataFrame({"k1": k1[rng.integers(0, G, n)], "k2": k2[rng.integers(0, 10, n)],
+              "v1": rng.integers(0, 1000, n).astype(float),
+              "v2": np.round(rng.normal(100, 15, n), 2),
+              "v3": np.round(rng.uniform(0, 1, n), 4)}).write_csv(%q)
+pl.DataFrame({"k1": k1, "w": np.round(rng.uniform(0, 10, G), 3)}).write_csv(%q)
+]], rows, G, path, right)
+  local pf = tmp .. "/gwb-bench-tables-make.py"
+  local h = assert(io.open(pf, "w"))
+  h:write(code)
+  h:close()
+  assert(os.execute(python .. " " .. sh_quote(pf)), "tables.lua: writing the data needs numpy and polars")
+  return path, right
+end
+
+local function best(fn)
+  return gwb.bench(fn, { runs = reps, warmup = 1, log = false }).min_ms
+end
+
+local cases = {
+  { "filter_count", "filter + count", function(d) return d:filter("v1 > 500 & k2 == 'c3'").rows end },
+  { "sort_1", "sort by v2", function(d) return d:sort("v2") end },
+  { "sort_2", "sort by k1, v2", function(d) return d:sort { "k1", "v2" } end },
+  { "sum_1", "group_by k1: sum", function(d) return d:group_by("k1"):agg { s = "sum(v1)" } end },
+  { "mean_1", "group_by k1: mean", function(d) return d:group_by("k1"):agg { m = "mean(v2)" } end },
+  { "median_1", "group_by k1: median", function(d) return d:group_by("k1"):agg { md = "median(v3)" } end },
+  { "sum_2", "group_by k1, k2: sum", function(d) return d:group_by { "k1", "k2" }:agg { s = "sum(v1)" } end },
+  { "mean_2", "group_by k1, k2: mean", function(d) return d:group_by { "k1", "k2" }:agg { m = "mean(v2)" } end },
+  { "median_2", "group_by k1, k2: median", function(d) return d:group_by { "k1", "k2" }:agg { md = "median(v3)" } end },
+  { "value_counts", "value_counts k1", function(d) return d:value_counts("k1") end },
+  { "join_left", "left join on k1 (100k)", function(d, r) return d:join(r, { on = "k1", how = "left" }) end },
+}
+
+print(string.format("tables.lua: %d rows, 2 category keys + 3 numeric columns, %d threads, best of %d; "
+  .. "gwb %s (%s)", rows, threads, reps, gwb.version or "?", gwb.commit or "?"))
+local worst = math.huge
+for _, G in ipairs { 100, 100000 } do
+  local path, right = make(G)
+  local d = data.load(path, { target = "v3" })   -- v3 is a column like the others to the verbs
+  local r = G == 100000 and data.load(right, { target = "w" }) or nil
+  local p = io.popen(string.format("%s %s %s %s %d %d", python, sh_quote(here .. "/tables_peers.py"),
+    sh_quote(path), r and sh_quote(right) or "-", threads, reps))
+  local peers = {}
+  for line in p:lines() do
+    local c, a, b = line:match("^(%S+) (%S+) (%S+)$")
+    if c then peers[c] = { tonumber(a), tonumber(b) } end
+  end
+  p:close()
+  print(string.format("\nG = %d groups (k1), %d rows", G, d.rows))
+  print(string.format("  %-26s %10s %10s %10s  %s", "case", "gwb ms", "polars ms", "duckdb ms", "gwb vs polars"))
+  for _, c in ipairs(cases) do
+    if c[1] ~= "join_left" or r then
+      local ms = best(function() return c[3](d, r) end)
+      local pp = peers[c[1]] or { 0 / 0, 0 / 0 }
+      local ratio = pp[1] / ms
+      if ratio == ratio then worst = math.min(worst, ratio) end
+      print(string.format("  %-26s %10.1f %10.1f %10.1f  %s", c[2], ms, pp[1], pp[2],
+        ratio == ratio and string.format("%.2fx %s", ratio, ratio >= 1 and "faster" or "SLOWER") or "-"))
+    end
+  end
+end
+print(string.format("\nslowest case against polars: %.2fx (goal >= 1.00x)", worst))

@@ -1,0 +1,579 @@
+/* column.c - computations over one column view (column.h): summaries with Neumaier-compensated
+ * sums taken per thread of the pool and combined, exact quantiles by selection, comparison
+ * masks, element-wise arithmetic, distinct values with counts (an open-addressing table keyed
+ * by the value's bits), and the rows of a mask. */
+#define _GNU_SOURCE
+#include "column.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sparse.h"   /* gwb_parallel_for */
+
+#define PARTS 64       /* gwb_parallel_for runs at most this many parts */
+#define GRAIN 65536    /* rows a part takes at least */
+
+void gwb_col_block(const gwb_col *c, size_t lo, size_t n, double *out)
+{
+	size_t i;
+
+	switch (c->type) {
+	case GWB_COL_F32: {
+		const float *x = (const float *)c->v + lo;
+		for (i = 0; i < n; i++)
+			out[i] = x[i];
+		break;
+	}
+	case GWB_COL_I32: {
+		const int32_t *x = (const int32_t *)c->v + lo;
+		for (i = 0; i < n; i++)
+			out[i] = x[i] < 0 ? NAN : (double)x[i];
+		break;
+	}
+	case GWB_COL_F64:
+		memcpy(out, (const double *)c->v + lo, n * sizeof(double));
+		break;
+	default: {
+		const uint8_t *x = (const uint8_t *)c->v + lo;
+		for (i = 0; i < n; i++)
+			out[i] = x[i];
+	}
+	}
+}
+
+int gwb_f32_digits(float f)
+{
+	char b[32];
+	int p;
+
+	if (!isfinite(f))
+		return 9;
+	for (p = 6; p < 9; p++) {
+		snprintf(b, sizeof(b), "%.*g", p, (double)f);
+		if ((float)strtod(b, NULL) == f)
+			return p;
+	}
+	return 9;
+}
+
+double gwb_f32_decimal(float f)
+{
+	char b[32];
+
+	if (!isfinite(f))
+		return f;
+	snprintf(b, sizeof(b), "%.*g", gwb_f32_digits(f), (double)f);
+	return strtod(b, NULL);
+}
+
+gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = d->rows;
+	if (j >= 0 && j < d->features) {
+		out->type = GWB_COL_F32;
+		out->v = d->X + (size_t)j * d->rows;
+		if (d->cat_levels && d->cat_levels[j]) {
+			out->levels = d->cat_levels[j];
+			out->nlevels = d->cat_count[j];
+		}
+		return GWB_OK;
+	}
+	if (j == d->features && d->task == GWB_TASK_CLASSIFICATION && d->y) {
+		out->type = GWB_COL_I32;
+		out->v = d->y;
+		out->levels = d->class_names;
+		out->nlevels = d->classes;
+		return GWB_OK;
+	}
+	if (j == d->features && d->yr) {
+		out->type = GWB_COL_F32;
+		out->v = d->yr;
+		return GWB_OK;
+	}
+	return gwb_error(GWB_EINVAL, "column %d out of range 1..%d", j + 1, d->features + 1);
+}
+
+/* --- summaries ------------------------------------------------------------------------------ */
+
+
+typedef struct sum_part {
+	gwb_ksum sum, dev;
+	size_t count;
+	double min, max;
+	char pad[64];
+} sum_part;
+
+typedef struct sum_ctx {
+	const gwb_col *c;
+	double mean;
+	int pass;   /* 0: count, sum, min, max; 1: squared deviations from mean */
+	sum_part part[PARTS];
+} sum_ctx;
+
+#define BLOCK 2048
+
+static void sum_run(void *vctx, int64_t lo, int64_t hi, int part)
+{
+	sum_ctx *x = vctx;
+	sum_part *p = &x->part[part];
+	double buf[BLOCK];
+	int64_t i, k, m;
+
+	for (i = lo; i < hi; i += BLOCK) {
+		m = hi - i < BLOCK ? hi - i : BLOCK;
+		gwb_col_block(x->c, (size_t)i, (size_t)m, buf);
+		for (k = 0; k < m; k++) {
+			double v = buf[k];
+			if (isnan(v))
+				continue;
+			if (x->pass) {
+				gwb_ksum_add(&p->dev, (v - x->mean) * (v - x->mean));
+				continue;
+			}
+			gwb_ksum_add(&p->sum, v);
+			p->count++;
+			if (v < p->min)
+				p->min = v;
+			if (v > p->max)
+				p->max = v;
+		}
+	}
+}
+
+gwb_status gwb_col_summary(const gwb_col *c, gwb_colsum *out)
+{
+	sum_ctx *x = calloc(1, sizeof(*x));
+	gwb_ksum s = {0, 0}, dv = {0, 0};
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (!x)
+		return gwb_error(GWB_ENOMEM, "column summary: out of memory");
+	x->c = c;
+	for (i = 0; i < PARTS; i++) {
+		x->part[i].min = INFINITY;
+		x->part[i].max = -INFINITY;
+	}
+	gwb_parallel_for((int64_t)c->n, GRAIN, sum_run, x);
+	out->min = INFINITY;
+	out->max = -INFINITY;
+	for (i = 0; i < PARTS; i++) {
+		gwb_ksum_add(&s, x->part[i].sum.s);
+		gwb_ksum_add(&s, x->part[i].sum.c);
+		out->count += x->part[i].count;
+		if (x->part[i].min < out->min)
+			out->min = x->part[i].min;
+		if (x->part[i].max > out->max)
+			out->max = x->part[i].max;
+	}
+	out->missing = c->n - out->count;
+	out->sum = s.s + s.c;
+	if (!out->count) {
+		out->min = out->max = out->mean = out->var = out->std = NAN;
+		free(x);
+		return GWB_OK;
+	}
+	out->mean = out->sum / (double)out->count;
+	x->mean = out->mean;
+	x->pass = 1;
+	gwb_parallel_for((int64_t)c->n, GRAIN, sum_run, x);
+	for (i = 0; i < PARTS; i++) {
+		gwb_ksum_add(&dv, x->part[i].dev.s);
+		gwb_ksum_add(&dv, x->part[i].dev.c);
+	}
+	out->var = out->count > 1 ? (dv.s + dv.c) / (double)(out->count - 1) : NAN;
+	out->std = sqrt(out->var);
+	free(x);
+	return GWB_OK;
+}
+
+/* --- quantiles ----------------------------------------------------------------------------- */
+
+/* Put the k-th smallest of x[0..n) at x[k], smaller ones before it, larger after (Hoare's
+ * selection with a median-of-three pivot). */
+static void select_k(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2, i, j;
+		double a = x[lo], b = x[mid], c = x[hi], p, t;
+		p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		i = lo;
+		j = hi;
+		while (i <= j) {
+			while (x[i] < p)
+				i++;
+			while (x[j] > p)
+				j--;
+			if (i <= j) {
+				t = x[i];
+				x[i] = x[j];
+				x[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+static double min_of(const double *x, size_t n)
+{
+	double m = x[0];
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (x[i] < m)
+			m = x[i];
+	return m;
+}
+
+void gwb_quantiles_inplace(double *x, size_t n, const double *q, int nq, double *out)
+{
+	int i;
+
+	for (i = 0; i < nq; i++) {
+		double pos, frac, a, b;
+		size_t k;
+		if (!n) {
+			out[i] = NAN;
+			continue;
+		}
+		pos = q[i] * (double)(n - 1);
+		k = (size_t)floor(pos);
+		if (k >= n - 1)
+			k = n - 1;
+		frac = pos - (double)k;
+		select_k(x, n, k);
+		a = x[k];
+		/* the next order statistic is the smallest of what lies above k */
+		b = k + 1 < n ? min_of(x + k + 1, n - k - 1) : a;
+		out[i] = frac > 0 ? a + (b - a) * frac : a;
+	}
+}
+
+gwb_status gwb_col_quantiles(const gwb_col *c, const double *q, int nq, double *out)
+{
+	double *x = malloc((c->n + 1) * sizeof(double));
+	size_t i, k = 0;
+
+	if (!x)
+		return gwb_error(GWB_ENOMEM, "quantile: out of memory for %zu values", c->n);
+	gwb_col_block(c, 0, c->n, x);
+	for (i = 0; i < c->n; i++)
+		if (!isnan(x[i]))
+			x[k++] = x[i];
+	for (i = 0; i < (size_t)nq; i++)
+		if (!(q[i] >= 0 && q[i] <= 1)) {
+			free(x);
+			return gwb_error(GWB_EINVAL, "quantile: q = %g is outside 0..1", q[i]);
+		}
+	gwb_quantiles_inplace(x, k, q, nq, out);
+	free(x);
+	return GWB_OK;
+}
+
+/* --- masks and arithmetic ------------------------------------------------------------------ */
+
+typedef struct mask_ctx {
+	const gwb_col *c;
+	int op;          /* gwb_cmp, or 10 between, 11 isin, 12 isnan */
+	double a, b;
+	const double *set;
+	size_t k;
+	uint8_t *out;
+} mask_ctx;
+
+static void mask_run(void *vctx, int64_t lo, int64_t hi, int part)
+{
+	mask_ctx *x = vctx;
+	double buf[BLOCK];
+	int64_t i, k, m;
+	size_t s;
+
+	(void)part;
+	for (i = lo; i < hi; i += BLOCK) {
+		uint8_t *o = x->out + i;
+		m = hi - i < BLOCK ? hi - i : BLOCK;
+		gwb_col_block(x->c, (size_t)i, (size_t)m, buf);
+		switch (x->op) {
+		case GWB_CMP_LT: for (k = 0; k < m; k++) o[k] = buf[k] < x->a; break;
+		case GWB_CMP_LE: for (k = 0; k < m; k++) o[k] = buf[k] <= x->a; break;
+		case GWB_CMP_GT: for (k = 0; k < m; k++) o[k] = buf[k] > x->a; break;
+		case GWB_CMP_GE: for (k = 0; k < m; k++) o[k] = buf[k] >= x->a; break;
+		case GWB_CMP_EQ: for (k = 0; k < m; k++) o[k] = buf[k] == x->a; break;
+		case GWB_CMP_NE: for (k = 0; k < m; k++) o[k] = !(buf[k] == x->a); break;
+		case 10: for (k = 0; k < m; k++) o[k] = buf[k] >= x->a && buf[k] <= x->b; break;
+		case 11:
+			for (k = 0; k < m; k++) {
+				o[k] = 0;
+				for (s = 0; s < x->k && !o[k]; s++)
+					o[k] = buf[k] == x->set[s];
+			}
+			break;
+		default: for (k = 0; k < m; k++) o[k] = isnan(buf[k]) != 0;
+		}
+	}
+}
+
+static void run_mask(mask_ctx *x)
+{
+	if (x->c->type == GWB_COL_F32) {
+		/* a float32 column holds the float nearest to what the file said: compare with the
+		 * float nearest to the constant, so d.x:eq(5.1) finds the 5.1s */
+		x->a = (float)x->a;
+		x->b = (float)x->b;
+	}
+	gwb_parallel_for((int64_t)x->c->n, GRAIN, mask_run, x);
+}
+
+void gwb_col_compare(const gwb_col *c, gwb_cmp op, double v, uint8_t *out)
+{
+	mask_ctx x = {c, (int)op, v, 0, NULL, 0, out};
+	run_mask(&x);
+}
+
+void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out)
+{
+	mask_ctx x = {c, 10, a, b, NULL, 0, out};
+	run_mask(&x);
+}
+
+void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out)
+{
+	mask_ctx x = {c, 11, 0, 0, set, k, out};
+	double *r = NULL;
+	size_t i;
+
+	if (c->type == GWB_COL_F32 && (r = malloc((k + 1) * sizeof(double)))) {
+		for (i = 0; i < k; i++)
+			r[i] = (float)set[i];
+		x.set = r;
+	}
+	run_mask(&x);
+	free(r);
+}
+
+void gwb_col_isnan(const gwb_col *c, uint8_t *out)
+{
+	mask_ctx x = {c, 12, 0, 0, NULL, 0, out};
+	run_mask(&x);
+}
+
+typedef struct arith_ctx {
+	const gwb_col *a, *b;
+	double sa, sb;
+	int op;
+	double *out;
+} arith_ctx;
+
+static void arith_run(void *vctx, int64_t lo, int64_t hi, int part)
+{
+	arith_ctx *x = vctx;
+	double bb[BLOCK];
+	int64_t i, k, m;
+
+	(void)part;
+	for (i = lo; i < hi; i += BLOCK) {
+		double *o = x->out + i;
+		m = hi - i < BLOCK ? hi - i : BLOCK;
+		if (x->a)
+			gwb_col_block(x->a, (size_t)i, (size_t)m, o);
+		else
+			for (k = 0; k < m; k++)
+				o[k] = x->sa;
+		if (x->op == 'n') {
+			for (k = 0; k < m; k++)
+				o[k] = -o[k];
+			continue;
+		}
+		if (x->b)
+			gwb_col_block(x->b, (size_t)i, (size_t)m, bb);
+		else
+			for (k = 0; k < m; k++)
+				bb[k] = x->sb;
+		switch (x->op) {
+		case '+': for (k = 0; k < m; k++) o[k] += bb[k]; break;
+		case '-': for (k = 0; k < m; k++) o[k] -= bb[k]; break;
+		case '*': for (k = 0; k < m; k++) o[k] *= bb[k]; break;
+		default: for (k = 0; k < m; k++) o[k] /= bb[k];
+		}
+	}
+}
+
+void gwb_col_arith(const gwb_col *a, double sa, const gwb_col *b, double sb, int op, double *out)
+{
+	arith_ctx x = {a, b, sa, sb, op, out};
+	size_t n = a ? a->n : b ? b->n : 0;
+
+	gwb_parallel_for((int64_t)n, GRAIN, arith_run, &x);
+}
+
+/* --- distinct values ----------------------------------------------------------------------- */
+
+gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, size_t *k)
+{
+	size_t cap = 64, used = 0, mask, i, *cnt = NULL, *slot = NULL;
+	double *v = NULL, buf[BLOCK];
+	size_t lo, m, j;
+
+	*vals = NULL;
+	*counts = NULL;
+	*k = 0;
+	if (c->levels && c->nlevels >= 0) {
+		/* categories: count the codes, then list those seen in order of first appearance */
+		size_t nl = (size_t)c->nlevels, *first;
+		cnt = calloc(nl + 1, sizeof(size_t));
+		first = malloc((nl + 1) * sizeof(size_t));
+		v = malloc((nl + 1) * sizeof(double));
+		slot = malloc((nl + 1) * sizeof(size_t));
+		if (!cnt || !first || !v || !slot) {
+			free(first);
+			goto oom;
+		}
+		for (i = 0; i < nl; i++)
+			first[i] = SIZE_MAX;
+		for (lo = 0; lo < c->n; lo += BLOCK) {
+			m = c->n - lo < BLOCK ? c->n - lo : BLOCK;
+			gwb_col_block(c, lo, m, buf);
+			for (j = 0; j < m; j++) {
+				double x = buf[j];
+				size_t code;
+				if (isnan(x) || x < 0 || x >= (double)nl)
+					continue;
+				code = (size_t)x;
+				if (!cnt[code]++)
+					first[code] = lo + j;
+			}
+		}
+		for (i = 0; i < nl; i++)
+			if (cnt[i])
+				slot[used++] = i;
+		/* order of first appearance: sort the seen codes by first row (few: insertion) */
+		for (i = 1; i < used; i++) {
+			size_t t = slot[i], p = i;
+			while (p > 0 && first[slot[p - 1]] > first[t]) {
+				slot[p] = slot[p - 1];
+				p--;
+			}
+			slot[p] = t;
+		}
+		{
+			size_t *oc = malloc((used + 1) * sizeof(size_t));
+			if (!oc) {
+				free(first);
+				goto oom;
+			}
+			for (i = 0; i < used; i++) {
+				v[i] = (double)slot[i];
+				oc[i] = cnt[slot[i]];
+			}
+			free(cnt);
+			cnt = oc;
+		}
+		free(first);
+		free(slot);
+		*vals = v;
+		*counts = cnt;
+		*k = used;
+		return GWB_OK;
+	}
+	/* numbers: open addressing on the bits, the table doubling at half full */
+	slot = malloc(cap * sizeof(size_t));
+	v = malloc(cap / 2 * sizeof(double));
+	cnt = malloc(cap / 2 * sizeof(size_t));
+	if (!slot || !v || !cnt)
+		goto oom;
+	memset(slot, 0xff, cap * sizeof(size_t));
+	mask = cap - 1;
+	for (lo = 0; lo < c->n; lo += BLOCK) {
+		m = c->n - lo < BLOCK ? c->n - lo : BLOCK;
+		gwb_col_block(c, lo, m, buf);
+		for (j = 0; j < m; j++) {
+			double x = buf[j] == 0 ? 0.0 : buf[j];
+			uint64_t bits;
+			size_t h;
+			if (isnan(x))
+				continue;
+			memcpy(&bits, &x, 8);
+			for (h = gwb_mix64(bits) & mask; slot[h] != SIZE_MAX; h = (h + 1) & mask)
+				if (v[slot[h]] == x)
+					break;
+			if (slot[h] != SIZE_MAX) {
+				cnt[slot[h]]++;
+				continue;
+			}
+			slot[h] = used;
+			v[used] = x;
+			cnt[used++] = 1;
+			if (used * 2 >= cap) {
+				size_t ncap = cap * 2, q, *ns = malloc(ncap * sizeof(size_t));
+				double *nv = realloc(v, ncap / 2 * sizeof(double));
+				size_t *nc;
+				if (nv)
+					v = nv;
+				nc = realloc(cnt, ncap / 2 * sizeof(size_t));
+				if (nc)
+					cnt = nc;
+				if (!ns || !nv || !nc) {
+					free(ns);
+					goto oom;
+				}
+				memset(ns, 0xff, ncap * sizeof(size_t));
+				for (q = 0; q < used; q++) {
+					uint64_t b2;
+					size_t g;
+					memcpy(&b2, &v[q], 8);
+					for (g = gwb_mix64(b2) & (ncap - 1); ns[g] != SIZE_MAX;
+					     g = (g + 1) & (ncap - 1))
+						;
+					ns[g] = q;
+				}
+				free(slot);
+				slot = ns;
+				cap = ncap;
+				mask = cap - 1;
+			}
+		}
+	}
+	free(slot);
+	*vals = v;
+	*counts = cnt;
+	*k = used;
+	return GWB_OK;
+oom:
+	free(slot);
+	free(v);
+	free(cnt);
+	return gwb_error(GWB_ENOMEM, "distinct values: out of memory (%zu rows)", c->n);
+}
+
+gwb_status gwb_mask_rows(const uint8_t *mask, size_t n, size_t **idx, size_t *k)
+{
+	size_t i, m = 0, *r;
+
+	for (i = 0; i < n; i++)
+		m += mask[i] != 0;
+	r = malloc((m + 1) * sizeof(size_t));
+	if (!r)
+		return gwb_error(GWB_ENOMEM, "filter: out of memory for %zu row indices", m);
+	m = 0;
+	for (i = 0; i < n; i++) {
+		r[m] = i;
+		m += mask[i] != 0;
+	}
+	*idx = r;
+	*k = m;
+	return GWB_OK;
+}

@@ -1,0 +1,125 @@
+/* column.h - one column of a table seen as a typed view (float32 features, int32 class codes,
+ * float64 or bool values a computation made), and what is computed over one: summaries with
+ * compensated sums, exact quantiles, masks, element-wise arithmetic, distinct values. A view
+ * borrows its values (the caller keeps them alive); results are the caller's to free(). */
+#ifndef GWB_COLUMN_H
+#define GWB_COLUMN_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataset.h"
+#include "nearest.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gwb_col_type {
+	GWB_COL_F32 = 0,  /* float, NaN = missing (features, a regression target; category codes) */
+	GWB_COL_I32,      /* int32 class codes of a classification target; < 0 = missing */
+	GWB_COL_F64,      /* double, NaN = missing (arithmetic results) */
+	GWB_COL_U8,       /* bool: 0 or 1 (masks) */
+} gwb_col_type;
+
+typedef struct gwb_col {
+	size_t n;
+	gwb_col_type type;
+	const void *v;
+	char *const *levels;  /* a category column's labels (code k is levels[k]); NULL: numbers */
+	int nlevels;
+} gwb_col;
+
+static inline double gwb_col_at(const gwb_col *c, size_t i)
+{
+	switch (c->type) {
+	case GWB_COL_F32: return ((const float *)c->v)[i];
+	case GWB_COL_I32: {
+		int32_t k = ((const int32_t *)c->v)[i];
+		return k < 0 ? NAN : (double)k;
+	}
+	case GWB_COL_F64: return ((const double *)c->v)[i];
+	default: return ((const uint8_t *)c->v)[i];
+	}
+}
+
+/* Neumaier's compensated sum: s + c is the sum of what was added (every sum of a column or a
+ * group goes through it). */
+typedef struct gwb_ksum {
+	double s, c;
+} gwb_ksum;
+
+static inline void gwb_ksum_add(gwb_ksum *k, double x)
+{
+	double t = k->s + x;
+
+	if (fabs(k->s) >= fabs(x))
+		k->c += (k->s - t) + x;
+	else
+		k->c += (x - t) + k->s;
+	k->s = t;
+}
+
+/* A 64-bit mix of a key's bits (the finalizer of MurmurHash3) for hash tables of values. */
+static inline uint64_t gwb_mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* The shortest decimal that reads back as f (5.1f -> 5.1, not 5.0999999046), as a double:
+ * how a float32 value is shown and handed to Lua. */
+double gwb_f32_decimal(float f);
+/* Digits (1..9) of that shortest decimal, for printf's %.*g. */
+int gwb_f32_digits(float f);
+
+/* Values [lo, lo + n) of c as doubles (NaN = missing) into out. */
+void gwb_col_block(const gwb_col *c, size_t lo, size_t n, double *out);
+
+/* Column j of d: 0..features-1 a feature, features the target. GWB_EINVAL outside. */
+gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out);
+
+/* The summary of the values that are not missing: sums compensated (Neumaier) per thread and
+ * combined, variance from the deviations about the mean (two passes), sample std (n - 1). */
+typedef struct gwb_colsum {
+	size_t count, missing;
+	double sum, mean, min, max, var, std;
+} gwb_colsum;
+gwb_status gwb_col_summary(const gwb_col *c, gwb_colsum *out);
+
+/* Exact quantiles q[0..nq) (each in [0, 1]) of the values that are not missing, linear
+ * between order statistics (numpy's and pandas' default); NaN when every value is missing. */
+gwb_status gwb_col_quantiles(const gwb_col *c, const double *q, int nq, double *out);
+/* The same over n doubles, which it reorders (no NaN among them). */
+void gwb_quantiles_inplace(double *x, size_t n, const double *q, int nq, double *out);
+
+/* Masks: out[i] = 1 where the comparison holds (NaN: false, except for GWB_CMP_NE). */
+typedef enum gwb_cmp { GWB_CMP_LT, GWB_CMP_LE, GWB_CMP_GT, GWB_CMP_GE, GWB_CMP_EQ,
+		       GWB_CMP_NE } gwb_cmp;
+void gwb_col_compare(const gwb_col *c, gwb_cmp op, double x, uint8_t *out);
+void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out);   /* a <= v <= b */
+void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out);
+void gwb_col_isnan(const gwb_col *c, uint8_t *out);
+
+/* Element-wise arithmetic into out[0..n): a op b, with either side a column (NULL: the scalar
+ * instead). op is one of + - * / (and 'n' for negation of a). */
+void gwb_col_arith(const gwb_col *a, double sa, const gwb_col *b, double sb, int op, double *out);
+
+/* The distinct values that are not missing, with their counts, in order of first appearance
+ * (numbers by bit pattern, -0 as 0; categories by code). *vals and *counts are the caller's
+ * (free()); *k the number of distinct values. */
+gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, size_t *k);
+
+/* Rows where the mask is set, in order: *idx (the caller's, free()) and *k. */
+gwb_status gwb_mask_rows(const uint8_t *mask, size_t n, size_t **idx, size_t *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,590 @@
+/* expr.c - the table expression language (expr.h): a tokenizer and a Pratt parser that emit a
+ * postfix program while checking kinds (number, condition, category of a column, label), and
+ * an evaluator that runs the program on blocks of rows, one stack of value blocks per part of
+ * the thread pool. Labels are resolved to their column's code at compile time, so the program
+ * only ever sees numbers. */
+#define _GNU_SOURCE
+#include "expr.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sparse.h"   /* gwb_parallel_for */
+
+enum op { OP_COL, OP_NUM, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE,
+	  OP_EQ, OP_NE, OP_AND, OP_OR, OP_NOT, OP_ISNAN };
+
+typedef struct ins {
+	int op;
+	int col;
+	double num;
+} ins;
+
+struct gwb_expr {
+	ins *code;
+	int n, cap, depth, maxdepth;
+	bool mask;
+};
+
+/* kinds of a value while compiling */
+enum kind { K_NUM, K_BOOL, K_CAT, K_STR };
+
+typedef struct val {
+	int kind;
+	int col;      /* K_CAT: the column; K_STR: -1 */
+	int at;       /* K_STR: the OP_NUM placeholder to patch with the label's code */
+	int pos;      /* character where it starts (for messages) */
+	int konst;    /* a literal number: its OP_NUM instruction, else -1 */
+	bool f32;     /* a float32 column itself (constants compared with it are rounded to float) */
+	char *str;    /* K_STR: the label */
+} val;
+
+typedef struct parser {
+	const char *src, *p;
+	char *const *names;
+	const gwb_col *cols;
+	int ncols;
+	gwb_expr *e;
+	/* the current token */
+	int tok;      /* one of the T_ values or a character */
+	int tpos;
+	double num;
+	char *text;   /* T_NAME / T_STR */
+	gwb_status st;
+} parser;
+
+enum { T_END = 256, T_NUM, T_NAME, T_STR, T_LE, T_GE, T_EQ, T_NE };
+
+static gwb_status fail(parser *P, int pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gwb_status fail(parser *P, int pos, const char *fmt, ...)
+{
+	char what[400], caret[200];
+	va_list ap;
+	int i;
+
+	if (P->st)
+		return P->st;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < pos && i < (int)sizeof(caret) - 2; i++)
+		caret[i] = ' ';
+	caret[i++] = '^';
+	caret[i] = 0;
+	P->st = gwb_error(GWB_EPARSE, "%s at character %d of the expression:\n  %.190s\n  %s",
+			  what, pos + 1, P->src, caret);
+	return P->st;
+}
+
+static void next(parser *P)
+{
+	const char *s = P->p;
+
+	free(P->text);
+	P->text = NULL;
+	while (isspace((unsigned char)*s))
+		s++;
+	P->tpos = (int)(s - P->src);
+	if (!*s) {
+		P->tok = T_END;
+		P->p = s;
+		return;
+	}
+	if (isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))) {
+		char *end;
+		P->num = strtod(s, &end);
+		P->tok = T_NUM;
+		P->p = end;
+		if (isalpha((unsigned char)*end) || *end == '_')
+			fail(P, (int)(end - P->src), "a number runs into a name");
+		return;
+	}
+	if (isalpha((unsigned char)*s) || *s == '_') {
+		const char *b = s;
+		while (isalnum((unsigned char)*s) || *s == '_' || *s == '.')
+			s++;
+		P->text = strndup(b, (size_t)(s - b));
+		P->tok = T_NAME;
+		P->p = s;
+		return;
+	}
+	if (*s == '`' || *s == '\'') {
+		char q = *s;
+		const char *b = ++s;
+		while (*s && *s != q)
+			s++;
+		if (!*s) {
+			fail(P, P->tpos, q == '`' ? "a `quoted name` is not closed" :
+			     "a 'label' is not closed");
+			P->tok = T_END;
+			P->p = s;
+			return;
+		}
+		P->text = strndup(b, (size_t)(s - b));
+		P->tok = q == '`' ? T_NAME : T_STR;
+		P->p = s + 1;
+		return;
+	}
+	P->p = s + 1;
+	if (s[1] == '=' && strchr("<>=!", *s)) {
+		P->p = s + 2;
+		P->tok = *s == '<' ? T_LE : *s == '>' ? T_GE : *s == '=' ? T_EQ : T_NE;
+		return;
+	}
+	if (strchr("+-*/<>&|~()", *s)) {
+		P->tok = *s;
+		return;
+	}
+	if (*s == '=')
+		fail(P, P->tpos, "'=' is not an operator (compare with ==)");
+	else if (*s == '"')
+		fail(P, P->tpos, "text in double quotes: write a label in single quotes ('setosa') "
+		     "and a column name with spaces in backquotes (`my column`)");
+	else
+		fail(P, P->tpos, "unexpected character '%c'", *s);
+	P->tok = T_END;
+}
+
+static int emit(parser *P, int op, int col, double num, int push)
+{
+	gwb_expr *e = P->e;
+
+	if (e->n == e->cap) {
+		int nc = e->cap ? e->cap * 2 : 16;
+		ins *c = realloc(e->code, (size_t)nc * sizeof(ins));
+		if (!c) {
+			P->st = gwb_error(GWB_ENOMEM, "expression: out of memory");
+			return -1;
+		}
+		e->code = c;
+		e->cap = nc;
+	}
+	e->code[e->n] = (ins){op, col, num};
+	e->depth += push;
+	if (e->depth > e->maxdepth)
+		e->maxdepth = e->depth;
+	return e->n++;
+}
+
+static const char *kind_name(const parser *P, const val *v, char *buf, size_t sz)
+{
+	switch (v->kind) {
+	case K_NUM: return "a number";
+	case K_BOOL: return "a condition";
+	case K_CAT: snprintf(buf, sz, "the category column '%s'", P->names[v->col]); return buf;
+	default: snprintf(buf, sz, "the label '%s'", v->str); return buf;
+	}
+}
+
+/* A label compared with category column col: its code. */
+static bool resolve_label(parser *P, const val *lab, int col)
+{
+	const gwb_col *c = &P->cols[col];
+	const char *near;
+	int k;
+
+	for (k = 0; k < c->nlevels; k++)
+		if (c->levels[k] && !strcmp(c->levels[k], lab->str)) {
+			P->e->code[lab->at].num = k;
+			return true;
+		}
+	near = gwb_nearest_name(lab->str, (const char *const *)c->levels, (size_t)c->nlevels);
+	fail(P, lab->pos, "'%s' is not a label of column '%s'%s%s%s", lab->str, P->names[col],
+	     near ? " (nearest: '" : "", near ? near : "", near ? "')" : "");
+	return false;
+}
+
+static void val_free(val *v)
+{
+	free(v->str);
+	v->str = NULL;
+}
+
+static bool need_num(parser *P, val *v, const char *what)
+{
+	char b[200];
+
+	if (v->kind == K_NUM)
+		return true;
+	fail(P, v->pos, "%s needs a number, not %s", what, kind_name(P, v, b, sizeof(b)));
+	return false;
+}
+
+static bool need_bool(parser *P, val *v, const char *what)
+{
+	char b[200];
+
+	if (v->kind == K_BOOL)
+		return true;
+	fail(P, v->pos, "%s needs a condition (a comparison, isnan(), & | ~), not %s", what,
+	     kind_name(P, v, b, sizeof(b)));
+	return false;
+}
+
+static bool expr(parser *P, int rbp, val *out);
+
+static int lbp(int tok)
+{
+	switch (tok) {
+	case '|': return 10;
+	case '&': return 20;
+	case '<': case '>': case T_LE: case T_GE: case T_EQ: case T_NE: return 40;
+	case '+': case '-': return 50;
+	case '*': case '/': return 60;
+	default: return 0;
+	}
+}
+
+static bool prefix(parser *P, val *out)
+{
+	int pos = P->tpos;
+
+	memset(out, 0, sizeof(*out));
+	out->pos = pos;
+	out->konst = -1;
+	switch (P->tok) {
+	case T_NUM:
+		out->konst = emit(P, OP_NUM, 0, P->num, 1);
+		out->kind = K_NUM;
+		next(P);
+		return !P->st;
+	case T_STR:
+		out->kind = K_STR;
+		out->col = -1;
+		out->str = P->text;
+		P->text = NULL;
+		out->at = emit(P, OP_NUM, 0, NAN, 1);
+		next(P);
+		return !P->st;
+	case T_NAME: {
+		char *name = P->text;
+		int j;
+		P->text = NULL;
+		next(P);
+		if (!strcmp(name, "isnan") && P->tok == '(') {
+			val a;
+			free(name);
+			next(P);
+			if (!expr(P, 0, &a))
+				return false;
+			if (a.kind != K_NUM && a.kind != K_CAT) {
+				char b[200];
+				fail(P, a.pos, "isnan() takes a column or a number, not %s",
+				     kind_name(P, &a, b, sizeof(b)));
+				val_free(&a);
+				return false;
+			}
+			if (P->tok != ')')
+				return !fail(P, P->tpos, "')' expected to close isnan(");
+			next(P);
+			emit(P, OP_ISNAN, 0, 0, 0);
+			out->kind = K_BOOL;
+			return !P->st;
+		}
+		for (j = 0; j < P->ncols; j++)
+			if (P->names[j] && !strcmp(P->names[j], name))
+				break;
+		if (j == P->ncols) {
+			const char *near = gwb_nearest_name(name, (const char *const *)P->names,
+							    (size_t)P->ncols);
+			fail(P, pos, "unknown column '%s'%s%s%s", name, near ? " (nearest: '" : "",
+			     near ? near : "", near ? "')" : "");
+			free(name);
+			return false;
+		}
+		free(name);
+		emit(P, OP_COL, j, 0, 1);
+		out->kind = P->cols[j].levels ? K_CAT : P->cols[j].type == GWB_COL_U8 ? K_BOOL : K_NUM;
+		out->col = j;
+		out->f32 = P->cols[j].type == GWB_COL_F32 && !P->cols[j].levels;
+		return !P->st;
+	}
+	case '(':
+		next(P);
+		if (!expr(P, 0, out))
+			return false;
+		if (P->tok != ')')
+			return !fail(P, P->tpos, "')' expected (the '(' at character %d is not closed)",
+				     pos + 1);
+		out->pos = pos;
+		next(P);
+		return !P->st;
+	case '-':
+		next(P);
+		if (!expr(P, 70, out))
+			return false;
+		if (!need_num(P, out, "'-'"))
+			return false;
+		emit(P, OP_NEG, 0, 0, 0);
+		out->pos = pos;
+		out->konst = -1;
+		out->f32 = false;
+		return !P->st;
+	case '~':
+		next(P);
+		if (!expr(P, 30, out))
+			return false;
+		if (!need_bool(P, out, "'~'"))
+			return false;
+		emit(P, OP_NOT, 0, 0, 0);
+		out->pos = pos;
+		return !P->st;
+	case T_END:
+		return !fail(P, pos, P->tpos == 0 ? "an empty expression" : "the expression ends "
+			     "where a value (column, number, 'label' or '(') is expected");
+	default:
+		return !fail(P, pos, "a value (column, number, 'label' or '(') is expected here");
+	}
+}
+
+static bool infix(parser *P, int tok, int pos, val *l, val *r, val *out)
+{
+	char b1[200], b2[200];
+	static const char *const tname[] = {"<=", ">=", "==", "!="};
+	const char *sym = tok >= T_LE ? tname[tok - T_LE] : NULL;
+	char one[2] = {(char)tok, 0};
+
+	if (!sym)
+		sym = one;
+	memset(out, 0, sizeof(*out));
+	out->pos = l->pos;
+	out->konst = -1;
+	switch (tok) {
+	case '+': case '-': case '*': case '/':
+		if (!need_num(P, l, sym) || !need_num(P, r, sym))
+			return false;
+		emit(P, tok == '+' ? OP_ADD : tok == '-' ? OP_SUB : tok == '*' ? OP_MUL : OP_DIV, 0,
+		     0, -1);
+		out->kind = K_NUM;
+		return !P->st;
+	case '&': case '|':
+		if (!need_bool(P, l, sym) || !need_bool(P, r, sym))
+			return false;
+		emit(P, tok == '&' ? OP_AND : OP_OR, 0, 0, -1);
+		out->kind = K_BOOL;
+		return !P->st;
+	default: {   /* comparisons */
+		int op = tok == '<' ? OP_LT : tok == '>' ? OP_GT : tok == T_LE ? OP_LE : tok == T_GE
+			 ? OP_GE : tok == T_EQ ? OP_EQ : OP_NE;
+		bool eq = op == OP_EQ || op == OP_NE;
+		if (l->kind == K_STR && r->kind == K_STR)
+			return !fail(P, pos, "two labels compared: one side must be a column");
+		if (l->kind == K_CAT || r->kind == K_CAT || l->kind == K_STR || r->kind == K_STR) {
+			val *c = l->kind == K_CAT ? l : r, *o = c == l ? r : l;
+			if (c->kind != K_CAT)
+				return !fail(P, o->pos, "the label '%s' is compared with %s: labels "
+					     "compare with a category column", o->str,
+					     kind_name(P, c, b1, sizeof(b1)));
+			if (!eq)
+				return !fail(P, pos, "'%s' orders %s: categories compare with == and "
+					     "!= only", sym, kind_name(P, c, b1, sizeof(b1)));
+			if (o->kind == K_STR) {
+				if (!resolve_label(P, o, c->col))
+					return false;
+			} else if (o->kind != K_CAT || P->cols[o->col].levels != P->cols[c->col].levels) {
+				return !fail(P, o->pos, "%s is compared with %s: compare a category "
+					     "with one of its 'labels'", kind_name(P, c, b1, sizeof(b1)),
+					     kind_name(P, o, b2, sizeof(b2)));
+			}
+		} else if (l->kind != K_NUM || r->kind != K_NUM) {
+			if (!(eq && l->kind == K_BOOL && r->kind == K_BOOL))
+				return !fail(P, pos, "'%s' compares %s with %s", sym,
+					     kind_name(P, l, b1, sizeof(b1)),
+					     kind_name(P, r, b2, sizeof(b2)));
+		}
+		/* a float32 column holds the float nearest to what the file said: compare it with
+		 * the float nearest to a constant (x == 5.1 finds the 5.1s) */
+		if (l->f32 && r->konst >= 0)
+			P->e->code[r->konst].num = (float)P->e->code[r->konst].num;
+		if (r->f32 && l->konst >= 0)
+			P->e->code[l->konst].num = (float)P->e->code[l->konst].num;
+		emit(P, op, 0, 0, -1);
+		out->kind = K_BOOL;
+		return !P->st;
+	}
+	}
+}
+
+static bool expr(parser *P, int rbp, val *out)
+{
+	val l, r;
+
+	if (!prefix(P, &l))
+		return false;
+	while (lbp(P->tok) > rbp) {
+		int tok = P->tok, pos = P->tpos, bp = lbp(tok);
+		bool ok;
+		next(P);
+		if (P->st) {
+			val_free(&l);
+			return false;
+		}
+		/* comparisons do not chain: a < b < c is an error, not (a < b) < c */
+		if (!expr(P, bp == 40 ? 40 : bp, &r)) {
+			val_free(&l);
+			return false;
+		}
+		if (bp == 40 && lbp(P->tok) == 40) {
+			val_free(&l);
+			val_free(&r);
+			return !fail(P, P->tpos, "comparisons do not chain: write (a < b) & (b < c)");
+		}
+		ok = infix(P, tok, pos, &l, &r, out);
+		val_free(&l);
+		val_free(&r);
+		if (!ok)
+			return false;
+		l = *out;
+	}
+	*out = l;
+	return !P->st;
+}
+
+gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *cols, int n,
+			    gwb_expr **res)
+{
+	parser P = {0};
+	val v = {0};
+
+	*res = NULL;
+	P.src = P.p = src;
+	P.names = names;
+	P.cols = cols;
+	P.ncols = n;
+	P.e = calloc(1, sizeof(gwb_expr));
+	if (!P.e)
+		return gwb_error(GWB_ENOMEM, "expression: out of memory");
+	next(&P);
+	if (!P.st && expr(&P, 0, &v)) {
+		if (P.tok != T_END)
+			fail(&P, P.tpos, P.tok == ')' ? "a ')' without its '('" : "an operator "
+			     "(+ - * / < <= > >= == != & |) or the end is expected here");
+		else if (v.kind == K_STR)
+			fail(&P, v.pos, "a label alone is not a value: compare it with a column "
+			     "(k == '%s')", v.str);
+		else if (v.kind == K_CAT)
+			fail(&P, v.pos, "a category column alone is not a value: compare it with one "
+			     "of its labels");
+	}
+	val_free(&v);
+	free(P.text);
+	if (P.st) {
+		gwb_expr_free(P.e);
+		return P.st;
+	}
+	P.e->mask = v.kind == K_BOOL;
+	*res = P.e;
+	return GWB_OK;
+}
+
+bool gwb_expr_is_mask(const gwb_expr *e)
+{
+	return e->mask;
+}
+
+void gwb_expr_free(gwb_expr *e)
+{
+	if (!e)
+		return;
+	free(e->code);
+	free(e);
+}
+
+/* --- evaluation ---------------------------------------------------------------------------- */
+
+#define EBLOCK 1024
+
+typedef struct eval_ctx {
+	const gwb_expr *e;
+	const gwb_col *cols;
+	double *out;
+	uint8_t *mask;
+	int failed;
+} eval_ctx;
+
+static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
+{
+	eval_ctx *x = vctx;
+	const gwb_expr *e = x->e;
+	double *stack = malloc((size_t)(e->maxdepth + 1) * EBLOCK * sizeof(double));
+	int64_t i, m, k;
+	int pc, sp;
+
+	(void)part;
+	if (!stack) {
+		x->failed = 1;
+		return;
+	}
+	for (i = lo; i < hi; i += EBLOCK) {
+		m = hi - i < EBLOCK ? hi - i : EBLOCK;
+		sp = 0;
+		for (pc = 0; pc < e->n; pc++) {
+			const ins *in = &e->code[pc];
+			double *a = stack + (size_t)(sp - 2) * EBLOCK, *b = a + EBLOCK;
+			double *t = stack + (size_t)(sp - 1) * EBLOCK;
+			switch (in->op) {
+			case OP_COL:
+				gwb_col_block(&x->cols[in->col], (size_t)i, (size_t)m,
+					      stack + (size_t)sp++ * EBLOCK);
+				break;
+			case OP_NUM:
+				t = stack + (size_t)sp++ * EBLOCK;
+				for (k = 0; k < m; k++)
+					t[k] = in->num;
+				break;
+			case OP_ADD: for (k = 0; k < m; k++) a[k] += b[k]; sp--; break;
+			case OP_SUB: for (k = 0; k < m; k++) a[k] -= b[k]; sp--; break;
+			case OP_MUL: for (k = 0; k < m; k++) a[k] *= b[k]; sp--; break;
+			case OP_DIV: for (k = 0; k < m; k++) a[k] /= b[k]; sp--; break;
+			case OP_LT: for (k = 0; k < m; k++) a[k] = a[k] < b[k]; sp--; break;
+			case OP_LE: for (k = 0; k < m; k++) a[k] = a[k] <= b[k]; sp--; break;
+			case OP_GT: for (k = 0; k < m; k++) a[k] = a[k] > b[k]; sp--; break;
+			case OP_GE: for (k = 0; k < m; k++) a[k] = a[k] >= b[k]; sp--; break;
+			case OP_EQ: for (k = 0; k < m; k++) a[k] = a[k] == b[k]; sp--; break;
+			case OP_NE: for (k = 0; k < m; k++) a[k] = !(a[k] == b[k]); sp--; break;
+			case OP_AND: for (k = 0; k < m; k++) a[k] = a[k] != 0 && b[k] != 0; sp--; break;
+			case OP_OR: for (k = 0; k < m; k++) a[k] = a[k] != 0 || b[k] != 0; sp--; break;
+			case OP_NEG: for (k = 0; k < m; k++) t[k] = -t[k]; break;
+			case OP_NOT: for (k = 0; k < m; k++) t[k] = t[k] == 0; break;
+			default: for (k = 0; k < m; k++) t[k] = isnan(t[k]) != 0;
+			}
+		}
+		if (x->mask)
+			for (k = 0; k < m; k++)
+				x->mask[i + k] = stack[k] != 0;
+		else
+			memcpy(x->out + i, stack, (size_t)m * sizeof(double));
+	}
+	free(stack);
+}
+
+static gwb_status run(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out,
+		      uint8_t *mask)
+{
+	eval_ctx x = {e, cols, out, mask, 0};
+
+	gwb_parallel_for((int64_t)rows, 16384, eval_run, &x);
+	if (x.failed)
+		return gwb_error(GWB_ENOMEM, "expression: out of memory for its %d blocks of %d rows",
+				 e->maxdepth, EBLOCK);
+	return GWB_OK;
+}
+
+gwb_status gwb_expr_eval(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out)
+{
+	return run(e, cols, rows, out, NULL);
+}
+
+gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, uint8_t *out)
+{
+	if (!e->mask)
+		return gwb_error(GWB_EINVAL, "the expression is a number, not a condition: compare it "
+				 "(e.g. > 0) to filter with it");
+	return run(e, cols, rows, NULL, out);
+}

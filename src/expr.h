@@ -1,0 +1,41 @@
+/* expr.h - the table expression language of d:filter("a > 5 & k == 'x'") and d:with{r = "a / b"}:
+ * column names (`quoted names` for any other spelling), numbers, 'labels', + - * / < <= > >=
+ * == != & | ~ ( ) and isnan(x). Compiled once per call into a small postfix program that is
+ * run column-wise in blocks of rows over the thread pool. The caller owns a compiled program
+ * and frees it with gwb_expr_free(). */
+#ifndef GWB_EXPR_H
+#define GWB_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "column.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gwb_expr gwb_expr;
+
+/* Compile src against the columns names[0..n) / cols[0..n) (their kinds decide what is
+ * allowed: labels compare with a category column of the same dictionary, arithmetic and
+ * ordering need numbers, & | ~ need conditions). Errors are GWB_EPARSE with a message that
+ * names the character where it went wrong, shows the text with a caret under it, and for an
+ * unknown column or label names the nearest one. */
+gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *cols, int n,
+			    gwb_expr **out);
+/* True when the result is a condition (a mask), false for a number. */
+bool gwb_expr_is_mask(const gwb_expr *e);
+/* Evaluate over rows [0, rows) of cols (the same columns it was compiled against): numbers
+ * (NaN = missing) or, for a condition, 1 / 0. */
+gwb_status gwb_expr_eval(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out);
+/* A condition's mask (GWB_EINVAL when the expression is a number). */
+gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, uint8_t *out);
+void gwb_expr_free(gwb_expr *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
