@@ -5,14 +5,14 @@
 -- (k1, k2: up to 10 G groups), value_counts, and (at G = 100,000) a left join to a 100k-row
 -- table of the k1 keys. polars and DuckDB run the same cases on the same files in the same run
 -- at the same thread count (scripts/bench/tables_peers.py). Goal: no case slower than polars.
--- Environment: GWB_BENCH_QUICK=1 (1M rows), GWB_BENCH_ROWS, GWB_THREADS (default: the CPUs),
+-- Environment: GWB_BENCH_QUICK=1 (1M rows), GWB_BENCH_ROWS, GWB_BENCH_REPS (3), GWB_THREADS (the CPUs),
 -- GWB_PYTHON (python3), GWB_BENCH_TMP (/tmp; ~0.9 GB of CSV).
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
 local rows = tonumber(os.getenv("GWB_BENCH_ROWS") or "") or (quick and 1000000 or 10000000)
 local python = os.getenv("GWB_PYTHON") or "python3"
 local tmp = os.getenv("GWB_BENCH_TMP") or "/tmp"
 local threads = tonumber(os.getenv("GWB_THREADS") or "") or gwb.cpu_count and gwb.cpu_count() or 2
-local reps = 3
+local reps = tonumber(os.getenv("GWB_BENCH_REPS") or "") or 3
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "scripts/bench"
 local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 

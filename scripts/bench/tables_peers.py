@@ -57,6 +57,8 @@ try:
     del df, r
 except ImportError:
     pass
+except Exception as e:   # keep what was measured; say what failed
+    print("polars failed:", repr(e), file=sys.stderr)
 
 try:
     if "duckdb" not in only:
@@ -65,6 +67,14 @@ try:
     con = duckdb.connect()
     con.execute("SET threads = %d" % threads)
     con.execute("CREATE TABLE t AS SELECT * FROM read_csv_auto('%s')" % path)
+    def fetch(q):
+        """the result materialized as Arrow (the method's name moved between versions)"""
+        r = con.execute(q)
+        for m in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+            if hasattr(r, m):
+                return getattr(r, m)()
+        return r.fetchall()
+
     if right_path != "-":
         con.execute("CREATE TABLE r AS SELECT * FROM read_csv_auto('%s')" % right_path)
     Q = {
@@ -82,9 +92,11 @@ try:
     }
     for c, q in Q.items():
         if q:
-            res[c]["duckdb"] = best(lambda: con.execute(q).fetch_arrow_table())
+            res[c]["duckdb"] = best(lambda: fetch(q))
 except ImportError:
     pass
+except Exception as e:
+    print("duckdb failed:", repr(e), file=sys.stderr)
 
 for c in CASES:
     print(c, "%.1f" % res[c]["polars"], "%.1f" % res[c]["duckdb"])
