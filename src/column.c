@@ -433,17 +433,13 @@ gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, si
 	*k = 0;
 	if (c->levels && c->nlevels >= 0) {
 		/* categories: count the codes, then list those seen in order of first appearance */
-		size_t nl = (size_t)c->nlevels, *first;
+		size_t nl = (size_t)c->nlevels;
 		cnt = calloc(nl + 1, sizeof(size_t));
-		first = malloc((nl + 1) * sizeof(size_t));
 		v = malloc((nl + 1) * sizeof(double));
 		slot = malloc((nl + 1) * sizeof(size_t));
-		if (!cnt || !first || !v || !slot) {
-			free(first);
+		if (!cnt || !v || !slot)
 			goto oom;
-		}
-		for (i = 0; i < nl; i++)
-			first[i] = SIZE_MAX;
+		/* the seen codes in order of first appearance, listed as they are first met */
 		for (lo = 0; lo < c->n; lo += BLOCK) {
 			m = c->n - lo < BLOCK ? c->n - lo : BLOCK;
 			gwb_col_block(c, lo, m, buf);
@@ -454,27 +450,13 @@ gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, si
 					continue;
 				code = (size_t)x;
 				if (!cnt[code]++)
-					first[code] = lo + j;
+					slot[used++] = code;
 			}
-		}
-		for (i = 0; i < nl; i++)
-			if (cnt[i])
-				slot[used++] = i;
-		/* order of first appearance: sort the seen codes by first row (few: insertion) */
-		for (i = 1; i < used; i++) {
-			size_t t = slot[i], p = i;
-			while (p > 0 && first[slot[p - 1]] > first[t]) {
-				slot[p] = slot[p - 1];
-				p--;
-			}
-			slot[p] = t;
 		}
 		{
 			size_t *oc = malloc((used + 1) * sizeof(size_t));
-			if (!oc) {
-				free(first);
+			if (!oc)
 				goto oom;
-			}
 			for (i = 0; i < used; i++) {
 				v[i] = (double)slot[i];
 				oc[i] = cnt[slot[i]];
@@ -482,7 +464,6 @@ gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, si
 			free(cnt);
 			cnt = oc;
 		}
-		free(first);
 		free(slot);
 		*vals = v;
 		*counts = cnt;
