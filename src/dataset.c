@@ -6,6 +6,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "size.h"
+#include "pool.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -483,53 +484,40 @@ gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out)
 struct djob {
 	const gwb_dataset *d;
 	gwb_colstats *out;
-	int next;
 	pthread_mutex_t mu;
 	gwb_status st;
 };
 
-static void *dworker(void *arg)
+static void dcolumn(void *arg, size_t c, int worker)
 {
 	struct djob *j = arg;
+	gwb_status st;
+	bool stop;
 
-	for (;;) {
-		int c;
-		gwb_status st;
+	(void)worker;
+	pthread_mutex_lock(&j->mu);
+	stop = j->st != GWB_OK;
+	pthread_mutex_unlock(&j->mu);
+	if (stop)
+		return;
+	st = gwb_colstats_of(j->d->X + c * j->d->rows, j->d->rows, &j->out[c]);
+	if (st) {
 		pthread_mutex_lock(&j->mu);
-		c = j->st ? j->d->features : j->next++;
+		j->st = st;
 		pthread_mutex_unlock(&j->mu);
-		if (c >= j->d->features)
-			break;
-		st = gwb_colstats_of(j->d->X + (size_t)c * j->d->rows, j->d->rows, &j->out[c]);
-		if (st) {
-			pthread_mutex_lock(&j->mu);
-			j->st = st;
-			pthread_mutex_unlock(&j->mu);
-		}
 	}
-	return NULL;
 }
 
 gwb_status gwb_dataset_describe(const gwb_dataset *d, gwb_colstats *out, int threads)
 {
-	struct djob j = {d, out, 0, PTHREAD_MUTEX_INITIALIZER, GWB_OK};
-	pthread_t tid[64];
-	int k, started;
+	struct djob j = {d, out, PTHREAD_MUTEX_INITIALIZER, GWB_OK};
 
 	if (threads <= 0) {
 		threads = d->rows * (size_t)d->features >= 1000000 ? gwb_cpu_count() : 1;
 	}
 	if (threads > 64)
 		threads = 64;
-	if (threads > d->features)
-		threads = d->features > 0 ? d->features : 1;
-	for (k = 1; k < threads; k++)
-		if (pthread_create(&tid[k], NULL, dworker, &j))
-			break;
-	started = k;
-	dworker(&j);
-	for (k = 1; k < started; k++)
-		pthread_join(tid[k], NULL);
+	gwb_parallel_items(threads, d->features > 0 ? (size_t)d->features : 0, dcolumn, &j);
 	pthread_mutex_destroy(&j.mu);
 	return j.st;
 }

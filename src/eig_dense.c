@@ -22,6 +22,7 @@
 #include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
+#include "pool.h"
 #include "lapack.h"
 #include "switches.h"
 #ifdef GWB_HAVE_CUDA
@@ -640,37 +641,35 @@ typedef struct pfor {
 	item_fn fn;
 	void *ctx;
 	size_t count;
-	atomic_size_t next;
 	atomic_int failed;
 	pthread_mutex_t lock;
 	gwb_status rc;
 	char msg[512];
 } pfor;
 
-static void *pfor_worker(void *arg)
+static void pfor_item(void *arg, size_t i, int worker)
 {
 	pfor *p = arg;
-	size_t i;
+	gwb_status rc;
 
-	while (!atomic_load(&p->failed) && (i = atomic_fetch_add(&p->next, 1)) < p->count) {
-		gwb_status rc;
-		if (gwb_intr_pending())
-			rc = gwb_error(GWB_EINTR, "interrupted");
-		else
-			rc = p->fn(p->ctx, i);
-		if (rc) {
-			pthread_mutex_lock(&p->lock);
-			if (!p->rc) {
-				p->rc = rc;
-				snprintf(p->msg, sizeof(p->msg), "%s", gwb_errmsg());
-			}
-			pthread_mutex_unlock(&p->lock);
-			atomic_store(&p->failed, 1);
+	(void)worker;
+	if (atomic_load(&p->failed))
+		return;
+	if (gwb_intr_pending())
+		rc = gwb_error(GWB_EINTR, "interrupted");
+	else
+		rc = p->fn(p->ctx, i);
+	if (rc) {
+		pthread_mutex_lock(&p->lock);
+		if (!p->rc) {
+			p->rc = rc;
+			snprintf(p->msg, sizeof(p->msg), "%s", gwb_errmsg());
 		}
-		if ((i & 63) == 0)
-			gwb_progress_update((double)i, NULL, 0);
+		pthread_mutex_unlock(&p->lock);
+		atomic_store(&p->failed, 1);
 	}
-	return NULL;
+	if ((i & 63) == 0)
+		gwb_progress_update((double)i, NULL, 0);
 }
 
 static int online_cpus(void)
@@ -678,37 +677,25 @@ static int online_cpus(void)
 	return gwb_cpu_count();
 }
 
-/* Run fn(ctx, i) for i in [0, count) on `threads` threads (0 = online CPUs). The first error
- * wins and stops the others; its message is restored on the calling thread. */
+/* Run fn(ctx, i) for i in [0, count) on `threads` workers of the pool (0 = online CPUs). The
+ * first error wins and stops the others; its message is restored on the calling thread. */
 static gwb_status parallel_for(size_t count, int threads, item_fn fn, void *ctx)
 {
 	pfor p;
-	pthread_t tid[256];
-	int t, started = 0;
 
 	if (threads <= 0)
 		threads = online_cpus();
-	if (threads > 256)
-		threads = 256;
-	if ((size_t)threads > count)
-		threads = (int)count;
 	memset(&p, 0, sizeof(p));
 	p.fn = fn;
 	p.ctx = ctx;
 	p.count = count;
-	atomic_init(&p.next, 0);
 	atomic_init(&p.failed, 0);
 	pthread_mutex_init(&p.lock, NULL);
-	/* Our threads, so BLAS runs on one (blas.h): OpenBLAS spreading each call of thousands
-	 * of small matrices over its own pool costs far more than the work (measured: 4.6x
-	 * slower for 500 matrices of 32 even on one of our threads). */
+	/* BLAS on one thread even when we run on one (blas.h): OpenBLAS spreading each call of
+	 * thousands of small matrices over its own pool costs far more than the work (measured:
+	 * 4.6x slower for 500 matrices of 32 even on one of our threads). */
 	gwb_blas_serial_begin();
-	for (t = 1; t < threads; t++)
-		if (pthread_create(&tid[started], NULL, pfor_worker, &p) == 0)
-			started++;
-	pfor_worker(&p);
-	for (t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	gwb_parallel_items(threads, count, pfor_item, &p);
 	pthread_mutex_destroy(&p.lock);
 	gwb_blas_serial_end();
 	if (p.rc)

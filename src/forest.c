@@ -6,20 +6,17 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "blas.h"
 #include "fileio.h"
 #include "fmt.h"
 #include "gpu.h"
 #include "intr.h"
 #include "size.h"
+#include "pool.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
 /* "auto" trains on the GPU from this estimate up (rows x mtry x min(depth, 16) x trees): on an
@@ -30,70 +27,6 @@
 #else
 #define RF_AUTO_MIN_BYTES 0
 #endif
-
-/* ---- threads -------------------------------------------------------------------------------- */
-
-typedef struct par_ctx {
-	void (*fn)(void *ctx, size_t i, int tid);
-	void *ctx;
-	size_t n;
-	atomic_size_t next;
-} par_ctx;
-
-typedef struct par_arg {
-	par_ctx *pc;
-	int tid;
-} par_arg;
-
-static void par_run(par_ctx *pc, int tid)
-{
-	for (;;) {
-		size_t i = atomic_fetch_add(&pc->next, 1);
-		if (i >= pc->n)
-			break;
-		pc->fn(pc->ctx, i, tid);
-	}
-}
-
-static void *par_main(void *a)
-{
-	par_arg *pa = a;
-
-	par_run(pa->pc, pa->tid);
-	return NULL;
-}
-
-gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, int tid), void *ctx)
-{
-	par_ctx pc;
-	pthread_t tids[256];
-	par_arg args[256];
-	int t, started = 0;
-
-	if (threads > 256)
-		threads = 256;
-	if ((size_t)threads > n)
-		threads = (int)n;
-	pc.fn = fn;
-	pc.ctx = ctx;
-	pc.n = n;
-	atomic_init(&pc.next, 0);
-	if (threads > 1)
-		gwb_blas_serial_begin();   /* our threads, so BLAS runs on one (blas.h) */
-	for (t = 1; t < threads; t++) {
-		args[t].pc = &pc;
-		args[t].tid = t;
-		if (pthread_create(&tids[t], NULL, par_main, &args[t]))
-			break;
-		started++;
-	}
-	par_run(&pc, 0);
-	for (t = 1; t <= started; t++)
-		pthread_join(tids[t], NULL);
-	if (threads > 1)
-		gwb_blas_serial_end();
-	return GWB_OK;
-}
 
 /* ---- parameters ----------------------------------------------------------------------------- */
 
@@ -573,7 +506,7 @@ static gwb_status predict_sums(const gwb_forest *f, const float *X, size_t rows,
 		free((void *)j.P);
 		return gwb_error(GWB_ENOMEM, "rf: out of memory predicting %zu rows", rows);
 	}
-	gwb_par_for(threads, (rows + PRED_BLOCK - 1) / PRED_BLOCK, pred_block, &j);
+	gwb_parallel_items(threads, (rows + PRED_BLOCK - 1) / PRED_BLOCK, pred_block, &j);
 	free((void *)j.P);
 	*acc_out = j.acc;
 	if (ntrees_out)

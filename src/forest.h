@@ -451,13 +451,6 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out);
 /* The trees as JSON: {"task", "features", "classes", "trees": [{"nodes": [...]}]}. */
 gwb_status gwb_forest_export_json(const gwb_forest *f, const char *path);
 
-/* ---- helpers shared by forest.c, quantize.c and rf_cpu.c ------------------------------------ */
-
-/* Run fn(ctx, i, tid) for i in 0..n-1 on up to `threads` threads (at most 256; tid
- * 0..threads-1, the caller is tid 0), items handed out dynamically. Threads that cannot be
- * started are done without: the remaining ones (at least the caller) run every item. */
-gwb_status gwb_par_for(int threads, size_t n, void (*fn)(void *ctx, size_t i, int tid), void *ctx);
-
 #ifdef __cplusplus
 }
 #endif

@@ -304,6 +304,8 @@ gwb_status gwb_run_interruptible(const char *label, gwb_status (*fn)(void *arg),
 	pthread_cond_init(&j->cv, NULL);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	/* a thread of its own, not a parallel loop: the call runs there while this one watches
+	 * for an interrupt (and may leave it behind) */
 	if (pthread_create(&tid, &at, worker_main, j)) {
 		/* no thread: run it here, uninterruptible but correct */
 		pthread_attr_destroy(&at);

@@ -336,6 +336,9 @@ gwb_status gwb_gpu_run(const gwb_gpu_set *s, gwb_gpu_work_fn fn, void *ctx)
 		}
 		return rc;
 	}
+	/* One host thread of its own per device, not the pool: each is made current on its
+	 * device for the whole call (the pool's workers keep device 0 and run parallel loops
+	 * inside fn). */
 	for (i = 0; i < s->n; i++) {
 		slots[i] = (run_slot){.s = s, .fn = fn, .ctx = ctx, .slot = i};
 		started[i] = pthread_create(&th[i], NULL, slot_main, &slots[i]) == 0;

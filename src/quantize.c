@@ -7,6 +7,7 @@
 
 #include "forest.h"
 #include "intr.h"
+#include "pool.h"
 
 /* Sort floats (no NaN) ascending: an LSD radix sort on order-preserving keys, 3 passes of 11
  * bits. tmp and keys are scratch of n entries each. */
@@ -179,7 +180,7 @@ gwb_status gwb_quant_build(const gwb_dataset *d, int bins, size_t sample, uint64
 		if (!job.vbuf[t] || !job.kbuf[t] || !job.tbuf[t])
 			goto oom;
 	}
-	gwb_par_for(threads, (size_t)d->features, quant_feature, &job);
+	gwb_parallel_items(threads, (size_t)d->features, quant_feature, &job);
 	for (j = 0; j < d->features; j++)
 		q->offset[j + 1] = q->offset[j] + q->nbins[j] + 1;
 	*out = q;

@@ -14,6 +14,7 @@
 
 #include "forest.h"
 #include "intr.h"
+#include "pool.h"
 #include "switches.h"
 
 /* ---- one tree's nodes, grown into arrays that double as needed ----------------------------- */
@@ -171,7 +172,7 @@ static void exec(int nworkers, size_t n, void (*fn)(void *, size_t, int), void *
 			fn(ctx, i, 0);
 		return;
 	}
-	gwb_par_for(nworkers, n, fn, ctx);
+	gwb_parallel_items(nworkers, n, fn, ctx);
 }
 
 static scratch *ws_of(tctx *tc, int tid)
@@ -1100,9 +1101,9 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	if (job->p->progress)
 		gwb_progress_begin("rf.train", job->p->trees);
 	if (job->sched) {
-		gwb_par_for(R.workers, (size_t)R.workers, sched_item, &R);
+		gwb_parallel_items(R.workers, (size_t)R.workers, sched_item, &R);
 	} else if (tree_parallel) {
-		gwb_par_for(R.workers, (size_t)job->p->trees, tree_item, &R);
+		gwb_parallel_items(R.workers, (size_t)job->p->trees, tree_item, &R);
 	} else {
 		for (t = 0; t < job->p->trees && !atomic_load(&R.failed); t++) {
 			st = grow_tree(&R, t, R.ws, R.workers);

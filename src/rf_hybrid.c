@@ -608,6 +608,8 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
 	 * claimed while the back was still counted alive would take only its own share, and
 	 * the rest would cost it a second batch (a second pass of level steps) */
 	bool back_go = gwb_rf_sched_back_begin(&s);
+	/* The GPU side is a thread of its own, not a parallel loop: it runs the whole training
+	 * beside the CPU workers (which run on the pool, pool.h). */
 	if (pthread_create(&tid, NULL, front_main, &fr)) {
 		st = gwb_error(GWB_ENOMEM, "rf.train: cannot start the hybrid trainer's thread");
 		goto out_progress;

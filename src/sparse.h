@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "dataset.h"
+#include "pool.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -146,12 +147,6 @@ gwb_status gwb_csr_save(const gwb_csr *A, const char *path);
 gwb_status gwb_csr_load(const char *path, gwb_csr **out);
 bool gwb_csr_is_gwbs(const char *path);
 
-/* Run fn(ctx, lo, hi) over [0, n) split across the CPU threads (one call when n is small,
- * below `grain` per thread). Returns after all parts finish. */
-typedef void (*gwb_par_fn)(void *ctx, int64_t lo, int64_t hi, int part);
-void gwb_parallel_for(int64_t n, int64_t grain, gwb_par_fn fn, void *ctx);
-/* Threads gwb_parallel_for uses (online CPUs, at most 64; GWB_THREADS overrides). */
-int gwb_cpu_threads(void);
 
 #ifdef __cplusplus
 }

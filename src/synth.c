@@ -9,7 +9,6 @@
 #include "synth.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include "intr.h"
 #include "size.h"
+#include "pool.h"
 #include "transpose.h"
 
 /* --- random numbers ----------------------------------------------------------------------- */
@@ -141,8 +141,9 @@ struct plan {
 	size_t *cluster_start;        /* nc + 1: slot ranges of each cluster */
 	size_t *perm;                 /* rows: slot of row i (NULL = identity) */
 	double *coef;                 /* regression: F coefficients */
-	atomic_size_t next;           /* next block to take */
-	atomic_int stop;
+	float *wbuf[256];             /* per pool worker: a block of rows, row-major */
+	double *wx[256];              /* per pool worker: one row's generated values */
+	atomic_int stop;              /* 1 interrupted, 2 out of memory */
 	gwb_status st;
 };
 
@@ -240,38 +241,38 @@ static void gen_row(const struct plan *p, size_t i, float *out, int32_t *y, floa
 	}
 }
 
-static void *worker(void *arg)
+/* One block of rows on pool worker w (gwb_parallel_items): generated row-major into the
+ * worker's buffer (allocated on its first block), transposed into the columns. */
+static void gen_block(void *arg, size_t b, int w)
 {
 	struct plan *p = arg;
-	size_t rows = p->d->rows, nblocks = (rows + BLOCK_ROWS - 1) / BLOCK_ROWS;
-	float *buf = malloc((size_t)BLOCK_ROWS * (size_t)p->F * sizeof(float));
-	double *x = malloc((size_t)p->F * sizeof(double));
+	size_t rows = p->d->rows, r0, n, i;
+	float *buf;
+	double *x;
 
-	if (!buf || !x) {
-		atomic_store(&p->stop, 2);
-		free(buf);
-		free(x);
-		return NULL;
+	if (atomic_load(&p->stop))
+		return;
+	if (gwb_intr_pending()) {
+		atomic_store(&p->stop, 1);
+		return;
 	}
-	for (;;) {
-		size_t b = atomic_fetch_add(&p->next, 1), r0, n, i;
-		if (b >= nblocks || atomic_load(&p->stop))
-			break;
-		if (gwb_intr_pending()) {
-			atomic_store(&p->stop, 1);
-			break;
+	if (!p->wbuf[w]) {
+		p->wbuf[w] = malloc((size_t)BLOCK_ROWS * (size_t)p->F * sizeof(float));
+		p->wx[w] = malloc((size_t)p->F * sizeof(double));
+		if (!p->wbuf[w] || !p->wx[w]) {
+			atomic_store(&p->stop, 2);
+			return;
 		}
-		r0 = b * BLOCK_ROWS;
-		n = rows - r0 < BLOCK_ROWS ? rows - r0 : BLOCK_ROWS;
-		for (i = 0; i < n; i++)
-			gen_row(p, r0 + i, buf + i * (size_t)p->F, p->d->y ? p->d->y + r0 + i : NULL,
-				p->d->yr ? p->d->yr + r0 + i : NULL, x);
-		gwb_transpose_f32(buf, n, (size_t)p->F, (size_t)p->F, p->d->X + r0, rows, 32, 1);
-		gwb_progress_update((double)(r0 + n), NULL, 0);
 	}
-	free(buf);
-	free(x);
-	return NULL;
+	buf = p->wbuf[w];
+	x = p->wx[w];
+	r0 = b * BLOCK_ROWS;
+	n = rows - r0 < BLOCK_ROWS ? rows - r0 : BLOCK_ROWS;
+	for (i = 0; i < n; i++)
+		gen_row(p, r0 + i, buf + i * (size_t)p->F, p->d->y ? p->d->y + r0 + i : NULL,
+			p->d->yr ? p->d->yr + r0 + i : NULL, x);
+	gwb_transpose_f32(buf, n, (size_t)p->F, (size_t)p->F, p->d->X + r0, rows, 32, 1);
+	gwb_progress_update((double)(r0 + n), NULL, 0);
 }
 
 static gwb_status check(const gwb_synth_opts *o)
@@ -344,6 +345,10 @@ static void plan_free(struct plan *p)
 	free(p->cluster_start);
 	free(p->perm);
 	free(p->coef);
+	for (int w = 0; w < 256; w++) {
+		free(p->wbuf[w]);
+		free(p->wx[w]);
+	}
 }
 
 /* Everything drawn from stream 0, serially. */
@@ -494,8 +499,7 @@ oom:
 gwb_status gwb_synth(const gwb_synth_opts *o, gwb_dataset **out)
 {
 	struct plan p;
-	pthread_t tid[256];
-	int nt, k, started;
+	int nt;
 	gwb_status st;
 
 	*out = NULL;
@@ -520,16 +524,9 @@ gwb_status gwb_synth(const gwb_synth_opts *o, gwb_dataset **out)
 		nt = 256;
 	if (nt < 1)
 		nt = 1;
-	atomic_init(&p.next, 0);
 	atomic_init(&p.stop, 0);
 	gwb_progress_begin("synth", (double)o->rows);
-	for (k = 1; k < nt; k++)
-		if (pthread_create(&tid[k], NULL, worker, &p))
-			break;
-	started = k;
-	worker(&p);
-	for (k = 1; k < started; k++)
-		pthread_join(tid[k], NULL);
+	gwb_parallel_items(nt, (o->rows + BLOCK_ROWS - 1) / BLOCK_ROWS, gen_block, &p);
 	gwb_progress_end();
 	if (atomic_load(&p.stop) == 1)
 		st = gwb_error(GWB_EINTR, "data.synth: interrupted");

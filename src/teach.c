@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "intr.h"
+#include "pool.h"
 
 static volatile double sink;
 
@@ -267,10 +268,11 @@ static int class_of(size_t r, int C)
 	return (int)(((uint64_t)h * (uint32_t)C) >> 32);
 }
 
-static void *vote_worker(void *p)
+static void vote_worker(void *p, size_t k, int worker)
 {
-	struct vote_job *j = p;
+	struct vote_job *j = (struct vote_job *)p + k;
 
+	(void)worker;
 	if (!j->codes) {
 		for (size_t r = j->lo; r < j->hi; r++) {
 			unsigned *c = &j->counts[class_of(r, j->C)];
@@ -279,7 +281,7 @@ static void *vote_worker(void *p)
 			else
 				(*c)++;
 		}
-		return NULL;
+		return;
 	}
 	for (size_t r = j->lo; r < j->hi; r++) {
 		int y = j->y[r];
@@ -291,16 +293,13 @@ static void *vote_worker(void *p)
 				(*c)++;
 		}
 	}
-	return NULL;
 }
 
-/* Runs the job over `threads` threads; shared: one counter array of `cells`, else one per
- * thread, summed into out. Returns seconds (negative when memory ran out). */
+/* Runs the job over `threads` workers of the pool; shared: one counter array of `cells`, else
+ * one per worker, summed into out. Returns seconds (negative when memory ran out). */
 static double run_counts(struct vote_job base, size_t cells, int threads, unsigned *out)
 {
 	struct vote_job jobs[64];
-	pthread_t tid[64];
-	bool started[64];
 	unsigned *priv = NULL;
 	double t0;
 
@@ -319,15 +318,8 @@ static double run_counts(struct vote_job base, size_t cells, int threads, unsign
 		jobs[k].counts = base.shared ? out : priv + (size_t)k * pitch;
 		if (!base.shared)
 			memset(jobs[k].counts, 0, cells * sizeof(unsigned));
-		started[k] = k > 0 && pthread_create(&tid[k], NULL, vote_worker, &jobs[k]) == 0;
 	}
-	vote_worker(&jobs[0]);
-	for (int k = 1; k < threads; k++) {
-		if (started[k])
-			pthread_join(tid[k], NULL);
-		else
-			vote_worker(&jobs[k]);
-	}
+	gwb_parallel_items(threads, (size_t)threads, vote_worker, jobs);
 	if (!base.shared)
 		for (int k = 0; k < threads; k++)
 			for (size_t c = 0; c < cells; c++)
@@ -464,6 +456,8 @@ struct small_job {
 	int elems, tasks;
 };
 
+/* A thread of its own per task, on purpose: the cost of starting one is what this lesson
+ * measures (every parallel loop of gwb runs on the pool instead, pool.h). */
 static void *small_worker(void *arg)
 {
 	struct small_job *j = arg;

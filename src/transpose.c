@@ -2,8 +2,8 @@
 #define _GNU_SOURCE
 #include "transpose.h"
 #include "intr.h"
+#include "pool.h"
 
-#include <pthread.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <xmmintrin.h>
@@ -82,19 +82,18 @@ static void tblock(const struct tjob *t)
 	}
 }
 
-static void *tworker(void *arg)
+static void tpanel(void *jobs, size_t i, int worker)
 {
-	tblock(arg);
-	return NULL;
+	(void)worker;
+	tblock((struct tjob *)jobs + i);
 }
 
 gwb_status gwb_transpose_f32(const float *src, size_t rows, size_t cols, size_t lds, float *dst,
 			     size_t ldd, int block, int threads)
 {
 	struct tjob jobs[64];
-	pthread_t tid[64];
 	size_t per, c;
-	int k, n, started;
+	int n;
 
 	if (lds < cols || ldd < rows)
 		return gwb_error(GWB_EINVAL, "transpose: strides too small (lds %zu < cols %zu or "
@@ -115,14 +114,6 @@ gwb_status gwb_transpose_f32(const float *src, size_t rows, size_t cols, size_t 
 				 c + per < rows ? c + per : rows};
 		jobs[n] = t;
 	}
-	for (k = 1; k < n; k++)
-		if (pthread_create(&tid[k], NULL, tworker, &jobs[k]))
-			break;
-	started = k;   /* workers 1..started-1 run; the rest we do here */
-	tblock(&jobs[0]);
-	for (k = started; k < n; k++)
-		tblock(&jobs[k]);
-	for (k = 1; k < started; k++)
-		pthread_join(tid[k], NULL);
+	gwb_parallel_items(n, (size_t)n, tpanel, jobs);
 	return GWB_OK;
 }

@@ -88,7 +88,7 @@ static void item_nested(void *ctx, size_t i, int tid)
 	(void)ctx;
 	(void)tid;
 	if (i == 0)
-		gwb_par_for(2, 4, item_forest, NULL);
+		gwb_parallel_items(2, 4, item_forest, NULL);
 	record(gwb_blas_threads());
 }
 
@@ -105,7 +105,7 @@ static void test_thread_policy(void **state)
 
 	atomic_store(&seen_max, 0);
 	atomic_store(&seen_calls, 0);
-	gwb_par_for(2, 16, item_forest, NULL);
+	gwb_parallel_items(2, 16, item_forest, NULL);
 	assert_int_equal(atomic_load(&seen_calls), 16);
 	assert_int_equal(atomic_load(&seen_max), 1);
 	assert_int_equal(gwb_blas_threads(), 3);
@@ -118,7 +118,7 @@ static void test_thread_policy(void **state)
 	assert_int_equal(gwb_blas_threads(), 3);
 
 	atomic_store(&seen_max, 0);
-	gwb_par_for(2, 8, item_nested, NULL);
+	gwb_parallel_items(2, 8, item_nested, NULL);
 	assert_int_equal(atomic_load(&seen_max), 1);
 	assert_int_equal(gwb_blas_threads(), 3);
 

@@ -1,4 +1,4 @@
-/* test_parallel.c - gwb_parallel_for's persistent workers (sparse.c): every index of every
+/* test_parallel.c - gwb_parallel_for's persistent workers (pool.c): every index of every
  * call is visited exactly once, by parts numbered below gwb_cpu_threads(); a call from inside
  * a part and calls from two threads at once finish and cover their ranges; the fused
  * Lanczos product gwb_csr_spmv_dot equals the scaled product and a compensated dot; the
