@@ -1028,7 +1028,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	int t, j, nt, maxcodes = 0, threads = job->threads > 0 ? job->threads : gwb_cpu_count();
 	bool tree_parallel;
 
-	if (threads > 256)   /* gwb_par_for's limit; each worker holds rows x 12 bytes */
+	if (threads > 256)   /* gwb_parallel_items' limit; each worker holds rows x 12 bytes */
 		threads = 256;
 	tree_parallel = job->p->trees >= threads || job->sched;
 	gwb_status st = GWB_OK;
