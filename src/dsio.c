@@ -28,18 +28,7 @@ static const unsigned char magic[8] = {0x89, 'G', 'W', 'B', 'D', '\r', '\n', 0x1
 #define HDR 64
 #define IO_BLOCK ((size_t)4 << 20)
 
-/* --- XXH64 -------------------------------------------------------------------------------- */
-
-#define P1 0x9E3779B185EBCA87ull
-#define P2 0xC2B2AE3D27D4EB4Full
-#define P3 0x165667B19E3779F9ull
-#define P4 0x85EBCA77C2B2AE63ull
-#define P5 0x27D4EB2F165667C5ull
-
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
+/* --- header fields (little-endian, as the format says; x86 and ARM Linux are) ------------- */
 
 static inline uint64_t rd64(const unsigned char *p)
 {
@@ -55,114 +44,6 @@ static inline uint32_t rd32(const unsigned char *p)
 
 	memcpy(&v, p, 4);
 	return v;
-}
-
-static inline uint64_t xround(uint64_t acc, uint64_t in)
-{
-	acc += in * P2;
-	acc = rotl64(acc, 31);
-	return acc * P1;
-}
-
-static inline uint64_t xmerge(uint64_t acc, uint64_t v)
-{
-	acc ^= xround(0, v);
-	return acc * P1 + P4;
-}
-
-void gwb_xxh64_init(gwb_xxh64_state *h, uint64_t seed)
-{
-	memset(h, 0, sizeof(*h));
-	h->seed = seed;
-	h->v[0] = seed + P1 + P2;
-	h->v[1] = seed + P2;
-	h->v[2] = seed;
-	h->v[3] = seed - P1;
-}
-
-static void stripes(gwb_xxh64_state *h, const unsigned char *p, size_t n)
-{
-	uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
-	const unsigned char *e = p + n;
-
-	for (; p < e; p += 32) {
-		v0 = xround(v0, rd64(p));
-		v1 = xround(v1, rd64(p + 8));
-		v2 = xround(v2, rd64(p + 16));
-		v3 = xround(v3, rd64(p + 24));
-	}
-	h->v[0] = v0;
-	h->v[1] = v1;
-	h->v[2] = v2;
-	h->v[3] = v3;
-}
-
-void gwb_xxh64_update(gwb_xxh64_state *h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	size_t k;
-
-	h->total += n;
-	if (h->ntail) {
-		k = 32 - h->ntail < n ? 32 - h->ntail : n;
-		memcpy(h->tail + h->ntail, p, k);
-		h->ntail += k;
-		p += k;
-		n -= k;
-		if (h->ntail < 32)
-			return;
-		stripes(h, h->tail, 32);
-		h->ntail = 0;
-	}
-	k = n & ~(size_t)31;
-	stripes(h, p, k);
-	memcpy(h->tail, p + k, n - k);
-	h->ntail = n - k;
-}
-
-uint64_t gwb_xxh64_final(const gwb_xxh64_state *h)
-{
-	const unsigned char *p = h->tail, *e = h->tail + h->ntail;
-	uint64_t a;
-
-	if (h->total >= 32) {
-		a = rotl64(h->v[0], 1) + rotl64(h->v[1], 7) + rotl64(h->v[2], 12) + rotl64(h->v[3], 18);
-		a = xmerge(a, h->v[0]);
-		a = xmerge(a, h->v[1]);
-		a = xmerge(a, h->v[2]);
-		a = xmerge(a, h->v[3]);
-	} else {
-		a = h->seed + P5;
-	}
-	a += h->total;
-	for (; p + 8 <= e; p += 8) {
-		a ^= xround(0, rd64(p));
-		a = rotl64(a, 27) * P1 + P4;
-	}
-	if (p + 4 <= e) {
-		a ^= (uint64_t)rd32(p) * P1;
-		a = rotl64(a, 23) * P2 + P3;
-		p += 4;
-	}
-	for (; p < e; p++) {
-		a ^= (*p) * P5;
-		a = rotl64(a, 11) * P1;
-	}
-	a ^= a >> 33;
-	a *= P2;
-	a ^= a >> 29;
-	a *= P3;
-	a ^= a >> 32;
-	return a;
-}
-
-uint64_t gwb_xxh64(const void *data, size_t n, uint64_t seed)
-{
-	gwb_xxh64_state h;
-
-	gwb_xxh64_init(&h, seed);
-	gwb_xxh64_update(&h, data, n);
-	return gwb_xxh64_final(&h);
 }
 
 /* --- writing ------------------------------------------------------------------------------ */

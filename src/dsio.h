@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "dataset.h"
+#include "hash.h"     /* its checksums (XXH64) */
 #include "status.h"
 
 #ifdef __cplusplus
@@ -28,19 +29,6 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out);
 /* True when the file starts with the .gwbd magic. */
 bool gwb_dsio_is_gwbd(const char *path);
 
-/* XXH64 of a byte stream, incrementally (used for the checksums; exposed for tests). */
-typedef struct gwb_xxh64_state {
-	uint64_t v[4];
-	uint64_t total;
-	unsigned char tail[32];
-	size_t ntail;
-	uint64_t seed;
-} gwb_xxh64_state;
-
-void gwb_xxh64_init(gwb_xxh64_state *h, uint64_t seed);
-void gwb_xxh64_update(gwb_xxh64_state *h, const void *data, size_t n);
-uint64_t gwb_xxh64_final(const gwb_xxh64_state *h);
-uint64_t gwb_xxh64(const void *data, size_t n, uint64_t seed);
 
 #ifdef __cplusplus
 }

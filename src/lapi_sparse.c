@@ -11,7 +11,7 @@
 #include "eig.h"
 #include "eig_sparse.h"
 #include "gpu.h"
-#include "dsio.h"
+#include "hash.h"
 #include "fmt.h"
 #include "npy.h"
 #include "lapi.h"
