@@ -206,6 +206,13 @@ void gwb_blas_loaded(void *(*fn)(const char *name))
 	pthread_mutex_unlock(&lock);
 }
 
+/* lapack.c loads the library on first use and reports it through this hook, installed before
+ * main runs (a constructor), so that no load can come before it. */
+__attribute__((constructor)) static void install_load_hook(void)
+{
+	gwb_lapack_set_load_hook(gwb_blas_loaded);
+}
+
 static void no_library(void)
 {
 	if (!lib.name) {

@@ -37,8 +37,9 @@ typedef struct gwb_blas_info {
  * loads (gwb_blas_loaded). */
 void gwb_blas_init(void);
 
-/* Called once by lapack.c when the library has loaded, with a lookup into it: detect it and
- * apply the thread policy (one thread when a parallel section is running). */
+/* Called once when the library has loaded (lapack.c's load hook, which blas.c installs), with
+ * a lookup into it: detect it and apply the thread policy (one thread when a parallel section
+ * is running). */
 void gwb_blas_loaded(void *(*sym)(const char *name));
 
 /* What is loaded now. */

@@ -13,7 +13,14 @@
 #include "mgpu.h"
 #include "prof.h"
 #include "switches.h"
-#include "sparse.h"
+#include "pool.h"
+
+/* gwb_gpu_trim (gpu.c, below this file) gives the staging ring back through this hook,
+ * installed before main runs (a constructor). */
+__attribute__((constructor)) static void install_trim_hook(void)
+{
+	gwb_gpu_set_trim_hook(gwb_gpu_staging_release);
+}
 
 const char *gwb_device_name(gwb_device d)
 {

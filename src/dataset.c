@@ -1,7 +1,7 @@
 /* dataset.c - the Dataset: allocation, release, row subsets, column subsets, summaries. */
 #define _GNU_SOURCE
 #include "dataset.h"
-#include "dsio.h"
+#include "hash.h"
 #include "buffer.h"
 #include "gpu.h"
 #include "intr.h"

@@ -5,7 +5,7 @@
 #include "lapack.h"
 #include "intr.h"
 #include "size.h"
-#include "dsio.h"
+#include "hash.h"
 
 #include "gpu.h"
 
@@ -314,30 +314,6 @@ gwb_status gwb_matrix_to_f64_colmajor(const gwb_matrix *A, size_t b, double **ou
 	}
 	*out = d;
 	return GWB_OK;
-}
-
-/* --- random numbers: splitmix64 (one 64-bit state, good enough for test matrices) --------- */
-
-uint64_t gwb_rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-double gwb_rng_uniform(uint64_t *s)
-{
-	return (double)(gwb_rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-double gwb_rng_normal(uint64_t *s)
-{
-	/* Box-Muller; u1 in (0, 1]. */
-	double u1 = 1.0 - gwb_rng_uniform(s), u2 = gwb_rng_uniform(s);
-
-	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 static uint64_t seed_state(uint64_t seed)

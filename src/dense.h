@@ -12,6 +12,7 @@
 
 #include "buffer.h"
 #include "dataset.h"
+#include "rng.h"      /* the generators' random numbers (gwb_rng_next) */
 #include "status.h"
 
 #ifdef __cplusplus
@@ -155,10 +156,6 @@ double gwb_dot_kahan(const double *x, const double *y, size_t n);
 double gwb_dot_kahan_strided(const double *x, size_t incx, const double *y, size_t incy,
 			     size_t n);
 
-/* Deterministic random numbers (splitmix64 / xoshiro-free, one 64-bit state). */
-uint64_t gwb_rng_next(uint64_t *state);
-double gwb_rng_uniform(uint64_t *state);   /* [0, 1) */
-double gwb_rng_normal(uint64_t *state);    /* N(0, 1) */
 
 #ifdef __cplusplus
 }

@@ -66,42 +66,14 @@
 #include "dataset.h"
 #include "quantize.h"
 #include "mgpu.h"
+#include "rng.h"
 #include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- the counter-based RNG ------------------------------------------------------------------ */
-
-enum {
-	GWB_RNG_STREAM_BOOT = 1,   /* (tree, row): bootstrap counts */
-	GWB_RNG_STREAM_FEAT = 2,   /* ((tree << 32) | node, i): per-node feature draw */
-	GWB_RNG_STREAM_QUANT = 3,  /* (0, row): the row sample for quantile edges */
-	GWB_RNG_STREAM_PERM = 4,   /* (feature << 32 | repeat, i): permutation importance */
-	GWB_RNG_STREAM_CV = 5,     /* (0, i): fold shuffles in rf.cv */
-};
-
-/* splitmix64's finalizer. */
-static inline uint64_t gwb_rng_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-/* A 64-bit hash of (seed, stream, a, b): the only source of randomness in training. */
-static inline uint64_t gwb_rng_hash(uint64_t seed, uint32_t stream, uint64_t a, uint64_t b)
-{
-	uint64_t h = gwb_rng_mix(seed + 0x9e3779b97f4a7c15ULL * ((uint64_t)stream + 1));
-
-	h = gwb_rng_mix(h ^ (a + 0x632be59bd9b4e019ULL));
-	h = gwb_rng_mix(h ^ (b + 0x8cb92ba72f3d8dd7ULL));
-	return h;
-}
+/* ---- the bootstrap (rng.h holds the counter-based hash and its streams) ------------------ */
 
 /* floor(P(Poisson(1) <= k) * 2^32) for k = 0..11 (the last ones saturate). */
 #define GWB_RF_POISSON_K 12
@@ -345,6 +317,18 @@ double gwb_rf_hybrid_ratio(const gwb_rf_params *p, size_t rows, int mtry);
 int gwb_rf_hybrid_plan(int R, int running, int front, int W, double rho, double *finish);
 bool gwb_rf_hybrid_pays(const gwb_rf_params *p, size_t rows, int mtry, char *why, size_t n);
 
+/* Where the CPU trainer takes its trees from when it shares a forest with another side (the
+ * hybrid trainer hands one to each CPU side it runs); without one it grows every tree, in
+ * order. The trainer knows nothing else of the other side. */
+typedef struct gwb_rf_tree_source {
+	void *ctx;
+	int (*next)(void *ctx);                 /* the next tree to grow; < 0 when none is left */
+	bool (*taken)(void *ctx, int t);        /* another side took tree t: stop growing it */
+	void (*done)(void *ctx, int t, bool dropped); /* t grown, or dropped (nodes discarded) */
+	void (*stop)(void *ctx);                /* this side failed: hand out no more trees */
+	bool (*kept)(void *ctx, int t);         /* after the run: tree t is this side's to keep */
+} gwb_rf_tree_source;
+
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
 typedef struct gwb_rf_job {
 	const gwb_dataset *d;
@@ -355,8 +339,10 @@ typedef struct gwb_rf_job {
 	gwb_rf_criterion criterion;  /* resolved (never DEFAULT) */
 	const double *class_weight;  /* classes entries (classification), else NULL */
 	double y_center;             /* regression: weighted target mean subtracted before growing */
-	gwb_rf_sched *sched;         /* hybrid: grow only the trees claimed here (NULL: all) */
+	gwb_rf_sched *sched;         /* hybrid, GPU trainer: grow only the trees claimed here
+				      * (NULL: all) */
 	bool sched_front;            /* claim from the front (GPU side), else from the back */
+	const gwb_rf_tree_source *trees; /* hybrid, CPU trainer: its trees (NULL: all) */
 	int tree_first;              /* gpus > 1: this device's trees are tree_first ..
 				      * tree_first + p->trees - 1 of the forest (their RNG index;
 				      * local tree t is global tree_first + t); 0 otherwise */

@@ -2,9 +2,6 @@
 #define _GNU_SOURCE
 #include "gpu.h"
 
-#include "buffer.h"
-#include "mgpu.h"
-
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -16,6 +13,24 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static gwb_status init_status = GWB_ENODEV;
 static char init_reason[512];
+
+static _Thread_local int cur_dev;   /* the calling thread's device */
+static void (*trim_hook)(void);     /* buffer.c's staging release */
+
+int gwb_gpu_current(void)
+{
+	return cur_dev;
+}
+
+void gwb_gpu_set_current(int dev)
+{
+	cur_dev = dev;
+}
+
+void gwb_gpu_set_trim_hook(void (*fn)(void))
+{
+	trim_hook = fn;
+}
 
 #ifndef GWB_HAVE_CUDA
 
@@ -435,7 +450,8 @@ size_t gwb_gpu_trim(void)
 
 	if (!gwb_gpu_available())
 		return 0;
-	gwb_gpu_staging_release();
+	if (trim_hook)
+		trim_hook();
 	pthread_mutex_lock(&ledger_lock);
 	rel = pool_release_each();
 	pthread_mutex_unlock(&ledger_lock);

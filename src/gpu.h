@@ -18,6 +18,9 @@
 extern "C" {
 #endif
 
+/* Devices gwb handles in one process (the per-device arrays' size). */
+#define GWB_GPU_MAX 16
+
 typedef struct gwb_gpu_info {
 	char name[256];
 	int device;               /* CUDA ordinal */
@@ -83,9 +86,18 @@ typedef struct gwb_gpu_pool_info {
 	long hits, misses;    /* requests served from the cache / by cudaMalloc */
 } gwb_gpu_pool_info;
 void gwb_gpu_pool_stats(gwb_gpu_pool_info *out);
-/* Give the pool's cached blocks (and the pinned staging ring, buffer.c) back; returns the
- * device bytes released. 0 without a GPU. gpu.trim() in Lua. */
+/* Give the pool's cached blocks (and, through the trim hook, the pinned staging ring of
+ * buffer.c) back; returns the device bytes released. 0 without a GPU. gpu.trim() in Lua. */
 size_t gwb_gpu_trim(void);
+/* Called by gwb_gpu_trim (so also at shutdown) before the pool's blocks go back: buffer.c
+ * installs its staging ring's release here before main runs. */
+void gwb_gpu_set_trim_hook(void (*fn)(void));
+
+/* The calling thread's device (thread-local; 0 until gwb_gpu_use, mgpu.h, says otherwise).
+ * Every per-device table is indexed by it. */
+int gwb_gpu_current(void);
+/* Set only the thread-local index (a CPU stand-in "device": no CUDA call). */
+void gwb_gpu_set_current(int dev);
 
 /* The ledger: bytes we hold per purpose. Calls fn once per live purpose. */
 typedef void (*gwb_gpu_ledger_fn)(const char *purpose, size_t bytes, int count, void *ctx);

@@ -1,7 +1,7 @@
-/* intr.c - interrupt flag, progress reporting, clock and CPU count. */
+/* intr.c - interrupt flag, progress reporting (each finished run goes to the phase hook that
+ * prof.c installs), clock and CPU count. */
 #define _GNU_SOURCE
 #include "intr.h"
-#include "prof.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -74,6 +74,15 @@ static struct level {
 } lv[MAXDEPTH];
 static int depth;     /* active levels */
 static int overflow;  /* begins past MAXDEPTH (ignored; their ends are matched) */
+
+static gwb_progress_phase_fn phase_fn;   /* prof.c's phase record */
+
+void gwb_progress_set_phase_hook(gwb_progress_phase_fn fn)
+{
+	pthread_mutex_lock(&prog_lock);
+	phase_fn = fn;
+	pthread_mutex_unlock(&prog_lock);
+}
 
 void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx)
 {
@@ -158,8 +167,8 @@ void gwb_progress_end(void)
 	} else if (depth) {
 		struct level *t = &lv[depth - 1];
 		double el = gwb_now() - t->t0;
-		if (t->label[0])
-			gwb_prof_phase(t->label, el * 1e3);
+		if (t->label[0] && phase_fn)
+			phase_fn(t->label, el * 1e3);
 		emit(t->total, NULL, 0, t->last > 0, GWB_PROGRESS_END);
 		depth--;
 	}

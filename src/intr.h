@@ -47,6 +47,11 @@ typedef void (*gwb_progress_sink)(const gwb_progress *p, void *ctx);
 /* Install the sink (NULL = none). */
 void gwb_progress_set_sink(gwb_progress_sink fn, void *ctx);
 
+/* Where every finished run is recorded as a phase (label, milliseconds): prof.c installs
+ * gwb_prof_phase here before main runs (NULL = nowhere). Called under the progress lock. */
+typedef void (*gwb_progress_phase_fn)(const char *label, double ms);
+void gwb_progress_set_phase_hook(gwb_progress_phase_fn fn);
+
 /* Begin, update and end a progress run. Updates are rate limited (about 10 Hz) and thread
  * safe; they are cheap enough to call once per tree, level or iteration. Runs nest (up to 4
  * deep): a begin inside a run starts an inner run, its end returns to the outer one. */

@@ -1,7 +1,6 @@
 /* lapack.c - LAPACK and BLAS loaded on first use (see lapack.h). */
 #define _GNU_SOURCE
 #include "lapack.h"
-#include "blas.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -14,8 +13,14 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void *lib, *blas;
+static gwb_lapack_load_hook on_load;   /* blas.c's thread policy */
 
-/* A symbol of the loaded libraries, without the pthread_once (for blas.c's hook). */
+void gwb_lapack_set_load_hook(gwb_lapack_load_hook fn)
+{
+	on_load = fn;
+}
+
+/* A symbol of the loaded libraries, without the pthread_once (for the load hook). */
 static void *raw_sym(const char *name)
 {
 	void *s = lib ? dlsym(lib, name) : NULL;
@@ -57,7 +62,8 @@ static void load(void)
 	}
 	if (!dlsym(lib, "dgemm_"))
 		blas = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
-	gwb_blas_loaded(raw_sym);   /* which library, and the thread policy (blas.h) */
+	if (on_load)
+		on_load(raw_sym);   /* which library, and the thread policy (blas.h) */
 }
 
 void *gwb_lapack_sym(const char *name)

@@ -14,6 +14,11 @@
  * NULL when the library or the symbol is not there. */
 void *gwb_lapack_sym(const char *name);
 
+/* Called once, right after the library has loaded, with a lookup into it that takes no lock
+ * (blas.c installs gwb_blas_loaded here before main runs: its thread policy). */
+typedef void (*gwb_lapack_load_hook)(void *(*sym)(const char *name));
+void gwb_lapack_set_load_hook(gwb_lapack_load_hook fn);
+
 /* Fortran ABI (gfortran: hidden string lengths appended as size_t). */
 void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
 	     double *w, double *work, const int *lwork, int *iwork, const int *liwork, int *info,

@@ -30,6 +30,8 @@ void gwb_lua_openlibs(lua_State *L);
  * "<module>.<name>", and set it as global `module`. Leaves the table on the stack. */
 void gwb_lua_newlib(lua_State *L, const char *module, const gwb_reg *regs);
 
+/* Push the help registry (value -> {name, text}; name -> {name, text}), made on first use. */
+void gwb_lua_helptable(lua_State *L);
 /* Record a help text for the value at idx (a function or a table) under a dotted name. */
 void gwb_lua_sethelp(lua_State *L, int idx, const char *name, const char *text);
 

@@ -37,6 +37,39 @@ gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 				"Dataset");
 }
 
+/* What a run record says of a Dataset (path, shape, task, checksum): lapi_rf.c. */
+void gwb_lua_push_datainfo(lua_State *L, int idx)
+{
+	gwb_dataset *d = gwb_lua_checkdataset(L, idx);
+	char hex[24];
+
+	idx = lua_absindex(L, idx);
+	lua_createtable(L, 0, 8);
+	if (lua_getiuservalue(L, idx, 1) == LUA_TTABLE)
+		lua_getfield(L, -1, "path");
+	else
+		lua_pushnil(L);
+	lua_setfield(L, -3, "path");
+	lua_pop(L, 1);
+	lua_pushinteger(L, (lua_Integer)d->rows);
+	lua_setfield(L, -2, "rows");
+	lua_pushinteger(L, d->features);
+	lua_setfield(L, -2, "features");
+	lua_pushstring(L, d->task == GWB_TASK_CLASSIFICATION ? "classification" : "regression");
+	lua_setfield(L, -2, "task");
+	if (d->classes) {
+		lua_pushinteger(L, d->classes);
+		lua_setfield(L, -2, "classes");
+	}
+	if (d->target) {
+		lua_pushstring(L, d->target);
+		lua_setfield(L, -2, "target");
+	}
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_dataset_checksum(d));
+	lua_pushstring(L, hex);
+	lua_setfield(L, -2, "checksum");
+}
+
 /* --- matching a Dataset's columns to a model's ---------------------------------------------- */
 
 /* Names the CSV reader makes up for a file without a header (col1, col2, ...), or none. */

@@ -8,18 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local int cur_dev;
-
-int gwb_gpu_current(void)
-{
-	return cur_dev;
-}
-
-void gwb_gpu_set_current(int dev)
-{
-	cur_dev = dev;
-}
-
 #ifdef GWB_HAVE_CUDA
 gwb_status gwb_gpu_count(int *n)
 {
@@ -46,14 +34,14 @@ gwb_status gwb_gpu_use(int dev)
 		return gwb_error(GWB_EINVAL, "GPU %d does not exist (this machine has %d)", dev, n);
 	if ((rc = CUDA_CHECK(cudaSetDevice(dev))))
 		return rc;
-	cur_dev = dev;
+	gwb_gpu_set_current(dev);
 	return GWB_OK;
 }
 
 gwb_status gwb_gpu_dev_get(int dev, gwb_gpu_dev *out)
 {
 	struct cudaDeviceProp p;
-	int prev = cur_dev, n;
+	int prev = gwb_gpu_current(), n;
 	gwb_status rc;
 
 	memset(out, 0, sizeof(*out));

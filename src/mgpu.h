@@ -10,14 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "gpu.h"        /* the current device (gwb_gpu_current) */
 #include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Devices gwb handles in one process (the per-device arrays' size). */
-#define GWB_GPU_MAX 16
 
 /* One device as gwb.gpus() lists it. */
 typedef struct gwb_gpu_dev {
@@ -37,14 +35,10 @@ gwb_status gwb_gpu_dev_get(int dev, gwb_gpu_dev *out);
 /* cudaDeviceCanAccessPeer(a, b) (false for a == b, out of range, or no GPU). */
 bool gwb_gpu_can_peer(int a, int b);
 
-/* The calling thread's device (thread-local; 0 until gwb_gpu_use says otherwise). Every
- * per-device table is indexed by it. */
-int gwb_gpu_current(void);
 /* Make `dev` the calling thread's device: cudaSetDevice (creating its context on first use)
- * and the thread-local index. GWB_EINVAL for an ordinal out of range. */
+ * and the thread-local index (gwb_gpu_set_current, gpu.h). GWB_EINVAL for an ordinal out of
+ * range. */
 gwb_status gwb_gpu_use(int dev);
-/* Set only the thread-local index (a CPU stand-in "device": no CUDA call). */
-void gwb_gpu_set_current(int dev);
 
 /* The devices an operation runs on: n ordinals, in the order work is dealt to them. `cpu`:
  * the devices are CPU stand-ins (tests of dealing and gathering without a GPU): the runner

@@ -4,6 +4,7 @@
 #include "gpu.h"
 #include "mgpu.h"
 #include "status.h"
+#include "intr.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -345,6 +346,13 @@ void gwb_prof_set_enabled(bool on)
 #define MAX_PHASES 64
 static struct { char name[48]; double ms; long count; } phases[MAX_PHASES];
 static int nphases;
+
+/* Every finished progress run is a phase: intr.c reports them through this hook, installed
+ * before main runs (a constructor), so no run comes before it. */
+__attribute__((constructor)) static void install_phase_hook(void)
+{
+	gwb_progress_set_phase_hook(gwb_prof_phase);
+}
 
 void gwb_prof_phase(const char *name, double ms)
 {

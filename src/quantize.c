@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forest.h"
+#include "rng.h"
 #include "intr.h"
 #include "pool.h"
 

@@ -187,7 +187,7 @@ static bool tree_dropped(const tctx *tc)
 {
 	const gwb_rf_job *job = tc->R->job;
 
-	if (!job->sched || job->sched_front || !gwb_rf_sched_dropped(job->sched, tc->tree))
+	if (!job->trees || !job->trees->taken(job->trees->ctx, tc->tree))
 		return false;
 	tc->R->dropped[tc->tree] = 1;
 	return true;
@@ -766,7 +766,7 @@ static gwb_status grow_tree(run *R, int tree, scratch *ws, int nworkers)
 			st = (gwb_status)atomic_load(&R->failed);
 			goto out_free;
 		}
-		if (job->sched && !job->sched_front && gwb_rf_sched_dropped(job->sched, tree)) {
+		if (job->trees && job->trees->taken(job->trees->ctx, tree)) {
 			R->dropped[tree] = 1;  /* hybrid: the GPU took this tree */
 			goto out_free;
 		}
@@ -963,42 +963,32 @@ static void tree_item(void *ctx, size_t t, int tid)
 		gwb_progress_update(done, NULL, 0);
 }
 
-/* Hybrid (job->sched): a worker claims trees from the queue until none is left; the back side
- * one at a time from the back (a tree the GPU takes meanwhile is dropped), a CPU front (tests)
- * from the front. */
-static void sched_item(void *ctx, size_t i, int tid)
+/* A tree source (job->trees, the hybrid's CPU sides): a worker takes trees from it until none
+ * is left; a tree another side takes meanwhile is dropped. */
+static void source_item(void *ctx, size_t i, int tid)
 {
 	run *R = ctx;
-	gwb_rf_sched *s = R->job->sched;
+	const gwb_rf_tree_source *src = R->job->trees;
 	gwb_status st;
-	int t, first;
+	int t;
 
 	(void)i;
 	for (;;) {
 		if (atomic_load(&R->failed))
 			return;
-		if (R->job->sched_front) {
-			if (gwb_rf_sched_front(s, 1, &first) < 1)
-				return;
-			t = first;
-		} else if ((t = gwb_rf_sched_back(s)) < 0) {
+		if ((t = src->next(src->ctx)) < 0)
 			return;
-		}
 		st = grow_tree(R, t, &R->ws[tid], 1);
 		if (st) {
 			fail_run(R, st);
-			gwb_rf_sched_stop(s);
+			src->stop(src->ctx);
 			return;
 		}
 		if (R->dropped[t]) {
 			tree_out_free(&R->out[t]);
 			memset(&R->out[t], 0, sizeof(R->out[t]));
-			gwb_rf_sched_back_dropped(s, t);
-		} else if (R->job->sched_front) {
-			gwb_rf_sched_front_grown(s, t, 1);
-		} else {
-			gwb_rf_sched_back_done(s, t);
 		}
+		src->done(src->ctx, t, R->dropped[t] != 0);
 	}
 }
 
@@ -1030,7 +1020,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 
 	if (threads > 256)   /* gwb_parallel_items' limit; each worker holds rows x 12 bytes */
 		threads = 256;
-	tree_parallel = job->p->trees >= threads || job->sched;
+	tree_parallel = job->p->trees >= threads || job->trees;
 	gwb_status st = GWB_OK;
 
 	memset(&R, 0, sizeof(R));
@@ -1047,7 +1037,7 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	R.rows = d->rows;
 	R.y = d->y;
 	R.workers = tree_parallel ? (threads < job->p->trees ? threads : job->p->trees) : threads;
-	if (job->sched)
+	if (job->trees)
 		R.workers = threads;
 	atomic_init(&R.done, 0);
 	atomic_init(&R.failed, 0);
@@ -1100,8 +1090,8 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	}
 	if (job->p->progress)
 		gwb_progress_begin("rf.train", job->p->trees);
-	if (job->sched) {
-		gwb_parallel_items(R.workers, (size_t)R.workers, sched_item, &R);
+	if (job->trees) {
+		gwb_parallel_items(R.workers, (size_t)R.workers, source_item, &R);
 	} else if (tree_parallel) {
 		gwb_parallel_items(R.workers, (size_t)job->p->trees, tree_item, &R);
 	} else {
@@ -1141,10 +1131,9 @@ gwb_status gwb_rf_train_cpu(const gwb_rf_job *job, gwb_forest *f)
 	}
 	/* Concatenate the trees in order (hybrid: only this side's; the others have no nodes
 	 * here, and the hybrid trainer puts both sides together). */
-	if (job->sched) {
-		int front = gwb_rf_sched_front_end(job->sched);
+	if (job->trees) {
 		for (t = 0; t < job->p->trees; t++)
-			if ((job->sched_front ? t >= front : t < front) && R.out[t].n) {
+			if (R.out[t].n && !job->trees->kept(job->trees->ctx, t)) {
 				tree_out_free(&R.out[t]);
 				memset(&R.out[t], 0, sizeof(R.out[t]));
 			}

@@ -443,11 +443,68 @@ gwb_status gwb_rf_sched_back_result(gwb_rf_sched *s, const gwb_forest **fb, int 
 
 /* ---- the hybrid trainer ------------------------------------------------------------------- */
 
+/* The queue as the CPU trainer sees it (gwb_rf_tree_source): the back side takes trees one at
+ * a time from the back and drops the ones the front takes over; a CPU front (tests) takes
+ * them one at a time from the front. */
+static int src_front_next(void *ctx)
+{
+	int first;
+
+	return gwb_rf_sched_front(ctx, 1, &first) < 1 ? -1 : first;
+}
+
+static int src_back_next(void *ctx)
+{
+	return gwb_rf_sched_back(ctx);
+}
+
+static bool src_front_taken(void *ctx, int t)
+{
+	(void)ctx;
+	(void)t;
+	return false;   /* the front's trees are its own once claimed */
+}
+
+static bool src_back_taken(void *ctx, int t)
+{
+	return gwb_rf_sched_dropped(ctx, t);
+}
+
+static void src_front_done(void *ctx, int t, bool dropped)
+{
+	(void)dropped;   /* never: nothing takes the front's trees */
+	gwb_rf_sched_front_grown(ctx, t, 1);
+}
+
+static void src_back_done(void *ctx, int t, bool dropped)
+{
+	if (dropped)
+		gwb_rf_sched_back_dropped(ctx, t);
+	else
+		gwb_rf_sched_back_done(ctx, t);
+}
+
+static void src_stop(void *ctx)
+{
+	gwb_rf_sched_stop(ctx);
+}
+
+static bool src_front_kept(void *ctx, int t)
+{
+	return t < gwb_rf_sched_front_end(ctx);
+}
+
+static bool src_back_kept(void *ctx, int t)
+{
+	return t >= gwb_rf_sched_front_end(ctx);
+}
+
 typedef struct side {
 	gwb_rf_job job;
 	gwb_rf_params p;
 	gwb_forest *f;
 	gwb_rf_sched *s;
+	gwb_rf_tree_source src;   /* the CPU trainer's view of s */
 	int which;         /* 0 the front, 1 the back */
 	bool cpu;          /* a CPU pool (the back; the front too in tests) */
 	gwb_status st;
@@ -571,6 +628,11 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
 		sd->s = &s;
 		sd->which = k;
 		sd->cpu = k == 1 || cpu_front;
+		sd->src = k == 0 ? (gwb_rf_tree_source){&s, src_front_next, src_front_taken,
+							 src_front_done, src_stop, src_front_kept}
+				 : (gwb_rf_tree_source){&s, src_back_next, src_back_taken,
+							 src_back_done, src_stop, src_back_kept};
+		sd->job.trees = sd->cpu ? &sd->src : NULL;
 		if ((st = gwb_forest_new(job->d, p, job->mtry, job->class_weight, &sd->f)))
 			goto out;
 	}

@@ -1,4 +1,4 @@
-/* synth.h - synthetic datasets (data.synth) and the random numbers gwb uses for sampling.
+/* synth.h - synthetic datasets (data.synth), drawn from rng.h's xoshiro256** streams.
  * Generation is deterministic for a seed and independent of the thread count: every row draws
  * from its own stream (seed, row), so any split of the rows over threads gives the same table. */
 #ifndef GWB_SYNTH_H
@@ -8,27 +8,12 @@
 #include <stdint.h>
 
 #include "dataset.h"
+#include "rng.h"      /* its random streams (gwb_rand) */
 #include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* xoshiro256** seeded through splitmix64 from (seed, stream). */
-typedef struct gwb_rand {
-	uint64_t s[4];
-} gwb_rand;
-
-void gwb_rand_seed(gwb_rand *r, uint64_t seed, uint64_t stream);
-uint64_t gwb_rand_u64(gwb_rand *r);
-/* Uniform in [0, 1) with 53 random bits. */
-double gwb_rand_uniform(gwb_rand *r);
-/* Uniform integer in [0, n) without modulo bias (n >= 1). */
-uint64_t gwb_rand_below(gwb_rand *r, uint64_t n);
-/* Standard normal (Marsaglia's polar method). */
-double gwb_rand_normal(gwb_rand *r);
-/* Fisher-Yates shuffle of idx[0..n). */
-void gwb_rand_shuffle(gwb_rand *r, size_t *idx, size_t n);
 
 typedef enum gwb_synth_kind {
 	GWB_SYNTH_CLASSIFICATION = 0, /* scikit-learn's make_classification, in spirit */
