@@ -1,8 +1,9 @@
 /* lapi_dataset.c - the Dataset userdata "gwb.Dataset" at the bottom of the data bindings:
- * push/check (every binding that takes a Dataset), a new empty box (filled once the Dataset
- * exists, so __gc is always safe), its release (__gc, __close, d:close) and the matching of a
- * Dataset's columns onto a model's by name (forests, PCA). A pushed Dataset is owned by its
- * userdata; a matched copy by the userdata pushed for it. */
+ * push/check (every binding that takes a Dataset), what a run record says of one
+ * (gwb_lua_push_datainfo), a new empty box (filled once the Dataset exists, so __gc is always
+ * safe), its release (__gc, __close, d:close) and the matching of a Dataset's columns onto a
+ * model's by name (forests, PCA). A pushed Dataset is owned by its userdata; a matched copy by
+ * the userdata pushed for it. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdint.h>
