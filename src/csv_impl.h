@@ -120,6 +120,7 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line);
  * into X, the byte-range reader (PAR_* results) and the part maps it leaves in r. */
 enum { PAR_ERROR = -1, PAR_DECLINED = 0, PAR_DONE = 1, PAR_MISMATCH = 2 };
 
+/* fn on each of n job structs (size bytes apart), on n workers of the pool (pool.h). */
 void csv_run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *));
 gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored);
 bool csv_quoted_break(const char *p, size_t n);

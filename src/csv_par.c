@@ -8,7 +8,6 @@
 #include "csv_impl.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,25 +20,35 @@
 #endif
 
 #include "intr.h"
+#include "pool.h"
 #include "transpose.h"
 
-/* fn on each of n job structs (size bytes apart), job 0 on this thread and the others on
- * threads of their own (one that cannot start runs here); returns when all are done. */
+struct run_jobs {
+	char *jobs;
+	size_t size;
+	void *(*fn)(void *);
+};
+
+static void run_job(void *ctx, size_t i, int worker)
+{
+	struct run_jobs *c = ctx;
+
+	(void)worker;
+	c->fn(c->jobs + i * c->size);
+}
+
+/* fn on each of n job structs (size bytes apart), on `threads` workers of the pool (pool.h),
+ * each taking the next job when it is done with one; returns when all are done. */
+static void run_on(void *jobs, size_t size, int n, int threads, void *(*fn)(void *))
+{
+	struct run_jobs c = {jobs, size, fn};
+
+	gwb_parallel_items(threads, n > 0 ? (size_t)n : 0, run_job, &c);
+}
+
 void csv_run_jobs(void *jobs, size_t size, int n, void *(*fn)(void *))
 {
-	pthread_t tid[64];
-	char *j = jobs;
-	int k, started;
-
-	for (k = 1; k < n && k < 64; k++)
-		if (pthread_create(&tid[k], NULL, fn, j + (size_t)k * size))
-			break;
-	started = k;
-	fn(j);
-	for (k = started; k < n; k++)
-		fn(j + (size_t)k * size);
-	for (k = 1; k < started; k++)
-		pthread_join(tid[k], NULL);
+	run_on(jobs, size, n, n, fn);
 }
 
 /* Transpose chunks [c0, c1) into X (rows r->rows apart) from row row0, releasing each at once;
@@ -374,30 +383,9 @@ static void *pwork(void *arg)
 /* Run fn on the n ranges' workers over `threads` threads (this one too), each taking the next
  * range when it is done with one: a thread that runs slower (a busy core, a VM's vCPU that
  * the host slows) takes fewer ranges instead of holding up the end. */
-struct prun_ctx {
-	struct pworker *w;
-	int n;
-	atomic_int next;
-	void *(*fn)(void *);
-};
-
-static void *prun_main(void *arg)
-{
-	struct prun_ctx *c = arg;
-	int i;
-
-	while ((i = atomic_fetch_add(&c->next, 1)) < c->n)
-		c->fn(&c->w[i]);
-	return NULL;
-}
-
 static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
 {
-	struct prun_ctx c = {w, n, 0, fn};
-
-	if (threads > n)
-		threads = n;
-	csv_run_jobs(&c, 0, threads, prun_main);   /* size 0: every thread gets the one context */
+	run_on(w, sizeof(*w), n, threads, fn);
 }
 
 /* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
