@@ -1,4 +1,4 @@
-# GWB - GPU workbench. `make` builds build/gwb; `make demo`, `make test`, `make bench`,
+# GWB - GPU workbench. `make` builds build/gwb; `make demo`, `make test`, `make bench`, `make rooms`,
 # `make gpu-check` (on the lent GPU), `make install PREFIX=...`. The first build picks CUDA only
 # when an NVIDIA GPU device is present and nvcc is found, and remembers the choice in
 # $(BUILD)/config.mk; `make CUDA=1` / `make CUDA=0` chooses (and is remembered from then on).
@@ -103,6 +103,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(OBJDIR)/tests/%,$(UNIT_SRC))
 
 .PHONY: FORCE all deps demo test unit-tests bench gpu-check install clean sanitize valgrind check-man \
+	rooms \
 	fuzz fuzz-build kernel-res
 
 all: $(GWB)
@@ -190,6 +191,11 @@ test: deps
 
 bench: all
 	@scripts/bench/run
+
+# The layers of src/ from this build's objects, and every cycle (exit 1 on one; make test runs
+# the same check in tests/cli/test_rooms.sh). `make rooms CUDA=0` for the CPU-only objects.
+rooms: $(MAINOBJ) $(LIBOBJ)
+	@tools/rooms $(OBJDIR)/src
 
 gpu-check:
 	@scripts/gpu-check
