@@ -10,6 +10,7 @@
 #include "../kernels/sparse.h"
 #endif
 #include "intr.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -618,14 +619,6 @@ gwb_status gwb_laplacian_eigenvalues(int dims, int64_t nx, int64_t ny, int64_t n
 	return GWB_OK;
 }
 
-static uint64_t sm64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* The random generators refuse more entries than this (2^48: 6.8 PB of COO triples) before
  * llround, which is undefined past 2^63, and the byte counts, which overflow near 2^60. */
 #define GWB_RAND_MAX_ENTRIES 0x1p48
@@ -668,17 +661,17 @@ gwb_status gwb_csr_randsym(int64_t n, double density, uint64_t seed, bool diag, 
 	for (int64_t t = 0; t < m; t++) {
 		int64_t i, j;
 		do {
-			i = (int64_t)(sm64(&s) % (uint64_t)n);
-			j = (int64_t)(sm64(&s) % (uint64_t)n);
+			i = (int64_t)(gwb_rng_next(&s) % (uint64_t)n);
+			j = (int64_t)(gwb_rng_next(&s) % (uint64_t)n);
 		} while (i == j);
 		I[e] = i < j ? i : j;
 		J[e] = i < j ? j : i;
-		V[e++] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+		V[e++] = 2.0 * (double)(gwb_rng_next(&s) >> 11) * 0x1.0p-53 - 1.0;
 	}
 	if (diag)
 		for (int64_t i = 0; i < n; i++) {
 			I[e] = J[e] = i;
-			V[e++] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+			V[e++] = 2.0 * (double)(gwb_rng_next(&s) >> 11) * 0x1.0p-53 - 1.0;
 		}
 	st = gwb_csr_from_coo(n, n, e, I, J, V, true, out);
 	if (!st) {
@@ -730,9 +723,9 @@ gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t s
 				       (long long)t, (long long)m);
 			goto out_free;
 		}
-		I[t] = (int64_t)(sm64(&s) % (uint64_t)rows);
-		J[t] = (int64_t)(sm64(&s) % (uint64_t)cols);
-		V[t] = 2.0 * (double)(sm64(&s) >> 11) * 0x1.0p-53 - 1.0;
+		I[t] = (int64_t)(gwb_rng_next(&s) % (uint64_t)rows);
+		J[t] = (int64_t)(gwb_rng_next(&s) % (uint64_t)cols);
+		V[t] = 2.0 * (double)(gwb_rng_next(&s) >> 11) * 0x1.0p-53 - 1.0;
 	}
 	/* positions drawn twice are summed (from_coo), like any duplicate */
 	st = gwb_csr_from_coo(rows, cols, m, I, J, V, false, out);
