@@ -6,18 +6,9 @@
 -- GPU cases: rf_gpu, eig_sparse_gpu, eig_batched_gpu.
 local name, path = arg[1], arg[2]
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local t = tonumber(p:read("a"))
-  p:close()
-  return t
-end
-
+-- one timed call through gwb.bench (no warm-up call: each case does its own first)
 local function timed(fn)
-  local t0 = now()
-  local r = fn()
-  local t = now() - t0
-  return t, r
+  return gwb.bench(fn, { runs = 1, warmup = 0, log = false }).total_s
 end
 
 local cases = {}
