@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "fmt.h"
 #include "intr.h"
 
 /* ---- files ---------------------------------------------------------------------------------- */
