@@ -67,7 +67,8 @@ gwb_status gwb_csr_to(gwb_csr *A, bool gpu)
 {
 	if (!gpu) {
 #ifdef GWB_HAVE_CUDA
-		gwb_gpu_csr_free(A->gpu);
+		if (A->gpu)   /* a host-only matrix must not load the GPU plugin */
+			gwb_gpu_csr_free(A->gpu);
 #endif
 		A->gpu = NULL;
 		return GWB_OK;
@@ -89,7 +90,8 @@ void gwb_csr_free(gwb_csr *A)
 	if (!A)
 		return;
 #ifdef GWB_HAVE_CUDA
-	gwb_gpu_csr_free(A->gpu);
+	if (A->gpu)   /* freeing a host-only matrix must not load the GPU plugin */
+		gwb_gpu_csr_free(A->gpu);
 #endif
 	free(A->rp32);
 	free(A->ci32);
