@@ -602,6 +602,8 @@ static int l_cv(lua_State *L)
 	SETS("backend", gwb_backend_name(used));
 	{
 		gwb_forest fake = {0};
+		/* host: the rest of the wall time, so kernel + transfer + host add up to total */
+		tsum.host_ms = fmax(0, tsum.total_ms - tsum.kernel_ms - tsum.transfer_ms);
 		fake.timing = tsum;
 		push_timing(L, &fake);
 		lua_setfield(L, -2, "timing");

@@ -185,3 +185,10 @@ else print("error=" .. r) end
     T.ok(out:find("no GPU", 1, true), "says there is no GPU: " .. out)
   end
 end)
+
+T.test("rf.cv's timing adds up: kernel + transfer + host = total", function()
+  local cv = rf.cv(data.load("datasets/iris.csv"), { trees = 3, folds = 3, backend = "cpu" })
+  local t = cv.timing
+  T.ok(t.total_ms > 0, "total_ms")
+  T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6 * t.total_ms + 1e-9)
+end)
