@@ -57,3 +57,19 @@ wait_for_re() {
 	done
 	return 1
 }
+
+# interrupt_run NAME MARKER DELAY TRIES CMD...: run CMD in the background with its output in
+# $T/out.NAME, wait (up to TRIES x 50 ms) for MARKER in it, sleep DELAY, send SIGINT, and fail
+# unless the command then exits 0 and printed "after" (the script went on).
+interrupt_run() {
+	local name=$1 marker=$2 delay=$3 tries=$4 pid rc i; shift 4
+	"$@" >"$T/out.$name" 2>&1 &
+	pid=$!
+	for i in $(seq "$tries"); do grep -q "$marker" "$T/out.$name" && break; sleep 0.05; done
+	grep -q "$marker" "$T/out.$name" || { kill $pid; die "$name: the script never started: $(cat "$T/out.$name")"; }
+	sleep "$delay"
+	kill -INT $pid
+	wait $pid; rc=$?
+	[ $rc -eq 0 ] || die "$name: exit status $rc: $(cat "$T/out.$name")"
+	grep -q '^after$' "$T/out.$name" || die "$name: the script did not go on: $(cat "$T/out.$name")"
+}

@@ -23,15 +23,7 @@ print(ok and "finished" or ("error: " .. tostring(err)))
 print("after")
 LUA
 for what in dsyevd dsyevr mixed svd batch batch_many; do
-	"$GWB" "$T/s.lua" "$what" >"$T/out.$what" 2>&1 &
-	pid=$!
-	for i in $(seq 600); do grep -q calling "$T/out.$what" && break; sleep 0.05; done
-	grep -q calling "$T/out.$what" || { kill $pid; die "$what: the script never started: $(cat "$T/out.$what")"; }
-	sleep 0.5
-	kill -INT $pid
-	wait $pid; rc=$?
-	[ $rc -eq 0 ] || die "$what: exit status $rc: $(cat "$T/out.$what")"
+	interrupt_run "$what" calling 0.5 600 "$GWB" "$T/s.lua" "$what"
 	grep -qE 'error: .+interrupted (after|building)' "$T/out.$what" || die "$what: not interrupted inside the call: $(cat "$T/out.$what")"
-	grep -q '^after$' "$T/out.$what" || die "$what: the script did not go on: $(cat "$T/out.$what")"
 done
 exit 0

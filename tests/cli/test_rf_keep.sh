@@ -19,15 +19,7 @@ print("grown", f.trees == n + 2, f.partial)
 print("after")
 LUA
 for mode in keep nokeep; do
-	"$GWB" "$T/s.lua" "$mode" >"$T/out.$mode" 2>&1 &
-	pid=$!
-	for i in $(seq 1200); do grep -q training "$T/out.$mode" && break; sleep 0.05; done
-	grep -q training "$T/out.$mode" || { kill $pid; die "$mode: the script never started: $(cat "$T/out.$mode")"; }
-	sleep 3
-	kill -INT $pid
-	wait $pid; rc=$?
-	[ $rc -eq 0 ] || die "$mode: exit status $rc: $(cat "$T/out.$mode")"
-	grep -q '^after$' "$T/out.$mode" || die "$mode: the script did not go on: $(cat "$T/out.$mode")"
+	interrupt_run "$mode" training 3 1200 "$GWB" "$T/s.lua" "$mode"
 done
 grep -q 'partial   [0-9]* of 100000 trees: interrupted' "$T/out.keep" || die "keep: print(f) does not say partial: $(cat "$T/out.keep")"
 grep -qE '^partial	true	[0-9]+	100000$' "$T/out.keep" || die "keep: f.partial: $(cat "$T/out.keep")"
