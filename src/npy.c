@@ -196,9 +196,19 @@ gwb_status gwb_npy_read(const char *path, gwb_npy *a)
 		return gwb_error(GWB_EINVAL, "%s: .npy format version %d.%d; gwb reads 1.0, 2.0 and "
 				 "3.0", path, a->major, a->minor);
 	}
-	if (hlen > (64u << 20)) {
+	/* numpy writes a few hundred bytes of header for any 2-D array (it refuses to read more
+	 * than 10,000 by default); a longer one, or one the file cannot hold, is not read into
+	 * memory at all */
+	if (hlen > (1u << 20)) {
 		fclose(f);
-		return gwb_error(GWB_EPARSE, "%s: header of %zu bytes; not a .npy file", path, hlen);
+		return gwb_error(GWB_EPARSE, "%s: header of %zu bytes (gwb reads headers up to 1 MiB); "
+				 "not a .npy file", path, hlen);
+	}
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (size_t)sb.st_size - pre_len < hlen) {
+		fclose(f);
+		return gwb_error(GWB_ECORRUPT, "%s: truncated: a header of %zu bytes in a file of "
+				 "%zu", path, hlen, (size_t)sb.st_size);
 	}
 	h = malloc(hlen + 1);
 	if (!h) {

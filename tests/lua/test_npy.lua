@@ -98,6 +98,14 @@ T.test("npy: other kinds are refused, saying what the file holds", function()
   local f = assert(io.open(dir .. "/bad.npy", "wb")); f:write("not numpy at all"); f:close()
   T.raises(function() mat.read(dir .. "/bad.npy") end, "")
   T.raises(function() data.load(dir .. "/bad.npy") end, "not a .npy file")
+  -- a version-2 header length the file cannot hold (64 KiB claimed, 16 bytes there) is refused
+  -- before anything that size is allocated; one over the 1 MiB limit too
+  for _, len in ipairs({ { 0, 0, 1, 0, "truncated: a header of 65536 bytes" },
+                         { 0, 0, 32, 0, "header of 2097152 bytes" } }) do
+    local g = assert(io.open(dir .. "/hlen.npy", "wb"))
+    g:write("\147NUMPY\2\0", string.char(len[1], len[2], len[3], len[4]), string.rep(" ", 16)); g:close()
+    T.raises(function() mat.read(dir .. "/hlen.npy") end, len[5])
+  end
   T.raises(function() data.load(dir .. "/a.npy", { sep = ";" }) end, "applies to CSV files")
   T.raises(function() mat.batch(3, 2):save(dir .. "/batch.npy") end, "a batch of 3 matrices")
 end)
