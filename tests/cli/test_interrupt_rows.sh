@@ -1,7 +1,7 @@
 # Ctrl-C answers within a second or two in the loops that grow with the rows: the kNN graph
 # (O(rows^2): mat.knn_laplacian once honoured it only after the whole search), the covariance
 # behind data.pca and mat.cov (DSYRK on row blocks), pca:transform, mat.randn. Each call is
-# sized to run for many seconds on any CPU; SIGINT is sent 0.5 s into it and the call must
+# sized to run for many seconds on any CPU (pca:transform by the core count); SIGINT is sent 0.5 s into it and the call must
 # raise "<what>: interrupted ..." soon after, with the script going on.
 . tests/lib.sh
 cat > "$T/s.lua" <<'LUA'
@@ -9,6 +9,10 @@ local what = arg[1]
 local d
 if what == "knn" then
   d = data.synth { rows = 150000, features = 8, informative = 4, seed = 1 }
+elseif what == "transform" then
+  -- the projection is one DGEMM per row block, as fast as the machine's BLAS: 25,000 rows a
+  -- core keeps it seconds long on 2 cores and on 16 (20,000 rows took under 0.5 s on 16)
+  d = data.synth { rows = 25000 * math.max(2, gwb.cpu_count()), features = 1500, informative = 10, seed = 1 }
 elseif what ~= "randn" then
   d = data.synth { rows = 20000, features = 1500, informative = 10, seed = 1 }
 end

@@ -42,6 +42,39 @@ T.test("a loop of dropped matrices stays at about one matrix", function()
   -- the collector runs once the count has grown by the larger of 64 MiB and what was live
   -- after the last collection (earlier tests' objects count there), plus the matrix in hand
   local bound = math.max(64 * 2^20, before) + 2 * 32 * 2^20
-  T.ok(peak <= bound, string.format("peak %d bytes counted for 32 MiB matrices (bound %d, %d live before)",
-    peak, bound, before))
+  T.ok(peak <= bound, string.format("peak %d bytes counted for 32 MiB matrices (bound %d, %d live before, %d collections)",
+    peak, bound, before, runs1 - runs0))
+end)
+
+T.test("a collection that is not the count's own lowers its threshold", function()
+  -- twelve matrices live, then dropped and collected by the user: the threshold follows what
+  -- is live now, not the 384 MiB live at the count's last collection
+  local keep = {}
+  for i = 1, 12 do keep[i] = mat.zeros(2048, 2048) end
+  keep = nil
+  collectgarbage("collect")
+  local before = ext()
+  local peak = 0
+  for _ = 1, 30 do
+    local A = mat.zeros(2048, 2048)
+    peak = math.max(peak, ext() - before)
+  end
+  local bound = math.max(64 * 2^20, before) + 2 * 32 * 2^20
+  T.ok(peak <= bound, string.format("peak %d bytes counted after a user's collection (bound %d)", peak, bound))
+end)
+
+T.test("a finalizer that makes a gwb object counts no collection", function()
+  -- inside a __gc Lua collects nothing (lua_gc answers -1); the count must not record one, or
+  -- its threshold rises to what is dead
+  collectgarbage("collect")
+  local _, runs0 = gwb.external_bytes()
+  for i = 1, 30 do
+    setmetatable({}, { __gc = function() local z = mat.zeros(1, 1) end })
+    for _ = 1, 200 do local t = {} end   -- Lua's own steps run the finalizers
+    local A = mat.zeros(2048, 2048)
+    A[1][1] = i
+  end
+  local _, runs1 = gwb.external_bytes()
+  -- a collection needs 64 MiB of new objects since the last: 30 x 32 MiB allow at most 15
+  T.ok(runs1 - runs0 <= 15, string.format("%d collections counted for 30 x 32 MiB", runs1 - runs0))
 end)
