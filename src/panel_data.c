@@ -403,7 +403,8 @@ void panel_summary_of(const struct snap *s, char *buf, size_t n, bool utf8)
 	gwb_fmt_bytes(a, sizeof(a), (double)s->proc.rss_bytes);
 	gwb_fmt_bytes(b, sizeof(b), (double)s->proc.rss_peak_bytes);
 	at = panel_appendf(buf, n, at, "%s%.1f cores, %d threads, RSS %s", dot,
-		     s->cpu_cores_avg > 0 ? s->cpu_cores_avg : s->cpu_cores, s->proc.threads, a);
+			   s->cpu_cores_avg > 0 ? s->cpu_cores_avg : s->cpu_cores,
+			   s->proc.threads, a);
 	if (strcmp(a, b))
 		at = panel_appendf(buf, n, at, " (peak %s)", b);
 	if (s->gpu && (s->op_nk || s->op_x.count[0] + s->op_x.count[1] + s->op_x.count[2] ||
@@ -418,8 +419,8 @@ void panel_summary_of(const struct snap *s, char *buf, size_t n, bool utf8)
 			panel_secs(a, sizeof(a), s->op_kernel_ms / 1e3);
 			panel_secs(b, sizeof(b), s->op_top.total_ms / 1e3);
 			at = panel_appendf(buf, n, at, "%s%d kernel%s %s, top %s %s at %.0f%% occupancy", dot,
-				     s->op_nk, s->op_nk == 1 ? "" : "s", a, s->op_top.name, b,
-				     s->op_top.occupancy * 100);
+					   s->op_nk, s->op_nk == 1 ? "" : "s", a, s->op_top.name, b,
+					   s->op_top.occupancy * 100);
 		}
 		for (i = 0; i < 3; i++) {
 			static const char *dn[3] = {"H2D", "D2H", "D2D"};
@@ -427,7 +428,8 @@ void panel_summary_of(const struct snap *s, char *buf, size_t n, bool utf8)
 				continue;
 			gwb_fmt_bytes(a, sizeof(a), s->op_x.bytes[i]);
 			at = panel_appendf(buf, n, at, "%s%s %s %.1f GB/s", dot, dn[i], a,
-				     s->op_x.ms[i] > 0 ? s->op_x.bytes[i] / (s->op_x.ms[i] * 1e6) : 0.0);
+					   s->op_x.ms[i] > 0 ?
+					   s->op_x.bytes[i] / (s->op_x.ms[i] * 1e6) : 0.0);
 		}
 	}
 	(void)at;

@@ -408,10 +408,11 @@ void panel_draw(const struct snap *s, bool persistent, struct panel_outlog *out)
 				continue;
 			gwb_fmt_bytes(a, sizeof(a), s->x.bytes[i]);
 			at = panel_appendf(line, sizeof(line), at, "%s%s %s %.1f GB/s", any++ ? dot : "", dn[i], a,
-				     s->x.ms[i] > 0 ? s->x.bytes[i] / (s->x.ms[i] * 1e6) : 0.0);
+					   s->x.ms[i] > 0 ?
+					   s->x.bytes[i] / (s->x.ms[i] * 1e6) : 0.0);
 			if (s->x.bytes[i] > 0 && i < 2)
 				at = panel_appendf(line, sizeof(line), at, " (%.0f%% pinned)",
-					     100 * s->x.pinned_bytes[i] / s->x.bytes[i]);
+						   100 * s->x.pinned_bytes[i] / s->x.bytes[i]);
 		}
 		if (!any)
 			panel_appendf(line, sizeof(line), at, "none yet");
