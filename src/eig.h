@@ -106,7 +106,7 @@ double gwb_eigen_orthogonality(gwb_eigen *e, size_t b);
 /* Recompute e->max_residual from e->residuals. */
 void gwb_eigen_update_max(gwb_eigen *e);
 
-/* --- dense and batched drivers (eig_dense.c) ----------------------------------------------
+/* --- dense and batched drivers (eig_dense.c, eig_batched.c; eig_dense_impl.h: the pieces) --
  * Symmetric dense matrices on the CPU (LAPACK dsyevd/ssyevd/dsyevr through the Fortran ABI, a
  * cyclic Jacobi reference, f32 sweeps + f64 refinement) or the GPU (cuSOLVER Xsyevd/syevdx,
  * our batched Jacobi kernel, cuSOLVER's batched Jacobi for comparison), and the SVD of
