@@ -192,3 +192,30 @@ T.test("rf.cv's timing adds up: kernel + transfer + host = total", function()
   T.ok(t.total_ms > 0, "total_ms")
   T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6 * t.total_ms + 1e-9)
 end)
+
+T.test("a CPU sparse eig or svd counts no transfer, and its times add up", function()
+  local A = mat.read("datasets/matrices/bcsstk04.mtx")
+  local e = eig.solve(A, { k = 4, vectors = true, backend = "cpu", method = "lanczos" })
+  local t = e.timing
+  T.eq(t.transfer_ms, 0, "eig.solve on the CPU: " .. tostring(e))
+  T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6 * t.total_ms + 1e-9)
+  local s = eig.svd(mat.sprand(300, 200, { density = 0.05, seed = 1 }), { k = 3, backend = "cpu" })
+  T.eq(s.timing.transfer_ms, 0, "eig.svd on the CPU: " .. tostring(s))
+end)
+
+T.test("the sparse eig note is whole: the backend's reason is not cut at 40 characters", function()
+  local A = mat.read("datasets/matrices/bcsstk04.mtx")
+  for _, m in ipairs { "auto", "lanczos" } do
+    local e = eig.solve(A, { k = 4, method = m })
+    -- a small matrix: "auto: 2.3 MB is below the 34 MB GPU crossover" (46 characters)
+    T.ok(e.note:find("auto: [%d.]+ MB is below the [%d.]+ MB GPU crossover$"), m .. ": " .. e.note)
+  end
+end)
+
+T.test("a loaded .npy says so as its source (not a CSV's separator and header)", function()
+  local path = T.tmpdir() .. "/src.npy"
+  data.synth { rows = 20, features = 4, seed = 1 }:save(path)
+  local s = tostring(data.load(path))
+  T.ok(s:find("source: " .. path .. " (a NumPy .npy array)", 1, true), s)
+  T.ok(not s:find("separated", 1, true) and not s:find("header", 1, true), s)
+end)
