@@ -219,3 +219,34 @@ T.test("a loaded .npy says so as its source (not a CSV's separator and header)",
   T.ok(s:find("source: " .. path .. " (a NumPy .npy array)", 1, true), s)
   T.ok(not s:find("separated", 1, true) and not s:find("header", 1, true), s)
 end)
+
+T.test("one help text wrapped to the width reads as paragraphs: no broken-off fragment", function()
+  -- the wrap of a single text once left "  last" alone on a line, the paragraph going on
+  -- below it at the left edge ("column (class codes ...)"): a hanging line followed by a less
+  -- indented line that goes on in lower case
+  local saved = gwb.term_size
+  local bad, n = {}, 0
+  for _, width in ipairs { 60, 80 } do
+    gwb.term_size = function() return width, 1000 end
+    for name, e in pairs(gwb.helpall()) do
+      if type(name) == "string" and type(e) == "table" and e.text then
+        local ok, t = pcall(H.text, name)
+        if ok and type(t) == "string" then
+          n = n + 1
+          local prev
+          for line in (t .. "\n"):gmatch("(.-)\n") do
+            if prev and #prev:match("^ *") > #line:match("^ *") and line:find("^%s*%l")
+                and not prev:find("[.:;,]$") then
+              bad[#bad + 1] = width .. " " .. name .. ": [" .. prev .. "] then [" .. line .. "]"
+            end
+            T.ok((utf8.len(line) or #line) <= width or line:match("^%s*%S+$"), name .. " too wide: " .. line)
+            prev = line
+          end
+        end
+      end
+    end
+  end
+  gwb.term_size = saved
+  T.ok(n > 100, "help texts checked: " .. n)
+  T.ok(#bad == 0, #bad .. " broken paragraphs, e.g.\n" .. table.concat(bad, "\n", 1, math.min(#bad, 5)))
+end)
