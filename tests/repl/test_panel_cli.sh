@@ -3,10 +3,10 @@
 # command.
 . tests/lib.sh
 command -v tmux >/dev/null || skip "tmux is not installed (scripts/install-deps installs it)"
-"$GWB" -e 'data.synth{kind = "classification", rows = 20000, features = 16, classes = 2, seed = 1}:save("'"$T"'/s.csv")' ||
-	die "could not write the CSV"
+"$GWB" -e 'data.synth{kind = "classification", rows = 20000, features = 16, classes = 2, seed = 1}:save("'"$T"'/s.gwbd")' ||
+	die "could not write the data"
 tm new-session -d -s "$SESSION" -x 100 -y 30 \
-	"env HOME='$HOME' GWB_NORC=1 GWB_RUNS='$T/runs.jsonl' TERM=xterm '$GWB' rf train '$T/s.csv' --trees 100000 --depth 12 --backend cpu; echo EXIT=\$?; sleep 30" ||
+	"env HOME='$HOME' GWB_NORC=1 GWB_RUNS='$T/runs.jsonl' TERM=xterm '$GWB' rf train '$T/s.gwbd' --trees 100000 --depth 12 --backend cpu; echo EXIT=\$?; sleep 30" ||
 	die "tmux could not start"
 wait_for 'Ctrl-C stops' 20 || die "the panel did not appear during gwb rf train: $(screen)"
 hint=$(screen | grep 'Ctrl-C stops')
