@@ -76,6 +76,13 @@ static int depth;     /* active levels */
 static int overflow;  /* begins past MAXDEPTH (ignored; their ends are matched) */
 
 static gwb_progress_phase_fn phase_fn;   /* prof.c's phase record */
+/* The open call (gwb_progress_call_begin at depth 0): its start, how deeply calls nest, and
+ * whether its run has ended and waits for the call's end to report it. */
+static struct {
+	int nest;
+	bool open, held;
+	double t0;
+} call;
 
 void gwb_progress_set_phase_hook(gwb_progress_phase_fn fn)
 {
@@ -110,11 +117,19 @@ static void emit(double done, const char *mname, double metric, bool finished, i
 		sink_fn(&p, sink_ctx);
 }
 
+static void end_locked(void);
+
 void gwb_progress_begin(const char *label, double total)
 {
 	struct level *t;
+	bool from_call;
 
 	pthread_mutex_lock(&prog_lock);
+	if (call.held) {  /* a second run inside the call: the first one reports its end now */
+		call.held = false;
+		end_locked();
+	}
+	from_call = call.open && depth == 0;
 	if (depth == MAXDEPTH) {
 		overflow++;
 		pthread_mutex_unlock(&prog_lock);
@@ -123,7 +138,7 @@ void gwb_progress_begin(const char *label, double total)
 	t = &lv[depth++];
 	snprintf(t->label, sizeof(t->label), "%s", label ? label : "");
 	t->total = total;
-	t->t0 = gwb_now();
+	t->t0 = from_call ? call.t0 : gwb_now();
 	t->last = 0;
 	t->done = 0;
 	t->metric = 0;
@@ -157,20 +172,49 @@ void gwb_progress_update(double done, const char *metric_name, double metric)
 	pthread_mutex_unlock(&prog_lock);
 }
 
+/* Only runs that were shown (lasted past the first update interval) are `finished`; every run
+ * gets its END event. Each run is also recorded as a phase. */
+static void end_locked(void)
+{
+	struct level *t = &lv[depth - 1];
+	double el = gwb_now() - t->t0;
+
+	if (t->label[0] && phase_fn)
+		phase_fn(t->label, el * 1e3);
+	emit(t->total, NULL, 0, t->last > 0, GWB_PROGRESS_END);
+	depth--;
+}
+
 void gwb_progress_end(void)
 {
 	pthread_mutex_lock(&prog_lock);
-	/* Only runs that were shown (lasted past the first update interval) are `finished`;
-	 * every run gets its END event. Each run is also recorded as a phase. */
-	if (overflow) {
+	if (overflow)
 		overflow--;
-	} else if (depth) {
-		struct level *t = &lv[depth - 1];
-		double el = gwb_now() - t->t0;
-		if (t->label[0] && phase_fn)
-			phase_fn(t->label, el * 1e3);
-		emit(t->total, NULL, 0, t->last > 0, GWB_PROGRESS_END);
-		depth--;
+	else if (depth == 1 && call.open && !call.held)
+		call.held = true;  /* reported at gwb_progress_call_end */
+	else if (depth)
+		end_locked();
+	pthread_mutex_unlock(&prog_lock);
+}
+
+void gwb_progress_call_begin(void)
+{
+	pthread_mutex_lock(&prog_lock);
+	if (call.nest++ == 0 && depth == 0) {
+		call.open = true;
+		call.held = false;
+		call.t0 = gwb_now();
+	}
+	pthread_mutex_unlock(&prog_lock);
+}
+
+void gwb_progress_call_end(void)
+{
+	pthread_mutex_lock(&prog_lock);
+	if (call.nest > 0 && --call.nest == 0 && call.open) {
+		if (call.held && depth == 1)
+			end_locked();
+		call.open = call.held = false;
 	}
 	pthread_mutex_unlock(&prog_lock);
 }

@@ -59,6 +59,15 @@ void gwb_progress_begin(const char *label, double total);
 void gwb_progress_update(double done, const char *metric_name, double metric);
 void gwb_progress_end(void);
 
+/* A call around its progress run (gwb_rf_train around the trainer's "rf.train"): the run
+ * begun first inside the call at depth 0 is timed from the call's start, and its end is held
+ * until the call ends, so the END event (the panel's summary, the log's closing line, the
+ * phase) carries the whole call's time, not only the part the run covered. Inside another
+ * run (rf.cv's folds) a call is nothing. Calls nest; every begin needs its end, on error
+ * paths too. */
+void gwb_progress_call_begin(void);
+void gwb_progress_call_end(void);
+
 /* The current run as of the latest update (not rate limited), for a display that polls:
  * copies the label into label[n]; returns false when no run is active. */
 bool gwb_progress_get(gwb_progress *out, char *label, size_t n);

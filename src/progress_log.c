@@ -1,12 +1,14 @@
 /* progress_log.c - progress as plain lines for logs (progress_log.h): one line every few
  * seconds of a long call, "rf.train: 45% (45 of 100 trees), 9.8/s, eta 5.6 s", then
- * "rf.train: done, 100 in 10.2 s" when a run that printed ends. Nested runs (rf.cv's folds)
- * name their enclosing run. */
+ * "rf.train: done, 100 in 10.2 s" when a run that printed ends; a run with nothing to count
+ * (a LAPACK call waited on) says "running for 3.0 s", then "done in 9.3 s". Nested runs
+ * (rf.cv's folds) name their enclosing run. */
 #include "progress_log.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fmt.h"
 
@@ -55,8 +57,10 @@ static void write_line(const gwb_progress *p, bool done)
 	else
 		snprintf(lead, sizeof(lead), "%s", p->label ? p->label : "");
 	gwb_fmt_ms(el, sizeof(el), p->elapsed_s * 1e3);
-	if (done) {
+	if (done && p->done > 0) {
 		fprintf(stderr, "%s: done, %.0f in %s\n", lead, p->done, el);
+	} else if (done) {  /* a run that counts nothing (a LAPACK call waited on) */
+		fprintf(stderr, "%s: done in %s\n", lead, el);
 	} else if (p->total > 0) {
 		double rate = p->elapsed_s > 0 ? p->done / p->elapsed_s : 0;
 		if (p->done > 0)
@@ -65,10 +69,13 @@ static void write_line(const gwb_progress *p, bool done)
 			snprintf(eta, sizeof(eta), "?");
 		fprintf(stderr, "%s: %.0f%% (%.0f of %.0f) after %s, %.3g/s, eta %s", lead,
 			100 * p->done / p->total, p->done, p->total, el, rate, eta);
-	} else {
+	} else if (p->done > 0) {
 		fprintf(stderr, "%s: %.0f after %s", lead, p->done, el);
+	} else {
+		fprintf(stderr, "%s: running for %s", lead, el);
 	}
-	if (!done && p->metric_name)
+	/* "seconds" (gwb_run_interruptible's wait) repeats the time just written */
+	if (!done && p->metric_name && strcmp(p->metric_name, "seconds"))
 		fprintf(stderr, ", %s %.3g", p->metric_name, p->metric);
 	fputc('\n', stderr);
 	fflush(stderr);

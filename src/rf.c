@@ -38,8 +38,10 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	bool hybrid_cpu;
 
 	*out = NULL;
+	/* the panel's and the log's time of rf.train is this call's, quantizing and OOB included */
+	gwb_progress_call_begin();
 	if ((st = gwb_rf_params_check(&p, d)))
-		return st;
+		goto out_free;
 	if (p.criterion == GWB_CRIT_DEFAULT)
 		p.criterion = d->task == GWB_TASK_CLASSIFICATION ? GWB_CRIT_GINI : GWB_CRIT_MSE;
 	if (p.gpus.n < 1)  /* params not from gwb_rf_params_init: device 0 alone */
@@ -52,20 +54,24 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	job.threads = p.threads;
 	job.criterion = p.criterion;
 	job.tree_first = p.tree_first;
-	if (p.tree_first && p.hybrid)  /* the hybrid queue numbers trees from 0 */
-		return gwb_error(GWB_EINVAL, "rf: backend = \"hybrid\" cannot grow trees after "
-				 "existing ones; use \"cpu\" or \"gpu\"");
+	if (p.tree_first && p.hybrid) {  /* the hybrid queue numbers trees from 0 */
+		st = gwb_error(GWB_EINVAL, "rf: backend = \"hybrid\" cannot grow trees after "
+			       "existing ones; use \"cpu\" or \"gpu\"");
+		goto out_free;
+	}
 	if (d->task == GWB_TASK_CLASSIFICATION) {
 		cw = calloc((size_t)d->classes + 1, sizeof(double));
-		if (!cw)
-			return gwb_error(GWB_ENOMEM, "rf.train: out of memory");
+		if (!cw) {
+			st = gwb_error(GWB_ENOMEM, "rf.train: out of memory");
+			goto out_free;
+		}
 		for (k = 0; k < d->classes; k++)
 			cw[k] = p.class_weight ? p.class_weight[k] : 1.0;
 		if (p.class_weight_balanced) {
 			size_t *cnt = calloc((size_t)d->classes + 1, sizeof(size_t));
 			if (!cnt) {
-				free(cw);
-				return gwb_error(GWB_ENOMEM, "rf.train: out of memory");
+				st = gwb_error(GWB_ENOMEM, "rf.train: out of memory");
+				goto out_free;
 			}
 			for (i = 0; i < d->rows; i++)
 				cnt[d->y[i]]++;
@@ -176,5 +182,6 @@ out_free:
 	gwb_forest_free(f);
 	gwb_quant_free(q);
 	free(cw);
+	gwb_progress_call_end();
 	return st;
 }

@@ -312,18 +312,54 @@ local function entry_of(x)
   return nil
 end
 
--- One help text at the width: a line wider than the screen is wrapped at spaces, its
--- continuation indented as the line was (the texts are written for ~92 columns).
+-- One help text at the width (the texts are written for ~92 columns): a line wider than the
+-- screen is broken at a space, and what is left flows into the next line when that line goes
+-- on with the same prose (not blank, not an example or a list item, not a new sentence,
+-- indented as much or up to two more: a hanging paragraph), so a paragraph reads as one;
+-- otherwise it takes lines of its own, indented as the paragraph goes on (an example's two
+-- more, to show it is one).
+local function is_example(line) return line:find("^%s*Example") ~= nil end
+
+local function goes_on(line, nxt, indent, rest)
+  if nxt == nil or not nxt:find("%S") or is_example(line) or is_example(nxt) then return false end
+  local ind = #nxt:match("^ *")
+  return ind >= indent and ind <= indent + 2 and not nxt:find("^%s*[-*]%s")
+    and not (rest:find("[.:;]$") and nxt:find("^%s*%u"))
+end
+
 local function fit(text, width)
-  local out = {}
-  for line in (text .. "\n"):gmatch("(.-)\n") do
+  local src, out, carry = {}, {}, nil
+  for line in (text .. "\n"):gmatch("(.-)\n") do src[#src + 1] = line end
+  for i, line in ipairs(src) do
+    local indent = #line:match("^ *")
+    local pad = string.rep(" ", indent)
+    if carry then
+      line, carry = pad .. carry .. " " .. line:sub(indent + 1), nil
+    end
     if (utf8.len(line) or #line) <= width then
       out[#out + 1] = line
     else
-      local indent = #line:match("^ *")
-      local lines = wrap(line:sub(indent + 1), width, indent + 2, indent)
-      lines[1] = string.rep(" ", indent) .. lines[1]
-      for _, l in ipairs(lines) do out[#out + 1] = l end
+      local lines = wrap(line:sub(indent + 1), width, indent, indent)
+      out[#out + 1] = pad .. lines[1]
+      if #lines > 1 then
+        local rest = {}
+        for j = 2, #lines do rest[#rest + 1] = lines[j]:sub(indent + 1) end
+        rest = table.concat(rest, " ")
+        local nxt = src[i + 1]
+        if goes_on(line, nxt, indent, rest) then
+          carry = rest
+        else
+          local hang = indent
+          if is_example(line) then
+            hang = indent + 2
+          elseif nxt and nxt:find("%S") then
+            hang = math.max(indent, math.min(#nxt:match("^ *"), indent + 2))
+          end
+          for _, l in ipairs(wrap(rest, width, hang, hang)) do
+            out[#out + 1] = l:find("^ ") and l or string.rep(" ", hang) .. l
+          end
+        end
+      end
     end
   end
   return table.concat(out, "\n")

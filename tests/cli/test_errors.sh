@@ -1,7 +1,7 @@
 # Errors as a Python user expects them: gwb's own API errors print the message and the script's
 # file:line, no Lua traceback (unless --traceback or gwb.traceback = true); errors in user code
-# keep a traceback of the user's frames only; "did you mean" for a misspelled module function,
-# method, field, global, option, column and target name.
+# keep a traceback of the user's frames only; Ctrl-C in a script is one line; "did you mean"
+# for a misspelled module function, method, field, global, option, column and target name.
 . tests/lib.sh
 iris="$PWD/datasets/iris.csv"
 cat > "$T/api.lua" <<LUA
@@ -32,6 +32,22 @@ printf '%s\n' "$out" | grep -q 'user.lua:1: boom' || die "no user error message:
 printf '%s\n' "$out" | grep -q 'stack traceback' || die "user code lost its traceback: $out"
 printf '%s\n' "$out" | grep -qE "user.lua:2: in (local|function) 'f'" || die "no user frame f: $out"
 printf '%s\n' "$out" | grep -q '\[C\]' && die "C frames in a user traceback: $out"
+# Ctrl-C in a script: one line, no traceback
+cat > "$T/long.lua" <<'LUA'
+local s = data.synth{kind = "classification", rows = 50000, features = 16, classes = 2, seed = 1}
+print("start")
+io.stdout:flush()
+rf.train(s, {trees = 100000, depth = 12, backend = "cpu"})
+LUA
+"$GWB" "$T/long.lua" >"$T/long.out" 2>&1 &
+pid=$!
+for i in $(seq 400); do grep -q start "$T/long.out" && break; sleep 0.05; done
+sleep 0.5
+kill -INT $pid
+wait $pid
+grep -q 'rf.train: interrupted after' "$T/long.out" || die "no interrupt message: $(cat "$T/long.out")"
+grep -qE 'stack traceback|\[C\]' "$T/long.out" && die "Ctrl-C in a script printed a traceback: $(cat "$T/long.out")"
+[ "$(grep -vc '^start$' "$T/long.out")" -eq 1 ] || die "Ctrl-C printed more than one line: $(cat "$T/long.out")"
 # did you mean
 want() { # code, expected text
 	local o

@@ -1,6 +1,7 @@
 # Progress without a terminal: with stderr going to a file or pipe, a long call writes a line
 # every few seconds (percent, rate, ETA) and one when it ends; short calls write nothing;
-# --quiet turns it off. (GWB_PROGRESS_INTERVAL shortens the interval for the test.)
+# --quiet turns it off; a run that counts nothing says how long it has run.
+# (GWB_PROGRESS_INTERVAL shortens the interval for the test.)
 . tests/lib.sh
 export GWB_RUNS="$T/runs.jsonl"
 code='d = data.synth{kind = "classification", rows = 40000, features = 16, seed = 1}
@@ -13,6 +14,13 @@ grep -qE '^rf\.train: done, 60 in [0-9.]+ (ms|s)$' "$T/err" || die "no closing l
 LC_ALL=C grep -q "$(printf '\r')\|$(printf '\033')" "$T/err" && die "terminal codes in a log: $(cat -v "$T/err")"
 GWB_PROGRESS_INTERVAL=0.2 "$GWB" --quiet -e "$code" >"$T/out" 2>"$T/err" || die "gwb --quiet failed"
 [ -s "$T/err" ] && die "--quiet still wrote progress: $(cat "$T/err")"
+# a run with nothing to count (a LAPACK call waited on): how long it has run, not "0 after
+# 1.2 s, seconds 1.2"
+GWB_PROGRESS_INTERVAL=0.01 "$GWB" -e 'eig.solve(mat.laplacian2d(24), {k = 3})' >/dev/null 2>"$T/err" ||
+	die "eig.solve failed: $(cat "$T/err")"
+grep -qE '^eig\.solve [a-z]+: running for [0-9.]+ (ms|s)$' "$T/err" || die "no running line: $(cat "$T/err")"
+grep -qE '^eig\.solve [a-z]+: done in [0-9.]+ (ms|s)$' "$T/err" || die "no closing line: $(cat "$T/err")"
+grep -qE ': 0 after|, seconds |done, 0 in' "$T/err" && die "a count of nothing: $(cat "$T/err")"
 # a short call, default interval: nothing
 GWB_PROGRESS_INTERVAL= "$GWB" -e 'f = rf.train(data.load("datasets/iris.csv"), {trees = 3})' 2>"$T/err" >/dev/null
 [ -s "$T/err" ] && die "a short call wrote progress: $(cat "$T/err")"

@@ -192,3 +192,61 @@ T.test("rf.cv's timing adds up: kernel + transfer + host = total", function()
   T.ok(t.total_ms > 0, "total_ms")
   T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6 * t.total_ms + 1e-9)
 end)
+
+T.test("a CPU sparse eig or svd counts no transfer, and its times add up", function()
+  local A = mat.read("datasets/matrices/bcsstk04.mtx")
+  local e = eig.solve(A, { k = 4, vectors = true, backend = "cpu", method = "lanczos" })
+  local t = e.timing
+  T.eq(t.transfer_ms, 0, "eig.solve on the CPU: " .. tostring(e))
+  T.near(t.kernel_ms + t.transfer_ms + t.host_ms, t.total_ms, 1e-6 * t.total_ms + 1e-9)
+  local s = eig.svd(mat.sprand(300, 200, { density = 0.05, seed = 1 }), { k = 3, backend = "cpu" })
+  T.eq(s.timing.transfer_ms, 0, "eig.svd on the CPU: " .. tostring(s))
+end)
+
+T.test("the sparse eig note is whole: the backend's reason is not cut at 40 characters", function()
+  local A = mat.read("datasets/matrices/bcsstk04.mtx")
+  for _, m in ipairs { "auto", "lanczos" } do
+    local e = eig.solve(A, { k = 4, method = m })
+    -- a small matrix: "auto: 2.3 MB is below the 34 MB GPU crossover" (46 characters)
+    T.ok(e.note:find("auto: [%d.]+ MB is below the [%d.]+ MB GPU crossover$"), m .. ": " .. e.note)
+  end
+end)
+
+T.test("a loaded .npy says so as its source (not a CSV's separator and header)", function()
+  local path = T.tmpdir() .. "/src.npy"
+  data.synth { rows = 20, features = 4, seed = 1 }:save(path)
+  local s = tostring(data.load(path))
+  T.ok(s:find("source: " .. path .. " (a NumPy .npy array)", 1, true), s)
+  T.ok(not s:find("separated", 1, true) and not s:find("header", 1, true), s)
+end)
+
+T.test("one help text wrapped to the width reads as paragraphs: no broken-off fragment", function()
+  -- the wrap of a single text once left "  last" alone on a line, the paragraph going on
+  -- below it at the left edge ("column (class codes ...)"): a hanging line followed by a less
+  -- indented line that goes on in lower case
+  local saved = gwb.term_size
+  local bad, n = {}, 0
+  for _, width in ipairs { 60, 80 } do
+    gwb.term_size = function() return width, 1000 end
+    for name, e in pairs(gwb.helpall()) do
+      if type(name) == "string" and type(e) == "table" and e.text then
+        local ok, t = pcall(H.text, name)
+        if ok and type(t) == "string" then
+          n = n + 1
+          local prev
+          for line in (t .. "\n"):gmatch("(.-)\n") do
+            if prev and #prev:match("^ *") > #line:match("^ *") and line:find("^%s*%l")
+                and not prev:find("[.:;,]$") then
+              bad[#bad + 1] = width .. " " .. name .. ": [" .. prev .. "] then [" .. line .. "]"
+            end
+            T.ok((utf8.len(line) or #line) <= width or line:match("^%s*%S+$"), name .. " too wide: " .. line)
+            prev = line
+          end
+        end
+      end
+    end
+  end
+  gwb.term_size = saved
+  T.ok(n > 100, "help texts checked: " .. n)
+  T.ok(#bad == 0, #bad .. " broken paragraphs, e.g.\n" .. table.concat(bad, "\n", 1, math.min(#bad, 5)))
+end)
