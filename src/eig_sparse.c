@@ -234,21 +234,16 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 		const char *pe = getenv("GWB_EIG_PROF");
 		o.prof = pe && *pe && strcmp(pe, "0");
 	}
-	double tx = 0;
-	/* the backend's table of block operations, chosen once for the solve */
-	if ((st = gwb_sp_ops_get(be == GWB_BACKEND_GPU ? GWB_DEVICE_GPU : GWB_DEVICE_CPU, &o.ops))) {
+	/* the backend's table of block operations, chosen once for the solve; attach makes A
+	 * usable there (the GPU: its resident copy, or an upload) */
+	double tx = 0, ta = gwb_now();
+	if ((st = gwb_sp_ops_get(be == GWB_BACKEND_GPU ? GWB_DEVICE_GPU : GWB_DEVICE_CPU, &o.ops)) ||
+	    (st = o.ops->attach(&o, A, SP_ATTACH_ROWS | SP_ATTACH_KIND))) {
 		gwb_eigen_free(e);
 		return st;
 	}
-	{
-		double t1 = gwb_now();
-		if ((st = o.ops->attach(&o, A, SP_ATTACH_ROWS | SP_ATTACH_KIND))) {
-			gwb_eigen_free(e);
-			return st;
-		}
-		if (!o.ops->host)  /* the upload */
-			tx += gwb_now() - t1;
-	}
+	if (!o.ops->host)  /* the upload */
+		tx += gwb_now() - ta;
 	if (o.prof)
 		o.ph[PH_SETUP] = gwb_now() - t0;
 	gwb_progress_begin("eig.solve", 0);
