@@ -1,7 +1,8 @@
 /* sparse.h - the sparse matrix: CSR, f64 values, 32-bit row offsets and column indices when
  * they fit (nnz and order below 2^31), 64-bit beyond. Built by generators (Laplacians, random
  * symmetric, k-nearest-neighbour graph Laplacians), from triplets, and by the Matrix Market
- * reader (mm.c); read by the sparse eigensolvers (eig_sparse.c, kernels/eig_sparse.cu).
+ * reader (mm.c); read by the sparse eigensolvers (eig_sparse.c and the files of
+ * eig_sparse_impl.h, kernels/eig_sparse.cu).
  * The caller owns a matrix and frees it with gwb_csr_free(). */
 #ifndef GWB_SPARSE_H
 #define GWB_SPARSE_H
@@ -112,7 +113,7 @@ gwb_status gwb_csr_random(int64_t rows, int64_t cols, double density, uint64_t s
 gwb_status gwb_csr_transpose(const gwb_csr *A, gwb_csr **out);
 
 /* The k largest singular triplets of a sparse rows x cols matrix (any shape) by randomized
- * subspace iteration on A and A^T (implemented in eig_sparse.c): V orthonormal (QR), Y = A V,
+ * subspace iteration on A and A^T (implemented in eig_svd.c): V orthonormal (QR), Y = A V,
  * Y = Q R (QR: LAPACK dgeqrf/dorgqr, cuSOLVER geqrf/orgqr on the GPU), R = Ur S Vr^T, so
  * u = Q Ur, v = V Vr, A v = s u; Z = A^T Q gives ||A^T u - s v||, and V <- orth(Z) repeats
  * until every one of the k pairs has max(||Av - su||, ||A^T u - sv||) <= tol * s_1. */
