@@ -34,7 +34,8 @@ for src in tests/fuzz/fuzz_*.c; do
 		"$T/$t" "$T"/in/*) >"$T/$t.out" 2>&1 || die "$t on the inputs: $(tail -20 "$T/$t.out")"
 	[ -z "$(ls -A "$T/cwd" "$T/home" | grep -v ':$' | grep -v '^$')" ] ||
 		die "$t wrote outside its FUZZ_DIR: $(ls -AR "$T/cwd" "$T/home")"
+	ls -A / | sort >"$T/root.after"
+	cmp -s "$T/root.before" "$T/root.after" ||
+		die "$t wrote into /: $(comm -13 "$T/root.before" "$T/root.after")"
 done
-ls -A / | sort >"$T/root.after"
-cmp -s "$T/root.before" "$T/root.after" || die "a target wrote into /: $(comm -13 "$T/root.before" "$T/root.after")"
 exit 0
