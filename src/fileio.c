@@ -13,7 +13,11 @@
  * kernel's own walk reached (same device and inode), else the save is refused. A link that
  * lives on /proc (/proc/self/fd/N, /dev/stdout -> /proc/self/fd/1, a memfd's fd) is a magic
  * link with no name to rename onto: its file is opened through the kernel and written in
- * place, as is every non-regular file (pipe, terminal, device, FIFO). */
+ * place, as is every non-regular file (pipe, terminal, device, FIFO).
+ *
+ * Inputs: a loader opens its path more than once (the format sniffers read the first bytes,
+ * then the reader starts again), which loses those bytes on a pipe. gwb_input_open reads a
+ * non-seekable input whole into a memfd first and hands the loaders its /proc/self/fd path. */
 #define _GNU_SOURCE
 #include "fileio.h"
 
@@ -22,12 +26,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -572,4 +578,112 @@ gwb_status gwb_file_append_line(const char *path, const char *line, size_t n)
 	if (e)
 		return gwb_error(GWB_EIO, "cannot append to %s: %s", path, strerror(e));
 	return GWB_OK;
+}
+
+/* --- inputs: pipes, FIFOs and terminals read whole ------------------------------------------ */
+
+/* Wait until fd (O_NONBLOCK) has bytes or its end, looking at Ctrl-C every 100 ms. */
+static gwb_status wait_readable(int fd, const char *what, const char *path, bool started)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	for (;;) {
+		int k = poll(&pf, 1, 100);
+		if (k > 0)
+			return GWB_OK;
+		if (k < 0 && errno != EINTR)
+			return gwb_error(GWB_EIO, "%s: cannot read %s: %s", what, path,
+					 strerror(errno));
+		if (gwb_intr_pending())
+			return gwb_error(GWB_EINTR, started ? "%s: interrupted while reading %s"
+						: "%s: interrupted while waiting for input on %s "
+						  "(a FIFO waits for a writer)", what, path);
+	}
+}
+
+static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char *what)
+{
+	char *buf = malloc(1 << 16);
+	bool started = false;
+	int mfd;
+
+	if (!buf)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory reading %s", what, path);
+	mfd = memfd_create("gwb-input", MFD_CLOEXEC);
+	if (mfd < 0) {
+		free(buf);
+		return gwb_error(GWB_EIO, "%s: cannot hold a copy of %s (memfd_create: %s); save it "
+				 "to a file first", what, path, strerror(errno));
+	}
+	for (;;) {
+		ssize_t n, w;
+		gwb_status st = wait_readable(fd, what, path, started);
+		if (st) {
+			close(mfd);
+			free(buf);
+			return st;
+		}
+		n = read(fd, buf, 1 << 16);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0) {
+			int e = errno;
+			close(mfd);
+			free(buf);
+			return gwb_error(GWB_EIO, "%s: cannot read %s: %s", what, path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		started = true;
+		for (w = 0; w < n;) {
+			ssize_t k = write(mfd, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				int e = errno;
+				close(mfd);
+				free(buf);
+				return gwb_error(GWB_EIO, "%s: cannot hold a copy of %s in memory: %s",
+						 what, path, strerror(e));
+			}
+			w += k;
+		}
+	}
+	free(buf);
+	in->fd = mfd;
+	snprintf(in->copy_path, sizeof(in->copy_path), "/proc/self/fd/%d", mfd);
+	in->path = in->copy_path;
+	return GWB_OK;
+}
+
+gwb_status gwb_input_open(gwb_input *in, const char *path, const char *what)
+{
+	struct stat st;
+	gwb_status rc;
+	int fd;
+
+	in->path = path;
+	in->fd = -1;
+	in->copy_path[0] = '\0';
+	/* O_NONBLOCK: opening a FIFO no process writes to returns at once (Ctrl-C can stop the
+	 * wait that follows); a path that cannot be opened is the loader's to report */
+	do
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return GWB_OK;
+	if (fstat(fd, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		close(fd);
+		return GWB_OK;
+	}
+	rc = copy_input(in, fd, path, what);
+	close(fd);
+	return rc;
+}
+
+void gwb_input_close(gwb_input *in)
+{
+	if (in->fd >= 0)
+		close(in->fd);
+	in->fd = -1;
 }

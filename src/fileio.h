@@ -3,7 +3,9 @@
  * crash or kill at any instant leaves the old file or the new one, never a truncated one.
  * Targets that are not regular files (a pipe, a terminal, /dev/null, /proc/self/fd/N,
  * /dev/stdout, a memfd) are written in place instead. The gwb_afile is the caller's (on its
- * stack); commit or abort releases what it holds. */
+ * stack); commit or abort releases what it holds. The read side: gwb_input_open gives the
+ * loaders (which open a path, sniff its first bytes, then read it) a seekable copy of a pipe,
+ * FIFO, socket or terminal, so what they sniff is not lost. */
 #ifndef GWB_FILEIO_H
 #define GWB_FILEIO_H
 
@@ -62,5 +64,22 @@ gwb_status gwb_file_save(const char *path, const void *p, size_t n, const char *
  * is truncated back to the last whole line: the file only ever holds whole lines. GWB_EIO (or
  * GWB_EINVAL for a line too long or not ending in a newline), the message naming path. */
 gwb_status gwb_file_append_line(const char *path, const char *line, size_t n);
+
+/* An input a loader may open by path, sniff and read again. For a regular file (or a path
+ * that cannot be opened: the loader reports that) path is the caller's own; a pipe, FIFO,
+ * socket or character device (/dev/stdin, <(cmd), a named pipe) is read whole, in blocks
+ * (Ctrl-C stops the wait for a FIFO's writer and the reading: GWB_EINTR), into an anonymous
+ * memory file, and path is "/proc/self/fd/N" of that copy. Release with gwb_input_close. */
+typedef struct gwb_input {
+	const char *path;   /* what the loaders open: the caller's path or copy_path */
+	int fd;             /* the copy (a memfd), or -1 */
+	char copy_path[32];
+} gwb_input;
+
+/* Open path for the loaders (see gwb_input); what names the caller in messages. */
+gwb_status gwb_input_open(gwb_input *in, const char *path, const char *what);
+
+/* Release the copy (if any). Safe to call twice. */
+void gwb_input_close(gwb_input *in);
 
 #endif

@@ -292,12 +292,38 @@ bool gwb_lua_index_close(lua_State *L)
 	return true;
 }
 
+/* A gwb box of another type wearing mt (debug.setmetatable) reaches mt's __gc or close:
+ * release it as its own type does, through the __gc of the metatable it was made with (else
+ * the object's C memory would leak: the tags differ, so mt's release leaves it alone). */
+static void release_as_own_type(lua_State *L, int idx)
+{
+	static _Thread_local int depth;   /* a registry __gc swapped by hand cannot loop */
+	char buf[64];
+	const char *real = real_type(L, idx, buf, sizeof(buf));
+
+	if (!real || depth)
+		return;
+	luaL_getmetatable(L, real);
+	if (lua_istable(L, -1) && lua_getfield(L, -1, "__gc") == LUA_TFUNCTION &&
+	    lua_iscfunction(L, -1)) {
+		lua_pushvalue(L, idx);
+		depth++;
+		lua_call(L, 1, 0);
+		depth--;
+		lua_pop(L, 1);
+		return;
+	}
+	lua_pop(L, lua_istable(L, -1) ? 2 : 1);
+}
+
 void *gwb_lua_takebox(lua_State *L, int idx, const char *mt)
 {
 	void *box = gwb_lua_toudata(L, idx, mt), *p;
 
-	if (!box)   /* __gc or __close of another value given this metatable: not ours to free */
+	if (!box) {   /* __gc or __close of another value given this metatable */
+		release_as_own_type(L, lua_absindex(L, idx));
 		return NULL;
+	}
 	memcpy(&p, box, sizeof(p));
 	memset(box, 0, sizeof(void *));
 	gwb_lua_mem_release(L, box);

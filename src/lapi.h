@@ -65,7 +65,8 @@ void *gwb_lua_checkudata(lua_State *L, int idx, const char *tname, const char *w
  * checkbox: the live object in the box at idx; raises naming the argument when the value is
  *   not such a box ("<what> expected") or was closed ("the <name> was closed").
  * takebox: for __gc/__close: the object (NULL if released already, or if the value is not a
- *   box of this type), leaving the box empty. */
+ *   box of this type), leaving the box empty; a gwb box of another type given this metatable
+ *   through debug.setmetatable is released by its own type's __gc instead. */
 void *gwb_lua_newbox(lua_State *L, const char *mt, int nuv);
 void gwb_lua_pushbox(lua_State *L, const char *mt, int nuv, void *p, void (*free_fn)(void *));
 void *gwb_lua_checkbox(lua_State *L, int idx, const char *mt, const char *what, const char *name);

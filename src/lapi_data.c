@@ -14,6 +14,7 @@
 #include "csv.h"
 #include "dataset.h"
 #include "dsio.h"
+#include "fileio.h"
 #include "fmt.h"
 #include "npy.h"
 #include "lapi.h"
@@ -308,19 +309,19 @@ static int parse_task(lua_State *L, const char *fn, const char *s)
 			  fn, s);
 }
 
-static int l_load(lua_State *L)
+/* load_from(path, opts, src): data.load reading src (path itself, or the copy of a pipe
+ * gwb_input_open made); everything the user sees names path. */
+static int load_from(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = luaL_checkstring(L, 1), *src = luaL_checkstring(L, 3);
 	gwb_csv_opts o;
 	gwb_csv_info info;
 	dsbox *b;
 	gwb_status st;
 	int t;
 
-	lua_settop(L, 2);
-	gwb_opt_check_keys(L, 2, "data.load", load_keys);
 	b = gwb_lua_dsbox_new(L);
-	if (gwb_dsio_is_gwbd(path)) {
+	if (gwb_dsio_is_gwbd(src)) {
 		static const char *const csv_only[] = {"target", "sep", "header", "missing", "task",
 						       "categorical", NULL};
 		int i;
@@ -331,12 +332,12 @@ static int l_load(lua_State *L)
 						  csv_only[i], path);
 			lua_pop(L, 1);
 		}
-		st = gwb_dsio_load(path, &b->d);
+		st = gwb_dsio_load(src, &b->d);
 		if (st)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
-	if (gwb_npy_path(path) || gwb_npy_is_npy(path)) {
+	if (gwb_npy_path(path) || gwb_npy_is_npy(src)) {
 		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
 						       NULL};
@@ -361,7 +362,7 @@ static int l_load(lua_State *L)
 			lua_pop(L, 1);
 		}
 		task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
-		st = gwb_npy_load_dataset(path, target, task, &b->d);
+		st = gwb_npy_load_dataset(src, target, task, &b->d);
 		if (st)
 			return gwb_lua_fail(L, st);
 		lua_createtable(L, 0, 2);  /* d.source */
@@ -413,7 +414,7 @@ static int l_load(lua_State *L)
 		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
 		o.categorical = opt_strlist(L, 2, "data.load", "categorical", &o.n_categorical);
 	}
-	st = gwb_csv_load(path, &o, &b->d, &info);
+	st = gwb_csv_load(src, &o, &b->d, &info);
 	if (st)
 		return gwb_lua_fail(L, st);
 	/* what the reader found, for d.source and the summary */
@@ -441,6 +442,33 @@ static int l_load(lua_State *L)
 	lua_pushnumber(L, info.seconds > 0 ? (double)info.bytes / info.seconds / 1e6 : 0);
 	lua_setfield(L, -2, "mb_per_s");
 	lua_setiuservalue(L, -2, 1);
+	return 1;
+}
+
+/* data.load: a pipe, FIFO or terminal is first read whole (fileio.c gwb_input_open), so the
+ * format sniffers' reads lose nothing; errors name the path as given, never the copy. */
+static int l_load(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	gwb_input in;
+	gwb_status st;
+	int rc;
+
+	lua_settop(L, 2);
+	gwb_opt_check_keys(L, 2, "data.load", load_keys);
+	if ((st = gwb_input_open(&in, path, "data.load")))
+		return gwb_lua_fail(L, st);
+	lua_pushcfunction(L, load_from);
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 2);
+	lua_pushstring(L, in.path);
+	rc = lua_pcall(L, 3, 1, 0);
+	gwb_input_close(&in);
+	if (rc != LUA_OK) {
+		if (in.path != path && lua_type(L, -1) == LUA_TSTRING)
+			luaL_gsub(L, lua_tostring(L, -1), in.copy_path, path);
+		return lua_error(L);
+	}
 	return 1;
 }
 
@@ -1328,6 +1356,7 @@ static const gwb_reg funcs[] = {
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
+	 "A pipe, FIFO or /dev/stdin is read whole into memory first and loads as the file would.\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
 	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
