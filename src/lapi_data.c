@@ -215,7 +215,7 @@ static int ds_fields(lua_State *L)
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
 	if (lua_gettable(L, -2) == LUA_TNIL &&   /* not raw: a miss is remembered for "did you mean" */
-	    lua_getfield(L, -3, "__column") == LUA_TFUNCTION) {   /* d.x, d[2]: a Column (lapi_verbs.c) */
+	    lua_getfield(L, -3, "__column") == LUA_TFUNCTION) {   /* d.x, d[2]: a Column (lapi_column.c) */
 		lua_pushvalue(L, 1);
 		lua_pushvalue(L, 2);
 		lua_call(L, 2, 1);

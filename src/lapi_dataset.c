@@ -38,7 +38,7 @@ gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 				"Dataset");
 }
 
-/* What a run record says of a Dataset (path, shape, task, checksum): lapi_rf.c. */
+/* What a run record says of a Dataset (path, shape, task, checksum): the rf bindings. */
 void gwb_lua_push_datainfo(lua_State *L, int idx)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, idx);
