@@ -1,8 +1,9 @@
 /* lapi_data.c - the `data` Lua module (load, synth, save, new) and the Dataset userdata's
  * class "gwb.Dataset": fields rows/features/names/target/task/classes/labels, a readable
- * summary, column/select/take, split/kfold/shuffle, to, save, write_csv and the row-major ->
- * column-major transpose (CPU, or the GPU kernels). The userdata itself is lapi_dataset.c's,
- * the aligned tables (head, describe, class_counts) lapi_table.c's. */
+ * summary, to, save, write_csv, print, close, and the one table of its methods with their help.
+ * The userdata itself is lapi_dataset.c's, the aligned tables (head, describe, class_counts)
+ * lapi_table.c's, rows and columns picked (column/select/take, split/kfold/shuffle)
+ * lapi_rows.c's, the row-major -> column-major transpose (d:transpose) lapi_transpose.c's. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdbool.h>
@@ -20,30 +21,10 @@
 #include "lapi.h"
 #include "lapi_data.h"
 #include "synth.h"
-#include "transpose.h"
-#include "intr.h"
-#include "switches.h"
-#include "suggest.h"
-#ifdef GWB_HAVE_CUDA
-#include "../kernels/transpose.h"
-#endif
-
-#define FOLD_MT "gwb.Fold"
 
 static const char *task_name(gwb_task t)
 {
 	return t == GWB_TASK_CLASSIFICATION ? "classification" : "regression";
-}
-
-static void push_names(lua_State *L, char **names, int n)
-{
-	int j;
-
-	lua_createtable(L, n, 0);
-	for (j = 0; j < n; j++) {
-		lua_pushstring(L, names && names[j] ? names[j] : "");
-		lua_rawseti(L, -2, j + 1);
-	}
 }
 
 static void human_bytes(char *b, size_t sz, double x)
@@ -183,7 +164,7 @@ static int ds_fields(lua_State *L)
 			return 1;
 		}
 		if (!strcmp(k, "names")) {
-			push_names(L, d->names, d->features);
+			gwb_lua_push_names(L, d->names, d->features);
 			return 1;
 		}
 		if (!strcmp(k, "target")) {
@@ -203,7 +184,7 @@ static int ds_fields(lua_State *L)
 		}
 		if (!strcmp(k, "labels")) {
 			if (d->task == GWB_TASK_CLASSIFICATION)
-				push_names(L, d->class_names, d->classes);
+				gwb_lua_push_names(L, d->class_names, d->classes);
 			else
 				lua_pushnil(L);
 			return 1;
@@ -235,7 +216,7 @@ static int ds_fields(lua_State *L)
 	lua_getfield(L, -1, "__methods");
 	lua_pushvalue(L, 2);
 	if (lua_gettable(L, -2) == LUA_TNIL &&   /* not raw: a miss is remembered for "did you mean" */
-	    lua_getfield(L, -3, "__column") == LUA_TFUNCTION) {   /* d.x, d[2]: a Column (lapi_verbs.c) */
+	    lua_getfield(L, -3, "__column") == LUA_TFUNCTION) {   /* d.x, d[2]: a Column (lapi_column.c) */
 		lua_pushvalue(L, 1);
 		lua_pushvalue(L, 2);
 		lua_call(L, 2, 1);
@@ -702,364 +683,6 @@ static int l_new(lua_State *L)
 }
 
 
-/* Column index from a name or a 1-based index at stack idx; -1 = the target. */
-static int col_arg(lua_State *L, const gwb_dataset *d, int idx, const char *fn)
-{
-	if (lua_type(L, idx) == LUA_TSTRING) {
-		const char *name = lua_tostring(L, idx);
-		int j = gwb_dataset_find(d, name);
-		if (j >= 0)
-			return j;
-		if (d->target && !strcmp(name, d->target))
-			return -1;
-		{
-			char near[256];
-			if (gwb_suggest(name, (const char *const *)d->names, d->names ? (size_t)d->features : 0,
-					NULL, near, sizeof(near)))
-				return luaL_error(L, "%s: no column \"%s\": did you mean %s? (d.names lists "
-						  "the features)", fn, name, near);
-		}
-		return luaL_error(L, "%s: no column \"%s\" (d.names lists the features; the target "
-				  "is \"%s\")", fn, name, d->target ? d->target : "?");
-	}
-	if (lua_isinteger(L, idx)) {
-		lua_Integer j = lua_tointeger(L, idx);
-		if (j < 1 || j > d->features)
-			return luaL_error(L, "%s: column %I out of range 1..%d", fn, j, d->features);
-		return (int)j - 1;
-	}
-	return luaL_error(L, "%s: a column is a name or a 1-based index (got %s)", fn,
-			  luaL_typename(L, idx));
-}
-
-static int m_column(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	int j = col_arg(L, d, 2, "column");
-	size_t i;
-
-	lua_createtable(L, (int)(d->rows < 1u << 30 ? d->rows : 0), 0);
-	if (j < 0) {
-		for (i = 0; i < d->rows; i++) {
-			if (d->y)
-				lua_pushinteger(L, d->y[i] + 1);
-			else
-				lua_pushnumber(L, d->yr[i]);
-			lua_rawseti(L, -2, (lua_Integer)i + 1);
-		}
-		if (!d->y)
-			return 1;
-		push_names(L, d->class_names, d->classes);
-		return 2;
-	}
-	{
-		const float *x = d->X + (size_t)j * d->rows;
-		for (i = 0; i < d->rows; i++) {
-			if (d->cat_levels[j] && !isnan(x[i]))
-				lua_pushinteger(L, (lua_Integer)x[i] + 1);
-			else
-				lua_pushnumber(L, x[i]);
-			lua_rawseti(L, -2, (lua_Integer)i + 1);
-		}
-	}
-	if (!d->cat_levels[j])
-		return 1;
-	push_names(L, d->cat_levels[j], d->cat_count[j]);
-	return 2;
-}
-
-static int m_select(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	const char **names;
-	int n, k, *cols;
-	dsbox *b;
-
-	luaL_checktype(L, 2, LUA_TTABLE);
-	n = (int)lua_rawlen(L, 2);
-	if (n < 1)
-		return luaL_argerror(L, 2, "a non-empty list of column names or indices");
-	cols = lua_newuserdatauv(L, sizeof(int) * (size_t)n, 0);
-	/* names found all at once (linear in names + features); the table keeps them alive */
-	names = lua_newuserdatauv(L, sizeof(char *) * (size_t)n, 0);
-	for (k = 0; k < n; k++) {
-		names[k] = lua_rawgeti(L, 2, k + 1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-		lua_pop(L, 1);
-	}
-	gwb_lua_check(L, gwb_dataset_find_many(d, names, n, cols));
-	for (k = 0; k < n; k++) {
-		if (!names[k] || cols[k] < 0) {
-			lua_rawgeti(L, 2, k + 1);
-			cols[k] = col_arg(L, d, lua_gettop(L), "select");
-			lua_pop(L, 1);
-		}
-		if (cols[k] < 0)
-			return luaL_error(L, "select: \"%s\" is the target; select chooses features",
-					  d->target);
-	}
-	b = gwb_lua_dsbox_new(L);
-	gwb_lua_check(L, gwb_dataset_select(d, cols, n, &b->d));
-	return 1;
-}
-
-/* Push a new Dataset of rows idx[0..n) of d. */
-static void push_take(lua_State *L, const gwb_dataset *d, const size_t *idx, size_t n)
-{
-	dsbox *b = gwb_lua_dsbox_new(L);
-
-	gwb_lua_check(L, gwb_dataset_take(d, idx, n, &b->d));
-}
-
-static int m_take(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	size_t n, i, *idx;
-
-	luaL_checktype(L, 2, LUA_TTABLE);
-	n = lua_rawlen(L, 2);
-	idx = lua_newuserdatauv(L, sizeof(size_t) * (n + 1), 0);
-	for (i = 0; i < n; i++) {
-		int ok;
-		lua_Integer r;
-		lua_rawgeti(L, 2, (lua_Integer)i + 1);
-		r = lua_tointegerx(L, -1, &ok);
-		if (!ok || r < 1 || (size_t)r > d->rows)
-			return luaL_error(L, "take: rows[%d] must be a row number in 1..%I", (int)i + 1,
-					  (lua_Integer)d->rows);
-		idx[i] = (size_t)r - 1;
-		lua_pop(L, 1);
-	}
-	push_take(L, d, idx, n);
-	return 1;
-}
-
-/* Seed and stratify from an options table at idx (seed may also be a bare number). */
-static void split_opts(lua_State *L, int idx, const char *fn, const gwb_dataset *d,
-		       uint64_t *seed, int *stratify)
-{
-	static const char *const keys[] = {"seed", "stratify", NULL};
-
-	if (lua_type(L, idx) == LUA_TNUMBER) {
-		*seed = (uint64_t)luaL_checkinteger(L, idx);
-		*stratify = d->task == GWB_TASK_CLASSIFICATION;
-		return;
-	}
-	gwb_opt_check_keys(L, idx, fn, keys);
-	*seed = (uint64_t)gwb_opt_int(L, idx, fn, "seed", 1);
-	*stratify = gwb_opt_bool(L, idx, fn, "stratify", d->task == GWB_TASK_CLASSIFICATION);
-	if (*stratify && d->task != GWB_TASK_CLASSIFICATION)
-		luaL_error(L, "%s: stratify needs a classification dataset (this one is a "
-			   "regression)", fn);
-}
-
-/* order[0..rows): the rows shuffled; stratified = grouped by class, each group shuffled.
- * starts[k] (classes + 1 entries, when stratified) marks the groups. */
-static void shuffled_order(const gwb_dataset *d, uint64_t seed, int stratify, size_t *order,
-			   size_t *starts)
-{
-	gwb_rand r;
-	size_t i;
-	int k;
-
-	gwb_rand_seed(&r, seed, 0x5eed);
-	if (!stratify) {
-		for (i = 0; i < d->rows; i++)
-			order[i] = i;
-		gwb_rand_shuffle(&r, order, d->rows);
-		return;
-	}
-	memset(starts, 0, sizeof(*starts) * ((size_t)d->classes + 1));
-	for (i = 0; i < d->rows; i++)
-		starts[d->y[i] + 1]++;
-	for (k = 0; k < d->classes; k++)
-		starts[k + 1] += starts[k];
-	{
-		/* counting sort into class groups (stable), then shuffle each group */
-		size_t *pos = malloc(sizeof(*pos) * ((size_t)d->classes + 1));
-		if (pos) {
-			memcpy(pos, starts, sizeof(*pos) * ((size_t)d->classes + 1));
-			for (i = 0; i < d->rows; i++)
-				order[pos[d->y[i]]++] = i;
-			free(pos);
-		} else {
-			size_t m = 0;
-			for (k = 0; k < d->classes; k++)
-				for (i = 0; i < d->rows; i++)
-					if (d->y[i] == k)
-						order[m++] = i;
-		}
-	}
-	for (k = 0; k < d->classes; k++)
-		gwb_rand_shuffle(&r, order + starts[k], starts[k + 1] - starts[k]);
-}
-
-static int cmp_frac(const void *a, const void *b)
-{
-	const double *x = a, *y = b;   /* {fraction, class} pairs: larger fraction first */
-
-	if (x[0] != y[0])
-		return x[0] < y[0] ? 1 : -1;
-	return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-static int m_split(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	double frac = luaL_checknumber(L, 2);
-	uint64_t seed;
-	int stratify, k;
-	size_t *order, *starts, *tr, *te, ntr = 0, nte = 0, i, want;
-	unsigned char *in;
-
-	if (!(frac > 0 && frac < 1))
-		return luaL_error(L, "split: frac is the share of rows for training, strictly "
-				  "between 0 and 1 (got %f)", (lua_Number)frac);
-	split_opts(L, 3, "split", d, &seed, &stratify);
-	want = (size_t)llround(frac * (double)d->rows);
-	if (want < 1 || want >= d->rows)
-		return luaL_error(L, "split: %f of %I rows leaves an empty train or test set", (lua_Number)frac,
-				  (lua_Integer)d->rows);
-	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
-	starts = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 2), 0);
-	in = lua_newuserdatauv(L, d->rows + 1, 0);
-	memset(in, 0, d->rows);
-	shuffled_order(d, seed, stratify, order, starts);
-	if (!stratify) {
-		for (i = 0; i < want; i++)
-			in[order[i]] = 1;
-	} else {
-		/* per class floor(frac n_c), the rest by largest remainder so the total is `want` */
-		double *fr = lua_newuserdatauv(L, sizeof(double) * 2 * ((size_t)d->classes + 1), 0);
-		size_t *quota = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 1), 0);
-		size_t got = 0;
-		for (k = 0; k < d->classes; k++) {
-			double q = frac * (double)(starts[k + 1] - starts[k]);
-			quota[k] = (size_t)floor(q);
-			got += quota[k];
-			fr[2 * k] = q - floor(q);
-			fr[2 * k + 1] = k;
-		}
-		qsort(fr, (size_t)d->classes, 2 * sizeof(double), cmp_frac);
-		for (k = 0; got < want && k < d->classes; k++, got++)
-			quota[(int)fr[2 * k + 1]]++;
-		for (k = 0; k < d->classes; k++)
-			for (i = 0; i < quota[k]; i++)
-				in[order[starts[k] + i]] = 1;
-	}
-	tr = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
-	te = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
-	for (i = 0; i < d->rows; i++) {
-		if (in[i])
-			tr[ntr++] = i;
-		else
-			te[nte++] = i;
-	}
-	push_take(L, d, tr, ntr);
-	push_take(L, d, te, nte);
-	return 2;
-}
-
-static int m_shuffle(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	uint64_t seed = 1;
-	size_t *order;
-	int stratify = 0;
-
-	if (lua_type(L, 2) == LUA_TTABLE) {
-		static const char *const keys[] = {"seed", NULL};
-		gwb_opt_check_keys(L, 2, "shuffle", keys);
-		seed = (uint64_t)gwb_opt_int(L, 2, "shuffle", "seed", 1);
-	} else if (!lua_isnoneornil(L, 2)) {
-		seed = (uint64_t)luaL_checkinteger(L, 2);
-	}
-	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
-	shuffled_order(d, seed, stratify, order, NULL);
-	push_take(L, d, order, d->rows);
-	return 1;
-}
-
-/* fold.train / fold.test, built on first use and kept in the fold table. */
-static int fold_index(lua_State *L)
-{
-	const char *k = lua_tostring(L, 2);
-	gwb_dataset *d;
-	size_t n, i, t, *test, *idx, m = 0;
-	int train;
-
-	if (!k || (strcmp(k, "train") && strcmp(k, "test")))
-		return 0;
-	train = !strcmp(k, "train");
-	lua_getfield(L, 1, "dataset");
-	d = gwb_lua_checkdataset(L, -1);
-	lua_getfield(L, 1, "test_rows");
-	n = lua_rawlen(L, -1);
-	test = lua_newuserdatauv(L, sizeof(size_t) * (n + 1), 0);
-	for (i = 0; i < n; i++) {
-		lua_rawgeti(L, -2, (lua_Integer)i + 1);
-		test[i] = (size_t)lua_tointeger(L, -1) - 1;
-		lua_pop(L, 1);
-	}
-	if (train) {
-		idx = lua_newuserdatauv(L, sizeof(size_t) * (d->rows - n + 1), 0);
-		for (i = 0, t = 0; i < d->rows; i++) {
-			if (t < n && test[t] == i)
-				t++;
-			else
-				idx[m++] = i;
-		}
-	} else {
-		idx = test;
-		m = n;
-	}
-	push_take(L, d, idx, m);
-	lua_pushvalue(L, -1);
-	lua_setfield(L, 1, k);   /* cache (the fold table has no __newindex) */
-	return 1;
-}
-
-static int m_kfold(lua_State *L)
-{
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	lua_Integer k = luaL_checkinteger(L, 2);
-	uint64_t seed;
-	int stratify, f;
-	size_t *order, *starts, i;
-	int *fold;
-
-	if (k < 2 || (size_t)k > d->rows)
-		return luaL_error(L, "kfold: k must be in 2..rows (%I), got %I", (lua_Integer)d->rows,
-				  k);
-	split_opts(L, 3, "kfold", d, &seed, &stratify);
-	order = lua_newuserdatauv(L, sizeof(size_t) * (d->rows + 1), 0);
-	starts = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)d->classes + 2), 0);
-	fold = lua_newuserdatauv(L, sizeof(int) * (d->rows + 1), 0);
-	shuffled_order(d, seed, stratify, order, starts);
-	/* deal the (class-grouped) shuffled rows round-robin: fold sizes differ by at most one,
-	 * and so do each class's counts per fold */
-	for (i = 0; i < d->rows; i++)
-		fold[order[i]] = (int)(i % (size_t)k);
-	lua_createtable(L, (int)k, 0);
-	for (f = 0; f < k; f++) {
-		lua_Integer m = 0;
-		lua_createtable(L, 0, 5);
-		lua_pushvalue(L, 1);
-		lua_setfield(L, -2, "dataset");
-		lua_pushinteger(L, f + 1);
-		lua_setfield(L, -2, "fold");
-		lua_newtable(L);
-		for (i = 0; i < d->rows; i++)
-			if (fold[i] == f) {
-				lua_pushinteger(L, (lua_Integer)i + 1);
-				lua_rawseti(L, -2, ++m);
-			}
-		lua_setfield(L, -2, "test_rows");
-		luaL_setmetatable(L, FOLD_MT);
-		lua_rawseti(L, -2, f + 1);
-	}
-	return 1;
-}
-
 static int m_print(lua_State *L)
 {
 	lua_Integer n = luaL_optinteger(L, 2, 5);
@@ -1106,236 +729,6 @@ static int m_write_csv(lua_State *L)
 	return 0;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct tres {
-	const char *backend, *kernel;
-	int tile, pad, reps;
-	double kernel_ms, kernel_min_ms, h2d_ms, d2h_ms, gbps, copy_gbps, prep_ms, register_ms;
-	bool registered;  /* both copies ran from/to registered host memory (buffer.h) */
-	size_t mismatches;
-	bool has_copy;
-};
-
-/* The work of d:transpose, free of Lua errors so that every buffer is released. */
-static gwb_status do_transpose(const gwb_dataset *d, gwb_backend be, int kernel, int tile,
-			       int cpu_block, int reps, int threads, struct tres *r)
-{
-	size_t rows = d->rows, F = (size_t)d->features, n = rows * F, i;
-	float *A = NULL, *out = NULL;
-	double ts[64], t0;
-	gwb_status st = GWB_OK;
-	int k;
-
-	if (!(A = malloc(n * sizeof(float) + 1)) || !(out = malloc(n * sizeof(float) + 1))) {
-		st = gwb_error(GWB_ENOMEM, "transpose: out of host memory for 2 x %zu bytes",
-			       n * sizeof(float));
-		goto out;
-	}
-	/* the row-major input: what a CSV or an array of records holds */
-	t0 = gwb_now();
-	gwb_transpose_f32(d->X, F, rows, rows, A, F, 32, threads);
-	r->prep_ms = (gwb_now() - t0) * 1e3;
-	if (be == GWB_BACKEND_CPU) {
-		r->backend = "cpu";
-		r->kernel = kernel == 0 ? "naive" : "blocked";
-		for (k = 0; k < reps; k++) {
-			if (gwb_intr_pending()) {
-				st = gwb_error(GWB_EINTR, "transpose: interrupted");
-				goto out;
-			}
-			memset(out, 0xff, n * sizeof(float));   /* a stale result cannot pass */
-			t0 = gwb_now();
-			if (kernel == 0)
-				gwb_transpose_f32_naive(A, rows, F, out);
-			else
-				gwb_transpose_f32(A, rows, F, F, out, rows, cpu_block, threads);
-			ts[k] = (gwb_now() - t0) * 1e3;
-		}
-		qsort(ts, (size_t)reps, sizeof(double), cmp_dbl);
-		r->kernel_ms = reps % 2 ? ts[reps / 2] : 0.5 * (ts[reps / 2 - 1] + ts[reps / 2]);
-		r->kernel_min_ms = ts[0];
-		r->gbps = r->kernel_ms > 0 ? 2.0 * (double)n * 4 / (r->kernel_ms * 1e6) : 0;
-	} else {
-#ifdef GWB_HAVE_CUDA
-		gwb_transpose_timing t;
-		memset(out, 0xff, n * sizeof(float));
-		/* large tables: both arrays page-locked for the copies (untracked at out:) */
-		gwb_host_track(A, n * sizeof(float));
-		gwb_host_track(out, n * sizeof(float));
-		st = gwb_gpu_transpose_host(A, out, rows, F, (gwb_transpose_kernel)kernel, tile, reps,
-					    &t);
-		if (st)
-			goto out;
-		r->backend = "gpu";
-		r->kernel = gwb_transpose_kernel_name((gwb_transpose_kernel)kernel);
-		r->kernel_ms = t.kernel_ms;
-		r->kernel_min_ms = t.kernel_min_ms;
-		r->h2d_ms = t.h2d_ms;
-		r->d2h_ms = t.d2h_ms;
-		r->register_ms = t.register_ms;
-		r->registered = t.h2d_registered && t.d2h_registered;
-		r->gbps = t.gbps;
-		r->copy_gbps = t.copy_gbps;
-		r->has_copy = true;
-#else
-		(void)tile;
-		st = gwb_error(GWB_ENODEV, "transpose: this gwb was built without CUDA");
-		goto out;
-#endif
-	}
-	/* verify against the Dataset's own column-major table, bit for bit (NaNs included) */
-	if (memcmp(out, d->X, n * sizeof(float)))
-		for (i = 0; i < n; i++)
-			r->mismatches += memcmp(out + i, d->X + i, sizeof(float)) != 0;
-out:
-	gwb_host_untrack(A);  /* unregistered before they are freed (buffer.h) */
-	gwb_host_untrack(out);
-	free(A);
-	free(out);
-	return st;
-}
-
-static int m_transpose(lua_State *L)
-{
-	static const char *const keys[] = {"backend", "tile", "pad", "kernel", "reps", "threads",
-					   "tag", NULL};
-	const char *fn = "transpose", *kname;
-	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	gwb_backend want, be;
-	struct tres r;
-	char why[160];
-	int tile = 32, pad, kernel, reps, threads, tile_given;
-	double bytes = 2.0 * (double)d->rows * d->features * sizeof(float);
-
-	lua_settop(L, 2);
-	gwb_opt_check_keys(L, 2, fn, keys);
-	memset(&r, 0, sizeof(r));
-	want = gwb_opt_backend(L, 2, fn);
-	tile_given = !lua_isnil(L, 2) && lua_getfield(L, 2, "tile") != LUA_TNIL;
-	if (!lua_isnil(L, 2))
-		lua_pop(L, 1);
-	if (!lua_isnil(L, 2) && lua_getfield(L, 2, "tile") == LUA_TBOOLEAN) {
-		tile = lua_toboolean(L, -1) ? 32 : 0;
-		lua_pop(L, 1);
-	} else {
-		if (!lua_isnil(L, 2))
-			lua_pop(L, 1);
-		tile = gwb_opt_i32(L, 2, fn, "tile", 32);
-	}
-	pad = gwb_opt_bool(L, 2, fn, "pad", true);
-	kernel = tile == 0 ? 0 : pad ? 2 : 1;
-	kname = gwb_opt_str(L, 2, fn, "kernel", NULL);
-	if (kname) {
-		if (!strcmp(kname, "naive"))
-			kernel = 0;
-		else if (!strcmp(kname, "tiled"))
-			kernel = 1;
-		else if (!strcmp(kname, "padded"))
-			kernel = 2;
-		else if (!strcmp(kname, "blocked"))
-			kernel = 2;
-		else
-			return luaL_error(L, "%s: kernel must be \"naive\", \"tiled\" or \"padded\" (got "
-					  "\"%s\")", fn, kname);
-		if (kernel && tile == 0)
-			tile = 32;
-	}
-	if (kernel && tile != 16 && tile != 32 && tile != 64)
-		return luaL_error(L, "%s: tile must be 16, 32 or 64, or 0/false for the naive kernel "
-				  "(got %d)", fn, tile);
-	reps = gwb_opt_i32(L, 2, fn, "reps", 5);
-	if (reps < 1 || reps > 64)
-		return luaL_error(L, "%s: reps must be in 1..64 (got %d)", fn, reps);
-	threads = gwb_opt_threads(L, 2, fn);
-	if (threads < 0)
-		return luaL_error(L, "%s: threads must be >= 0 (got %d)", fn, threads);
-	gwb_lua_check(L, gwb_backend_choose(want, bytes, 1, &be, why, sizeof(why)));
-	/* the optimisation switches (switches.h): off selects the plainer kernel */
-	if (kernel && !gwb_switch_on(GWB_SW_TRANSPOSE_TILE))
-		kernel = 0;
-	if (kernel == 2 && be == GWB_BACKEND_GPU && !gwb_switch_on(GWB_SW_TRANSPOSE_PAD))
-		kernel = 1;
-	gwb_lua_check(L, do_transpose(d, be, kernel, tile, tile_given ? tile : 0, reps, threads,
-				      &r));
-	lua_createtable(L, 0, 20);
-	lua_pushstring(L, r.backend);
-	lua_setfield(L, -2, "backend");
-	lua_pushstring(L, r.kernel);
-	lua_setfield(L, -2, "kernel");
-	if (kernel && r.has_copy) {
-		gwb_lua_setint(L, "tile", tile);
-		lua_pushboolean(L, kernel == 2);
-		lua_setfield(L, -2, "pad");
-	} else if (kernel) {
-		gwb_lua_setint(L, "block", tile_given ? tile : 64);
-	}
-	gwb_lua_setint(L, "rows", (lua_Integer)d->rows);
-	gwb_lua_setint(L, "cols", d->features);
-	gwb_lua_setint(L, "bytes", (lua_Integer)d->rows * d->features * (lua_Integer)sizeof(float));
-	gwb_lua_setint(L, "reps", reps);
-	gwb_lua_setnum(L, "kernel_ms", r.kernel_ms);
-	gwb_lua_setnum(L, "kernel_min_ms", r.kernel_min_ms);
-	gwb_lua_setnum(L, "gbps", r.gbps);
-	if (r.has_copy) {
-		gwb_lua_setnum(L, "h2d_ms", r.h2d_ms);
-		gwb_lua_setnum(L, "d2h_ms", r.d2h_ms);
-		gwb_lua_setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
-		{  /* the copies' rates (bytes / each copy's own time), beside gpu.bandwidth()'s
-		    * pinned figures; the page-locking that made them pinned is timed apart */
-			double b = (double)d->rows * d->features * sizeof(float);
-			gwb_lua_setnum(L, "h2d_gbps", r.h2d_ms > 0 ? b / (r.h2d_ms * 1e6) : 0);
-			gwb_lua_setnum(L, "d2h_gbps", r.d2h_ms > 0 ? b / (r.d2h_ms * 1e6) : 0);
-		}
-		gwb_lua_setnum(L, "register_ms", r.register_ms);
-		lua_pushstring(L, r.registered ? "registered" : "staged");
-		lua_setfield(L, -2, "copy_path");
-		gwb_lua_setnum(L, "copy_gbps", r.copy_gbps);
-		gwb_lua_setnum(L, "copy_fraction", r.copy_gbps > 0 ? r.gbps / r.copy_gbps : 0);
-	} else {
-		gwb_lua_setnum(L, "transfer_ms", 0);
-	}
-	lua_pushboolean(L, r.mismatches == 0);
-	lua_setfield(L, -2, "verified");
-	gwb_lua_setint(L, "mismatches", (lua_Integer)r.mismatches);
-	lua_pushstring(L, why);
-	lua_setfield(L, -2, "why");
-	/* the run log */
-	lua_createtable(L, 0, 5);
-	lua_pushstring(L, "data.transpose");
-	lua_setfield(L, -2, "kind");
-	gwb_opt_tag(L, 2, "transpose");
-	lua_setfield(L, -2, "tag");
-	lua_pushstring(L, r.backend);
-	lua_setfield(L, -2, "backend");
-	lua_createtable(L, 0, 5);
-	gwb_lua_setint(L, "rows", (lua_Integer)d->rows);
-	gwb_lua_setint(L, "cols", d->features);
-	lua_pushstring(L, r.kernel);
-	lua_setfield(L, -2, "kernel");
-	gwb_lua_setint(L, "tile", tile);
-	gwb_lua_setint(L, "reps", reps);
-	lua_setfield(L, -2, "params");
-	lua_createtable(L, 0, 3);
-	gwb_lua_setnum(L, "kernel_ms", r.kernel_ms);
-	gwb_lua_setnum(L, "transfer_ms", r.h2d_ms + r.d2h_ms);
-	lua_setfield(L, -2, "timing");
-	lua_createtable(L, 0, 3);
-	gwb_lua_setnum(L, "gbps", r.gbps);
-	if (r.has_copy)
-		gwb_lua_setnum(L, "copy_gbps", r.copy_gbps);
-	lua_pushboolean(L, r.mismatches == 0);
-	lua_setfield(L, -2, "verified");
-	lua_setfield(L, -2, "metrics");
-	gwb_lua_log_run(L, -1);
-	lua_pop(L, 1);
-	return 1;
-}
 
 /* --- registration -------------------------------------------------------------------------- */
 
@@ -1460,30 +853,30 @@ static const gwb_reg methods[] = {
 	 "d:class_counts() -> table\n"
 	 "Rows per class, as {name = count}; prints a table with counts and shares.\n"
 	 "Example: d:class_counts().setosa"},
-	{"column", m_column,
+	{"column", gwb_lua_ds_column,
 	 "d:column(name or index) -> values [, levels]\n"
 	 "One column as a Lua array. Numeric: numbers (NaN = missing). Categorical features and\n"
 	 "a classification target: 1-based codes plus the list of level names.\n"
 	 "Example: codes, labels = d:column(d.target)"},
-	{"select", m_select,
+	{"select", gwb_lua_ds_select,
 	 "d:select(cols) -> Dataset\n"
 	 "A new Dataset with the listed feature columns (names or 1-based indices) and the same\n"
 	 "target. Example: d:select{\"petal_length\", \"petal_width\"}"},
-	{"take", m_take,
+	{"take", gwb_lua_ds_take,
 	 "d:take(rows) -> Dataset\n"
 	 "A new Dataset of the listed rows (1-based, may repeat). Example: d:take{1, 2, 3}"},
-	{"split", m_split,
+	{"split", gwb_lua_ds_split,
 	 "d:split(frac [, {seed = 1, stratify}]) -> train, test\n"
 	 "Random split with round(frac * rows) training rows. stratify (default: true for\n"
 	 "classification) keeps each class's share in both parts. Rows keep their file order.\n"
 	 "Example: train, test = d:split(0.8, {seed = 1, stratify = true})"},
-	{"kfold", m_kfold,
+	{"kfold", gwb_lua_ds_kfold,
 	 "d:kfold(k [, {seed = 1, stratify}]) -> folds\n"
 	 "k folds for cross-validation: folds[i].train and folds[i].test are Datasets (built\n"
 	 "when first used), folds[i].test_rows the 1-based test rows. Every row is in exactly one\n"
 	 "test fold; fold sizes differ by at most one (per class too, when stratified).\n"
 	 "Example: for i, f in ipairs(d:kfold(5, {seed = 1})) do print(i, f.test.rows) end"},
-	{"shuffle", m_shuffle,
+	{"shuffle", gwb_lua_ds_shuffle,
 	 "d:shuffle([seed]) -> Dataset\n"
 	 "A copy with the rows in a random order (deterministic for the seed, default 1)."},
 	{"print", m_print,
@@ -1501,7 +894,7 @@ static const gwb_reg methods[] = {
 	 "Atomic as data.save: an interrupted write says so and leaves the old file; a pipe or\n"
 	 "/dev/stdout is written in place (d:write_csv(\"/dev/stdout\") | head works).\n"
 	 "Example: data.synth{rows = 1e5, features = 16}:write_csv(\"/tmp/s.csv\", {decimals = 4})"},
-	{"transpose", m_transpose,
+	{"transpose", gwb_lua_ds_transpose,
 	 "d:transpose{backend = \"auto\", tile = 32, pad = true} -> result\n"
 	 "Time the first step of the pipeline: the features laid out row-major (one record after\n"
 	 "another, as in the CSV) transposed into the Dataset's column-major layout, then checked\n"
@@ -1534,10 +927,7 @@ int gwb_open_data(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
 	gwb_lua_newclass(L, DATASET_MT, methods, meta);
 	gwb_lua_boxbytes(DATASET_MT, gwb_lua_dataset_bytes);
-	luaL_newmetatable(L, FOLD_MT);
-	lua_pushcfunction(L, fold_index);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	gwb_lua_fold_newclass(L);
 	gwb_lua_newlib(L, "data", funcs);
 	lua_pop(L, 1);
 	return 0;

@@ -1,6 +1,7 @@
-/* lapi_data.h - what the Dataset bindings share (internal to lapi_dataset.c, lapi_table.c and
- * lapi_data.c; other bindings use lapi.h's gwb_lua_checkdataset / pushdataset / dataset_match):
- * the userdata's box, the class counts, the aligned-table methods and two field setters. */
+/* lapi_data.h - what the Dataset bindings share (internal to lapi_dataset.c, lapi_table.c,
+ * lapi_rows.c, lapi_transpose.c and lapi_data.c; other bindings use lapi.h's
+ * gwb_lua_checkdataset / pushdataset / dataset_match): the userdata's box, the class counts, a
+ * list of names, the methods lapi_data.c lists from the files below it, and two field setters. */
 #ifndef GWB_LAPI_DATA_H
 #define GWB_LAPI_DATA_H
 
@@ -24,6 +25,8 @@ dsbox *gwb_lua_dsbox_new(lua_State *L);
 int gwb_lua_dataset_release(lua_State *L);
 size_t gwb_lua_dataset_bytes(const void *d);   /* its C bytes, for lapi_mem.c */
 void gwb_lua_count_classes(const gwb_dataset *d, size_t *cnt);
+/* Push names[0..n) as a Lua list ("" for a NULL name; all "" when names is NULL). */
+void gwb_lua_push_names(lua_State *L, char **names, int n);
 
 /* lapi_table.c: d:head, d:tail, d:describe, d:class_counts (aligned tables), the tables' __tostring
  * (registered as "gwb.Table.tostring"), and fields of the table on top of the stack (setnum
@@ -35,5 +38,18 @@ int gwb_lua_ds_class_counts(lua_State *L);
 int gwb_lua_table_tostring(lua_State *L);
 void gwb_lua_setnum(lua_State *L, const char *k, double v);
 void gwb_lua_setint(lua_State *L, const char *k, lua_Integer v);
+
+/* lapi_rows.c: d:column, d:select, d:take, d:split, d:shuffle, d:kfold, and the metatable of
+ * kfold's fold tables (registered by gwb_open_data). */
+int gwb_lua_ds_column(lua_State *L);
+int gwb_lua_ds_select(lua_State *L);
+int gwb_lua_ds_take(lua_State *L);
+int gwb_lua_ds_split(lua_State *L);
+int gwb_lua_ds_shuffle(lua_State *L);
+int gwb_lua_ds_kfold(lua_State *L);
+void gwb_lua_fold_newclass(lua_State *L);
+
+/* lapi_transpose.c: d:transpose (the timed row-major -> column-major transpose). */
+int gwb_lua_ds_transpose(lua_State *L);
 
 #endif

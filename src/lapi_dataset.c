@@ -1,9 +1,9 @@
 /* lapi_dataset.c - the Dataset userdata "gwb.Dataset" at the bottom of the data bindings:
  * push/check (every binding that takes a Dataset), what a run record says of one
  * (gwb_lua_push_datainfo), a new empty box (filled once the Dataset exists, so __gc is always
- * safe), its release (__gc, __close, d:close) and the matching of a Dataset's columns onto a
- * model's by name (forests, PCA). A pushed Dataset is owned by its userdata; a matched copy by
- * the userdata pushed for it. */
+ * safe), its release (__gc, __close, d:close), the matching of a Dataset's columns onto a
+ * model's by name (forests, PCA), and a list of names as Lua sees it (d.names, levels). A
+ * pushed Dataset is owned by its userdata; a matched copy by the userdata pushed for it. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,7 +38,7 @@ gwb_dataset *gwb_lua_checkdataset(lua_State *L, int idx)
 				"Dataset");
 }
 
-/* What a run record says of a Dataset (path, shape, task, checksum): lapi_rf.c. */
+/* What a run record says of a Dataset (path, shape, task, checksum): the rf bindings. */
 void gwb_lua_push_datainfo(lua_State *L, int idx)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, idx);
@@ -230,4 +230,15 @@ void gwb_lua_count_classes(const gwb_dataset *d, size_t *cnt)
 	for (i = 0; i < d->rows; i++)
 		if (d->y[i] >= 0 && d->y[i] < d->classes)
 			cnt[d->y[i]]++;
+}
+
+void gwb_lua_push_names(lua_State *L, char **names, int n)
+{
+	int j;
+
+	lua_createtable(L, n, 0);
+	for (j = 0; j < n; j++) {
+		lua_pushstring(L, names && names[j] ? names[j] : "");
+		lua_rawseti(L, -2, j + 1);
+	}
 }
