@@ -15,13 +15,14 @@
 #include "onnx_export.h"
 #include "rf_eval.h"
 #include "rf_grow.h"
+#include "tidy.h"
 
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
 #endif
 
 #define FOREST_MT "gwb.Forest"
-#define PRED_MT "gwb.Predictions"
+#define PRED_MT GWB_PRED_MT
 
 typedef struct fbox {
 	gwb_forest *f;
@@ -652,11 +653,14 @@ static int l_cv(lua_State *L)
 /* ---- Forest methods ------------------------------------------------------------------------- */
 
 /* Predictions are float sums; show them to float precision (7 digits), so 0.65 prints as 0.65
- * and not 0.64999997615814. */
+ * and not 0.64999997615814 (tidy.h: the rule the GPU metrics share). */
 static lua_Number tidy(float x)
 {
 	char b[32];
+	double r;
 
+	if (gwb_tidy_value_fast(x, &r))
+		return r;
 	snprintf(b, sizeof(b), "%.7g", (double)x);
 	return strtod(b, NULL);
 }
@@ -750,12 +754,7 @@ static int push_note(lua_State *L, const char *note, size_t unseen)
  * would (p[i], #p, ipairs, pairs, table.concat); the first read copies the whole result back
  * once and caches it; p:totable() gives a plain table. Uservalue 1: f.labels. */
 
-typedef struct pbox {
-	gwb_rf_gpu_pred *p;
-	bool codes;        /* labels as class numbers */
-	const char *note;  /* how the columns were matched and where d was, or NULL */
-	char note_buf[320];  /* note's text when it says that d crossed to the GPU */
-} pbox;
+typedef gwb_lua_pred pbox;  /* lapi_rf.h: the metrics module reads it too */
 
 static int pred_release(lua_State *L)
 {
@@ -800,7 +799,7 @@ static void pred_push(lua_State *L, int self, pbox *b, size_t i)
 		const float *v = (const float *)h + i * (size_t)p->per_row;
 		lua_createtable(L, p->per_row, 0);
 		for (k = 0; k < p->per_row; k++) {
-			lua_pushnumber(L, nearbyint((double)v[k] * 1e7) / 1e7);
+			lua_pushnumber(L, gwb_tidy_proba(v[k]));
 			lua_rawseti(L, -2, k + 1);
 		}
 	} else {
@@ -1079,8 +1078,7 @@ static int m_predict_proba(lua_State *L)
 		lua_createtable(L, f->classes, 0);
 		for (k = 0; k < f->classes; k++) {
 			/* probabilities: to 1e-7, float's resolution near 1 */
-			lua_pushnumber(L, nearbyint((double)pr[i * (size_t)f->classes + (size_t)k] *
-						    1e7) / 1e7);
+			lua_pushnumber(L, gwb_tidy_proba(pr[i * (size_t)f->classes + (size_t)k]));
 			lua_rawseti(L, -2, k + 1);
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
