@@ -165,8 +165,8 @@ T.test("ROC AUC, average precision, log-loss, Brier on the device = the CPU's (t
       T.eq(a, dev[i], name .. " " .. c[1] .. ": the device's value again")
       close(a, b, name .. " " .. c[1])
     end
-    T.ok(launched("metrics_auc_prep") >= 1 and launched("metrics_log_loss") == 1 and
-      launched("metrics_brier") == 1, name .. ": the device kernels ran")
+    T.ok(launched("metrics_auc_prep") >= 1 and launched("metrics_log_loss") >= 1 and
+      launched("metrics_brier") >= 1, name .. ": the device kernels ran")
     -- the curves need every point: read on the host, their areas the same as the device's
     if #f.labels == 2 then
       close(metrics.roc_curve(test, pr, opts).auc, dev[1], name .. " roc_curve's area")
