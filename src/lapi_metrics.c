@@ -1049,11 +1049,12 @@ static int l_max_error(lua_State *L) { return regression(L, 4, "metrics.max_erro
 static int l_mse(lua_State *L) { return regression(L, 5, "metrics.mse"); }
 static int l_regression(lua_State *L) { return regression(L, 6, "metrics.regression"); }
 
-#define TRUTH "truth, pred: arrays, Predictions (f:predict) or Datasets (their target column)"
+#define TRUTH "truth, pred: arrays, Predictions (f:predict) or Datasets (their target column);\n" \
+	"Predictions from the GPU are judged there (switch metrics.gpu), never copied back"
 #define SCORES "truth: labels (array, Predictions or Dataset); scores: one number per row (the\n" \
 	"positive class's) or probability rows (f:predict_proba(d)); opts.labels: the label of each\n" \
 	"column (default: the truth's labels, sorted), opts.pos: the positive label (default the\n" \
-	"last)"
+	"last). f:predict_proba's Predictions from the GPU are scored there (a device sort)"
 
 static const gwb_reg funcs[] = {
 	{"confusion", l_confusion,
