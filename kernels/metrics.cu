@@ -514,3 +514,26 @@ extern "C" gwb_status gwb_metrics_regression_gpu(const double *y, const float *d
 	*done = true;
 	return GWB_OK;
 }
+
+// Every metrics kernel under the name its launch records, registered as the plugin loads (as
+// rf_train.cu's), so gpu.occupancy("metrics_auc_prep", 256) answers before the first call;
+// k_loss runs under two names, one per loss.
+static const struct metrics_registry {
+	metrics_registry()
+	{
+		static const struct {
+			const char *name;
+			const void *fn;
+		} k[] = {
+			{"metrics_confusion", (const void *)k_confusion},
+			{"metrics_auc_prep", (const void *)k_auc_prep},
+			{"metrics_auc_mark", (const void *)k_auc_mark},
+			{"metrics_auc_area", (const void *)k_auc_area},
+			{"metrics_log_loss", (const void *)k_loss},
+			{"metrics_brier", (const void *)k_loss},
+			{"metrics_regression", (const void *)k_regression},
+		};
+		for (const auto &e : k)
+			gwb_prof_register_kernel(e.name, e.fn);
+	}
+} metrics_registry_;

@@ -84,7 +84,8 @@ T.test("classification on the device: confusion, accuracy, precision/recall/F1 =
     for _, l in ipairs(rb.labels) do close(ra.f1[l], rb.f1[l], name .. " f1 of " .. tostring(l)) end
     local fa, fb = both(function() return metrics.f1(test, p, { average = "none" }) end)
     for l, v in pairs(fb) do close(fa[l], v, name .. " f1 none " .. tostring(l)) end
-    close(both(function() return metrics.accuracy(test, p) end), f:score(test), name .. " = f:score")
+    local aa, ab = both(function() return metrics.balanced_accuracy(test, p) end)
+    close(aa, ab, name .. " balanced_accuracy")
     -- the truth as a Lua array of labels (not a Dataset) and the labels as class numbers
     local truth = labels_of(test, f)
     local pa, pb = both(function() return metrics.precision(truth, p, { average = "weighted" }) end)
