@@ -402,9 +402,10 @@ static bool read_classes_gpu(lua_State *L, const char *fn, cls *c)
 	/* the union: the truth's labels and the classes predicted at least once */
 	lua_newtable(L);
 	set = lua_gettop(L);
-	for (t = 0; t < kt; t++) {
-		lua_rawgeti(L, tlist, t + 1);
-		to_key(L, fn, "truth", t + 1);
+	lua_pushnil(L);  /* the truth's keys as collected ("01" stays "01"; its label reads 1) */
+	while (lua_next(L, tset)) {
+		lua_pop(L, 1);
+		lua_pushvalue(L, -1);
 		lua_pushboolean(L, 1);
 		lua_rawset(L, set);
 	}
@@ -425,9 +426,13 @@ static bool read_classes_gpu(lua_State *L, const char *fn, cls *c)
 	c->yt = c->yp = NULL;
 	tmap = lua_newuserdatauv(L, sizeof(int32_t) * ((size_t)kt + (size_t)kp + 1), 0);
 	fmap = tmap + kt;
-	for (t = 0; t < kt; t++) {
-		lua_rawgeti(L, tlist, t + 1);
-		to_key(L, fn, "truth", t + 1);
+	for (t = 0; t < kt; t++)
+		tmap[t] = -1;
+	lua_pushnil(L);  /* the truth's map: key -> truth code */
+	while (lua_next(L, tlist - 1)) {
+		t = (int)lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		lua_pushvalue(L, -1);
 		tmap[t] = lua_rawget(L, c->map) == LUA_TNUMBER ? (int32_t)lua_tointeger(L, -1) : -1;
 		lua_pop(L, 1);
 	}
@@ -441,8 +446,12 @@ static bool read_classes_gpu(lua_State *L, const char *fn, cls *c)
 	for (t = 0; t < kt; t++)
 		for (k = 0; k < kp; k++) {
 			int64_t v = ctf[(size_t)t * (size_t)kp + (size_t)k];
-			if (v)
-				cm[(size_t)tmap[t] * (size_t)K + (size_t)fmap[k]] += v;
+			if (!v)
+				continue;
+			if (tmap[t] < 0 || fmap[k] < 0)  /* every key is in the union: a bug */
+				luaL_error(L, "%s: internal error: label %d of the truth or class %d of the "
+					   "forest has no code (please report)", fn, t + 1, k + 1);
+			cm[(size_t)tmap[t] * (size_t)K + (size_t)fmap[k]] += v;
 		}
 	/* the note: predicted labels no truth row has (their rows are their column sums) */
 	extra = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)K + 1), 0);
