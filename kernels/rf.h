@@ -111,6 +111,7 @@ typedef enum gwb_rf_out {
 typedef struct gwb_rf_gpu_pred {
 	size_t rows;
 	int per_row;          /* values per row: classes for PROBA, else 1 */
+	int classes;          /* the forest's classes (labels are codes 0..classes-1); 0: regression */
 	gwb_rf_out what;
 	size_t bytes;         /* rows x per_row x 4 */
 	void *dev;            /* device memory (gwb_gpu_malloc, "rf.predictions") */

@@ -569,6 +569,7 @@ extern "C" gwb_status gwb_rf_predict_gpu_keep(const gwb_forest *f, const gwb_dat
 	}
 	p->rows = d->rows;
 	p->per_row = per;
+	p->classes = f->task == GWB_TASK_CLASSIFICATION ? f->classes : 0;
 	p->what = what;
 	p->bytes = bytes;
 	p->dev = dev.p;

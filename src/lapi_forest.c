@@ -18,6 +18,7 @@
 #include "levels.h"
 #include "onnx_export.h"
 #include "rf_grow.h"
+#include "tidy.h"
 
 /* The C bytes a Forest holds (lapi_mem.c): its node arrays and per-row OOB results. */
 static size_t forest_bytes(const void *p)
@@ -389,8 +390,7 @@ static int m_predict_proba(lua_State *L)
 		lua_createtable(L, f->classes, 0);
 		for (k = 0; k < f->classes; k++) {
 			/* probabilities: to 1e-7, float's resolution near 1 */
-			lua_pushnumber(L, nearbyint((double)pr[i * (size_t)f->classes + (size_t)k] *
-						    1e7) / 1e7);
+			lua_pushnumber(L, gwb_tidy_proba(pr[i * (size_t)f->classes + (size_t)k]));
 			lua_rawseti(L, -2, k + 1);
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);

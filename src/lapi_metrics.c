@@ -11,8 +11,27 @@
 #include "dataset.h"
 #include "lapi.h"
 #include "metrics.h"
+#ifdef GWB_HAVE_CUDA
+#include "lapi_rf.h"
+#include "switches.h"
+#include "../kernels/metrics.h"
+#include "../kernels/rf.h"
+#endif
 
 #define DATASET_MT "gwb.Dataset"
+
+#ifdef GWB_HAVE_CUDA
+/* The kept GPU prediction at idx when the metric runs on the device: a Predictions object
+ * (lapi_rf.h) holding `what`, with the switch metrics.gpu on; else NULL (the host reads it). */
+static gwb_lua_pred *dev_pred(lua_State *L, int idx, gwb_rf_out what)
+{
+	gwb_lua_pred *b = gwb_lua_testudata(L, idx, GWB_PRED_MT);
+
+	if (!b || !b->p || b->p->what != what || !gwb_switch_on(GWB_SW_METRICS_GPU))
+		return NULL;
+	return b;
+}
+#endif
 
 /* ---- reading the arguments ---------------------------------------------------------------- */
 
@@ -230,7 +249,8 @@ static void to_codes(lua_State *L, int idx, size_t n, int map, int32_t *codes, c
 typedef struct cls {
 	size_t n;
 	int K;
-	int32_t *yt, *yp;
+	int32_t *yt, *yp;   /* codes (NULL when the device counted: cm holds everything) */
+	int64_t *cm;        /* the confusion counts the device made (K x K), or NULL */
 	int labels;  /* stack index of the labels list */
 	int map;     /* stack index of key -> code */
 	int note;    /* stack index of the note string, or 0 */
@@ -241,11 +261,22 @@ static void push_label(lua_State *L, int labels, int code)
 	lua_rawgeti(L, labels, code + 1);
 }
 
+static void push_note(lua_State *L, cls *c, const size_t *extra, size_t total);
+#ifdef GWB_HAVE_CUDA
+static bool read_classes_gpu(lua_State *L, const char *fn, cls *c);
+#endif
+
 static void read_classes(lua_State *L, const char *fn, cls *c)
 {
-	int tset, pset, set, k;
-	size_t n = length_of(L, 1, fn, "truth");
+	int tset, pset, set;
+	size_t n;
 
+	c->cm = NULL;
+#ifdef GWB_HAVE_CUDA
+	if (read_classes_gpu(L, fn, c))
+		return;
+#endif
+	n = length_of(L, 1, fn, "truth");
 	same_length(L, n, length_of(L, 2, fn, "prediction"), fn, "prediction");
 	c->n = n;
 	lua_newtable(L);
@@ -271,12 +302,9 @@ static void read_classes(lua_State *L, const char *fn, cls *c)
 	c->yp = lua_newuserdatauv(L, sizeof(int32_t) * (n + 1), 0);
 	to_codes(L, 1, n, c->map, c->yt, fn, "truth");
 	to_codes(L, 2, n, c->map, c->yp, fn, "prediction");
-	c->note = 0;
 	{
 		size_t *extra = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)c->K + 1), 0), total = 0;
 		uint8_t *in_truth = lua_newuserdatauv(L, (size_t)c->K + 1, 0);
-		luaL_Buffer b;
-		int shown = 0;
 		memset(extra, 0, sizeof(size_t) * (size_t)c->K);
 		memset(in_truth, 0, (size_t)c->K);
 		for (size_t i = 0; i < n; i++)
@@ -286,7 +314,20 @@ static void read_classes(lua_State *L, const char *fn, cls *c)
 				extra[c->yp[i]]++;
 				total++;
 			}
-		lua_pop(L, 2);
+		push_note(L, c, extra, total);
+	}
+}
+
+/* c->note: the message on predicted labels the truth never has (extra[k] rows of label k,
+ * total in all; extra stays on the stack, under the note), or 0 when there are none. */
+static void push_note(lua_State *L, cls *c, const size_t *extra, size_t total)
+{
+	int k;
+
+	c->note = 0;
+	{
+		luaL_Buffer b;
+		int shown = 0;
 		if (total) {
 			luaL_buffinit(L, &b);
 			lua_pushfstring(L, "%I prediction%s %s label%s the truth never has: ",
@@ -307,6 +348,126 @@ static void read_classes(lua_State *L, const char *fn, cls *c)
 		}
 	}
 }
+
+#ifdef GWB_HAVE_CUDA
+/* Push the label key of the forest's class k as the Predictions object at pred reads it: its
+ * name, or its number k + 1 (always the number when it was made with codes = true). */
+static void push_pred_key(lua_State *L, int pred, const gwb_lua_pred *b, int k, const char *fn)
+{
+	bool named = false;
+
+	if (!b->codes) {
+		if (lua_getiuservalue(L, pred, 1) == LUA_TTABLE) {
+			named = lua_rawgeti(L, -1, k + 1) != LUA_TNIL;
+			if (named)
+				lua_remove(L, -2);  /* the name stays */
+			else
+				lua_pop(L, 2);
+		} else {
+			lua_pop(L, 1);
+		}
+	}
+	if (!named)
+		lua_pushinteger(L, k + 1);
+	to_key(L, fn, "prediction", k + 1);
+}
+
+/* read_classes for a Predictions object of labels at 2 (metrics.gpu on): the truth's labels and
+ * codes on the host, the counts of (truth code, forest class) on the device, then the union of
+ * the truth's labels and the classes predicted, and the counts moved to its codes. Pushes what
+ * read_classes pushes (map, labels, the note); c->cm holds the counts. False: not such a case. */
+static bool read_classes_gpu(lua_State *L, const char *fn, cls *c)
+{
+	gwb_lua_pred *b = dev_pred(L, 2, GWB_RF_OUT_LABELS);
+	int tset, set, kt, kp, K, tlist, k, t;
+	int64_t *ctf, *cm;
+	int32_t *yt, *tmap, *fmap;
+	size_t n, *extra, total = 0;
+
+	if (!b || b->p->classes < 1)
+		return false;
+	kp = b->p->classes;
+	n = length_of(L, 1, fn, "truth");
+	same_length(L, n, b->p->rows, fn, "prediction");
+	c->n = n;
+	lua_newtable(L);
+	tset = lua_gettop(L);
+	collect(L, 1, n, tset, fn, "truth");
+	kt = order_labels(L, tset);  /* map_t, list_t on top */
+	tlist = lua_gettop(L);
+	yt = lua_newuserdatauv(L, sizeof(int32_t) * (n + 1), 0);
+	to_codes(L, 1, n, tlist - 1, yt, fn, "truth");
+	ctf = lua_newuserdatauv(L, sizeof(int64_t) * ((size_t)kt * (size_t)kp + 1), 0);
+	gwb_lua_check(L, gwb_metrics_confusion_gpu(yt, (const int32_t *)b->p->dev, n, kt, kp, ctf));
+	/* the union: the truth's labels and the classes predicted at least once */
+	lua_newtable(L);
+	set = lua_gettop(L);
+	lua_pushnil(L);  /* the truth's keys as collected ("01" stays "01"; its label reads 1) */
+	while (lua_next(L, tset)) {
+		lua_pop(L, 1);
+		lua_pushvalue(L, -1);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, set);
+	}
+	for (k = 0; k < kp; k++) {
+		int64_t col = 0;
+		for (t = 0; t < kt; t++)
+			col += ctf[(size_t)t * (size_t)kp + (size_t)k];
+		if (!col)
+			continue;
+		push_pred_key(L, 2, b, k, fn);
+		lua_pushboolean(L, 1);
+		lua_rawset(L, set);
+	}
+	K = order_labels(L, set);
+	c->K = K;
+	c->labels = lua_gettop(L);
+	c->map = c->labels - 1;
+	c->yt = c->yp = NULL;
+	tmap = lua_newuserdatauv(L, sizeof(int32_t) * ((size_t)kt + (size_t)kp + 1), 0);
+	fmap = tmap + kt;
+	for (t = 0; t < kt; t++)
+		tmap[t] = -1;
+	lua_pushnil(L);  /* the truth's map: key -> truth code */
+	while (lua_next(L, tlist - 1)) {
+		t = (int)lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		lua_pushvalue(L, -1);
+		tmap[t] = lua_rawget(L, c->map) == LUA_TNUMBER ? (int32_t)lua_tointeger(L, -1) : -1;
+		lua_pop(L, 1);
+	}
+	for (k = 0; k < kp; k++) {
+		push_pred_key(L, 2, b, k, fn);
+		fmap[k] = lua_rawget(L, c->map) == LUA_TNUMBER ? (int32_t)lua_tointeger(L, -1) : -1;
+		lua_pop(L, 1);
+	}
+	cm = c->cm = lua_newuserdatauv(L, sizeof(int64_t) * ((size_t)K * (size_t)K + 1), 0);
+	memset(cm, 0, sizeof(int64_t) * (size_t)K * (size_t)K);
+	for (t = 0; t < kt; t++)
+		for (k = 0; k < kp; k++) {
+			int64_t v = ctf[(size_t)t * (size_t)kp + (size_t)k];
+			if (!v)
+				continue;
+			if (tmap[t] < 0 || fmap[k] < 0)  /* every key is in the union: a bug */
+				luaL_error(L, "%s: internal error: label %d of the truth or class %d of the "
+					   "forest has no code (please report)", fn, t + 1, k + 1);
+			cm[(size_t)tmap[t] * (size_t)K + (size_t)fmap[k]] += v;
+		}
+	/* the note: predicted labels no truth row has (their rows are their column sums) */
+	extra = lua_newuserdatauv(L, sizeof(size_t) * ((size_t)K + 1), 0);
+	for (k = 0; k < K; k++) {
+		int64_t row = 0, col = 0;
+		for (t = 0; t < K; t++) {
+			row += cm[(size_t)k * (size_t)K + (size_t)t];
+			col += cm[(size_t)t * (size_t)K + (size_t)k];
+		}
+		extra[k] = row ? 0 : (size_t)col;
+		total += extra[k];
+	}
+	push_note(L, c, extra, total);
+	return true;
+}
+#endif
 
 /* Return the value on top, with the note as a second result when there is one. */
 static int ret_note(lua_State *L, const cls *c)
@@ -339,9 +500,12 @@ static void set_counts(lua_State *L, const cls *c, const int64_t *cm)
 
 static int64_t *confusion_of(lua_State *L, cls *c, const char *fn)
 {
-	int64_t *cm = lua_newuserdatauv(L, sizeof(int64_t) * ((size_t)c->K * (size_t)c->K + 1), 0);
+	int64_t *cm;
 
 	(void)fn;
+	if (c->cm)
+		return c->cm;  /* counted on the device */
+	cm = lua_newuserdatauv(L, sizeof(int64_t) * ((size_t)c->K * (size_t)c->K + 1), 0);
 	gwb_lua_check(L, gwb_metrics_confusion(c->yt, c->yp, c->n, c->K, cm));
 	return cm;
 }
@@ -548,12 +712,16 @@ static double *read_scores(lua_State *L, int idx, size_t n, int *Kout, const cha
  * labels of the truth. Truth codes in c->yt; c->labels the column labels. */
 typedef struct scored {
 	cls c;
-	double *s;
+	double *s;  /* the scores on the host (NULL when dev is set) */
+	const float *dev;  /* probability rows left on the device (a Predictions object), or NULL */
 	int cols;   /* score columns (1: one score per row) */
 	int pos;    /* binary: the positive class's code */
 } scored;
 
-static void read_scored(lua_State *L, const char *fn, int opts, bool need_two, scored *r)
+/* may_dev: a Predictions object of probability rows at 2 stays on the device (r->dev) when the
+ * switch metrics.gpu is on; else the scores are read to the host. */
+static void read_scored(lua_State *L, const char *fn, int opts, bool need_two, scored *r,
+			bool may_dev)
 {
 	cls *c = &r->c;
 	size_t n = length_of(L, 1, fn, "truth"), i;
@@ -561,7 +729,17 @@ static void read_scored(lua_State *L, const char *fn, int opts, bool need_two, s
 	memset(r, 0, sizeof(*r));
 	same_length(L, n, length_of(L, 2, fn, "scores"), fn, "scores");
 	c->n = n;
-	r->s = read_scores(L, 2, n, &r->cols, fn);
+#ifdef GWB_HAVE_CUDA
+	gwb_lua_pred *b = may_dev ? dev_pred(L, 2, GWB_RF_OUT_PROBA) : NULL;
+	if (b && b->p->per_row >= 2) {
+		r->dev = (const float *)b->p->dev;
+		r->cols = b->p->per_row;
+	} else
+#endif
+	{
+		(void)may_dev;
+		r->s = read_scores(L, 2, n, &r->cols, fn);
+	}
 	if (lua_istable(L, opts) && lua_getfield(L, opts, "labels") != LUA_TNIL) {
 		int lab = lua_gettop(L), m;
 		if (!lua_istable(L, lab))
@@ -662,7 +840,15 @@ static int auc(lua_State *L, bool ap, const char *fn)
 	if (ovo && ap)
 		return luaL_error(L, "%s: multi_class = \"ovo\" is for roc_auc; average precision "
 				  "is one-vs-rest", fn);
-	read_scored(L, fn, 3, true, &r);
+	read_scored(L, fn, 3, true, &r, true);
+#ifdef GWB_HAVE_CUDA
+	if (r.dev) {  /* read_scored checked: cols == K */
+		gwb_lua_check(L, gwb_metrics_auc_gpu(r.c.yt, r.dev, r.c.n, r.cols, r.c.K, r.pos, ovo,
+						     avg, ap, &v));
+		lua_pushnumber(L, v);
+		return 1;
+	}
+#endif
 	if (r.c.K == 2) {
 		uint8_t *pos;
 		double *score;
@@ -708,9 +894,14 @@ static int proba_loss(lua_State *L, bool brier, const char *fn)
 
 	lua_settop(L, 3);
 	gwb_opt_check_keys(L, 3, fn, keys);
-	read_scored(L, fn, 3, true, &r);
-	gwb_lua_check(L, (brier ? gwb_metrics_brier : gwb_metrics_log_loss)(r.c.yt, full_proba(L, &r),
-									     r.c.n, r.c.K, &v));
+	read_scored(L, fn, 3, true, &r, true);
+#ifdef GWB_HAVE_CUDA
+	if (r.dev)
+		gwb_lua_check(L, gwb_metrics_proba_loss_gpu(r.c.yt, r.dev, r.c.n, r.c.K, brier, &v));
+	else
+#endif
+		gwb_lua_check(L, (brier ? gwb_metrics_brier : gwb_metrics_log_loss)(
+					 r.c.yt, full_proba(L, &r), r.c.n, r.c.K, &v));
 	lua_pushnumber(L, v);
 	return 1;
 }
@@ -753,7 +944,7 @@ static int curve(lua_State *L, bool roc, const char *fn)
 
 	lua_settop(L, 3);
 	gwb_opt_check_keys(L, 3, fn, keys);
-	read_scored(L, fn, 3, roc, &r);
+	read_scored(L, fn, 3, roc, &r, false);  /* every point: on the host */
 	if (r.c.K > 2 && !(lua_istable(L, 3) && lua_getfield(L, 3, "pos") != LUA_TNIL))
 		luaL_error(L, "%s: the truth has %d classes: give pos = <label> for the "
 				  "one-vs-rest curve of that class", fn, r.c.K);
@@ -822,8 +1013,17 @@ static int regression(lua_State *L, int which, const char *fn)
 	n = length_of(L, 1, fn, "truth");
 	same_length(L, n, length_of(L, 2, fn, "prediction"), fn, "prediction");
 	y = read_values(L, 1, n, fn, "truth");
-	p = read_values(L, 2, n, fn, "prediction");
-	gwb_lua_check(L, gwb_metrics_regression(y, p, n, &m));
+#ifdef GWB_HAVE_CUDA
+	gwb_lua_pred *b = dev_pred(L, 2, GWB_RF_OUT_VALUES);
+	bool done = false;
+	if (b)
+		gwb_lua_check(L, gwb_metrics_regression_gpu(y, (const float *)b->p->dev, n, &m, &done));
+	if (!done)
+#endif
+	{
+		p = read_values(L, 2, n, fn, "prediction");
+		gwb_lua_check(L, gwb_metrics_regression(y, p, n, &m));
+	}
 	switch (which) {
 	case 0: lua_pushnumber(L, m.rmse); break;
 	case 1: lua_pushnumber(L, m.mae); break;
@@ -858,11 +1058,12 @@ static int l_max_error(lua_State *L) { return regression(L, 4, "metrics.max_erro
 static int l_mse(lua_State *L) { return regression(L, 5, "metrics.mse"); }
 static int l_regression(lua_State *L) { return regression(L, 6, "metrics.regression"); }
 
-#define TRUTH "truth, pred: arrays, Predictions (f:predict) or Datasets (their target column)"
+#define TRUTH "truth, pred: arrays, Predictions (f:predict) or Datasets (their target column);\n" \
+	"Predictions from the GPU are judged there (switch metrics.gpu), never copied back"
 #define SCORES "truth: labels (array, Predictions or Dataset); scores: one number per row (the\n" \
 	"positive class's) or probability rows (f:predict_proba(d)); opts.labels: the label of each\n" \
 	"column (default: the truth's labels, sorted), opts.pos: the positive label (default the\n" \
-	"last)"
+	"last). f:predict_proba's Predictions from the GPU are scored there (a device sort)"
 
 static const gwb_reg funcs[] = {
 	{"confusion", l_confusion,

@@ -1,7 +1,8 @@
 /* lapi_rf.h - what the rf bindings lend each other: lapi_rf.c (the rf module) reads
  * rf.train's options into parameters for rf.search (lapi_search.c); lapi_forest.c (the Forest
  * userdata) pushes forests and their run-log records for both; lapi_rf_pred.c says how
- * predictions read (and holds the GPU's Predictions object) for lapi_forest.c. */
+ * predictions read (and holds the GPU's Predictions object) for lapi_forest.c; the layout of
+ * the Predictions userdata is here so that lapi_metrics.c can judge one where it lies. */
 #ifndef GWB_LAPI_RF_H
 #define GWB_LAPI_RF_H
 
@@ -18,6 +19,19 @@
 typedef struct fbox {
 	gwb_forest *f;
 } fbox;
+
+/* The Predictions userdata (f:predict on the GPU; lapi_rf_pred.c makes it): a prediction kept
+ * on the device until read. lapi_metrics.c reads the layout to judge it where it lies, without
+ * a call into the rf bindings. Uservalue 1: the forest's class names (nil where a class has
+ * none). */
+#define GWB_PRED_MT "gwb.Predictions"
+struct gwb_rf_gpu_pred;
+typedef struct gwb_lua_pred {
+	struct gwb_rf_gpu_pred *p;  /* NULL once closed */
+	bool codes;        /* labels read as class numbers (f:predict(d, {codes = true})) */
+	const char *note;  /* how the columns were matched and where d was, or NULL */
+	char note_buf[320];  /* note's text when it says that d crossed to the GPU */
+} gwb_lua_pred;
 
 /* lapi_rf.c: rf.train's option names (NULL-terminated). */
 extern const char *const gwb_rf_train_keys[];

@@ -16,15 +16,19 @@
 #include "forest.h"
 #include "lapi.h"
 #include "lapi_rf.h"
+#include "tidy.h"
 
-#define PRED_MT "gwb.Predictions"
+#define PRED_MT GWB_PRED_MT
 
 /* Predictions are float sums; show them to float precision (7 digits), so 0.65 prints as 0.65
- * and not 0.64999997615814. */
+ * and not 0.64999997615814 (tidy.h: the rule the GPU metrics share). */
 lua_Number gwb_lua_rf_tidy(float x)
 {
 	char b[32];
+	double r;
 
+	if (gwb_tidy_value_fast(x, &r))
+		return r;
 	snprintf(b, sizeof(b), "%.7g", (double)x);
 	return strtod(b, NULL);
 }
@@ -35,12 +39,7 @@ lua_Number gwb_lua_rf_tidy(float x)
  * would (p[i], #p, ipairs, pairs, table.concat); the first read copies the whole result back
  * once and caches it; p:totable() gives a plain table. Uservalue 1: f.labels. */
 
-typedef struct pbox {
-	gwb_rf_gpu_pred *p;
-	bool codes;        /* labels as class numbers */
-	const char *note;  /* how the columns were matched and where d was, or NULL */
-	char note_buf[320];  /* note's text when it says that d crossed to the GPU */
-} pbox;
+typedef gwb_lua_pred pbox;  /* lapi_rf.h: the metrics module reads it too */
 
 static int pred_release(lua_State *L)
 {
@@ -85,7 +84,7 @@ static void pred_push(lua_State *L, int self, pbox *b, size_t i)
 		const float *v = (const float *)h + i * (size_t)p->per_row;
 		lua_createtable(L, p->per_row, 0);
 		for (k = 0; k < p->per_row; k++) {
-			lua_pushnumber(L, nearbyint((double)v[k] * 1e7) / 1e7);
+			lua_pushnumber(L, gwb_tidy_proba(v[k]));
 			lua_rawseti(L, -2, k + 1);
 		}
 	} else {

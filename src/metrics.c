@@ -223,14 +223,19 @@ static gwb_status curve_alloc(gwb_curve *out, size_t n)
 	return GWB_OK;
 }
 
-static gwb_status two_classes(const clf_curve *c, const char *what)
+gwb_status gwb_metrics_need_two(double pos, double neg, const char *what)
 {
-	if (c->tps[c->m - 1] <= 0 || c->fps[c->m - 1] <= 0)
+	if (pos <= 0 || neg <= 0)
 		return gwb_error(GWB_EINVAL, "metrics.%s: only one class is present in the truth "
 				 "(%s): %s is not defined in that case", what,
-				 c->tps[c->m - 1] <= 0 ? "no positive row" : "no negative row",
+				 pos <= 0 ? "no positive row" : "no negative row",
 				 !strcmp(what, "roc_curve") ? "the ROC curve" : "ROC AUC");
 	return GWB_OK;
+}
+
+static gwb_status two_classes(const clf_curve *c, const char *what)
+{
+	return gwb_metrics_need_two(c->tps[c->m - 1], c->fps[c->m - 1], what);
 }
 
 static gwb_status roc_curve(const uint8_t *pos, const double *score, size_t n,
@@ -348,7 +353,8 @@ static size_t gather(const int32_t *y, const double *proba, size_t n, int K, int
 	return m;
 }
 
-static gwb_status class_rows(const int32_t *y, size_t n, int K, size_t *cnt, const char *what)
+gwb_status gwb_metrics_class_rows(const int32_t *y, size_t n, int K, size_t *cnt,
+				  const char *what)
 {
 	size_t i;
 	int k;
@@ -382,7 +388,7 @@ static gwb_status multi(const int32_t *y, const double *proba, size_t n, int K, 
 		st = gwb_error(GWB_ENOMEM, "metrics.%s: out of memory", what);
 		goto out;
 	}
-	if ((st = class_rows(y, n, K, cnt, what)))
+	if ((st = gwb_metrics_class_rows(y, n, K, cnt, what)))
 		goto out;
 	if (!ovo) {
 		for (a = 0; a < K; a++) {
@@ -431,24 +437,39 @@ gwb_status gwb_metrics_pr_auc_multi(const int32_t *y, const double *proba, size_
 	return multi(y, proba, n, K, false, avg, true, out);
 }
 
-static gwb_status check_proba(const int32_t *y, const double *proba, size_t n, int K,
-			      const char *what)
+gwb_status gwb_metrics_bad_proba(const char *what, size_t row, int col, double p)
+{
+	return gwb_error(GWB_EINVAL, "metrics.%s: row %zu, column %d: %g is not a probability "
+			 "(0..1)", what, row + 1, col + 1, p);
+}
+
+gwb_status gwb_metrics_check_codes(const int32_t *y, size_t n, int K, const char *what)
 {
 	size_t i;
 
 	if (!n)
 		return gwb_error(GWB_EINVAL, "metrics.%s: no rows", what);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (y[i] < 0 || y[i] >= K)
 			return gwb_error(GWB_EINVAL, "metrics.%s: row %zu: class code %d is not in "
 					 "0..%d", what, i + 1, y[i], K - 1);
+	return GWB_OK;
+}
+
+static gwb_status check_proba(const int32_t *y, const double *proba, size_t n, int K,
+			      const char *what)
+{
+	gwb_status st;
+	size_t i;
+
+	if ((st = gwb_metrics_check_codes(y, n, K, what)))
+		return st;
+	for (i = 0; i < n; i++)
 		for (int k = 0; k < K; k++) {
 			double p = proba[i * (size_t)K + (size_t)k];
 			if (!(p >= 0 && p <= 1))
-				return gwb_error(GWB_EINVAL, "metrics.%s: row %zu, column %d: %g is "
-						 "not a probability (0..1)", what, i + 1, k + 1, p);
+				return gwb_metrics_bad_proba(what, i, k, p);
 		}
-	}
 	return GWB_OK;
 }
 
@@ -486,43 +507,77 @@ gwb_status gwb_metrics_brier(const int32_t *y, const double *proba, size_t n, in
 		}
 		s += r;
 	}
-	s /= (double)n;
-	*out = K < 3 ? s * 0.5 : s;
+	*out = gwb_metrics_brier_finish(s, n, K);
 	return GWB_OK;
+}
+
+double gwb_metrics_brier_finish(double sum, size_t n, int K)
+{
+	sum /= (double)n;
+	return K < 3 ? sum * 0.5 : sum;
 }
 
 /* ---- regression -------------------------------------------------------------------------------- */
 
-gwb_status gwb_metrics_regression(const double *y, const double *p, size_t n,
-				  gwb_regression_metrics *out)
+gwb_status gwb_metrics_nan_row(size_t row, bool truth)
 {
-	double sy = 0, ss = 0, st2 = 0, sa = 0, sm = 0, mx = 0, mean;
+	return gwb_error(GWB_EINVAL, "metrics: row %zu: the %s is NaN", row + 1,
+			 truth ? "truth" : "prediction");
+}
+
+gwb_status gwb_metrics_truth_stats(const double *y, size_t n, double *mean, double *sst)
+{
+	double sy = 0, st2 = 0, m;
 	size_t i;
 
-	memset(out, 0, sizeof(*out));
 	if (!n)
 		return gwb_error(GWB_EINVAL, "metrics: no rows");
 	for (i = 0; i < n; i++) {
-		if (isnan(y[i]) || isnan(p[i]))
-			return gwb_error(GWB_EINVAL, "metrics: row %zu: the %s is NaN", i + 1,
-					 isnan(y[i]) ? "truth" : "prediction");
+		if (isnan(y[i]))
+			return gwb_metrics_nan_row(i, true);
 		sy += y[i];
 	}
-	mean = sy / (double)n;
+	m = sy / (double)n;
+	for (i = 0; i < n; i++)
+		st2 += (y[i] - m) * (y[i] - m);
+	*mean = m;
+	*sst = st2;
+	return GWB_OK;
+}
+
+void gwb_metrics_regression_finish(const gwb_regression_sums *s, size_t n,
+				   gwb_regression_metrics *out)
+{
+	out->mse = s->ss / (double)n;
+	out->rmse = sqrt(out->mse);
+	out->mae = s->sa / (double)n;
+	out->mape = s->sm / (double)n;
+	out->max_error = s->mx;
+	out->r2 = n < 2 ? NAN : s->sst != 0 ? 1 - s->ss / s->sst : s->ss == 0 ? 1.0 : 0.0;
+}
+
+gwb_status gwb_metrics_regression(const double *y, const double *p, size_t n,
+				  gwb_regression_metrics *out)
+{
+	gwb_regression_sums s = {0};
+	double mean;
+	gwb_status st;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++)  /* the first row with a NaN on either side */
+		if (isnan(y[i]) || isnan(p[i]))
+			return gwb_metrics_nan_row(i, isnan(y[i]));
+	if ((st = gwb_metrics_truth_stats(y, n, &mean, &s.sst)))
+		return st;
 	for (i = 0; i < n; i++) {
 		double e = y[i] - p[i], a = fabs(e), ay = fabs(y[i]);
-		ss += e * e;
-		st2 += (y[i] - mean) * (y[i] - mean);
-		sa += a;
-		sm += a / (ay > DBL_EPSILON ? ay : DBL_EPSILON);
-		if (a > mx)
-			mx = a;
+		s.ss += e * e;
+		s.sa += a;
+		s.sm += a / (ay > DBL_EPSILON ? ay : DBL_EPSILON);
+		if (a > s.mx)
+			s.mx = a;
 	}
-	out->mse = ss / (double)n;
-	out->rmse = sqrt(out->mse);
-	out->mae = sa / (double)n;
-	out->mape = sm / (double)n;
-	out->max_error = mx;
-	out->r2 = n < 2 ? NAN : st2 != 0 ? 1 - ss / st2 : ss == 0 ? 1.0 : 0.0;
+	gwb_metrics_regression_finish(&s, n, out);
 	return GWB_OK;
 }

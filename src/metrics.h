@@ -98,6 +98,34 @@ typedef struct gwb_regression_metrics {
 gwb_status gwb_metrics_regression(const double *y, const double *p, size_t n,
 				  gwb_regression_metrics *out);
 
+/* ---- the pieces the GPU metrics share (kernels/metrics.cu) ------------------------------------
+ * The device computes the sums; these hold the checks, messages and final formulas, so both
+ * sides say and compute the same. */
+
+/* GWB_EINVAL "only one class is present" when pos or neg is 0 (what: "roc_auc", "roc_curve"). */
+gwb_status gwb_metrics_need_two(double pos, double neg, const char *what);
+/* Rows per class of the truth codes y (cnt: K entries); GWB_EINVAL for a code outside 0..K-1
+ * or a class without rows (its one-vs-rest score is undefined). */
+gwb_status gwb_metrics_class_rows(const int32_t *y, size_t n, int K, size_t *cnt,
+				  const char *what);
+/* GWB_EINVAL for no rows or a code outside 0..K-1, naming the row. */
+gwb_status gwb_metrics_check_codes(const int32_t *y, size_t n, int K, const char *what);
+/* The error for proba[row][col] = p not in 0..1 (row, col 0-based). */
+gwb_status gwb_metrics_bad_proba(const char *what, size_t row, int col, double p);
+/* sum over rows of sum_k (p_ik - [y_i = k])^2 -> the Brier score (the mean, halved for K 2). */
+double gwb_metrics_brier_finish(double sum, size_t n, int K);
+/* The error for a NaN in row (0-based) of the truth or the prediction. */
+gwb_status gwb_metrics_nan_row(size_t row, bool truth);
+/* The truth's mean and sum of squared deviations (NaN refused), in the CPU metrics' order. */
+gwb_status gwb_metrics_truth_stats(const double *y, size_t n, double *mean, double *sst);
+/* Sums over rows of e = y - p: ss = sum e^2, sa = sum |e|, sm = sum |e| / max(|y|, eps),
+ * mx = max |e|; sst from gwb_metrics_truth_stats. */
+typedef struct gwb_regression_sums {
+	double ss, sa, sm, mx, sst;
+} gwb_regression_sums;
+void gwb_metrics_regression_finish(const gwb_regression_sums *s, size_t n,
+				   gwb_regression_metrics *out);
+
 #ifdef __cplusplus
 }
 #endif

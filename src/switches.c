@@ -92,6 +92,10 @@ static const struct entry {
 		true, GWB_SW_GPU, "buffer.c: chunks in flight on the copy stream while the host "
 		"fills the next", "buffer.c: each chunk waited for before the next (no overlap)",
 		"", ""}, NULL},
+	[GWB_SW_METRICS_GPU] = {{"metrics.gpu",
+		"metrics of a Predictions object (f:predict on the GPU) computed where it lies",
+		true, GWB_SW_GPU, "lapi_metrics.c -> metrics.cu: counts, sorts and sums on the device",
+		"the predictions copied back and judged by metrics.c", "", ""}, NULL},
 };
 
 /* The levels (GNU range designators: every entry starts unset). */

@@ -34,6 +34,7 @@ typedef enum gwb_switch_id {
 	GWB_SW_CSV_PARALLEL,     /* CSV: byte ranges parsed by all CPUs vs one thread */
 	GWB_SW_COPY_PINNED,      /* host <-> device copies staged through pinned memory */
 	GWB_SW_COPY_STREAMED,    /* host <-> device copies overlapped with work on streams */
+	GWB_SW_METRICS_GPU,      /* metrics of a GPU prediction computed on the device */
 	GWB_SW_COUNT
 } gwb_switch_id;
 
