@@ -292,16 +292,19 @@ bool gwb_lua_index_close(lua_State *L)
 	return true;
 }
 
-/* A gwb box of another type wearing mt (debug.setmetatable) reaches mt's __gc or close:
- * release it as its own type does, through the __gc of the metatable it was made with (else
- * the object's C memory would leak: the tags differ, so mt's release leaves it alone). */
+/* A gwb box of another type wearing mt (debug.setmetatable) is being collected through mt's
+ * __gc: release it as its own type does, through the __gc of the metatable it was made with
+ * (else the object's C memory would leak: the tags differ, so mt's release leaves it alone).
+ * Only the collector's own call does this: inside a finalizer Lua 5.4 answers every lua_gc
+ * option with -1. A __gc, __close or close called by hand on a live value of another type
+ * frees nothing of it (test_udata). */
 static void release_as_own_type(lua_State *L, int idx)
 {
 	static _Thread_local int depth;   /* a registry __gc swapped by hand cannot loop */
 	char buf[64];
 	const char *real = real_type(L, idx, buf, sizeof(buf));
 
-	if (!real || depth)
+	if (!real || depth || lua_gc(L, LUA_GCISRUNNING) != -1)
 		return;
 	luaL_getmetatable(L, real);
 	if (lua_istable(L, -1) && lua_getfield(L, -1, "__gc") == LUA_TFUNCTION &&
