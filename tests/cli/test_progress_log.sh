@@ -14,10 +14,10 @@ grep -qE '^rf\.train: done, 60 in [0-9.]+ (ms|s)$' "$T/err" || die "no closing l
 LC_ALL=C grep -q "$(printf '\r')\|$(printf '\033')" "$T/err" && die "terminal codes in a log: $(cat -v "$T/err")"
 GWB_PROGRESS_INTERVAL=0.2 "$GWB" --quiet -e "$code" >"$T/out" 2>"$T/err" || die "gwb --quiet failed"
 [ -s "$T/err" ] && die "--quiet still wrote progress: $(cat "$T/err")"
-# a run with nothing to count (a LAPACK call waited on, n = 2304: tenths of a second, where
+# a run with nothing to count (a LAPACK call waited on, n = 1296: tenths of a second here, where
 # n = 576 ended before the first line on a fast run): how long it has run, not "0 after
 # 1.2 s, seconds 1.2"
-GWB_PROGRESS_INTERVAL=0.01 "$GWB" -e 'eig.solve(mat.laplacian2d(48), {k = 3})' >/dev/null 2>"$T/err" ||
+GWB_PROGRESS_INTERVAL=0.01 "$GWB" -e 'eig.solve(mat.laplacian2d(36), {k = 3})' >/dev/null 2>"$T/err" ||
 	die "eig.solve failed: $(cat "$T/err")"
 grep -qE '^eig\.solve [a-z]+: running for [0-9.]+ (ms|s)$' "$T/err" || die "no running line: $(cat "$T/err")"
 grep -qE '^eig\.solve [a-z]+: done in [0-9.]+ (ms|s)$' "$T/err" || die "no closing line: $(cat "$T/err")"
