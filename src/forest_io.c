@@ -289,11 +289,14 @@ gwb_status gwb_forest_load(const char *path, gwb_forest **out)
 				 "reads versions 1 to %d (a newer gwb wrote it? load it there)", path,
 				 ver, GWB_FOREST_VERSION);
 	}
-	if (len != (uint64_t)size - sizeof(head) - 8) {
+	/* (a file shorter than the header and the checksum would make the length below wrap:
+	 * a header that claims 2^64 - 1 bytes then asked malloc for 0) */
+	if ((uint64_t)size < sizeof(head) + 8 || len != (uint64_t)size - sizeof(head) - 8) {
 		fclose(fp);
 		return gwb_error(GWB_ECORRUPT, "rf.load: %s is truncated or has trailing bytes (%ld "
-				 "bytes, the header says %llu): the file is damaged", path, size,
-				 (unsigned long long)(len + sizeof(head) + 8));
+				 "bytes, the header says %llu of data after its %zu and before the "
+				 "8-byte checksum): the file is damaged", path, size,
+				 (unsigned long long)len, sizeof(head));
 	}
 	data = malloc(len + 1);
 	if (!data) {
