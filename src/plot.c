@@ -482,7 +482,7 @@ static gwb_status layout(const gwb_plot *p, gwb_canvas *c)
 	int s = c->scale;
 	double cw = GWB_CANVAS_CW * s, lh = GWB_CANVAS_CH * s, pad = 8 * s, tick = 4 * s, gap = 3 * s;
 	double ytw = 0, right, bottom, slot;
-	size_t i, k, ymax = (size_t)fmax(4, 0.35 * c->w / cw), xmax;
+	size_t i, k, kx, ky, ymax = (size_t)fmax(4, 0.35 * c->w / cw), xmax;
 	frame f;
 	char b[160];
 	gwb_status st;
@@ -505,8 +505,12 @@ static gwb_status layout(const gwb_plot *p, gwb_canvas *c)
 		return gwb_error(GWB_EINVAL, "plot save: %d x %d pixels leave no room for the plot "
 				 "beside its labels; give a larger width and height", c->w, c->h);
 	ticks_of(&f.x, f.pw, 10 * cw);
+	/* fixed ticks closer than their labels need: label every kx-th (ky-th) only */
 	slot = f.x.n ? f.pw / (double)f.x.n : f.pw;
-	xmax = (size_t)fmax(1, f.x.a->nticks ? slot / cw - 1 : 16);
+	kx = f.x.a->nticks && slot < 4 * cw ? (size_t)ceil(4 * cw / slot) : 1;
+	ky = f.y.a->nticks && f.y.n && f.ph / (double)f.y.n < 1.4 * lh ?
+	     (size_t)ceil(1.4 * lh / (f.ph / (double)f.y.n)) : 1;
+	xmax = (size_t)fmax(1, f.x.a->nticks ? slot * (double)kx / cw - 1 : 16);
 
 	if (p->grid) {
 		for (i = 0; i < f.x.n; i++) {
@@ -533,6 +537,8 @@ static gwb_status layout(const gwb_plot *p, gwb_canvas *c)
 		double xy[4] = {a, f.top + f.ph, a, f.top + f.ph + tick};
 
 		c->polyline(c, xy, 2, AXIS_COLOR, fmax(1, s / 2.0));
+		if (i % kx)
+			continue;
 		c->text(c, a, f.top + f.ph + tick + gap + lh - s,
 			fit(b, sizeof(b), tick_label(&f.x, i), xmax), TEXT_COLOR, GWB_ANCHOR_MIDDLE,
 			false);
@@ -542,6 +548,8 @@ static gwb_status layout(const gwb_plot *p, gwb_canvas *c)
 		double xy[4] = {f.left - tick, a, f.left, a};
 
 		c->polyline(c, xy, 2, AXIS_COLOR, fmax(1, s / 2.0));
+		if (i % ky)
+			continue;
 		c->text(c, f.left - tick - gap, a + 3.5 * s, fit(b, sizeof(b), tick_label(&f.y, i), ymax),
 			TEXT_COLOR, GWB_ANCHOR_END, false);
 	}

@@ -554,7 +554,13 @@ function M.scatter(xs, ys, opts)
       key[k] = mark .. " " .. g
       if k == 12 and #names > 12 then key[k] = "+" .. (#names - 11) .. " more"; break end
     end
-    lines[#lines + 1] = string.rep(" ", ylab_w + 1) .. table.concat(key, "  ")
+    if not colour then
+      for k in ipairs(key) do key[k] = key[k]:gsub("^● ", "") end
+      key[1] = "groups (coloured on a terminal and in p:save): " .. key[1]
+      lines[#lines + 1] = string.rep(" ", ylab_w + 1) .. table.concat(key, ", ")
+    else
+      lines[#lines + 1] = string.rep(" ", ylab_w + 1) .. table.concat(key, "  ")
+    end
   end
   return new_plot(lines, "scatter", model)
 end
