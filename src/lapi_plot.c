@@ -175,7 +175,7 @@ static void read_item(lua_State *L, gwb_plot *p, int idx, lua_Integer at)
 		luaL_error(L, "plot model: %s must be a list as long as x (%I)", where, (lua_Integer)m);
 	read_nums(L, it->y, m, where);
 	lua_pop(L, 1);
-	where[strlen(where) - 2] = 0;
+	where[strlen(where) - 1] = 0;   /* "items[i]." */
 	if (lua_getfield(L, idx, "color") != LUA_TNIL)
 		it->color = color_of(L, -1, "color");
 	lua_pop(L, 1);
