@@ -53,8 +53,9 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
               -DGWB_SRCDIR='"$(CURDIR)"'
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 # LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
-LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 \
-          -l:libtinfo.so.6 -lpthread -lm -ldl
+# libpng16.a (and the libz.a it needs): p:save("x.png") (src/plot_png.c), linked statically.
+LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libpng16.a -l:libz.a \
+          -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
 OPT := -O0

@@ -174,6 +174,7 @@ int gwb_open_mat(lua_State *L);
 int gwb_open_eig(lua_State *L);
 int gwb_open_sparse(lua_State *L);  /* after mat and eig: extends both */
 int gwb_open_metrics(lua_State *L);
+int gwb_open_plot(lua_State *L);
 int gwb_open_switches(lua_State *L);  /* last: wraps the functions that take opts.switches */
 
 /* Matrix and Eigen userdata (lapi_mat.c, lapi_eig.c), for modules that make or take them.

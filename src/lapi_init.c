@@ -19,6 +19,7 @@ static const lua_CFunction openers[] = {
 	gwb_open_eig,
 	gwb_open_sparse,
 	gwb_open_metrics,
+	gwb_open_plot,
 	gwb_open_switches,
 	NULL,
 };

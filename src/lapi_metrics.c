@@ -1070,7 +1070,8 @@ static const gwb_reg funcs[] = {
 	 "metrics.confusion(truth, pred) -> table\n"
 	 "The confusion matrix: c.counts[i][j] = rows of true label c.labels[i] predicted as\n"
 	 "c.labels[j] (labels: the sorted union of both sides). Prints drawn with counts and row\n"
-	 "shares. c.note says when the prediction holds labels the truth never has.\n"
+	 "shares; c:save(\"cm.png\") draws it as a heatmap picture (c:plot() the plot). c.note says\n"
+	 "when the prediction holds labels the truth never has.\n"
 	 TRUTH ".\nExample: print(metrics.confusion(test, f:predict(test)))"},
 	{"accuracy", l_accuracy,
 	 "metrics.accuracy(truth, pred) -> number [, note]\nThe share of rows predicted right. A "
@@ -1109,13 +1110,15 @@ static const gwb_reg funcs[] = {
 	{"roc_curve", l_roc_curve,
 	 "metrics.roc_curve(truth, scores [, opts]) -> curve\n"
 	 "The ROC curve's points: curve.fpr, curve.tpr, curve.thresholds (+inf first), curve.auc;\n"
-	 "it prints as a terminal plot. Collinear points are left out as scikit-learn's\n"
+	 "it prints as a terminal plot; curve:save(\"roc.svg\") draws it as a picture. Collinear\n"
+	 "points are left out as scikit-learn's\n"
 	 "drop_intermediate (drop_intermediate = false keeps them). More than two classes: pos.\n"
 	 "Example: metrics.roc_curve(test, f:predict_proba(test), {labels = f.labels})"},
 	{"pr_curve", l_pr_curve,
 	 "metrics.pr_curve(truth, scores [, opts]) -> curve\n"
 	 "The precision-recall curve (scikit-learn's precision_recall_curve): curve.recall,\n"
-	 "curve.precision, curve.thresholds, curve.ap (average precision); it prints as a plot."},
+	 "curve.precision, curve.thresholds, curve.ap (average precision); it prints as a plot\n"
+	 "and curve:save(\"pr.png\") draws it as a picture."},
 	{"rmse", l_rmse, "metrics.rmse(truth, pred) -> number\nRoot mean squared error. " TRUTH
 	 "; class labels are refused."},
 	{"mse", l_mse, "metrics.mse(truth, pred) -> number\nMean squared error."},

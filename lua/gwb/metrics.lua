@@ -54,22 +54,94 @@ function M.draw_confusion(c, opts)
   return table.concat(lines, "\n")
 end
 
+-- The confusion matrix as a picture: a heatmap (cells shaded by the share of their row,
+-- white to dark blue), each cell's count written in it, the labels along both axes.
+local function blues(t)
+  local a, b = { 0xf7, 0xfb, 0xff }, { 0x08, 0x30, 0x6b }
+  local c = {}
+  for i = 1, 3 do c[i] = math.floor(a[i] + (b[i] - a[i]) * t + 0.5) end
+  return (c[1] << 16) | (c[2] << 8) | c[3]
+end
+
+function M.confusion_model(c, opts)
+  opts = opts or {}
+  local labels, counts = c.labels, c.counts
+  local k = #labels
+  local rx, ry, fills, tx, ty, texts, tcol, ticks, names = {}, {}, {}, {}, {}, {}, {}, {}, {}
+  for i = 1, k do
+    ticks[i], names[i] = i, tostring(labels[i])
+    local total = 0
+    for j = 1, k do total = total + counts[i][j] end
+    for j = 1, k do
+      local n = counts[i][j]
+      local share = total > 0 and n / total or 0
+      rx[#rx + 1], rx[#rx + 2] = j - 0.5, j + 0.5
+      ry[#ry + 1], ry[#ry + 2] = i - 0.5, i + 0.5
+      fills[#fills + 1] = blues(share)
+      tx[#tx + 1], ty[#ty + 1], texts[#texts + 1] = j, i, tostring(n)
+      tcol[#tcol + 1] = share > 0.5 and 0xffffff or 0x222222
+    end
+  end
+  return { title = opts.title or "confusion matrix (shade: share of the row)",
+    xlabel = "predicted", ylabel = "true", grid = false,
+    xticks = ticks, xtick_labels = names, yticks = ticks, ytick_labels = names, yflip = true,
+    xlim = { 0.5, k + 0.5 }, ylim = { 0.5, k + 0.5 },
+    items = { { kind = "rects", x = rx, y = ry, color = 0xffffff, colors = fills, stroke = 0xffffff },
+      { kind = "texts", x = tx, y = ty, texts = texts, color = 0x222222, colors = tcol } } }
+end
+
 local Confusion = { __name = "gwb.Confusion" }
 Confusion.__index = Confusion
 Confusion.__tostring = function(c) return M.draw_confusion(c) end
+-- c:plot([opts]): the matrix as a Plot (its text as printed, its picture a heatmap)
+function Confusion.plot(c, opts)
+  local lines = {}
+  for l in (M.draw_confusion(c, { colour = false }) .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = l end
+  return plot.new_plot(lines, "confusion", M.confusion_model(c, opts))
+end
+function Confusion.save(c, path, opts) plot.save_model(M.confusion_model(c), path, opts, "c:save") end
 debug.getregistry()["gwb.Confusion"] = Confusion
 
 local Curve = { __name = "gwb.Curve" }
 Curve.__index = Curve
-Curve.__tostring = function(c)
+-- cv:plot([opts]): the curve as a Plot (braille in the terminal; the picture adds the
+-- chance line of a ROC curve and the area in the legend)
+function Curve.plot(c, opts)
+  opts = opts or {}
   local roc = c.kind == "roc"
   local xs, ys = roc and c.fpr or c.recall, roc and c.tpr or c.precision
-  local title = roc and string.format("ROC curve of %s (AUC %.4f)", tostring(c.pos), c.auc)
-    or string.format("precision-recall curve of %s (average precision %.4f)", tostring(c.pos), c.ap)
-  return tostring(plot.line(xs, ys, { title = title, xlabel = roc and "false positive rate" or "recall",
-    ylabel = roc and "true positive rate" or "precision" }))
+  local title = opts.title or (roc and string.format("ROC curve of %s (AUC %.4f)", tostring(c.pos), c.auc)
+    or string.format("precision-recall curve of %s (average precision %.4f)", tostring(c.pos), c.ap))
+  local p = plot.line(xs, ys, { title = title, xlabel = roc and "false positive rate" or "recall",
+    ylabel = roc and "true positive rate" or "precision", xlim = { 0, 1 }, ylim = { 0, 1.02 },
+    labels = { roc and string.format("AUC %.4f", c.auc) or string.format("AP %.4f", c.ap) },
+    width = opts.width, height = opts.height })
+  if roc then
+    table.insert(p.model.items, 1, { kind = "line", x = { 0, 1 }, y = { 0, 1 }, color = 0xaaaaaa, size = 1 })
+    p.model.legend[2] = { label = "chance", color = 0xaaaaaa, shape = "line" }
+  end
+  return p
 end
+function Curve.save(c, path, opts) plot.save_model(Curve.plot(c).model, path, opts, "cv:save") end
+Curve.__tostring = function(c) return tostring(Curve.plot(c)) end
 debug.getregistry()["gwb.Curve"] = Curve
+
+help.register(Confusion.plot, "gwb.Confusion:plot",
+  "c:plot([{title = ...}]) -> plot\n"
+  .. "The confusion matrix as a plot: its text as printed, and a heatmap picture (cells shaded\n"
+  .. "by the share of their true label's row, the count in each, labels on both axes) that\n"
+  .. "p:save(\"cm.png\") writes.\nExample: r = f:evaluate(test); r.confusion:save(\"cm.svg\")")
+help.register(Confusion.save, "gwb.Confusion:save",
+  "c:save(path [, {width = 640, height = 480}])\n"
+  .. "Save the confusion matrix's heatmap as SVG or PNG (by the extension); as p:save.")
+help.register(Curve.plot, "gwb.Curve:plot",
+  "cv:plot([opts]) -> plot\n"
+  .. "The ROC or precision-recall curve as a plot (braille in the terminal; the picture adds\n"
+  .. "the chance diagonal of a ROC curve and the area in the legend).\n"
+  .. "Example: metrics.roc_curve(test, f:predict_proba(test), {labels = f.labels}):save(\"roc.png\")")
+help.register(Curve.save, "gwb.Curve:save",
+  "cv:save(path [, {width = 640, height = 480}])\n"
+  .. "Save the curve as an SVG or PNG picture (by the extension); as p:save.")
 
 local function f4(x) if x == nil or x ~= x then return "-" end return string.format("%.4f", x) end
 

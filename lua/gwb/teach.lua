@@ -12,11 +12,46 @@ Lesson.__index = Lesson
 function Lesson.__tostring(l) return table.concat(l.text, "\n") end
 
 -- A lesson draws as it is made (gwb.draw): teach.transpose() shows in a script too.
+-- A lesson's drawings (Plots) are kept in l.plots, in the order they print; l:save writes one
+-- as a picture.
 local function lesson(text, data)
   data = data or {}
   data.text = text
+  data.plots = text.plots or {}
+  text.plots = nil
   return gwb.draw(setmetatable(data, Lesson))
 end
+
+-- append plot p's text to the lesson text t and keep p for l:save
+local function drawing(t, p)
+  for _, l in ipairs(p.lines) do t[#t + 1] = l end
+  t.plots = t.plots or {}
+  t.plots[#t.plots + 1] = p
+  return p
+end
+
+-- l:save(path [, {which = 1, width, height}]): drawing `which` of the lesson as a picture.
+function Lesson.save(l, path, opts)
+  if opts ~= nil and type(opts) ~= "table" then error("l:save: opts must be a table", 2) end
+  opts = opts or {}
+  local plots = rawget(l, "plots") or {}
+  if #plots == 0 then
+    error("l:save: this lesson draws no chart (its text is all there is); lessons with charts: "
+      .. "transpose, occupancy, memory, coalescing, atomics, histogram, divergence", 2)
+  end
+  local which = opts.which or 1
+  if math.type(which) ~= "integer" or which < 1 or which > #plots then
+    error(string.format("l:save: which must be 1 to %d (this lesson draws %d chart%s)", #plots, #plots,
+      #plots == 1 and "" or "s"), 2)
+  end
+  local o = {}
+  for k, v in pairs(opts) do if k ~= "which" then o[k] = v end end
+  P.save_model(plots[which].model, path, o, "l:save")
+end
+help.register(Lesson.save, "gwb.Lesson:save",
+  "l:save(path [, {which = 1, width = 640, height = 480}])\n"
+  .. "Save one of the lesson's charts (l.plots, in the order they print; which picks) as an\n"
+  .. "SVG or PNG picture, as p:save does.\nExample: teach.transpose():save(\"transpose.svg\")")
 
 local function wrap(s, width)
   width = width or 78
@@ -77,7 +112,7 @@ function M.transpose(opts)
     t[#t + 1] = string.format("  gpu  copy     %29.1f GB/s  cudaMemcpy device to device: the ceiling", m.gpu.copy_gbps)
   end
   t[#t + 1] = ""
-  append(t, P.bar(bars, { width = 72, unit = " GB/s", format = "%.1f" }).lines)
+  drawing(t, P.bar(bars, { width = 72, unit = " GB/s", format = "%.1f" }))
   t[#t + 1] = ""
   append(t, wrap("Why the naive versions are slow. Memory moves in lines (64 bytes on a CPU, 32-byte "
     .. "sectors on a GPU). Reading a row is sequential, so every byte of each line is used. "
@@ -167,6 +202,11 @@ function M.occupancy(kernel, opts)
     t[#t + 1] = string.format("  %5d  %s %4.0f%%  %9d  %s%s", r.block, bar, r.occupancy * 100,
       r.active_blocks, r.limited_by, r == best and "  <- best" or "")
   end
+  -- the same bars as a chart for l:save (the text above draws them its own way)
+  local occ = {}
+  for _, r in ipairs(rows) do occ[#occ + 1] = { tostring(r.block), 100 * r.occupancy } end
+  t.plots = { P.bar(occ, { sort = false, title = "occupancy of " .. name .. " by block size",
+    xlabel = "occupancy (%)", ylabel = "threads per block" }) }
   if #impossible > 0 then
     t[#t + 1] = string.format("  %s: cannot launch at all (one block needs more than the SM has)",
       #impossible == 1 and tostring(impossible[1]) or (impossible[1] .. ".." .. impossible[#impossible]))
@@ -444,8 +484,8 @@ local function sweep_rows(t, sizes, gbps, label)
   for i, s in ipairs(sizes) do lines[#lines + 1] = string.format("%9s %10.1f", size_str(s), gbps[i]) end
   local xs = {}
   for i, s in ipairs(sizes) do xs[i] = math.log(s, 2) end
-  append(t, P.line(xs, gbps, { log = true, height = 8, width = 70, title = label,
-    xlabel = "log2(working set, bytes)", ylabel = "GB/s" }).lines)
+  drawing(t, P.line(xs, gbps, { log = true, height = 8, width = 70, title = label,
+    xlabel = "log2(working set, bytes)", ylabel = "GB/s" }))
   return lines
 end
 
@@ -531,13 +571,13 @@ function M.coalescing(opts)
   end
   t[#t + 1] = ""
   if m.gpu then
-    append(t, P.line(m.strides, m.gpu.float, { log = true, height = 8, width = 70,
-      title = "GPU useful GB/s against stride (float)", xlabel = "stride", ylabel = "GB/s" }).lines)
+    drawing(t, P.line(m.strides, m.gpu.float, { log = true, height = 8, width = 70,
+      title = "GPU useful GB/s against stride (float)", xlabel = "stride", ylabel = "GB/s" }))
     t[#t + 1] = string.format("On the GPU stride 32 moves %.1fx fewer useful bytes than stride 1; float4 loads at stride 1 reach %.0f GB/s against %.0f for float (%.2fx): wider loads need fewer instructions for the same sectors.",
       ratio(m.gpu.float[1], m.gpu.float[#m.strides]), m.gpu.float4[1], m.gpu.float[1], ratio(m.gpu.float4[1], m.gpu.float[1]))
   else
-    append(t, P.line(m.strides, m.cpu.gbps, { log = true, height = 8, width = 70,
-      title = "CPU useful GB/s against stride", xlabel = "stride", ylabel = "GB/s" }).lines)
+    drawing(t, P.line(m.strides, m.cpu.gbps, { log = true, height = 8, width = 70,
+      title = "CPU useful GB/s against stride", xlabel = "stride", ylabel = "GB/s" }))
   end
   t[#t + 1] = string.format("On the CPU stride 32 moves %.1fx fewer useful bytes than stride 1.",
     ratio(m.cpu.gbps[1], m.cpu.gbps[#m.strides]))
@@ -579,7 +619,7 @@ function M.banks(opts)
     t[#t + 1] = ""
     local pick = {}
     for _, s in ipairs { 1, 2, 3, 4, 8, 16, 31, 32 } do pick[#pick + 1] = bars[s] end
-    append(t, P.bar(pick, { width = 70, unit = " ms", format = "%.3f", sort = false }).lines)
+    drawing(t, P.bar(pick, { width = 70, unit = " ms", format = "%.3f", sort = false }))
     t[#t + 1] = ""
     t[#t + 1] = string.format("A 32 x 32 tile read by column: row pitch 32 floats %.3f ms (32-way conflict), pitch 33 %.3f ms: the padding column makes it %.1fx faster.",
       g.tile_ms, g.padded_ms, ratio(g.tile_ms, g.padded_ms))
@@ -628,7 +668,7 @@ function M.atomics(opts)
   if m.gpu then
     local bars = {}
     for i, c in ipairs(m.classes) do bars[#bars + 1] = { c .. " classes", ratio(m.gpu.global_ms[i], m.gpu.block_ms[i]) } end
-    append(t, P.bar(bars, { width = 70, unit = "x", format = "%.1f", sort = false, title = "GPU: block vote speed-up over global atomics" }).lines)
+    drawing(t, P.bar(bars, { width = 70, unit = "x", format = "%.1f", sort = false, title = "GPU: block vote speed-up over global atomics" }))
     local x = crossover(m.classes, m.gpu.block_ms, m.gpu.global_ms)
     m.gpu.crossover = x
     local wins = m.gpu.block_ms[1] < m.gpu.global_ms[1]
@@ -664,7 +704,7 @@ function M.histogram(opts)
       bars[#bars + 1] = { b .. " bins", 100 * g.occupancy[i] }
     end
     t[#t + 1] = ""
-    append(t, P.bar(bars, { width = 70, unit = "%", format = "%.0f", sort = false, title = "occupancy the shared histogram allows" }).lines)
+    drawing(t, P.bar(bars, { width = 70, unit = "%", format = "%.0f", sort = false, title = "occupancy the shared histogram allows" }))
     t[#t + 1] = string.format("From %d to %d bins the shared histogram grows %.0fx and occupancy falls from %.0f%% to %.0f%%; it takes %.2fx the time.",
       m.bins[1], m.bins[#m.bins], g.smem_bytes[#m.bins] / g.smem_bytes[1], 100 * g.occupancy[1], 100 * g.occupancy[#m.bins],
       ratio(g.smem_ms[#m.bins], g.smem_ms[1]))
@@ -696,8 +736,8 @@ function M.divergence(opts)
     for i, f in ipairs(g.fractions) do
       t[#t + 1] = string.format("  %14.0f%% %7.3f %8.2fx", 100 * f, g.ms[i], ratio(g.ms[i], g.ms[1]))
     end
-    append(t, P.line(g.fractions, g.ms, { height = 8, width = 70, title = "GPU time against the fraction of divergent warps",
-      xlabel = "fraction of warps split", ylabel = "ms" }).lines)
+    drawing(t, P.line(g.fractions, g.ms, { height = 8, width = 70, title = "GPU time against the fraction of divergent warps",
+      xlabel = "fraction of warps split", ylabel = "ms" }))
     t[#t + 1] = string.format("Every warp split: %.2fx the time of none (the two sides run one after the other).", ratio(g.ms[#g.ms], g.ms[1]))
   end
   t[#t + 1] = ""
