@@ -54,6 +54,7 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 # LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 \
+          -l:libsnappy.a -l:libzstd.a -l:libz.a -lstdc++ \
           -l:libtinfo.so.6 -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)

@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "fmt.h"
 #include "npy.h"
+#include "parquet.h"
 #include "lapi.h"
 #include "lapi_data.h"
 #include "synth.h"
@@ -233,7 +234,7 @@ static int ds_index(lua_State *L)
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
 static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
-					"categorical", "progress", "threads", NULL};
+					"categorical", "progress", "threads", "columns", NULL};
 
 /* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
  * Lua-owned buffer. */
@@ -318,6 +319,8 @@ static int load_from(lua_State *L)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
+	if (gwb_parquet_is_parquet(src))   /* PAR1 at both ends, whatever the name */
+		return gwb_lua_parquet_load(L, 2, path, src);
 	if (gwb_npy_path(path) || gwb_npy_is_npy(src)) {
 		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
@@ -355,6 +358,13 @@ static int load_from(lua_State *L)
 		return 1;
 	}
 	gwb_csv_opts_init(&o);
+	if (!lua_isnoneornil(L, 2)) {
+		if (lua_getfield(L, 2, "columns") != LUA_TNIL)
+			return luaL_error(L, "data.load: option 'columns' applies to Parquet files; %s "
+					  "is read as CSV (d:select{...} picks columns after the load)",
+					  path);
+		lua_pop(L, 1);
+	}
 	if (!lua_isnoneornil(L, 2)) {
 		t = lua_getfield(L, 2, "target");
 		int isint = 0;
@@ -458,6 +468,8 @@ static int l_save(lua_State *L)
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *path = luaL_checkstring(L, 2);
 
+	if (gwb_lua_parquet_path(path))
+		return gwb_lua_parquet_save(L, d, path, 3);
 	if (gwb_npy_path(path))
 		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
 	else
