@@ -42,7 +42,8 @@ typedef struct gwb_parquet_info {
 
 void gwb_parquet_opts_init(gwb_parquet_opts *o);
 
-/* True when the file at path starts and ends with the Parquet magic "PAR1". */
+/* True when the file at path starts and ends with the Parquet magic "PAR1" (or starts with
+ * it and a binary byte: a truncated file, which the loader then names so). */
 bool gwb_parquet_is_parquet(const char *path);
 
 /* Read the Parquet file at path into a new dataset (*out). On error nothing is allocated and

@@ -41,16 +41,20 @@ void gwb_parquet_opts_init(gwb_parquet_opts *o)
 
 bool gwb_parquet_is_parquet(const char *path)
 {
-	unsigned char a[4], b[4];
+	unsigned char a[5], b[4];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	bool ok = false;
 
 	if (fd < 0)
 		return false;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= 12 &&
-	    pread(fd, a, 4, 0) == 4 && pread(fd, b, 4, st.st_size - 4) == 4)
-		ok = !memcmp(a, "PAR1", 4) && !memcmp(b, "PAR1", 4);
+	/* PAR1 at both ends; or at the start followed by a binary byte (a page header's
+	 * first, 0x15 for every writer): a truncated Parquet file, not a CSV with a PAR1 column */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= 5 &&
+	    pread(fd, a, 5, 0) == 5 && !memcmp(a, "PAR1", 4))
+		ok = (a[4] < 0x20 && a[4] != '\t' && a[4] != '\n' && a[4] != '\r') ||
+		     (st.st_size >= 12 && pread(fd, b, 4, st.st_size - 4) == 4 &&
+		      !memcmp(b, "PAR1", 4));
 	close(fd);
 	return ok;
 }
@@ -936,6 +940,9 @@ static gwb_status finish_target(reader *r, gwb_dataset *d, const char *name, int
 	char **cn;
 	int j;
 
+	if (text && task == GWB_TASK_REGRESSION)
+		return gwb_error(GWB_EINVAL, "%s: target \"%s\" holds text (e.g. \"%s\"); it cannot "
+				 "be a regression target", r->path, name, nlev ? levels[0] : "");
 	for (i = 0; i < d->rows; i++)
 		if (isnan(d->yr[i]))
 			return gwb_error(GWB_EINVAL, "%s: missing target value in row %zu of column "
@@ -943,10 +950,6 @@ static gwb_status finish_target(reader *r, gwb_dataset *d, const char *name, int
 					 "with target = false and filter the rows first", r->path,
 					 i + 1, name);
 	if (text) {
-		if (task == GWB_TASK_REGRESSION)
-			return gwb_error(GWB_EINVAL, "%s: target \"%s\" holds text (e.g. \"%s\"); it "
-					 "cannot be a regression target", r->path, name,
-					 nlev ? levels[0] : "");
 		task = GWB_TASK_CLASSIFICATION;
 		nd = (size_t)nlev;
 	} else {
@@ -1121,7 +1124,7 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 	if (!no_target && !o->target && !o->target_index) {
 		const char *nt = meta_get(&r.m, "gwb.no_target");
 		const char *st_name = meta_get(&r.m, "gwb.target");
-		if (nt && !strcmp(nt, "true") && !o->columns) {
+		if (nt && !strcmp(nt, "true")) {
 			no_target = true;
 		} else if (st_name && find_field(&r.m, fs, nf, st_name) >= 0) {
 			tname = st_name;
