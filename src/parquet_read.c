@@ -217,7 +217,7 @@ static gwb_status unsupported(const chunk *k, const char *what)
 {
 	return gwb_error(GWB_EINVAL, "%s: column \"%s\" (row group %d, page at byte offset %zu) "
 			 "uses %s, which gwb does not read; load the other columns with columns = "
-			 "{...}, or write the file again with another encoding", k->r->path,
+			 "{...}, or write the file again with another codec or encoding", k->r->path,
 			 k->c->el->name, k->g + 1, k->page_at, what);
 }
 
