@@ -765,8 +765,12 @@ static gwb_status merge_levels(reader *r, int k, char ***levels, int *count)
 				  !isnan(v);
 	}
 	qsort(sorted, (size_t)all.n, sizeof(*sorted), numeric ? cmp_numstr : cmp_str);
-	for (i = 0; i < all.n; i++)
-		rank[strtab_code(&all, (const uint8_t *)sorted[i], strlen(sorted[i]))] = i;
+	for (i = 0; i < all.n; i++) {
+		int32_t c = strtab_code(&all, (const uint8_t *)sorted[i], strlen(sorted[i]));
+		if (c < 0)   /* (found, never added: only a table's growth can fail here) */
+			goto oom;
+		rank[c] = i;
+	}
 	for (g = 0; g < r->m.nrg; g++) {
 		size_t j;
 		float *x = r->sel[k].out;
