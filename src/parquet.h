@@ -3,7 +3,8 @@
  * schemas of INT32/INT64/FLOAT/DOUBLE/BOOLEAN and BYTE_ARRAY strings (categories, as the CSV
  * reader makes them), nulls as missing values, data pages v1 and v2, dictionary, plain,
  * RLE, delta and byte-stream-split encodings, uncompressed/snappy/gzip/zstd pages, row groups
- * read in parallel. The caller owns the Dataset returned (gwb_dataset_free). */
+ * (and their column chunks) read in parallel. The caller owns the Dataset returned
+ * (gwb_dataset_free). */
 #ifndef GWB_PARQUET_H
 #define GWB_PARQUET_H
 

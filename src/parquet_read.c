@@ -1,7 +1,7 @@
 /* parquet_read.c - a Parquet file into a Dataset (parquet.h). The file is mapped; the footer
  * is parsed (parquet_thrift.c), the flat top-level columns asked for are checked (nested,
- * repeated, INT96 and FIXED_LEN_BYTE_ARRAY columns refused by name), then each row group's
- * column chunks are decoded on the thread pool (gwb_parallel_items), straight into the
+ * repeated, INT96 and FIXED_LEN_BYTE_ARRAY columns refused by name), then every column chunk
+ * of every row group is an item on the thread pool (gwb_parallel_items), decoded into the
  * Dataset's columns: numbers as float32, strings as codes into a per-chunk table that is
  * merged afterwards into sorted levels (the CSV reader's order: by value when every level
  * reads as a number, else by bytes). Only the chosen columns' pages are touched. Every offset
@@ -137,6 +137,8 @@ typedef struct pcol {
 	float *out;               /* its column: rows floats (X, or yr for the target) */
 } pcol;
 
+typedef struct scratch scratch;
+
 typedef struct reader {
 	const char *path;
 	const uint8_t *map;
@@ -146,18 +148,20 @@ typedef struct reader {
 	pcol *sel;
 	size_t *first;            /* first row of each row group */
 	strtab *tabs;             /* [g * nsel + k]: a text column's levels in row group g */
-	gwb_status *st;           /* per row group */
+	gwb_status *st;           /* per column chunk [g * nsel + k] */
+	scratch *work;            /* per worker, reused from chunk to chunk */
+	int nwork;
 	char **msg;
 } reader;
 
-typedef struct scratch {
+struct scratch {
 	uint8_t *raw;  size_t nraw;
 	uint32_t *lev; size_t nlev;
 	uint32_t *idx; size_t nidx;
 	float *val;    size_t nval;
 	int64_t *i64;  size_t ni64;
 	uint8_t *str;  size_t nstr;
-} scratch;
+};
 
 static bool grow(void **p, size_t *have, size_t n, size_t elem)
 {
@@ -248,6 +252,11 @@ static bool plain_nums(const pcol *c, const uint8_t *p, const uint8_t *end, floa
 	}
 	if (gwb_mul_size(n, w, &need) || (size_t)(end - p) < need)
 		return false;
+	*used = need;
+	if (c->el->type == PQ_FLOAT) {
+		memcpy(out, p, need);
+		return true;
+	}
 	for (i = 0; i < n; i++, p += w) {
 		switch (c->el->type) {
 		case PQ_INT32: out[i] = num_i64(c, (int32_t)le32(p)); break;
@@ -582,6 +591,19 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 			st = corrupt(&k, "a page that says it holds %zu bytes in %zu", ulen, clen);
 			goto out;
 		}
+		if (type != PQ_PAGE_DICT && !c->max_def && c->el->type == PQ_FLOAT &&
+		    h.encoding == PQ_ENC_PLAIN && ulen == n * 4 &&
+		    (type == PQ_PAGE_DATA || (!h.def_len && !h.rep_len && h.is_compressed))) {
+			/* a required FLOAT column in PLAIN: the page is the column's values, so
+			 * it is decompressed straight into place */
+			if ((st = pq_decompress(cm->codec, r->map + body, clen, (uint8_t *)(out + done),
+						ulen, why, sizeof(why)))) {
+				st = corrupt(&k, "%s", why);
+				goto out;
+			}
+			done += n;
+			continue;
+		}
 		if (type == PQ_PAGE_DATA_V2) {
 			size_t lev;
 			if (h.def_len < 0 || h.rep_len < 0 ||
@@ -686,21 +708,17 @@ oom:
 	goto out;
 }
 
-static void read_group(void *ctx, size_t i, int worker)
+/* item i: row group i / nsel, column i % nsel (one column chunk) */
+static void read_item(void *ctx, size_t i, int worker)
 {
 	reader *r = ctx;
-	int g = (int)i, k;
-	scratch s;
-	gwb_status st = GWB_OK;
+	int g = (int)(i / (size_t)r->nsel), k = (int)(i % (size_t)r->nsel);
+	gwb_status st;
 
-	(void)worker;
-	memset(&s, 0, sizeof(s));
-	for (k = 0; k < r->nsel && !st; k++)
-		st = read_chunk(r, g, &r->sel[k], &r->tabs[(size_t)g * (size_t)r->nsel + (size_t)k], &s);
-	scratch_free(&s);
-	r->st[g] = st;
+	st = read_chunk(r, g, &r->sel[k], &r->tabs[i], &r->work[worker]);
+	r->st[i] = st;
 	if (st)
-		r->msg[g] = strdup(gwb_errmsg());
+		r->msg[i] = strdup(gwb_errmsg());
 }
 
 /* --- levels in the CSV reader's order ------------------------------------------------------- */
@@ -957,24 +975,42 @@ static gwb_status finish_target(reader *r, gwb_dataset *d, const char *name, int
 		task = GWB_TASK_CLASSIFICATION;
 		nd = (size_t)nlev;
 	} else {
-		if (!(vals = malloc((d->rows + 1) * sizeof(float))))
+		/* the CSV reader's rule: integral values, at most 32 distinct; a small set finds
+		 * that without sorting the column (sorted only for a forced classification of
+		 * more distinct values) */
+		float few[33];
+		size_t nfew = 0, k;
+		bool integral = true, over = false;
+		for (i = 0; i < d->rows && task != GWB_TASK_REGRESSION; i++) {
+			float v = d->yr[i];
+			integral &= v == floorf(v) && fabsf(v) <= 16777216.0f;
+			for (k = 0; k < nfew && few[k] != v; k++)
+				;
+			if (k == nfew) {
+				if (nfew == 33) {
+					over = true;
+					break;
+				}
+				few[nfew++] = v;
+			}
+		}
+		if (task < 0)
+			task = integral && !over && nfew <= 32 && (nfew <= 2 || nfew * 2 <= d->rows)
+				       ? GWB_TASK_CLASSIFICATION : GWB_TASK_REGRESSION;
+		if (task == GWB_TASK_REGRESSION)
+			return GWB_OK;
+		if (!(vals = malloc(((over ? d->rows : nfew) + 1) * sizeof(float))))
 			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-		memcpy(vals, d->yr, d->rows * sizeof(float));
-		qsort(vals, d->rows, sizeof(float), cmp_float);
-		for (i = 0; i < d->rows; i++)
+		if (over) {
+			memcpy(vals, d->yr, d->rows * sizeof(float));
+			qsort(vals, d->rows, sizeof(float), cmp_float);
+		} else {
+			memcpy(vals, few, nfew * sizeof(float));
+			qsort(vals, nfew, sizeof(float), cmp_float);
+		}
+		for (i = 0; i < (over ? d->rows : nfew); i++)
 			if (i == 0 || vals[i] != vals[nd - 1])
 				vals[nd++] = vals[i];
-		if (task < 0) {
-			bool integral = true;
-			for (i = 0; i < nd && integral; i++)
-				integral = vals[i] == floorf(vals[i]) && fabsf(vals[i]) <= 16777216.0f;
-			task = integral && nd <= 32 && (nd <= 2 || nd * 2 <= d->rows)
-				       ? GWB_TASK_CLASSIFICATION : GWB_TASK_REGRESSION;
-		}
-		if (task == GWB_TASK_REGRESSION) {
-			free(vals);
-			return GWB_OK;
-		}
 	}
 	if (nd > MAX_CLASSES) {
 		free(vals);
@@ -1086,7 +1122,7 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 	gwb_dataset *d = NULL;
 	gwb_status st;
 	struct timespec t0, t1;
-	size_t rows = 0;
+	size_t rows = 0, nitems = 0, t;
 	bool no_target;
 	const char *tname = NULL;
 
@@ -1237,23 +1273,27 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 			i++;
 		}
 	}
-	if (!(r.tabs = calloc((size_t)r.m.nrg * (size_t)nsel + 1, sizeof(*r.tabs))) ||
-	    !(r.st = calloc((size_t)r.m.nrg + 1, sizeof(*r.st))) ||
-	    !(r.msg = calloc((size_t)r.m.nrg + 1, sizeof(*r.msg))))
+	nitems = (size_t)r.m.nrg * (size_t)nsel;
+	if (!(r.tabs = calloc(nitems + 1, sizeof(*r.tabs))) ||
+	    !(r.st = calloc(nitems + 1, sizeof(*r.st))) ||
+	    !(r.msg = calloc(nitems + 1, sizeof(*r.msg))))
 		goto oom;
-	{
+	{   /* every column chunk of every row group an item, taken as workers finish */
 		int th = o->threads > 0 ? o->threads : gwb_cpu_threads();
-		if (th > r.m.nrg)
-			th = r.m.nrg;
+		if ((size_t)th > nitems)
+			th = (int)nitems;
 		if (th < 1)
 			th = 1;
 		if (info)
 			info->threads = th;
-		gwb_parallel_items(th, (size_t)r.m.nrg, read_group, &r);
+		if (!(r.work = calloc((size_t)th, sizeof(*r.work))))
+			goto oom;
+		r.nwork = th;
+		gwb_parallel_items(th, nitems, read_item, &r);
 	}
-	for (i = 0; i < r.m.nrg; i++)
-		if (r.st[i]) {
-			st = gwb_error(r.st[i], "%s", r.msg[i] ? r.msg[i] : "out of memory");
+	for (t = 0; t < nitems; t++)   /* the first failure in file order */
+		if (r.st[t]) {
+			st = gwb_error(r.st[t], "%s", r.msg[t] ? r.msg[t] : "out of memory");
 			goto out;
 		}
 	/* text columns: merged levels; the target last */
@@ -1313,16 +1353,18 @@ out:
 	}
 	free(nlev);
 	if (r.tabs) {
-		size_t t;
-		for (t = 0; t < (size_t)r.m.nrg * (size_t)nsel; t++)
+		for (t = 0; t < nitems; t++)
 			strtab_free(&r.tabs[t]);
 		free(r.tabs);
 	}
 	if (r.msg)
-		for (i = 0; i < r.m.nrg; i++)
-			free(r.msg[i]);
+		for (t = 0; t < nitems; t++)
+			free(r.msg[t]);
 	free(r.msg);
 	free(r.st);
+	for (i = 0; i < r.nwork; i++)
+		scratch_free(&r.work[i]);
+	free(r.work);
 	free(r.sel);
 	free(r.first);
 	free(pick);
