@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "fmt.h"
 #include "npy.h"
+#include "parquet.h"
 #include "lapi.h"
 #include "lapi_data.h"
 #include "synth.h"
@@ -233,7 +234,7 @@ static int ds_index(lua_State *L)
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
 static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
-					"categorical", "progress", "threads", NULL};
+					"categorical", "progress", "threads", "columns", NULL};
 
 /* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
  * Lua-owned buffer. */
@@ -318,6 +319,8 @@ static int load_from(lua_State *L)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
+	if (gwb_parquet_is_parquet(src))   /* PAR1 at both ends, whatever the name */
+		return gwb_lua_parquet_load(L, 2, path, src);
 	if (gwb_npy_path(path) || gwb_npy_is_npy(src)) {
 		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
@@ -355,6 +358,13 @@ static int load_from(lua_State *L)
 		return 1;
 	}
 	gwb_csv_opts_init(&o);
+	if (!lua_isnoneornil(L, 2)) {
+		if (lua_getfield(L, 2, "columns") != LUA_TNIL)
+			return luaL_error(L, "data.load: option 'columns' applies to Parquet files; %s "
+					  "is read as CSV (d:select{...} picks columns after the load)",
+					  path);
+		lua_pop(L, 1);
+	}
 	if (!lua_isnoneornil(L, 2)) {
 		t = lua_getfield(L, 2, "target");
 		int isint = 0;
@@ -458,6 +468,8 @@ static int l_save(lua_State *L)
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *path = luaL_checkstring(L, 2);
 
+	if (gwb_lua_parquet_path(path))
+		return gwb_lua_parquet_save(L, d, path, 3);
 	if (gwb_npy_path(path))
 		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
 	else
@@ -753,6 +765,13 @@ static const gwb_reg funcs[] = {
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
 	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
+	 "Parquet (PAR1 at both ends, whatever the name; pyarrow, polars, DuckDB, Spark files):\n"
+	 "  INT32/INT64/FLOAT/DOUBLE/BOOLEAN columns as numbers, strings as categories, nulls as\n"
+	 "  missing; pages v1/v2, plain, dictionary, RLE, delta and byte-stream-split encodings,\n"
+	 "  uncompressed/snappy/gzip/zstd; row groups read in parallel (threads = n). Options:\n"
+	 "  columns = {\"a\", \"b\", ...} reads only those (a nested, INT96 or decimal column is\n"
+	 "  refused by name: leave it out this way), target = name | index | false (false: every\n"
+	 "  column a feature; default: the target d:save wrote, else the last column), task.\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,
 	 "data.save(d, path)\n"
@@ -882,9 +901,14 @@ static const gwb_reg methods[] = {
 	{"print", m_print,
 	 "d:print([n])\nPrint the summary and the first n rows (default 5)."},
 	{"save", m_save,
-	 "d:save(path)\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
-	 ".npy writes a NumPy float32 array instead: the features, then the target as the last\n"
-	 "column (class codes 0, 1, ... unless the class names are numbers)."},
+	 "d:save(path [, opts])\nWrite the Dataset to a .gwbd file (see data.save); a path ending\n"
+	 "in .npy writes a NumPy float32 array instead: the features, then the target as the last\n"
+	 "column (class codes 0, 1, ... unless the class names are numbers). A path ending in\n"
+	 ".parquet (or .pq) writes Parquet: FLOAT columns, categories and a text target as\n"
+	 "dictionary-encoded strings, missing values as nulls, the target in the metadata (so\n"
+	 "data.load finds it); opts: compression = \"snappy\" (default) | \"zstd\" | \"gzip\" |\n"
+	 "\"none\", row_group = rows per row group (default 1048576).\n"
+	 "Example: d:save(\"/tmp/iris.parquet\", {compression = \"zstd\"})"},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}])\n"
 	 "Write the Dataset as CSV: a header, the features, the target last. Without decimals\n"

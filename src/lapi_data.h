@@ -5,6 +5,7 @@
 #ifndef GWB_LAPI_DATA_H
 #define GWB_LAPI_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <lua.h>
@@ -51,5 +52,11 @@ void gwb_lua_fold_newclass(lua_State *L);
 
 /* lapi_transpose.c: d:transpose (the timed row-major -> column-major transpose). */
 int gwb_lua_ds_transpose(lua_State *L);
+
+/* lapi_parquet.c: data.load's branch for a Parquet file (options at index opts; pushes the
+ * Dataset), d:save's for a path ending in .parquet or .pq (options at index opts). */
+int gwb_lua_parquet_load(lua_State *L, int opts, const char *path, const char *src);
+int gwb_lua_parquet_save(lua_State *L, const gwb_dataset *d, const char *path, int opts);
+bool gwb_lua_parquet_path(const char *path);
 
 #endif
