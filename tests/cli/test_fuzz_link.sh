@@ -13,7 +13,7 @@ FLAGS=(-std=c11 -g -O1 -pthread $(pkg-config --cflags lua5.4 2>/dev/null || echo
 	-I"$ROOT/src" -I"$ROOT/tests/fuzz" -DGWB_SRCDIR="\"$ROOT\"")
 grep -qa __asan_init "$GWB" && FLAGS+=(-fsanitize=address,undefined)
 LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
-	-l:libsnappy.a -l:libzstd.a -l:libz.a -lstdc++ -lpthread -lm -ldl)
+	-l:libpng16.a -l:libsnappy.a -l:libzstd.a -l:libz.a -lstdc++ -lpthread -lm -ldl)
 shopt -s nullglob
 objs=()
 for o in "$OBJ"/src/*.o "$OBJ"/src/onnx/*.o; do [ "$(basename "$o")" = main.o ] || objs+=("$o"); done
