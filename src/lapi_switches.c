@@ -175,8 +175,12 @@ static int l_switches(lua_State *L)
 
 static int scope_close(lua_State *L)
 {
-	gwb_switch_layer *saved = luaL_checkudata(L, 1, SCOPE_MT);
-	gwb_switch_call_pop(saved);
+	/* the tagged lookup (lapi.c): another type's userdata given this metatable by hand is
+	 * left alone (it may be shorter than a layer: a 16-byte box against 17 switches) */
+	gwb_switch_layer *saved = gwb_lua_toudata(L, 1, SCOPE_MT);
+
+	if (saved)
+		gwb_switch_call_pop(saved);
 	return 0;
 }
 
@@ -215,8 +219,7 @@ static int with_switches(lua_State *L)
 	}
 	lua_replace(L, oi);
 	/* the guard: closed (switches restored) when this function returns or raises */
-	gwb_switch_layer *saved = lua_newuserdatauv(L, sizeof(*saved), 0);
-	luaL_setmetatable(L, SCOPE_MT);
+	gwb_switch_layer *saved = gwb_lua_newudata(L, sizeof(*saved), 0, SCOPE_MT);
 	gwb_switch_call_push(&over, saved);
 	lua_toclose(L, -1);
 	base = lua_gettop(L);
