@@ -53,8 +53,10 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
               -DGWB_SRCDIR='"$(CURDIR)"'
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 # LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
-LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 \
-          -l:libtinfo.so.6 -lpthread -lm -ldl
+# zlib and libzstd (compressed CSV, src/zio.c) and jansson (the .npy sidecar, src/npy.c) are
+# linked statically too, so the binary runs where only their runtime package is missing.
+LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libzstd.a -l:libz.a -l:libjansson.a \
+          -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
 OPT := -O0

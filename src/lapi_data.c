@@ -21,6 +21,7 @@
 #include "lapi.h"
 #include "lapi_data.h"
 #include "synth.h"
+#include "zio.h"
 
 static const char *task_name(gwb_task t)
 {
@@ -318,8 +319,11 @@ static int load_from(lua_State *L)
 			return gwb_lua_fail(L, st);
 		return 1;
 	}
-	if (gwb_npy_path(path) || gwb_npy_is_npy(src)) {
-		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
+	if (gwb_npy_is_npy(src) || (gwb_npy_path(path) && gwb_z_sniff_path(src) == GWB_Z_NONE)) {
+		/* a NumPy 2-D float array: target = a column index, "colN", or a name that its
+		 * sidecar <path>.json gives (d:save writes it); task */
+		const char *tname = NULL;
+		char meta[4096];
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
 						       NULL};
 		int i, target = 0, task;
@@ -334,16 +338,19 @@ static int load_from(lua_State *L)
 			t = lua_getfield(L, 2, "target");
 			if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
 				target = (int)lua_tointeger(L, -1);
-			else if (t == LUA_TSTRING && sscanf(lua_tostring(L, -1), "col%d", &target) == 1 &&
-				 target > 0)
-				;
+			else if (t == LUA_TSTRING)
+				tname = lua_tostring(L, -1);  /* kept alive by the options table */
 			else if (t != LUA_TNIL)
 				return luaL_error(L, "data.load: for a .npy array, option 'target' is a "
-						  "column index (1-based, -1 = last) or \"colN\"");
+						  "column index (1-based, -1 = last), \"colN\" or a "
+						  "name from its sidecar .json");
 			lua_pop(L, 1);
 		}
 		task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
-		st = gwb_npy_load_dataset(src, target, task, &b->d);
+		/* the sidecar beside the file the user named (none for stdin or a pipe) */
+		if (strcmp(src, path) || snprintf(meta, sizeof(meta), "%s.json", path) >= (int)sizeof(meta))
+			meta[0] = '\0';
+		st = gwb_npy_load_dataset(src, meta[0] ? meta : NULL, target, tname, task, &b->d);
 		if (st)
 			return gwb_lua_fail(L, st);
 		lua_createtable(L, 0, 2);  /* d.source */
@@ -422,6 +429,12 @@ static int load_from(lua_State *L)
 	lua_setfield(L, -2, "threads");
 	lua_pushnumber(L, info.seconds > 0 ? (double)info.bytes / info.seconds / 1e6 : 0);
 	lua_setfield(L, -2, "mb_per_s");
+	if (info.compression) {
+		lua_pushstring(L, info.compression);
+		lua_setfield(L, -2, "compression");
+		lua_pushinteger(L, (lua_Integer)info.compressed_bytes);
+		lua_setfield(L, -2, "compressed_bytes");
+	}
 	lua_setiuservalue(L, -2, 1);
 	return 1;
 }
@@ -439,15 +452,18 @@ static int l_load(lua_State *L)
 	gwb_opt_check_keys(L, 2, "data.load", load_keys);
 	if ((st = gwb_input_open(&in, path, "data.load")))
 		return gwb_lua_fail(L, st);
+	if (!strcmp(path, "-"))
+		path = "stdin";  /* data.load("-"): what messages and d.source.path call it */
 	lua_pushcfunction(L, load_from);
-	lua_pushvalue(L, 1);
+	lua_pushstring(L, path);
 	lua_pushvalue(L, 2);
 	lua_pushstring(L, in.path);
 	rc = lua_pcall(L, 3, 1, 0);
 	gwb_input_close(&in);
 	if (rc != LUA_OK) {
-		if (in.path != path && lua_type(L, -1) == LUA_TSTRING)
-			luaL_gsub(L, lua_tostring(L, -1), in.copy_path, path);
+		/* the copy (or /dev/stdin for "-") is called what the user called it */
+		if (strcmp(in.path, path) && lua_type(L, -1) == LUA_TSTRING)
+			luaL_gsub(L, lua_tostring(L, -1), in.path, path);
 		return lua_error(L);
 	}
 	return 1;
