@@ -223,7 +223,7 @@ valgrind: all unit-tests
 # A crash leaves build/fuzz/<target>-crash-* (reproduce: build/fuzz/fuzz_<target> <file>).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= csv mm npy gwbd gwbf gwbs gwbm
+FUZZ_TARGETS ?= csv zcsv mm npy gwbd gwbf gwbs gwbm
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -g -O1 -pthread -fno-strict-aliasing -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=all $(LUA_CFLAGS) \

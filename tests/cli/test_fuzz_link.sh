@@ -12,7 +12,7 @@ command -v cc >/dev/null || skip "no C compiler (cc)"
 FLAGS=(-std=c11 -g -O1 -pthread $(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 	-I"$ROOT/src" -I"$ROOT/tests/fuzz" -DGWB_SRCDIR="\"$ROOT\"")
 grep -qa __asan_init "$GWB" && FLAGS+=(-fsanitize=address,undefined)
-LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
+LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libzstd.a -l:libz.a -l:libjansson.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
 	-lpthread -lm -ldl)
 shopt -s nullglob
 objs=()
@@ -24,6 +24,8 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\
 "$GWB" -e "mat.randn(3, 2, {seed = 1}):save('$T/in/a.npy')" || die "saving a .npy"
 printf '\001\000\000\000' >"$T/in/template"
 printf '\000\223NUMPY\001' >"$T/in/raw"
+{ printf '\001'; head -c 1500 datasets/iris.csv | gzip -c; } >"$T/in/gz"
+{ printf '\001'; head -c 1500 datasets/iris.csv | zstd -qc; } >"$T/in/zst"
 ls -A / | sort >"$T/root.before"
 for src in tests/fuzz/fuzz_*.c; do
 	t=$(basename "$src" .c)
