@@ -751,11 +751,14 @@ static int m_write_csv(lua_State *L)
 static const gwb_reg funcs[] = {
 	{"load", l_load,
 	 "data.load(path [, opts]) -> Dataset\n"
-	 "Read a CSV file (RFC 4180), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D\n"
-	 "float32/float64 array as numpy.save writes it, format 1.0-3.0, C or Fortran order; the\n"
-	 "last column is the target unless target = index; columns are named col1, col2, ...;\n"
-	 "other dtypes, big-endian, 1-D or 3-D arrays are refused). The CSV is streamed; the\n"
-	 "separator (comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
+	 "Read a CSV file (RFC 4180), plain or gzip/zstd compressed (found by its magic bytes,\n"
+	 "whatever the name: x.csv.gz, x.csv.zst; several gzip members or zstd frames read as\n"
+	 "one), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D float32/float64 array\n"
+	 "as numpy.save writes it, format 1.0-3.0, C or Fortran order; the last column is the\n"
+	 "target unless target = index or name; columns are named by the sidecar x.npy.json that\n"
+	 "d:save writes beside it, else col1, col2, ...; other dtypes, big-endian, 1-D or 3-D\n"
+	 "arrays are refused). path \"-\" is stdin. The CSV is streamed; the separator\n"
+	 "(comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
 	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
 	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
 	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
@@ -764,9 +767,13 @@ static const gwb_reg funcs[] = {
 	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
-	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
-	 "A pipe, FIFO or /dev/stdin is read whole into memory first and loads as the file would.\n"
+	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes); a\n"
+	 "truncated or corrupt gzip/zstd file, its compressed and uncompressed byte offsets.\n"
+	 "stdin (\"-\"), a pipe, FIFO, <(cmd) or /dev/stdin is read whole into memory first (a\n"
+	 "compressed one stays compressed there) and loads as the file would: cat x.csv.gz |\n"
+	 "gwb rf train - --target y.\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
+	 "compression and compressed_bytes (for a compressed file; bytes is the text's size),\n"
 	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
@@ -900,13 +907,17 @@ static const gwb_reg methods[] = {
 	{"save", m_save,
 	 "d:save(path)\nWrite the Dataset to a .gwbd file (see data.save); a path ending in\n"
 	 ".npy writes a NumPy float32 array instead: the features, then the target as the last\n"
-	 "column (class codes 0, 1, ... unless the class names are numbers)."},
+	 "column (class codes 0, 1, ... unless the class names are numbers), and beside it\n"
+	 "path..\".json\" (the column names, target, task, classes and category levels), which\n"
+	 "data.load reads back: the same Dataset."},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}])\n"
 	 "Write the Dataset as CSV: a header, the features, the target last. Without decimals\n"
 	 "every value is written exactly (%.9g: data.load gives back the same float32); with\n"
 	 "decimals = n, fixed point with n decimals (faster, lossy). Missing values are empty\n"
 	 "fields; text is quoted as RFC 4180 says. Formatted over threads (0 = all CPUs).\n"
+	 "A path ending in .gz or .zst (.gzip, .zstd) is compressed (gzip or zstd, the default\n"
+	 "level); data.load reads it back.\n"
 	 "Atomic as data.save: an interrupted write says so and leaves the old file; a pipe or\n"
 	 "/dev/stdout is written in place (d:write_csv(\"/dev/stdout\") | head works).\n"
 	 "Example: data.synth{rows = 1e5, features = 16}:write_csv(\"/tmp/s.csv\", {decimals = 4})"},
