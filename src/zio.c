@@ -15,6 +15,7 @@
 
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define IN_BLOCK ((size_t)256 << 10)   /* compressed bytes read at a time */
 #define OUT_BLOCK ((size_t)256 << 10)  /* compressed bytes written at a time */
@@ -259,6 +260,13 @@ static gwb_status read_zstd(gwb_zreader *z, unsigned char *p, size_t n, size_t *
 		r = ZSTD_decompressStream(z->ds, &ob, &ib);
 		z->ipos = ib.pos;
 		z->out_total += ob.pos - out0;
+		if (ZSTD_isError(r) &&
+		    ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+			return gwb_error(GWB_EPARSE, "%s: the zstd frame at compressed byte %llu needs "
+					 "a decoding window over the 128 MiB gwb allows (written with "
+					 "zstd --long?): recompress it without --long, or decompress it "
+					 "first (zstd -d --long=31)", z->path,
+					 (unsigned long long)at_in(z));
 		if (ZSTD_isError(r))
 			return corrupt(z, ZSTD_getErrorName(r));
 		z->zret = r;

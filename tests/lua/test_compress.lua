@@ -100,6 +100,10 @@ T.test("compress: a truncated or corrupt stream fails with its offsets, nothing 
     ok, err = pcall(data.load, bad, { progress = false })
     T.ok(not ok and err:find("corrupt " .. tool .. " data at compressed byte " .. #s, 1, true), tostring(err))
   end
+  -- a zstd frame that asks for a 1 GiB window (zstd --long=30): refused, saying why
+  local win = dir .. "/window.zst"
+  T.writefile(win, "\40\181\47\253\0\160\41\0\0a,b\n1")
+  T.raises(function() data.load(win) end, "needs a decoding window over the 128 MiB gwb allows")
   -- gzip's zero padding after the last member is accepted, as gzip accepts it
   local s = T.readfile(dir .. "/full.gz")
   T.writefile(dir .. "/pad.gz", s .. string.rep("\0", 100))
