@@ -73,6 +73,18 @@ cmp -s "$T/want.big" "$T/got" || die "multi.zst through a FIFO: $(cat "$T/got")"
 gzip -c datasets/iris.csv | "$GWB" rf train - --target species --trees 5 >"$T/got" 2>&1 ||
 	die "gwb rf train - (gzip): $(cat "$T/got")"
 grep -q "classes *setosa, versicolor, virginica" "$T/got" || die "gwb rf train - (gzip): $(cat "$T/got")"
+# rf predict reads FILE's header itself: - and compressed files give the plain file's output
+"$GWB" rf train datasets/iris.csv --target species --trees 5 --save "$T/m.gwbf" >/dev/null || die "rf train --save"
+"$GWB" rf predict "$T/m.gwbf" datasets/iris.csv >"$T/want.pred" 2>&1 || die "rf predict: $(cat "$T/want.pred")"
+gzip -c datasets/iris.csv >"$T/iris.csv.gz"
+"$GWB" rf predict "$T/m.gwbf" "$T/iris.csv.gz" >"$T/got" 2>&1 || die "rf predict x.gz: $(cat "$T/got")"
+cmp -s <(sed 's/ of .*iris.csv.gz/ of F/' "$T/got") <(sed 's/ of datasets\/iris.csv/ of F/' "$T/want.pred") ||
+	die "rf predict x.gz: $(diff "$T/got" "$T/want.pred" | head -5)"
+zstd -qc datasets/iris.csv | "$GWB" rf predict "$T/m.gwbf" - >"$T/got" 2>&1 || die "rf predict -: $(cat "$T/got")"
+cmp -s <(sed 's/ of -/ of F/' "$T/got") <(sed 's/ of datasets\/iris.csv/ of F/' "$T/want.pred") ||
+	die "rf predict - (zstd): $(diff "$T/got" "$T/want.pred" | head -5)"
+cut -d, -f1-4 datasets/iris.csv | "$GWB" rf predict "$T/m.gwbf" - >"$T/got" 2>&1 || die "rf predict - (no target): $(cat "$T/got")"
+cmp -s "$T/got" <(grep -v '^accuracy' "$T/want.pred") || die "rf predict - (no target): $(diff "$T/got" "$T/want.pred" | head -5)"
 head -c 3000 "$T/big.csv.gz" | "$GWB" -e "data.load('-')" 2>"$T/err" && die "a truncated gzip pipe loaded"
 grep -q '^gwb: stdin: truncated gzip stream: the compressed data ends at byte 3000 ' "$T/err" ||
 	die "a truncated gzip pipe: $(cat "$T/err")"
