@@ -157,7 +157,8 @@ static const cli_cmd commands[] = {
 	 "so and exits 1 after the CPU run.", false},
 	{"rf predict", 2, 2, "MODEL FILE.csv [--out preds.csv] [--proba] [--json]", rf_predict_opts, NULL,
 	 "predict with a saved forest",
-	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE:\n"
+	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE\n"
+	 "(CSV, plain or gzip/zstd compressed; - reads stdin):\n"
 	 "CSV with a column 'prediction' (and, with --proba, one column per class). When FILE\n"
 	 "has the forest's target column, the score (accuracy or R2) goes to stderr. Text\n"
 	 "columns are matched to the forest's levels by label; values of levels it never saw\n"

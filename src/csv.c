@@ -44,6 +44,12 @@ void gwb_csv_opts_init(gwb_csv_opts *o)
 /* --- the reader ----------------------------------------------------------------------------- */
 
 
+/* What a "binary data" message adds when the bytes came out of a gzip/zstd stream. */
+static const char *z_hint(const struct rd *r)
+{
+	return r->z ? " (only CSV is read compressed: decompress a .gwbd or .npy file first)" : "";
+}
+
 /* Move buf[keep..len) to the front and read more. Grows the buffer when keep is 0 and it is
  * full (a record longer than the buffer). Returns the shift applied to offsets. */
 static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
@@ -91,8 +97,8 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 		if (r->nul_check && memchr(r->buf + r->len, 0, (size_t)got)) {
 			size_t at = (size_t)((char *)memchr(r->buf + r->len, 0, (size_t)got) - r->buf);
 			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset "
-					 "%zu); %s", r->path, r->z ? "uncompressed" : "byte",
-					 r->off + at, GWB_LOAD_FORMATS);
+					 "%zu); %s%s", r->path, r->z ? "uncompressed" : "byte",
+					 r->off + at, GWB_LOAD_FORMATS, z_hint(r));
 		}
 		r->len += (size_t)got;
 	}
@@ -723,9 +729,10 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 		goto out;
 	}
 	if (memchr(r.buf, 0, r.len)) {
-		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset %zu); %s",
+		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset %zu); %s%s",
 			       path, r.z ? "uncompressed" : "byte",
-			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf), GWB_LOAD_FORMATS);
+			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf), GWB_LOAD_FORMATS,
+			       z_hint(&r));
 		goto out;
 	}
 	r.nul_check = true;
@@ -753,7 +760,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 			}
 			if (ctl * 20 > n) {
 				st = gwb_error(GWB_EPARSE, "%s: binary data (%zu control bytes in the "
-					       "first %zu); %s", path, ctl, n, GWB_LOAD_FORMATS);
+					       "first %zu); %s%s", path, ctl, n, GWB_LOAD_FORMATS,
+					       z_hint(&r));
 				goto out;
 			}
 		}

@@ -126,6 +126,7 @@ T.test("compress: binary data names every format data.load reads", function()
   if made:find("ok") then
     ok, err = pcall(data.load, dir .. "/bin.npy.gz")
     T.ok(not ok and err:find("binary data %(a NUL byte at uncompressed offset %d+%)"), tostring(err))
+    T.ok(err:find("only CSV is read compressed: decompress a .gwbd or .npy file first", 1, true), err)
   end
 end)
 
