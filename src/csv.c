@@ -714,7 +714,9 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	 * stream's head, and refill decompresses from here on (sequentially: r.size 0 keeps the
 	 * byte-range reader off; progress follows the compressed bytes) */
 	if ((r.zkind = gwb_z_sniff(r.buf, r.len)) != GWB_Z_NONE) {
-		if ((st = gwb_zreader_new(&r.z, r.fd, r.zkind, path, r.buf, r.len)))
+		/* decoding runs ahead on a thread of its own unless one thread was asked for */
+		if ((st = gwb_zreader_new(&r.z, r.fd, r.zkind, path, r.buf, r.len,
+					  opts->threads != 1 && gwb_cpu_count() > 1)))
 			goto out;
 		r.zsize = r.size;
 		r.size = 0;

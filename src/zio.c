@@ -1,6 +1,7 @@
 /* zio.c - gzip and zstd streams (zio.h): the magic-byte sniffer, a decompressing reader over a
  * file descriptor (zlib's inflate with gzip framing, member after member; libzstd's
- * decompression stream, frame after frame) and a compressing writer into an atomic file.
+ * decompression stream, frame after frame), run on a thread of its own a few blocks ahead of
+ * the reader when pipelined, and a compressing writer into an atomic file.
  * It uses zlib, libzstd (both linked statically), fileio.c (gwb_afile_write) and status.c;
  * nothing of gwb above them. */
 #define _GNU_SOURCE
@@ -8,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,6 +22,8 @@
 #define IN_BLOCK ((size_t)256 << 10)   /* compressed bytes read at a time */
 #define OUT_BLOCK ((size_t)256 << 10)  /* compressed bytes written at a time */
 #define ZLIB_CHUNK ((size_t)1 << 30)   /* zlib counts in uInt */
+#define PIPE_BLOCK ((size_t)1 << 20)   /* uncompressed bytes per block of the pipeline */
+#define PIPE_BLOCKS 4                  /* blocks decoded ahead of the reader */
 
 gwb_zkind gwb_z_sniff(const void *p, size_t n)
 {
@@ -89,7 +93,27 @@ struct gwb_zreader {
 	/* zstd */
 	ZSTD_DStream *ds;
 	size_t zret;         /* the last ZSTD_decompressStream result: 0 at a frame's end */
+	/* the pipeline (pipelined): the decoder thread owns everything above while it runs;
+	 * the reader takes filled blocks from blk[head..head+count) under mu */
+	bool piped;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct zblk {
+		unsigned char *p;
+		size_t n, pos;   /* bytes decoded into p, and taken by the reader */
+		uint64_t in_at;  /* compressed bytes consumed when it was filled */
+		uint64_t out_at; /* uncompressed bytes produced by then */
+	} blk[PIPE_BLOCKS];
+	int head, count;
+	bool fin;            /* the decoder is done: the end, or err */
+	bool stop;           /* the reader is going away */
+	gwb_status err;
+	char *errmsg;        /* the decoder thread's message for err */
+	uint64_t in_seen, out_seen;  /* progress as of the last block taken */
 };
+
+
 
 static gwb_status fill(gwb_zreader *z)
 {
@@ -136,8 +160,10 @@ static gwb_status corrupt(const gwb_zreader *z, const char *why)
 			 (unsigned long long)z->out_total, why, tool, z->path);
 }
 
+static void *pipe_main(void *arg);
+
 gwb_status gwb_zreader_new(gwb_zreader **out, int fd, gwb_zkind kind, const char *path,
-			   const void *head, size_t nhead)
+			   const void *head, size_t nhead, bool pipelined)
 {
 	gwb_zreader *z;
 
@@ -165,6 +191,25 @@ gwb_status gwb_zreader_new(gwb_zreader **out, int fd, gwb_zkind kind, const char
 		z->ds = ZSTD_createDStream();
 		if (!z->ds || ZSTD_isError(ZSTD_initDStream(z->ds)))
 			goto nomem;
+	}
+	if (pipelined) {
+		int i;
+		for (i = 0; i < PIPE_BLOCKS; i++)
+			if (!(z->blk[i].p = malloc(PIPE_BLOCK)))
+				goto nomem;
+		if (pthread_mutex_init(&z->mu, NULL))
+			goto nomem;
+		if (pthread_cond_init(&z->cv, NULL)) {
+			pthread_mutex_destroy(&z->mu);
+			goto nomem;
+		}
+		if (pthread_create(&z->th, NULL, pipe_main, z)) {
+			/* no thread to be had: decode on the caller's thread */
+			pthread_cond_destroy(&z->cv);
+			pthread_mutex_destroy(&z->mu);
+		} else {
+			z->piped = true;
+		}
 	}
 	*out = z;
 	return GWB_OK;
@@ -277,7 +322,7 @@ static gwb_status read_zstd(gwb_zreader *z, unsigned char *p, size_t n, size_t *
 	return GWB_OK;
 }
 
-gwb_status gwb_zreader_read(gwb_zreader *z, void *p, size_t n, size_t *got)
+static gwb_status decode(gwb_zreader *z, void *p, size_t n, size_t *got)
 {
 	*got = 0;
 	if (!n)
@@ -285,20 +330,138 @@ gwb_status gwb_zreader_read(gwb_zreader *z, void *p, size_t n, size_t *got)
 	return z->kind == GWB_Z_GZIP ? read_gzip(z, p, n, got) : read_zstd(z, p, n, got);
 }
 
-uint64_t gwb_zreader_in(const gwb_zreader *z)
+/* The decoder thread: fill free blocks until the end, an error, or the reader leaves. */
+static void *pipe_main(void *arg)
 {
-	return at_in(z);
+	gwb_zreader *z = arg;
+
+	for (;;) {
+		struct zblk *b;
+		gwb_status st;
+		size_t got;
+
+		pthread_mutex_lock(&z->mu);
+		while (z->count == PIPE_BLOCKS && !z->stop)
+			pthread_cond_wait(&z->cv, &z->mu);
+		if (z->stop) {
+			pthread_mutex_unlock(&z->mu);
+			return NULL;
+		}
+		b = &z->blk[(z->head + z->count) % PIPE_BLOCKS];
+		pthread_mutex_unlock(&z->mu);
+		/* the block is free and only this thread touches the decoder */
+		st = decode(z, b->p, PIPE_BLOCK, &got);
+		pthread_mutex_lock(&z->mu);
+		if (st) {
+			z->err = st;
+			z->errmsg = strdup(gwb_errmsg());
+			z->fin = true;
+		} else if (!got) {
+			z->fin = true;
+		} else {
+			b->n = got;
+			b->pos = 0;
+			b->in_at = at_in(z);
+			b->out_at = z->out_total;
+			z->count++;
+		}
+		pthread_cond_broadcast(&z->cv);
+		pthread_mutex_unlock(&z->mu);
+		if (st || !got)
+			return NULL;
+	}
 }
 
-uint64_t gwb_zreader_out(const gwb_zreader *z)
+/* The reader's side of the pipeline: bytes from the oldest filled block. */
+static gwb_status pipe_read(gwb_zreader *z, unsigned char *p, size_t n, size_t *got)
 {
-	return z->out_total;
+	gwb_status st = GWB_OK;
+	size_t done = 0;
+
+	pthread_mutex_lock(&z->mu);
+	while (done < n) {
+		struct zblk *b;
+		size_t k;
+		while (!z->count && !z->fin)
+			pthread_cond_wait(&z->cv, &z->mu);
+		if (!z->count) {
+			/* the end, or the decoder's error once every good byte was taken (the
+			 * decoder thread is done with its state: its counters can be read) */
+			z->in_seen = at_in(z);
+			z->out_seen = z->out_total;
+			if (z->err && !done)
+				st = gwb_error(z->err, "%s", z->errmsg ? z->errmsg : "decoder failed");
+			break;
+		}
+		b = &z->blk[z->head];
+		k = b->n - b->pos < n - done ? b->n - b->pos : n - done;
+		memcpy(p + done, b->p + b->pos, k);
+		b->pos += k;
+		done += k;
+		if (b->pos == b->n) {
+			z->in_seen = b->in_at;
+			z->out_seen = b->out_at;
+			z->head = (z->head + 1) % PIPE_BLOCKS;
+			z->count--;
+			pthread_cond_broadcast(&z->cv);
+		}
+	}
+	pthread_mutex_unlock(&z->mu);
+	*got = done;
+	return st;
+}
+
+gwb_status gwb_zreader_read(gwb_zreader *z, void *p, size_t n, size_t *got)
+{
+	if (z->piped) {
+		*got = 0;
+		return n ? pipe_read(z, p, n, got) : GWB_OK;
+	}
+	return decode(z, p, n, got);
+}
+
+uint64_t gwb_zreader_in(gwb_zreader *z)
+{
+	uint64_t v;
+
+	if (!z->piped)
+		return at_in(z);
+	pthread_mutex_lock(&z->mu);
+	v = z->in_seen;
+	pthread_mutex_unlock(&z->mu);
+	return v;
+}
+
+uint64_t gwb_zreader_out(gwb_zreader *z)
+{
+	uint64_t v;
+
+	if (!z->piped)
+		return z->out_total;
+	pthread_mutex_lock(&z->mu);
+	v = z->out_seen;
+	pthread_mutex_unlock(&z->mu);
+	return v;
 }
 
 void gwb_zreader_free(gwb_zreader *z)
 {
+	int i;
+
 	if (!z)
 		return;
+	if (z->piped) {
+		pthread_mutex_lock(&z->mu);
+		z->stop = true;
+		pthread_cond_broadcast(&z->cv);
+		pthread_mutex_unlock(&z->mu);
+		pthread_join(z->th, NULL);
+		pthread_cond_destroy(&z->cv);
+		pthread_mutex_destroy(&z->mu);
+	}
+	for (i = 0; i < PIPE_BLOCKS; i++)
+		free(z->blk[i].p);
+	free(z->errmsg);
 	if (z->zs_live)
 		inflateEnd(&z->zs);
 	ZSTD_freeDStream(z->ds);

@@ -36,20 +36,24 @@ typedef struct gwb_zreader gwb_zreader;
 
 /* Decompress fd (which the caller keeps open and closes after gwb_zreader_free) as kind. The
  * stream's first bytes, already read by the caller to sniff it, are head[0..nhead) (copied);
- * reading continues from fd's current position. path names the file in messages. */
+ * reading continues from fd's current position. path names the file in messages. pipelined:
+ * a thread of the reader's own decodes up to 4 blocks of 1 MiB ahead, so decompressing and
+ * parsing overlap (a producer, not a parallel loop: no pool worker waits on it); the calls
+ * below stay on one caller thread either way. */
 gwb_status gwb_zreader_new(gwb_zreader **z, int fd, gwb_zkind kind, const char *path,
-			   const void *head, size_t nhead);
+			   const void *head, size_t nhead, bool pipelined);
 
 /* Up to n decompressed bytes into p; *got = 0 only at the end of the stream. A truncated or
  * corrupt stream, or trailing bytes that are no further member/frame: GWB_EPARSE with the
  * compressed and uncompressed byte offsets and what to do; GWB_EIO for a failed read. */
 gwb_status gwb_zreader_read(gwb_zreader *z, void *p, size_t n, size_t *got);
 
-/* Compressed bytes consumed so far (progress), and uncompressed bytes produced. */
-uint64_t gwb_zreader_in(const gwb_zreader *z);
-uint64_t gwb_zreader_out(const gwb_zreader *z);
+/* Compressed bytes consumed so far (progress), and uncompressed bytes produced, as of what
+ * the caller has read (exact once gwb_zreader_read gave *got = 0). */
+uint64_t gwb_zreader_in(gwb_zreader *z);
+uint64_t gwb_zreader_out(gwb_zreader *z);
 
-/* Release the decoder and its buffer (fd stays open). NULL is allowed. */
+/* Release the decoder, its buffers and its thread (fd stays open). NULL is allowed. */
 void gwb_zreader_free(gwb_zreader *z);
 
 /* --- writing ------------------------------------------------------------------------------- */

@@ -48,6 +48,7 @@ T.test("compress: write_csv .gz/.zst round trips give the same Dataset as the pl
       else T.eq(head, "\40\181\47\253", ext .. " is zstd") end
       local e = data.load(p, { progress = false })
       same(d, e)
+      same(d, data.load(p, { progress = false, threads = 1 }))  -- decoded on the caller's thread
       T.eq(e.source.compression, ext:lower():find("gz") and "gzip" or "zstd")
       T.eq(e.source.compressed_bytes, #T.readfile(p))
       local plain = dir .. "/rt_plain.csv"
@@ -82,8 +83,12 @@ T.test("compress: a truncated or corrupt stream fails with its offsets, nothing 
     local s = T.readfile(p)
     local cut = dir .. "/cut." .. ext
     T.writefile(cut, s:sub(1, #s // 2))
-    local ok, err = pcall(data.load, cut, { progress = false })
+    local ok, err = pcall(data.load, cut, { progress = false, threads = 1 })
+    T.ok(not ok, "a truncated ." .. ext .. " loaded (one thread)")
+    local err1 = err
+    ok, err = pcall(data.load, cut, { progress = false })
     T.ok(not ok, "a truncated ." .. ext .. " loaded")
+    T.eq(err, err1, "the decoder thread's message is the one-thread message")
     local tool = ext == "gz" and "gzip" or "zstd"
     T.ok(err:find(esc(cut) .. ": truncated " .. tool .. " stream: the compressed data ends at byte "
       .. (#s // 2) .. " %(uncompressed byte %d+%)"), err)
