@@ -53,11 +53,13 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
               -DGWB_SRCDIR='"$(CURDIR)"'
 # Shared libraries by soname, so linking needs no -dev symlinks (true on the GPU machine too).
 # LAPACK/BLAS are not linked: src/lapack.c loads liblapack.so.3 on first use (faster start).
-# libpng16.a: p:save("x.png") (src/plot_png.c); libsnappy.a, libzstd.a: Parquet's page
-# codecs (src/parquet_enc.c); libz.a: both (PNG's deflate, gzip pages); all linked statically
-# (snappy's C++ needs libstdc++.so.6, which every gcc system has).
+# Linked statically, so the binary runs where only their runtime package is missing:
+# libpng16.a: p:save("x.png") (src/plot_png.c); libsnappy.a: Parquet's snappy pages
+# (src/parquet_enc.c; its C++ needs libstdc++.so.6, which every gcc system has); libzstd.a,
+# libz.a: gzip/zstd CSV (src/zio.c), Parquet's zstd/gzip pages and PNG's deflate;
+# libjansson.a: the .npy sidecar (src/npy.c).
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libpng16.a -l:libsnappy.a \
-          -l:libzstd.a -l:libz.a -lstdc++ \
+          -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ \
           -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 -lpthread -lm -ldl
 
 ifeq ($(DEBUG),1)
@@ -225,7 +227,7 @@ valgrind: all unit-tests
 # A crash leaves build/fuzz/<target>-crash-* (reproduce: build/fuzz/fuzz_<target> <file>).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= csv mm npy gwbd gwbf gwbs gwbm parquet
+FUZZ_TARGETS ?= csv zcsv mm npy gwbd gwbf gwbs gwbm parquet
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_CFLAGS := -std=c11 -g -O1 -pthread -fno-strict-aliasing -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=all $(LUA_CFLAGS) \

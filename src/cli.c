@@ -148,23 +148,26 @@ static const cli_opt ablate_opts[] = {
 static const cli_cmd commands[] = {
 	{"rf train", 1, 1, "FILE [--target NAME] [options]", rf_train_opts, train_opts,
 	 "train a random forest, print its summary",
-	 "Load FILE (CSV or .gwbd; the target is --target, else the last column, as data.load),\n"
-	 "train a forest on it (rf.train) and print the summary:\n"
+	 "Load FILE (CSV, plain or gzip/zstd compressed, .gwbd or .npy; - reads stdin; the\n"
+	 "target is --target, else the last column, as data.load), train a forest on it\n"
+	 "(rf.train) and print the summary (cat x.csv.gz | gwb rf train - --target y):\n"
 	 "OOB score, trees, and the time split into kernel, transfer and host. --backend both\n"
 	 "trains on the CPU and on the GPU and prints the parity line: the OOB accuracy (or R2)\n"
 	 "difference, whether the trees are the same, and the speed ratio; without a GPU it says\n"
 	 "so and exits 1 after the CPU run.", false},
 	{"rf predict", 2, 2, "MODEL FILE.csv [--out preds.csv] [--proba] [--json]", rf_predict_opts, NULL,
 	 "predict with a saved forest",
-	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE:\n"
+	 "Load the forest MODEL (written by --save or f:save) and predict every row of FILE\n"
+	 "(CSV, plain or gzip/zstd compressed; - reads stdin):\n"
 	 "CSV with a column 'prediction' (and, with --proba, one column per class). When FILE\n"
 	 "has the forest's target column, the score (accuracy or R2) goes to stderr. Text\n"
 	 "columns are matched to the forest's levels by label; values of levels it never saw\n"
 	 "are scored as missing and a note on stderr counts them (--strict: an error).", false},
 	{"rf cv", 1, 1, "FILE [--target NAME] [--folds K] [options]", rf_cv_opts, train_opts,
 	 "k-fold cross-validation of a forest",
-	 "rf.cv on FILE: train on k-1 folds, score on the last, for each fold; prints each\n"
-	 "fold's score and the mean and standard deviation. Takes rf train's options.", false},
+	 "rf.cv on FILE (as rf train reads it; - is stdin): train on k-1 folds, score on the\n"
+	 "last, for each fold; prints each fold's score and the mean and standard deviation.\n"
+	 "Takes rf train's options.", false},
 	{"eig", 1, 1, "FILE.mtx|FILE.gwbs [options]", eig_opts, NULL,
 	 "eigenpairs of a symmetric matrix",
 	 "Read a matrix (Matrix Market, or a file written by A:save) and solve (eig.solve):\n"

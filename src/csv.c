@@ -23,6 +23,7 @@
 #include "intr.h"
 #include "switches.h"
 #include "suggest.h"
+#include "zio.h"
 
 #define READ_BLOCK ((size_t)1 << 20)
 #define CHUNK_BYTES ((size_t)4 << 20)
@@ -42,6 +43,12 @@ void gwb_csv_opts_init(gwb_csv_opts *o)
 
 /* --- the reader ----------------------------------------------------------------------------- */
 
+
+/* What a "binary data" message adds when the bytes came out of a gzip/zstd stream. */
+static const char *z_hint(const struct rd *r)
+{
+	return r->z ? " (only CSV is read compressed: decompress a .gwbd or .npy file first)" : "";
+}
 
 /* Move buf[keep..len) to the front and read more. Grows the buffer when keep is 0 and it is
  * full (a record longer than the buffer). Returns the shift applied to offsets. */
@@ -65,7 +72,16 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 		r->cap = cap;
 	}
 	while (r->len < r->cap) {
-		got = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (r->z) {  /* a gzip or zstd stream: decompressed a block at a time */
+			size_t zgot;
+			gwb_status st = gwb_zreader_read(r->z, r->buf + r->len, r->cap - r->len,
+							 &zgot);
+			if (st)
+				return st;
+			got = (ssize_t)zgot;
+		} else {
+			got = read(r->fd, r->buf + r->len, r->cap - r->len);
+		}
 		if (got < 0 && errno == EINTR) {
 			if (gwb_intr_pending())
 				break;
@@ -80,8 +96,9 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 		}
 		if (r->nul_check && memchr(r->buf + r->len, 0, (size_t)got)) {
 			size_t at = (size_t)((char *)memchr(r->buf + r->len, 0, (size_t)got) - r->buf);
-			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at offset %zu); "
-					 "data.load reads CSV text or .gwbd files", r->path, r->off + at);
+			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset "
+					 "%zu); %s%s", r->path, r->z ? "uncompressed" : "byte",
+					 r->off + at, GWB_LOAD_FORMATS, z_hint(r));
 		}
 		r->len += (size_t)got;
 	}
@@ -147,6 +164,7 @@ static void rd_free(struct rd *r)
 	size_t i;
 	int j;
 
+	gwb_zreader_free(r->z);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->buf);
@@ -692,15 +710,31 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	if ((st = refill(&r, 0, &shift)))
 		goto out;
+	/* gzip or zstd, by the magic bytes whatever the name: the block read so far is the
+	 * stream's head, and refill decompresses from here on (sequentially: r.size 0 keeps the
+	 * byte-range reader off; progress follows the compressed bytes) */
+	if ((r.zkind = gwb_z_sniff(r.buf, r.len)) != GWB_Z_NONE) {
+		/* decoding runs ahead on a thread of its own unless one thread was asked for */
+		if ((st = gwb_zreader_new(&r.z, r.fd, r.zkind, path, r.buf, r.len,
+					  opts->threads != 1 && gwb_cpu_count() > 1)))
+			goto out;
+		r.zsize = r.size;
+		r.size = 0;
+		r.len = 0;
+		r.eof = false;
+		if ((st = refill(&r, 0, &shift)))
+			goto out;
+	}
 	if (r.len >= 2 && ((unsigned char)r.buf[0] == 0xff && (unsigned char)r.buf[1] == 0xfe)) {
 		st = gwb_error(GWB_EPARSE, "%s: UTF-16 text (byte order mark FF FE); save it as "
 			       "UTF-8", path);
 		goto out;
 	}
 	if (memchr(r.buf, 0, r.len)) {
-		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at offset %zu); data.load "
-			       "reads CSV text or .gwbd files", path,
-			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf));
+		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset %zu); %s%s",
+			       path, r.z ? "uncompressed" : "byte",
+			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf), GWB_LOAD_FORMATS,
+			       z_hint(&r));
 		goto out;
 	}
 	r.nul_check = true;
@@ -728,8 +762,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 			}
 			if (ctl * 20 > n) {
 				st = gwb_error(GWB_EPARSE, "%s: binary data (%zu control bytes in the "
-					       "first %zu); data.load reads CSV text or .gwbd files",
-					       path, ctl, n);
+					       "first %zu); %s%s", path, ctl, n, GWB_LOAD_FORMATS,
+					       z_hint(&r));
 				goto out;
 			}
 		}
@@ -782,8 +816,11 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)
 		r.chunk_rows = 64;
-	if (opts->progress && r.size >= PROGRESS_MIN_BYTES) {
-		gwb_progress_begin("load", (double)r.size);
+	/* progress by bytes: of the file, of the compressed file, or read so far when the size
+	 * is unknown (a pipe given by path) */
+	if (opts->progress && (r.z ? r.zsize >= PROGRESS_MIN_BYTES / 4
+			       : r.size >= PROGRESS_MIN_BYTES || !S_ISREG(sb.st_mode))) {
+		gwb_progress_begin("load", (double)(r.z ? r.zsize : r.size));
 		progress = true;
 	}
 	/* the data rows */
@@ -845,7 +882,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 			if ((st = refill(&r, r.pos, &shift)))
 				goto out;
 			if (progress)
-				gwb_progress_update((double)(r.off + r.pos), NULL, 0);
+				gwb_progress_update((double)(r.z ? gwb_zreader_in(r.z) : r.off + r.pos),
+						    NULL, 0);
 			continue;
 		}
 		if (!(r.nf == 1 && !r.f[0].n && !r.f[0].q)) {
@@ -862,9 +900,18 @@ rows_done:
 	}
 	r.info.lines = r.line - 1;
 	r.info.crlf = r.crlf;
+	if (r.z) {
+		r.info.compression = gwb_z_name(r.zkind);
+		r.info.compressed_bytes = (size_t)gwb_zreader_in(r.z);
+		r.info.bytes = (size_t)gwb_zreader_out(r.z);
+	} else if (!r.info.bytes) {
+		r.info.bytes = r.off + r.len;  /* a stream of unknown size: what was read */
+	}
 	r.info.missing = r.nmiss;
 	for (j = 0; j < r.ncol; j++)
 		r.info.missing += r.cols[j].missing;
+	gwb_zreader_free(r.z);
+	r.z = NULL;
 	close(r.fd);
 	r.fd = -1;
 	free(r.buf);

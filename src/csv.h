@@ -45,12 +45,19 @@ typedef struct gwb_csv_info {
 	bool header;
 	bool bom;
 	bool crlf;
-	size_t bytes;       /* file size */
+	size_t bytes;       /* file size (uncompressed bytes for a compressed file, bytes read
+			       for a stream of unknown size) */
+	const char *compression;  /* "gzip" or "zstd" (static), NULL for plain text */
+	size_t compressed_bytes;  /* the compressed bytes read */
 	size_t lines;       /* physical lines read */
 	size_t missing;     /* missing feature values */
 	int threads;        /* threads that parsed the rows (1 = the sequential reader) */
 	double seconds;
 } gwb_csv_info;
+
+/* What data.load reads, for messages that refuse a file ("binary data ..."). */
+#define GWB_LOAD_FORMATS "data.load reads CSV text (plain, gzip or zstd compressed), .gwbd, " \
+	".npy and Parquet (.parquet) files"
 
 void gwb_csv_opts_init(gwb_csv_opts *o);
 

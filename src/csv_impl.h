@@ -66,6 +66,9 @@ struct rd {
 	size_t scap;
 	bool crlf;
 	bool nul_check;    /* refuse NUL bytes (set once the first block was looked at) */
+	struct gwb_zreader *z;  /* a gzip/zstd input's decompressor (zio.h), else NULL */
+	int zkind;         /* its gwb_zkind */
+	size_t zsize;      /* the compressed file's size (0 unknown); size is 0 then */
 	gwb_csv_info info;
 
 	const char *const *missing;

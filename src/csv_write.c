@@ -1,7 +1,8 @@
 /* csv_write.c - d:write_csv: a Dataset as CSV (header line, features, target last), rows
  * formatted in blocks by several threads and written in order through src/fileio.c's atomic
  * file (the target appears complete or not at all); %.9g (exact for float32) or fixed
- * decimals, text quoted when it must be. The caller keeps the Dataset. */
+ * decimals, text quoted when it must be; a name ending in .gz or .zst is compressed on the
+ * way (zio.c). The caller keeps the Dataset. */
 #define _GNU_SOURCE
 #include "csv_impl.h"
 
@@ -13,8 +14,15 @@
 
 #include "fileio.h"
 #include "intr.h"
+#include "zio.h"
 
 /* --- writing -------------------------------------------------------------------------------- */
+
+/* The formatted bytes go to the file, or through the compressor when there is one. */
+static gwb_status wput(gwb_afile *a, gwb_zwriter *z, const void *p, size_t n)
+{
+	return z ? gwb_zwriter_write(z, p, n) : gwb_afile_write(a, p, n);
+}
 
 #define WBLOCK_ROWS 2048
 
@@ -157,6 +165,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	gwb_status st = GWB_OK;
 	size_t r0;
 	gwb_afile a;
+	gwb_zwriter *z = NULL;
 	int k, j, nt;
 
 	if (!sep)
@@ -171,6 +180,9 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 	if ((st = gwb_afile_open(&a, path, "write_csv")))
 		return st;
 	memset(jobs, 0, sizeof(jobs));
+	if (gwb_z_by_name(path) != GWB_Z_NONE &&
+	    (st = gwb_zwriter_new(&z, &a, gwb_z_by_name(path))))
+		goto out;
 	for (k = 0; k < nt; k++) {
 		jobs[k].d = d;
 		jobs[k].sep = sep;
@@ -183,7 +195,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 		if (!wreserve(&jobs[0], 1))
 			jobs[0].buf[jobs[0].len++] = j < d->features ? sep : '\n';
 	}
-	if (jobs[0].oom || (st = gwb_afile_write(&a, jobs[0].buf, jobs[0].len)))
+	if (jobs[0].oom || (st = wput(&a, z, jobs[0].buf, jobs[0].len)))
 		goto out;
 	gwb_progress_begin("write", (double)d->rows);
 	for (r0 = 0; r0 < d->rows;) {
@@ -199,7 +211,7 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 				st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 				goto out_end;
 			}
-			if ((st = gwb_afile_write(&a, jobs[k].buf, jobs[k].len)))
+			if ((st = wput(&a, z, jobs[k].buf, jobs[k].len)))
 				goto out_end;
 		}
 		gwb_progress_update((double)r0, NULL, 0);
@@ -209,9 +221,12 @@ gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int d
 			goto out_end;
 		}
 	}
+	if (z)
+		st = gwb_zwriter_finish(z);
 out_end:
 	gwb_progress_end();
 out:
+	gwb_zwriter_free(z);
 	if (!st && jobs[0].oom)
 		st = gwb_error(GWB_ENOMEM, "write_csv: out of memory");
 	for (k = 0; k < nt; k++)

@@ -605,6 +605,7 @@ static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char
 {
 	char *buf = malloc(1 << 16);
 	bool started = false;
+	size_t total = 0;
 	int mfd;
 
 	if (!buf)
@@ -615,10 +616,13 @@ static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char
 		return gwb_error(GWB_EIO, "%s: cannot hold a copy of %s (memfd_create: %s); save it "
 				 "to a file first", what, path, strerror(errno));
 	}
+	/* progress by the bytes read: the size is unknown until the end */
+	gwb_progress_begin("read input", 0);
 	for (;;) {
 		ssize_t n, w;
 		gwb_status st = wait_readable(fd, what, path, started);
 		if (st) {
+			gwb_progress_end();
 			close(mfd);
 			free(buf);
 			return st;
@@ -628,6 +632,7 @@ static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char
 			continue;
 		if (n < 0) {
 			int e = errno;
+			gwb_progress_end();
 			close(mfd);
 			free(buf);
 			return gwb_error(GWB_EIO, "%s: cannot read %s: %s", what, path, strerror(e));
@@ -635,12 +640,15 @@ static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char
 		if (n == 0)
 			break;
 		started = true;
+		total += (size_t)n;
+		gwb_progress_update((double)total, NULL, 0);
 		for (w = 0; w < n;) {
 			ssize_t k = write(mfd, buf + w, (size_t)(n - w));
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {
 				int e = errno;
+				gwb_progress_end();
 				close(mfd);
 				free(buf);
 				return gwb_error(GWB_EIO, "%s: cannot hold a copy of %s in memory: %s",
@@ -649,6 +657,7 @@ static gwb_status copy_input(gwb_input *in, int fd, const char *path, const char
 			w += k;
 		}
 	}
+	gwb_progress_end();
 	free(buf);
 	in->fd = mfd;
 	snprintf(in->copy_path, sizeof(in->copy_path), "/proc/self/fd/%d", mfd);
@@ -665,6 +674,22 @@ gwb_status gwb_input_open(gwb_input *in, const char *path, const char *what)
 	in->path = path;
 	in->fd = -1;
 	in->copy_path[0] = '\0';
+	if (!strcmp(path, "-")) {
+		/* stdin: a pipe or terminal is copied as any stream; a file given with < is read
+		 * through /dev/stdin (the file again, from its start) */
+		if (fstat(0, &st))
+			return gwb_error(GWB_EIO, "%s: cannot read stdin: %s", what, strerror(errno));
+		if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+			in->path = "/dev/stdin";
+			return GWB_OK;
+		}
+		fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return gwb_error(GWB_EIO, "%s: cannot read stdin: %s", what, strerror(errno));
+		rc = copy_input(in, fd, "stdin", what);
+		close(fd);
+		return rc;
+	}
 	/* O_NONBLOCK: opening a FIFO no process writes to returns at once (Ctrl-C can stop the
 	 * wait that follows); a path that cannot be opened is the loader's to report */
 	do

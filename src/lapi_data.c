@@ -22,6 +22,7 @@
 #include "lapi.h"
 #include "lapi_data.h"
 #include "synth.h"
+#include "zio.h"
 
 static const char *task_name(gwb_task t)
 {
@@ -321,8 +322,11 @@ static int load_from(lua_State *L)
 	}
 	if (gwb_parquet_is_parquet(src))   /* PAR1 at both ends, whatever the name */
 		return gwb_lua_parquet_load(L, 2, path, src);
-	if (gwb_npy_path(path) || gwb_npy_is_npy(src)) {
-		/* a NumPy 2-D float array: target = a column index (or "colN"), task */
+	if (gwb_npy_is_npy(src) || (gwb_npy_path(path) && gwb_z_sniff_path(src) == GWB_Z_NONE)) {
+		/* a NumPy 2-D float array: target = a column index, "colN", or a name that its
+		 * sidecar <path>.json gives (d:save writes it); task */
+		const char *tname = NULL;
+		char meta[4096];
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
 						       NULL};
 		int i, target = 0, task;
@@ -337,16 +341,19 @@ static int load_from(lua_State *L)
 			t = lua_getfield(L, 2, "target");
 			if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) != 0)
 				target = (int)lua_tointeger(L, -1);
-			else if (t == LUA_TSTRING && sscanf(lua_tostring(L, -1), "col%d", &target) == 1 &&
-				 target > 0)
-				;
+			else if (t == LUA_TSTRING)
+				tname = lua_tostring(L, -1);  /* kept alive by the options table */
 			else if (t != LUA_TNIL)
 				return luaL_error(L, "data.load: for a .npy array, option 'target' is a "
-						  "column index (1-based, -1 = last) or \"colN\"");
+						  "column index (1-based, -1 = last), \"colN\" or a "
+						  "name from its sidecar .json");
 			lua_pop(L, 1);
 		}
 		task = parse_task(L, "data.load", gwb_opt_str(L, 2, "data.load", "task", NULL));
-		st = gwb_npy_load_dataset(src, target, task, &b->d);
+		/* the sidecar beside the file the user named (none for stdin or a pipe) */
+		if (strcmp(src, path) || snprintf(meta, sizeof(meta), "%s.json", path) >= (int)sizeof(meta))
+			meta[0] = '\0';
+		st = gwb_npy_load_dataset(src, meta[0] ? meta : NULL, target, tname, task, &b->d);
 		if (st)
 			return gwb_lua_fail(L, st);
 		lua_createtable(L, 0, 2);  /* d.source */
@@ -432,6 +439,12 @@ static int load_from(lua_State *L)
 	lua_setfield(L, -2, "threads");
 	lua_pushnumber(L, info.seconds > 0 ? (double)info.bytes / info.seconds / 1e6 : 0);
 	lua_setfield(L, -2, "mb_per_s");
+	if (info.compression) {
+		lua_pushstring(L, info.compression);
+		lua_setfield(L, -2, "compression");
+		lua_pushinteger(L, (lua_Integer)info.compressed_bytes);
+		lua_setfield(L, -2, "compressed_bytes");
+	}
 	lua_setiuservalue(L, -2, 1);
 	return 1;
 }
@@ -449,15 +462,18 @@ static int l_load(lua_State *L)
 	gwb_opt_check_keys(L, 2, "data.load", load_keys);
 	if ((st = gwb_input_open(&in, path, "data.load")))
 		return gwb_lua_fail(L, st);
+	if (!strcmp(path, "-"))
+		path = "stdin";  /* data.load("-"): what messages and d.source.path call it */
 	lua_pushcfunction(L, load_from);
-	lua_pushvalue(L, 1);
+	lua_pushstring(L, path);
 	lua_pushvalue(L, 2);
 	lua_pushstring(L, in.path);
 	rc = lua_pcall(L, 3, 1, 0);
 	gwb_input_close(&in);
 	if (rc != LUA_OK) {
-		if (in.path != path && lua_type(L, -1) == LUA_TSTRING)
-			luaL_gsub(L, lua_tostring(L, -1), in.copy_path, path);
+		/* the copy (or /dev/stdin for "-") is called what the user called it */
+		if (strcmp(in.path, path) && lua_type(L, -1) == LUA_TSTRING)
+			luaL_gsub(L, lua_tostring(L, -1), in.path, path);
 		return lua_error(L);
 	}
 	return 1;
@@ -747,11 +763,14 @@ static int m_write_csv(lua_State *L)
 static const gwb_reg funcs[] = {
 	{"load", l_load,
 	 "data.load(path [, opts]) -> Dataset\n"
-	 "Read a CSV file (RFC 4180), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D\n"
-	 "float32/float64 array as numpy.save writes it, format 1.0-3.0, C or Fortran order; the\n"
-	 "last column is the target unless target = index; columns are named col1, col2, ...;\n"
-	 "other dtypes, big-endian, 1-D or 3-D arrays are refused). The CSV is streamed; the\n"
-	 "separator (comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
+	 "Read a CSV file (RFC 4180), plain or gzip/zstd compressed (found by its magic bytes,\n"
+	 "whatever the name: x.csv.gz, x.csv.zst; several gzip members or zstd frames read as\n"
+	 "one), a .gwbd file saved by d:save, or a NumPy .npy file (a 2-D float32/float64 array\n"
+	 "as numpy.save writes it, format 1.0-3.0, C or Fortran order; the last column is the\n"
+	 "target unless target = index or name; columns are named by the sidecar x.npy.json that\n"
+	 "d:save writes beside it, else col1, col2, ...; other dtypes, big-endian, 1-D or 3-D\n"
+	 "arrays are refused). path \"-\" is stdin. The CSV is streamed; the separator\n"
+	 "(comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
 	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
 	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
 	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
@@ -760,9 +779,13 @@ static const gwb_reg funcs[] = {
 	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
-	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
-	 "A pipe, FIFO or /dev/stdin is read whole into memory first and loads as the file would.\n"
+	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes); a\n"
+	 "truncated or corrupt gzip/zstd file, its compressed and uncompressed byte offsets.\n"
+	 "stdin (\"-\"), a pipe, FIFO, <(cmd) or /dev/stdin is read whole into memory first (a\n"
+	 "compressed one stays compressed there) and loads as the file would: cat x.csv.gz |\n"
+	 "gwb rf train - --target y.\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
+	 "compression and compressed_bytes (for a compressed file; bytes is the text's size),\n"
 	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
 	 "Parquet (PAR1 at both ends, whatever the name; pyarrow, polars, DuckDB, Spark files):\n"
@@ -903,11 +926,13 @@ static const gwb_reg methods[] = {
 	{"save", m_save,
 	 "d:save(path [, opts])\nWrite the Dataset to a .gwbd file (see data.save); a path ending\n"
 	 "in .npy writes a NumPy float32 array instead: the features, then the target as the last\n"
-	 "column (class codes 0, 1, ... unless the class names are numbers). A path ending in\n"
-	 ".parquet (or .pq) writes Parquet: FLOAT columns, categories and a text target as\n"
-	 "dictionary-encoded strings, missing values as nulls, the target in the metadata (so\n"
-	 "data.load finds it); opts: compression = \"snappy\" (default) | \"zstd\" | \"gzip\" |\n"
-	 "\"none\", row_group = rows per row group (default 1048576).\n"
+	 "column (class codes 0, 1, ... unless the class names are numbers), and beside it\n"
+	 "path..\".json\" (the column names, target, task, classes and category levels), which\n"
+	 "data.load reads back: the same Dataset. A path ending in .parquet (or .pq) writes\n"
+	 "Parquet: FLOAT columns, categories and a text target as dictionary-encoded strings,\n"
+	 "missing values as nulls, the target in the metadata (so data.load finds it); opts:\n"
+	 "compression = \"snappy\" (default) | \"zstd\" | \"gzip\" | \"none\", row_group = rows\n"
+	 "per row group (default 1048576).\n"
 	 "Example: d:save(\"/tmp/iris.parquet\", {compression = \"zstd\"})"},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}])\n"
@@ -915,6 +940,8 @@ static const gwb_reg methods[] = {
 	 "every value is written exactly (%.9g: data.load gives back the same float32); with\n"
 	 "decimals = n, fixed point with n decimals (faster, lossy). Missing values are empty\n"
 	 "fields; text is quoted as RFC 4180 says. Formatted over threads (0 = all CPUs).\n"
+	 "A path ending in .gz or .zst (.gzip, .zstd) is compressed (gzip or zstd, the default\n"
+	 "level); data.load reads it back.\n"
 	 "Atomic as data.save: an interrupted write says so and leaves the old file; a pipe or\n"
 	 "/dev/stdout is written in place (d:write_csv(\"/dev/stdout\") | head works).\n"
 	 "Example: data.synth{rows = 1e5, features = 16}:write_csv(\"/tmp/s.csv\", {decimals = 4})"},

@@ -17,6 +17,7 @@
 #include "lapi.h"
 #include "mm.h"
 #include "sparse.h"
+#include "zio.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/sparse.h"
 #endif
@@ -295,6 +296,11 @@ static int l_read(lua_State *L)
 	gwb_csr *A = NULL;
 	gwb_matrix *D = NULL;
 	lsparse *u = sp_new(L);
+	gwb_zkind z = gwb_z_sniff_path(path);
+	if (z != GWB_Z_NONE)
+		return luaL_error(L, "mat.read: %s is %s-compressed; mat.read reads Matrix Market "
+				  "text, .gwbs and .npy files as they are: decompress it first "
+				  "(%s -dk %s)", path, gwb_z_name(z), gwb_z_name(z), path);
 	if (gwb_npy_is_npy(path)) {  /* a NumPy 2-D float array: a dense Matrix */
 		lua_pop(L, 1);
 		gwb_lua_check(L, gwb_npy_load_matrix(path, &D));

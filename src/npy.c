@@ -2,7 +2,10 @@
  * The format (numpy/lib/format.py): the magic "\x93NUMPY", major and minor version bytes, the
  * header length (u16 little-endian for 1.0, u32 for 2.0 and 3.0), then a Python dict literal
  * {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), } padded with spaces and ended
- * by '\n' so that the data starts at a multiple of 64 bytes, then the data. */
+ * by '\n' so that the data starts at a multiple of 64 bytes, then the data.
+ * A Dataset saved as .npy also gets a sidecar <file>.json (written and read with jansson):
+ * the column names, the target, the task, the classes (and the number each is saved as) and
+ * the levels of categorical features, which the array alone cannot hold. */
 #define _GNU_SOURCE
 #include "npy.h"
 #include "size.h"
@@ -18,6 +21,9 @@
 #include <sys/stat.h>
 
 #include "fileio.h"
+#include "suggest.h"
+
+#include <jansson.h>
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -305,7 +311,200 @@ static int cmp_dbl(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_dataset **out)
+/* --- the sidecar (<file>.npy.json) ---------------------------------------------------------- */
+
+/* What a sidecar says, checked against the array's columns; every pointer is into root. */
+struct meta {
+	json_t *root;
+	const char **cols;   /* ncols names (the array's columns, in order) */
+	size_t ncols;
+	int target;          /* the target's column (0-based), -1 when not given */
+	int task;            /* -1 when not given */
+	json_t *classes;     /* class names (array of strings) or NULL */
+	json_t *class_values;/* the number each class is saved as (array of numbers) or NULL */
+	json_t *levels;      /* object: feature name -> its level names, or NULL */
+};
+
+static gwb_status meta_bad(const char *meta, const char *npy, const char *what)
+{
+	return gwb_error(GWB_EPARSE, "%s: %s; this sidecar of %s (written by d:save) does not fit "
+			 "the array: rewrite it, or remove it to load the columns as col1, col2, ...",
+			 meta, what, npy);
+}
+
+/* Read the sidecar at meta (m->root NULL when there is none) for an array of ncols columns. */
+static gwb_status meta_read(const char *meta, const char *npy, size_t ncols, struct meta *m)
+{
+	json_error_t err;
+	json_t *v;
+	struct stat st;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->target = m->task = -1;
+	if (!meta || stat(meta, &st) || !S_ISREG(st.st_mode))
+		return GWB_OK;
+	if (!(m->root = json_load_file(meta, JSON_REJECT_DUPLICATES, &err)))
+		return gwb_error(GWB_EPARSE, "%s:%d:%d: %s; the sidecar of %s is not valid JSON: fix "
+				 "it, or remove it to load the columns as col1, col2, ...", meta,
+				 err.line, err.column, err.text, npy);
+	v = json_object_get(m->root, "columns");
+	if (!json_is_array(v))
+		return meta_bad(meta, npy, "no \"columns\" array of names");
+	if (json_array_size(v) != ncols) {
+		char why[96];
+		snprintf(why, sizeof(why), "it names %zu columns, the array has %zu",
+			 json_array_size(v), ncols);
+		return meta_bad(meta, npy, why);
+	}
+	if (!(m->cols = calloc(ncols, sizeof(*m->cols))))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", meta);
+	m->ncols = ncols;
+	for (i = 0; i < ncols; i++)
+		if (!(m->cols[i] = json_string_value(json_array_get(v, i))))
+			return meta_bad(meta, npy, "a column name that is not a string");
+	v = json_object_get(m->root, "target");
+	if (json_is_string(v)) {
+		for (i = 0; i < ncols && strcmp(m->cols[i], json_string_value(v)); i++)
+			;
+		if (i == ncols)
+			return meta_bad(meta, npy, "its \"target\" is none of its columns");
+		m->target = (int)i;
+	}
+	v = json_object_get(m->root, "task");
+	if (json_is_string(v))
+		m->task = !strcmp(json_string_value(v), "regression") ? GWB_TASK_REGRESSION
+								    : GWB_TASK_CLASSIFICATION;
+	m->classes = json_object_get(m->root, "classes");
+	m->class_values = json_object_get(m->root, "class_values");
+	if (m->classes || m->class_values) {
+		if (!json_is_array(m->classes) || !json_is_array(m->class_values) ||
+		    json_array_size(m->classes) != json_array_size(m->class_values) ||
+		    !json_array_size(m->classes) || json_array_size(m->classes) > 65536)
+			return meta_bad(meta, npy, "\"classes\" and \"class_values\" are not two "
+					"arrays of the same length");
+		for (i = 0; i < json_array_size(m->classes); i++)
+			if (!json_is_string(json_array_get(m->classes, i)) ||
+			    !json_is_number(json_array_get(m->class_values, i)))
+				return meta_bad(meta, npy, "a class that is not a string, or its value "
+						"not a number");
+	}
+	m->levels = json_object_get(m->root, "levels");
+	if (m->levels && !json_is_object(m->levels))
+		return meta_bad(meta, npy, "\"levels\" is not an object");
+	return GWB_OK;
+}
+
+static void meta_free(struct meta *m)
+{
+	free(m->cols);
+	json_decref(m->root);
+}
+
+/* The level names of feature `name` from the sidecar into d's column f (none: untouched). */
+static gwb_status meta_levels(const struct meta *m, const char *meta, const char *npy,
+			      const char *name, gwb_dataset *d, int f)
+{
+	json_t *lv = m->levels ? json_object_get(m->levels, name) : NULL;
+	size_t i, n;
+
+	if (!lv)
+		return GWB_OK;
+	n = json_array_size(lv);
+	if (!json_is_array(lv) || !n || n > (1u << 24))
+		return meta_bad(meta, npy, "a \"levels\" entry that is not a list of names");
+	if (!(d->cat_levels[f] = calloc(n, sizeof(char *))))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", meta);
+	d->cat_count[f] = (int)n;
+	for (i = 0; i < n; i++) {
+		const char *sv = json_string_value(json_array_get(lv, i));
+		if (!sv)
+			return meta_bad(meta, npy, "a level name that is not a string");
+		if (!(d->cat_levels[f][i] = strdup(sv)))
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", meta);
+	}
+	return GWB_OK;
+}
+
+/* Where d:save puts the sidecar of a .npy at path: path + ".json", none for a target that is
+ * not a file with a name (/dev/..., /proc/...). False when there is none. */
+static bool meta_path(const char *path, char *out, size_t cap)
+{
+	if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6))
+		return false;
+	return snprintf(out, cap, "%s.json", path) < (int)cap;
+}
+
+static gwb_status meta_write(const gwb_dataset *d, const char *path, const float *cv)
+{
+	char meta[4096], nb[32];
+	json_t *root, *cols, *lv = NULL;
+	char *text = NULL;
+	gwb_status rc;
+	int j;
+
+	if (!meta_path(path, meta, sizeof(meta)))
+		return GWB_OK;
+	root = json_object();
+	cols = json_array();
+	if (!root || !cols || json_object_set_new(root, "columns", cols))
+		goto nomem;
+	for (j = 0; j <= d->features; j++) {
+		const char *nm = j < d->features ? d->names[j] : d->target;
+		if (!nm) {
+			snprintf(nb, sizeof(nb), j < d->features ? "col%d" : "target", j + 1);
+			nm = nb;
+		}
+		if (json_array_append_new(cols, json_string(nm)))
+			goto nomem;
+	}
+	if (json_object_set_new(root, "target", json_string(d->target ? d->target : "target")) ||
+	    json_object_set_new(root, "task", json_string(d->task == GWB_TASK_CLASSIFICATION
+								 ? "classification" : "regression")))
+		goto nomem;
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		json_t *cl = json_array(), *cvals = json_array();
+		if (!cl || !cvals || json_object_set_new(root, "classes", cl) ||
+		    json_object_set_new(root, "class_values", cvals))
+			goto nomem;
+		for (j = 0; j < d->classes; j++) {
+			const char *nm = d->class_names && d->class_names[j] ? d->class_names[j] : "";
+			if (json_array_append_new(cl, json_string(nm)) ||
+			    json_array_append_new(cvals, json_real((double)cv[j])))
+				goto nomem;
+		}
+	}
+	for (j = 0; j < d->features; j++) {
+		json_t *a;
+		int k;
+		if (!d->cat_levels || !d->cat_levels[j])
+			continue;
+		if (!lv && (!(lv = json_object()) || json_object_set_new(root, "levels", lv)))
+			goto nomem;
+		if (!(a = json_array()) ||
+		    json_object_set_new(lv, json_string_value(json_array_get(cols, (size_t)j)), a))
+			goto nomem;
+		for (k = 0; k < d->cat_count[j]; k++)
+			if (json_array_append_new(a, json_string(d->cat_levels[j][k] ? d->cat_levels[j][k]
+										   : "")))
+				goto nomem;
+	}
+	if (!(text = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER)))
+		goto nomem;
+	rc = gwb_file_save(meta, text, strlen(text), "save");
+	free(text);
+	json_decref(root);
+	return rc;
+nomem:
+	json_decref(root);
+	return gwb_error(GWB_ENOMEM, "%s: out of memory for the sidecar (or a name that is not "
+			 "UTF-8)", meta);
+}
+
+/* --- Datasets ------------------------------------------------------------------------------- */
+
+gwb_status gwb_npy_load_dataset(const char *path, const char *meta, int target,
+				const char *target_name, int task, gwb_dataset **out)
 {
 	gwb_npy a;
 	gwb_dataset *d = NULL;
@@ -313,8 +512,11 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 	size_t i, nd = 0;
 	int t, j, f, classes = 0;
 	gwb_status rc;
+	struct meta m;
+	bool mclasses = false;   /* the target's classes come from the sidecar */
 
 	*out = NULL;
+	memset(&m, 0, sizeof(m));
 	if ((rc = gwb_npy_read(path, &a)))
 		return rc;
 	if (a.cols < 2) {
@@ -325,6 +527,30 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 	if (a.cols > 1u << 20) {
 		rc = gwb_error(GWB_EINVAL, "%s: %zu columns is more than gwb's limit", path, a.cols);
 		goto out;
+	}
+	if ((rc = meta_read(meta, path, a.cols, &m)))
+		goto out;
+	if (target_name) {
+		/* a column name from the sidecar, or "colN" */
+		target = 0;
+		for (j = 0; j < (int)m.ncols && !target; j++)
+			if (!strcmp(m.cols[j], target_name))
+				target = j + 1;
+		if (!target && !(sscanf(target_name, "col%d", &target) == 1 && target > 0)) {
+			char near[256] = "";
+			if (m.ncols && gwb_suggest(target_name, m.cols, m.ncols, NULL, near,
+						   sizeof(near)))
+				rc = gwb_error(GWB_EINVAL, "%s: no column \"%s\" (did you mean %s?)",
+					       path, target_name, near);
+			else
+				rc = gwb_error(GWB_EINVAL, "%s: no column \"%s\"; %s", path,
+					       target_name, m.ncols ? "its sidecar .json names the "
+					       "columns" : "without a sidecar .json the columns are "
+					       "col1, col2, ...: give an index or \"colN\"");
+			goto out;
+		}
+	} else if (target == 0 && m.target >= 0) {
+		target = m.target + 1;
 	}
 	t = target == 0 ? (int)a.cols : target < 0 ? (int)a.cols + 1 + target : target;
 	if (t < 1 || t > (int)a.cols) {
@@ -351,6 +577,12 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 	for (i = 0; i < a.rows; i++)
 		if (i == 0 || vals[i] != vals[nd - 1])
 			vals[nd++] = vals[i];
+	/* the sidecar's task and classes hold when its target is this one */
+	if (t == m.target && task < 0 && m.task >= 0)
+		task = m.task;
+	mclasses = t == m.target && m.classes && task != GWB_TASK_REGRESSION;
+	if (mclasses)
+		task = GWB_TASK_CLASSIFICATION;
 	if (task < 0) {
 		bool integral = true;
 		for (i = 0; i < nd; i++)
@@ -359,7 +591,7 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 									    : GWB_TASK_REGRESSION;
 	}
 	if (task == GWB_TASK_CLASSIFICATION)
-		classes = (int)nd;
+		classes = mclasses ? (int)json_array_size(m.classes) : (int)nd;
 	if ((rc = gwb_dataset_new(a.rows, (int)a.cols - 1, (gwb_task)task, classes, &d)))
 		goto out;
 	for (j = 0, f = 0; j < (int)a.cols; j++) {
@@ -369,17 +601,39 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 		for (i = 0; i < a.rows; i++)
 			d->X[(size_t)f * a.rows + i] = (float)elem(&a, i, (size_t)j);
 		snprintf(name, sizeof(name), "col%d", j + 1);
-		if (!(d->names[f] = strdup(name)))
+		if (!(d->names[f] = strdup(m.ncols ? m.cols[j] : name)))
 			goto nomem;
+		if (m.ncols && (rc = meta_levels(&m, meta, path, m.cols[j], d, f)))
+			goto out;
 		f++;
 	}
 	{
 		char name[32];
 		snprintf(name, sizeof(name), "col%d", t + 1);
-		if (!(d->target = strdup(name)))
+		if (!(d->target = strdup(m.ncols ? m.cols[t] : name)))
 			goto nomem;
 	}
-	if (task == GWB_TASK_CLASSIFICATION) {
+	if (mclasses) {
+		/* each row's value is the number its class was saved as */
+		for (j = 0; j < classes; j++)
+			if (!(d->class_names[j] = strdup(json_string_value(json_array_get(m.classes,
+											(size_t)j)))))
+				goto nomem;
+		for (i = 0; i < a.rows; i++) {
+			double v = elem(&a, i, (size_t)t);
+			for (j = 0; j < classes; j++)
+				if ((float)json_number_value(json_array_get(m.class_values, (size_t)j)) ==
+				    (float)v)
+					break;
+			if (j == classes) {
+				rc = gwb_error(GWB_EPARSE, "%s: row %zu: the target value %g is none of "
+					       "the classes its sidecar %s lists; remove the sidecar "
+					       "or pass task = \"regression\"", path, i + 1, v, meta);
+				goto out;
+			}
+			d->y[i] = (int32_t)j;
+		}
+	} else if (task == GWB_TASK_CLASSIFICATION) {
 		for (j = 0; j < classes; j++) {
 			char name[40];
 			snprintf(name, sizeof(name), "%.17g", vals[j]);
@@ -401,6 +655,7 @@ gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_data
 nomem:
 	rc = gwb_error(GWB_ENOMEM, "%s: out of memory for names", path);
 out:
+	meta_free(&m);
 	gwb_dataset_free(d);
 	free(vals);
 	free(a.data);
@@ -445,6 +700,8 @@ gwb_status gwb_npy_save_dataset(const gwb_dataset *d, const char *path)
 		row[d->features] = d->task == GWB_TASK_CLASSIFICATION ? cv[d->y[i]] : d->yr[i];
 	}
 	rc = gwb_npy_write(path, buf, d->rows, cols, GWB_F32, false);
+	if (!rc)
+		rc = meta_write(d, path, cv);
 	free(buf);
 	free(cv);
 	return rc;

@@ -35,14 +35,21 @@ gwb_status gwb_npy_write(const char *path, const void *data, size_t rows, size_t
 			 gwb_dtype dtype, bool fortran);
 
 /* A Dataset from a .npy file: column `target` (1-based; negative counts from the end; 0 = the
- * last) is the target, the others the features (named col1, col2, ... by their column).
- * task: -1 infers it as data.new does (few distinct integers -> classification, classes named
- * by their values), else a gwb_task. */
-gwb_status gwb_npy_load_dataset(const char *path, int target, int task, gwb_dataset **out);
+ * sidecar's target, else the last), or the column named target_name (a name the sidecar
+ * gives, or "colN"; NULL: use target), is the target, the others the features. task: -1
+ * takes the sidecar's, else infers it as data.new does (few distinct integers ->
+ * classification, classes named by their values), else a gwb_task. meta: the sidecar's path
+ * (<file>.npy.json, as gwb_npy_save_dataset writes it; NULL or a missing file: none): its
+ * column names, target, classes and levels of categorical features apply; without one the
+ * columns are col1, col2, ... A sidecar that does not fit the array is an error naming it. */
+gwb_status gwb_npy_load_dataset(const char *path, const char *meta, int target,
+				const char *target_name, int task, gwb_dataset **out);
 
 /* The features and then the target as a rows x (features + 1) float32 array (C order). A
  * classification target is written as its class names' numbers when they all are numbers,
- * else as the class codes 0, 1, ... */
+ * else as the class codes 0, 1, ... Beside it, path + ".json" (not for /dev/ or /proc/
+ * targets): the names, target, task, classes with the number each is saved as, and the
+ * levels of categorical features, which gwb_npy_load_dataset reads back. */
 gwb_status gwb_npy_save_dataset(const gwb_dataset *d, const char *path);
 
 /* A Matrix from a .npy file: its dtype, row-major for C order, column-major for Fortran. */

@@ -188,25 +188,63 @@ local function csv_field(v)
   return v
 end
 
+-- rf predict reads FILE's header line itself: stdin ("-") is saved to a temporary first, and
+-- a gzip/zstd file is written out plain (data.load decompresses it, d:write_csv gives the same
+-- values back). Returns the path to read and the temporary to remove (nil when none).
+local function plain_input(path)
+  local f, err
+  if path == "-" then f = io.stdin else f, err = io.open(path, "rb") end
+  if not f then error(err, 0) end
+  local head = f:read(4) or ""
+  local packed = head:sub(1, 3) == "\31\139\8" or head == "\40\181\47\253"
+  if path ~= "-" then
+    f:close()
+    if not packed then return path end
+  end
+  local tmp = os.tmpname()
+  local ok, e = pcall(function()
+    if path == "-" then
+      local out = assert(io.open(tmp, "wb"))
+      assert(out:write(head))
+      for b in function() return io.stdin:read(1 << 20) end do assert(out:write(b)) end
+      assert(out:close())
+    end
+    if packed then data.load(path == "-" and tmp or path, { progress = false }):write_csv(tmp) end
+  end)
+  if not ok then
+    os.remove(tmp)
+    error((tostring(e):gsub(tmp:gsub("%p", "%%%0"), path == "-" and "stdin" or path)), 0)
+  end
+  return tmp, tmp
+end
+
 cmd["rf predict"] = function(pos, o)
   local f = rf.load(pos[1])
   local path = pos[2]
-  local cols, sep = header_of(path)
+  local src, tmp0 = plain_input(path)
+  local ok0, cols, sep = pcall(header_of, src)
+  if not ok0 then
+    if tmp0 then os.remove(tmp0) end
+    error(cols, 0)
+  end
   local has_target = false
   for _, c in ipairs(cols) do if c == f.target then has_target = true end end
   local d
   if has_target then
-    d = data.load(path, { target = f.target })
+    local ok, res = pcall(data.load, src, { target = f.target })
+    if tmp0 then os.remove(tmp0) end
+    if not ok then error((tostring(res):gsub(src:gsub("%p", "%%%0"), path)), 0) end
+    d = res
   else
     -- no target column: a copy with a placeholder one, so the reader keeps every feature
-    local src, err = io.open(path, "r")
-    if not src then error(err, 0) end
+    local inp, err = io.open(src, "r")
+    if not inp then if tmp0 then os.remove(tmp0) end error(err, 0) end
     local tmp = os.tmpname()
     -- the temporary goes on every path out (an unreadable input, a full disk, a bad row)
     local ok, res = pcall(function()
       local dst = assert(io.open(tmp, "w"))
       local first = true
-      for line in src:lines() do
+      for line in inp:lines() do
         local cr = line:match("\r$") and "\r" or ""
         if cr ~= "" then line = line:sub(1, -2) end
         if line ~= "" then assert(dst:write(line, sep, first and "__gwb_no_target" or "0", cr, "\n")) end
@@ -215,8 +253,9 @@ cmd["rf predict"] = function(pos, o)
       assert(dst:close())
       return data.load(tmp, { target = "__gwb_no_target", task = "regression" })
     end)
-    src:close()
+    inp:close()
     os.remove(tmp)
+    if tmp0 then os.remove(tmp0) end
     if not ok then error((tostring(res):gsub(tmp:gsub("%p", "%%%0"), path)), 0) end
     d = res
   end

@@ -13,7 +13,7 @@ FLAGS=(-std=c11 -g -O1 -pthread $(pkg-config --cflags lua5.4 2>/dev/null || echo
 	-I"$ROOT/src" -I"$ROOT/tests/fuzz" -DGWB_SRCDIR="\"$ROOT\"")
 grep -qa __asan_init "$GWB" && FLAGS+=(-fsanitize=address,undefined)
 LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
-	-l:libpng16.a -l:libsnappy.a -l:libzstd.a -l:libz.a -lstdc++ -lpthread -lm -ldl)
+	-l:libpng16.a -l:libsnappy.a -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ -lpthread -lm -ldl)
 shopt -s nullglob
 objs=()
 for o in "$OBJ"/src/*.o "$OBJ"/src/onnx/*.o; do [ "$(basename "$o")" = main.o ] || objs+=("$o"); done
@@ -24,6 +24,8 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\
 "$GWB" -e "mat.randn(3, 2, {seed = 1}):save('$T/in/a.npy')" || die "saving a .npy"
 printf '\001\000\000\000' >"$T/in/template"
 printf '\000\223NUMPY\001' >"$T/in/raw"
+{ printf '\001'; head -c 1500 datasets/iris.csv | gzip -c; } >"$T/in/gz"
+{ printf '\001'; head -c 1500 datasets/iris.csv | zstd -qc; } >"$T/in/zst"
 ls -A / | sort >"$T/root.before"
 for src in tests/fuzz/fuzz_*.c; do
 	t=$(basename "$src" .c)

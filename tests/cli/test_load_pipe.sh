@@ -36,12 +36,66 @@ mkfifo "$T/fifo" || die "mkfifo"
 "$GWB" "$T/sum.lua" "$T/fifo" >"$T/got" 2>&1 || die "big.csv through a FIFO: $(cat "$T/got")"
 wait
 cmp -s "$T/want.big" "$T/got" || die "big.csv through a FIFO: $(cat "$T/got")"
+# "-" is stdin (data.load and the command line), and process substitution is a pipe too
+cat datasets/iris.csv | "$GWB" "$T/sum.lua" - species >"$T/got" 2>&1 || die "iris through -: $(cat "$T/got")"
+cmp -s "$T/want.small" "$T/got" || die "iris through -: $(cat "$T/got") (want $(cat "$T/want.small"))"
+cat "$T/big.csv" | "$GWB" "$T/sum.lua" - >"$T/got" 2>&1 || die "big.csv through -: $(cat "$T/got")"
+cmp -s "$T/want.big" "$T/got" || die "big.csv through -: $(cat "$T/got") (want $(cat "$T/want.big"))"
+"$GWB" "$T/sum.lua" - <"$T/big.csv" >"$T/got" 2>&1 || die "big.csv as < -: $(cat "$T/got")"
+cmp -s "$T/want.big" "$T/got" || die "big.csv as < -: $(cat "$T/got")"
+"$GWB" "$T/sum.lua" <(cat "$T/big.csv") >"$T/got" 2>&1 || die "big.csv through <(...): $(cat "$T/got")"
+cmp -s "$T/want.big" "$T/got" || die "big.csv through <(...): $(cat "$T/got")"
+cat datasets/iris.csv | "$GWB" rf train - --target species --trees 5 >"$T/got" 2>&1 ||
+	die "gwb rf train - : $(cat "$T/got")"
+grep -q "classes *setosa, versicolor, virginica" "$T/got" || die "gwb rf train -: $(cat "$T/got")"
+printf 'a,b\n1,x\n' | "$GWB" -e "data.load('-', {target = 'zz'})" 2>"$T/err"
+grep -q '^gwb: stdin: unknown target' "$T/err" || die "an error about - names stdin: $(cat "$T/err")"
+# gzip and zstd (issue 28): from the file, through -, a FIFO and <(...); several gzip members
+# and zstd frames (the header in the first only) read as one file
+command -v gzip >/dev/null && command -v zstd >/dev/null || skip "gzip or zstd (the tools) missing: scripts/install-deps"
+gzip -c "$T/big.csv" >"$T/big.csv.gz"
+zstd -qc "$T/big.csv" >"$T/big.csv.zst"
+head -2000 "$T/big.csv" | gzip -c >"$T/multi.gz"; tail -n +2001 "$T/big.csv" | gzip -c >>"$T/multi.gz"
+head -2000 "$T/big.csv" | zstd -qc >"$T/multi.zst"; tail -n +2001 "$T/big.csv" | zstd -qc >>"$T/multi.zst"
+for z in big.csv.gz big.csv.zst multi.gz multi.zst; do
+	"$GWB" "$T/sum.lua" "$T/$z" >"$T/got" 2>&1 || die "$z: $(cat "$T/got")"
+	cmp -s "$T/want.big" "$T/got" || die "$z: $(cat "$T/got") (want $(cat "$T/want.big"))"
+	cat "$T/$z" | "$GWB" "$T/sum.lua" - >"$T/got" 2>&1 || die "$z through -: $(cat "$T/got")"
+	cmp -s "$T/want.big" "$T/got" || die "$z through -: $(cat "$T/got")"
+	"$GWB" "$T/sum.lua" <(cat "$T/$z") >"$T/got" 2>&1 || die "$z through <(...): $(cat "$T/got")"
+	cmp -s "$T/want.big" "$T/got" || die "$z through <(...): $(cat "$T/got")"
+done
+rm -f "$T/fifo"; mkfifo "$T/fifo" || die "mkfifo"
+( sleep 0.2; cat "$T/multi.zst" >"$T/fifo" ) &
+"$GWB" "$T/sum.lua" "$T/fifo" >"$T/got" 2>&1 || die "multi.zst through a FIFO: $(cat "$T/got")"
+wait
+cmp -s "$T/want.big" "$T/got" || die "multi.zst through a FIFO: $(cat "$T/got")"
+gzip -c datasets/iris.csv | "$GWB" rf train - --target species --trees 5 >"$T/got" 2>&1 ||
+	die "gwb rf train - (gzip): $(cat "$T/got")"
+grep -q "classes *setosa, versicolor, virginica" "$T/got" || die "gwb rf train - (gzip): $(cat "$T/got")"
+# rf predict reads FILE's header itself: - and compressed files give the plain file's output
+"$GWB" rf train datasets/iris.csv --target species --trees 5 --save "$T/m.gwbf" >/dev/null || die "rf train --save"
+"$GWB" rf predict "$T/m.gwbf" datasets/iris.csv >"$T/want.pred" 2>&1 || die "rf predict: $(cat "$T/want.pred")"
+gzip -c datasets/iris.csv >"$T/iris.csv.gz"
+"$GWB" rf predict "$T/m.gwbf" "$T/iris.csv.gz" >"$T/got" 2>&1 || die "rf predict x.gz: $(cat "$T/got")"
+cmp -s <(sed 's/ of .*iris.csv.gz/ of F/' "$T/got") <(sed 's/ of datasets\/iris.csv/ of F/' "$T/want.pred") ||
+	die "rf predict x.gz: $(diff "$T/got" "$T/want.pred" | head -5)"
+zstd -qc datasets/iris.csv | "$GWB" rf predict "$T/m.gwbf" - >"$T/got" 2>&1 || die "rf predict -: $(cat "$T/got")"
+cmp -s <(sed 's/ of -/ of F/' "$T/got") <(sed 's/ of datasets\/iris.csv/ of F/' "$T/want.pred") ||
+	die "rf predict - (zstd): $(diff "$T/got" "$T/want.pred" | head -5)"
+cut -d, -f1-4 datasets/iris.csv | "$GWB" rf predict "$T/m.gwbf" - >"$T/got" 2>&1 || die "rf predict - (no target): $(cat "$T/got")"
+cmp -s "$T/got" <(grep -v '^accuracy' "$T/want.pred") || die "rf predict - (no target): $(diff "$T/got" "$T/want.pred" | head -5)"
+head -c 3000 "$T/big.csv.gz" | "$GWB" -e "data.load('-')" 2>"$T/err" && die "a truncated gzip pipe loaded"
+grep -q '^gwb: stdin: truncated gzip stream: the compressed data ends at byte 3000 ' "$T/err" ||
+	die "a truncated gzip pipe: $(cat "$T/err")"
 # the binary formats' sniffers read from the pipe too
 "$GWB" -e "data.load('datasets/iris.csv', {target = 'species'}):save('$T/iris.gwbd')
 data.load('$T/big.csv'):save('$T/big.npy')" || die "saving .gwbd and .npy"
 "$GWB" "$T/sum.lua" "$T/iris.gwbd" >"$T/want" || die "iris.gwbd from the file"
 cat "$T/iris.gwbd" | "$GWB" "$T/sum.lua" /dev/stdin >"$T/got" 2>&1 || die ".gwbd through a pipe: $(cat "$T/got")"
 cmp -s "$T/want" "$T/got" || die ".gwbd through a pipe: $(cat "$T/got") (want $(cat "$T/want"))"
+# (a pipe has no sidecar big.npy.json: compare with the file without its sidecar)
+rm -f "$T/big.npy.json"
 "$GWB" "$T/sum.lua" "$T/big.npy" >"$T/want" || die "big.npy from the file"
 cat "$T/big.npy" | "$GWB" "$T/sum.lua" /dev/stdin >"$T/got" 2>&1 || die ".npy through a pipe: $(cat "$T/got")"
 cmp -s "$T/want" "$T/got" || die ".npy through a pipe: $(cat "$T/got") (want $(cat "$T/want"))"

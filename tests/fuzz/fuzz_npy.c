@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     memcmp(A->data, B->data, gwb_matrix_bytes(A))))
 			abort();
 	}
-	(void)gwb_npy_load_dataset(path, 0, -1, &d);
+	(void)gwb_npy_load_dataset(path, NULL, 0, NULL, -1, &d);
 	gwb_dataset_free(d);
 	gwb_matrix_free(A);
 	gwb_matrix_free(B);
