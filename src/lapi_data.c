@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "csv.h"
 #include "dataset.h"
@@ -479,13 +480,39 @@ static int l_load(lua_State *L)
 	return 1;
 }
 
+/* A name that says CSV text (x.csv, x.tsv, x.txt, each maybe .gz or .zst after it): d:save
+ * writes what the name says, as d:write_csv would, instead of a .gwbd under a .csv name.
+ * *sep: a tab for .tsv. */
+static bool csv_name(const char *path, char *sep)
+{
+	static const char *const exts[] = {".csv", ".tsv", ".txt"};
+	static const char *const zs[] = {"", ".gz", ".zst"};
+	size_t n = strlen(path), i, k;
+
+	for (i = 0; i < sizeof(exts) / sizeof(*exts); i++)
+		for (k = 0; k < sizeof(zs) / sizeof(*zs); k++) {
+			size_t m = strlen(exts[i]) + strlen(zs[k]);
+			if (n > m && !strncasecmp(path + n - m, exts[i], strlen(exts[i])) &&
+			    !strcasecmp(path + n - strlen(zs[k]), zs[k])) {
+				*sep = i == 1 ? '\t' : ',';
+				return true;
+			}
+		}
+	return false;
+}
+
 static int l_save(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	const char *path = luaL_checkstring(L, 2);
+	char sep;
 
 	if (gwb_lua_parquet_path(path))
 		return gwb_lua_parquet_save(L, d, path, 3);
+	if (csv_name(path, &sep)) {
+		gwb_lua_check(L, gwb_csv_write(d, path, sep, -1, 0));
+		return 0;
+	}
 	if (gwb_npy_path(path))
 		gwb_lua_check(L, gwb_npy_save_dataset(d, path));  /* features, then the target */
 	else
@@ -803,7 +830,8 @@ static const gwb_reg funcs[] = {
 	 "(a temporary beside the file, renamed over it): a crash, kill or Ctrl-C leaves the old\n"
 	 "file or none; several processes saving one file all succeed (the last one wins); a\n"
 	 "symlink is followed (the link stays); a directory is refused. A pipe, FIFO, device,\n"
-	 "/dev/stdout or /proc/self/fd/N is written in place (no temporary, no rename).\n"
+	 "/dev/stdout or /proc/self/fd/N is written in place (no temporary, no rename). The name\n"
+	 "chooses the format as d:save's does: .npy, .parquet, .csv/.tsv/.txt (CSV), else .gwbd.\n"
 	 "Example: data.save(d, \"/tmp/iris.gwbd\")"},
 	{"synth", l_synth,
 	 "data.synth{kind = \"classification\", rows, features, ...} -> Dataset\n"
@@ -932,7 +960,8 @@ static const gwb_reg methods[] = {
 	 "Parquet: FLOAT columns, categories and a text target as dictionary-encoded strings,\n"
 	 "missing values as nulls, the target in the metadata (so data.load finds it); opts:\n"
 	 "compression = \"snappy\" (default) | \"zstd\" | \"gzip\" | \"none\", row_group = rows\n"
-	 "per row group (default 1048576).\n"
+	 "per row group (default 1048576). A path ending in .csv, .tsv or .txt (maybe with .gz\n"
+	 "or .zst after it) writes CSV text, as d:write_csv does.\n"
 	 "Example: d:save(\"/tmp/iris.parquet\", {compression = \"zstd\"})"},
 	{"write_csv", m_write_csv,
 	 "d:write_csv(path [, {sep = \",\", decimals, threads}])\n"

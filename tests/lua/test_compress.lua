@@ -166,3 +166,20 @@ T.test("compress: the .npy sidecar keeps names, target, classes and levels", fun
   r:save(dir .. "/reg.npy")
   same(r, data.load(dir .. "/reg.npy"))
 end)
+
+T.test("d:save with a CSV name writes CSV text (not a .gwbd under a .csv name)", function()
+  local d = data.load("datasets/iris.csv")
+  local dir = T.tmpdir()
+  for _, name in ipairs { "a.csv", "b.TSV", "c.csv.gz", "d.txt.zst" } do
+    local p = dir .. "/" .. name
+    d:save(p)
+    local head = T.readfile(p):sub(1, 5)
+    T.ok(not head:find("GWBD", 1, true), name .. ": a .gwbd was written")
+    local e = data.load(p)
+    T.eq(e.rows, d.rows, name)
+    T.eq(e.features, d.features, name)
+    T.eq(e:column("sepal_length")[7], d:column("sepal_length")[7], name)
+  end
+  T.eq(T.readfile(dir .. "/a.csv"):match("^[^\n]*"), "sepal_length,sepal_width,petal_length,petal_width,species")
+  T.ok(T.readfile(dir .. "/b.TSV"):match("^[^\n]*"):find("\t", 1, true), "a .tsv is tab-separated")
+end)
