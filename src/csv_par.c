@@ -120,7 +120,9 @@ gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored)
  * first newline outside quotes at or after the range's first byte less one (whether that byte
  * lies inside quotes comes from the parity of the quotes before it, counted over all ranges in
  * a first pass; when no quoted field of the first block holds a line break the pass is
- * skipped and "outside" assumed, which the check below proves or refutes). It then reads
+ * skipped and the first line break taken, quotes ignored, which the check below proves or
+ * refutes: assuming "outside" and tracking quotes instead ran to the end of the file from a
+ * start inside a quoted field, in every range of a file with quoted text). It then reads
  * records with the sequential reader's own steps (csv_fast_row, csv_mixed_row, tokenize
  * and csv_convert_row) until one starts past its range, with pread into its own buffer, into its
  * own chunks, dictionaries and missing counts. Then the ranges are checked: each must end
@@ -143,6 +145,7 @@ struct pworker {
 	size_t quotes;
 	size_t start, end;      /* the first record start it found, the one it stopped at */
 	bool inq;               /* byte a - 1 lies inside quotes */
+	bool parity;            /* inq is known (the quotes were counted) */
 	bool all_numeric;       /* try csv_fast_row first */
 	int fd;
 	gwb_status st;
@@ -319,6 +322,16 @@ static void *pwork(void *arg)
 					return pdecline(w, st);
 				continue;
 			}
+			if (!w->parity) {
+				/* quotes unknown: the first line break is the guess, and the check
+				 * that the ranges meet proves it (tracking quotes from an assumed
+				 * "outside" would run to the end of the file from inside a quote) */
+				const char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+				r->pos = nl ? (size_t)(nl - r->buf) + 1 : r->len;
+				if (nl)
+					break;
+				continue;
+			}
 			c = r->buf[r->pos++];
 			if (c == '"')
 				inq = !inq;
@@ -486,6 +499,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		w[n].qb = w[n].b - 1;
 		w[n].fd = r->fd;
 		w[n].first = n == 0;
+		w[n].parity = parity;
 		w[n].all_numeric = all_numeric && !r->numeric_missing;
 		w[n].stop = &stop;
 		w[n].done = &done;
