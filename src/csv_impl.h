@@ -19,12 +19,28 @@
 
 /* --- dictionaries: string -> code, in order of first appearance --------------------------- */
 
+struct dslot {
+	uint32_t hash;    /* the level's hash: most probes end here, without reading a string */
+	int32_t code;     /* code + 1, 0 = empty */
+};
+
 struct dict {
-	char **str;       /* code -> string (owned) */
-	uint32_t *hash;   /* code -> hash */
+	char **str;       /* code -> string (owned; NULL once handed to another dictionary) */
 	int n, cap;
-	int32_t *slot;    /* open addressing: code + 1, 0 = empty */
+	struct dslot *slot;   /* open addressing; NULL once sorted (no more lookups) */
 	size_t nslot;
+	bool sorted;      /* str is in the final order already (csv_levels_merge) */
+};
+
+/* A level being sorted: its first 24 bytes as three big-endian words (most comparisons end
+ * there, without reading the string), the value when every level of the column reads as a
+ * number, the string and its code. */
+#define LVL_KEY 3
+struct lvl {
+	uint64_t key[LVL_KEY];
+	float v;
+	int32_t code;
+	const char *s;
 };
 
 /* --- the reader ----------------------------------------------------------------------------- */
@@ -99,6 +115,17 @@ struct rd {
 void csv_dict_free(struct dict *d);
 int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code);
 int csv_dict_find(const struct dict *d, const char *s, size_t n);
+
+/* csv_parse.c: the levels in their final order, bytes or (when every level reads as a number)
+ * values. csv_dict_sort: sorts d, returns old code -> new code (the caller frees it; NULL out of
+ * memory); d finds no codes afterwards. For the parallel reader's merge: csv_levels_numeric
+ * (every level reads as a number), csv_levels_make (d's levels, *out owned by the caller, NULL
+ * out of memory), csv_levels_sort (false: out of memory), csv_level_cmp (<0, 0, >0). */
+int32_t *csv_dict_sort(struct dict *d);
+bool csv_levels_numeric(const struct dict *d);
+struct lvl *csv_levels_make(const struct dict *d, bool numeric);
+bool csv_levels_sort(struct lvl *l, size_t n, bool numeric);
+int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric);
 
 /* csv_parse.c: messages (path:line:col of buf offset `at`, counting from the record that
  * starts at `rec` on `line`; a field shown for a message) and the tokenizer. */

@@ -401,42 +401,177 @@ static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
 	run_on(w, sizeof(*w), n, threads, fn);
 }
 
-/* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
- * (local code -> merged code) goes to r->part_map[i * ncol + j], NULL where it is the
- * identity. PAR_DECLINED when the merged column has too many levels (the sequential reader
- * says where), PAR_ERROR when out of memory. */
-static int merge_levels(struct rd *r, struct pworker *w, int n, int j, gwb_status *st)
-{
-	int i, k;
+/* The merge of one categorical column's levels: each range's levels sorted on the threads
+ * (lsort), then merged in one pass (merge_levels). */
+struct lsort {
+	struct dict *d;
+	struct lvl *l;
+	bool numeric;    /* in: compare values; out of lnumeric: every level is a number */
+	bool failed;     /* out of memory */
+	size_t dups;     /* levels an earlier range has too */
+};
 
+static void *lnumeric(void *arg)
+{
+	struct lsort *s = arg;
+
+	s->numeric = s->d->n == 0 || csv_levels_numeric(s->d);
+	return NULL;
+}
+
+static void *lsort_range(void *arg)
+{
+	struct lsort *s = arg;
+
+	if (!s->d->n)
+		return NULL;
+	if (!(s->l = csv_levels_make(s->d, s->numeric)) ||
+	    !csv_levels_sort(s->l, (size_t)s->d->n, s->numeric))
+		s->failed = true;
+	return NULL;
+}
+
+/* Range x's next level comes before range y's (ties: the lower range first). */
+static inline bool heap_less(const struct lsort *s, const size_t *at, int x, int y, bool numeric)
+{
+	int c = csv_level_cmp(&s[x].l[at[x]], &s[y].l[at[y]], numeric);
+
+	return c < 0 || (c == 0 && x < y);
+}
+
+/* Merge the workers' levels of column j into r's dictionary in their final order (the order
+ * build() sorts a dictionary into: bytes, or values when every level reads as a number), so
+ * that its sort is the identity: each range's levels are sorted on the threads, then merged
+ * with the duplicates dropped, the strings moving over rather than being copied. The map of
+ * worker i (local code -> final code) goes to r->part_map[i * ncol + j], NULL where it is the
+ * identity. PAR_DECLINED when the column has too many levels (the sequential reader says
+ * where), PAR_ERROR when out of memory. */
+static int merge_levels(struct rd *r, struct pworker *w, int n, int threads, int j,
+			gwb_status *st)
+{
+	struct lsort *s = calloc((size_t)n, sizeof(*s));
+	struct dict *out = &r->cols[j].dict;
+	size_t *at = calloc((size_t)n, sizeof(*at)), total = 0;
+	int32_t **map = calloc((size_t)n, sizeof(*map));
+	int *heap = malloc((size_t)n * sizeof(*heap)), nh = 0, i, result = PAR_DONE;
+	bool numeric = true, any = false;
+	const struct lvl *prev = NULL;
+
+	if (!s || !at || !map || !heap)
+		goto nomem;
 	for (i = 0; i < n; i++) {
-		struct dict *d = &w[i].r.cols[j].dict;
-		int32_t *map;
-		bool ident = true;
-		if (!d->n)
-			continue;
-		if (!(map = malloc((size_t)d->n * sizeof(*map)))) {
-			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-			return PAR_ERROR;
-		}
-		for (k = 0; k < d->n; k++) {
-			int e = csv_dict_code(&r->cols[j].dict, d->str[k], strlen(d->str[k]), &map[k]);
-			if (e) {
-				free(map);
-				if (e == -2)
-					return PAR_DECLINED;
-				*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
-						"column \"%s\"", r->path, r->names[j]);
-				return PAR_ERROR;
-			}
-			ident &= map[k] == k;
-		}
-		if (ident)
-			free(map);
-		else
-			r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map;
+		s[i].d = &w[i].r.cols[j].dict;
+		total += (size_t)s[i].d->n;
 	}
-	return PAR_DONE;
+	if (!total)
+		goto out;
+	run_on(s, sizeof(*s), n, threads, lnumeric);
+	for (i = 0; i < n; i++) {
+		numeric &= s[i].numeric;
+		any |= s[i].d->n > 0;
+	}
+	numeric &= any;
+	for (i = 0; i < n; i++)
+		s[i].numeric = numeric;
+	run_on(s, sizeof(*s), n, threads, lsort_range);
+	for (i = 0; i < n; i++)
+		if (s[i].failed)
+			goto nomem;
+	if (!(out->str = malloc(total * sizeof(*out->str))))
+		goto nomem;
+	out->cap = total > (size_t)MAX_LEVELS ? MAX_LEVELS : (int)total;
+	out->sorted = true;
+	for (i = 0; i < n; i++) {
+		if (!s[i].d->n)
+			continue;
+		if (!(map[i] = malloc((size_t)s[i].d->n * sizeof(**map))))
+			goto nomem;
+		heap[nh++] = i;
+	}
+	/* a binary heap of the ranges by their next level (ties: the lower range first) */
+#define LESS(x, y) heap_less(s, at, x, y, numeric)
+	for (i = nh / 2 - 1; i >= 0; i--) {
+		int k = i;
+		for (;;) {
+			int c = 2 * k + 1, t;
+			if (c >= nh)
+				break;
+			if (c + 1 < nh && LESS(heap[c + 1], heap[c]))
+				c++;
+			if (!LESS(heap[c], heap[k]))
+				break;
+			t = heap[c], heap[c] = heap[k], heap[k] = t;
+			k = c;
+		}
+	}
+	/* out->str borrows the workers' strings until the end (a failure leaves them theirs);
+	 * a level already taken from an earlier range is dropped then */
+	while (nh) {
+		int x = heap[0], k = 0;
+		const struct lvl *l = &s[x].l[at[x]];
+		if (!prev || csv_level_cmp(prev, l, numeric)) {
+			if (out->n >= MAX_LEVELS) {
+				out->n = 0;
+				result = PAR_DECLINED;
+				goto out;
+			}
+			out->str[out->n++] = (char *)l->s;
+		} else {
+			s[x].dups++;
+		}
+		prev = l;
+		map[x][l->code] = out->n - 1;
+		if (++at[x] == (size_t)s[x].d->n)
+			heap[0] = heap[--nh];
+		for (;;) {
+			int c = 2 * k + 1, t;
+			if (c >= nh)
+				break;
+			if (c + 1 < nh && LESS(heap[c + 1], heap[c]))
+				c++;
+			if (!LESS(heap[c], heap[k]))
+				break;
+			t = heap[c], heap[c] = heap[k], heap[k] = t;
+			k = c;
+		}
+	}
+#undef LESS
+	/* the strings are out's now (the duplicates go), the maps r's (but the identity) */
+	for (i = 0; i < n; i++) {
+		struct dict *d = s[i].d;
+		bool ident = true;
+		int k;
+		if (!map[i])
+			continue;
+		for (k = 0; k < d->n; k++) {
+			ident &= map[i][k] == k;
+			if (s[i].dups && out->str[map[i][k]] != d->str[k])
+				free(d->str[k]);
+		}
+		d->n = 0;
+		if (ident)
+			continue;
+		r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map[i];
+		map[i] = NULL;
+	}
+	goto out;
+nomem:
+	*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of column \"%s\"", r->path,
+			r->names[j]);
+	out->n = 0;   /* (borrowed: the workers free them) */
+	result = PAR_ERROR;
+out:
+	if (s)
+		for (i = 0; i < n; i++)
+			free(s[i].l);
+	if (map)
+		for (i = 0; i < n; i++)
+			free(map[i]);
+	free(s);
+	free(at);
+	free(map);
+	free(heap);
+	return result;
 }
 
 void csv_part_free(struct rd *r)
@@ -567,7 +702,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	r->npart = n;
 	for (j = 0; j < r->ncol && result == PAR_DONE; j++)
 		if (!r->cols[j].numeric)
-			result = merge_levels(r, w, n, j, st);
+			result = merge_levels(r, w, n, threads, j, st);
 	if (result != PAR_DONE)
 		goto out;
 	/* hand the workers' chunks and targets to r, in range order */

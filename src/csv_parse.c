@@ -223,23 +223,23 @@ void csv_dict_free(struct dict *d)
 	for (i = 0; i < d->n; i++)
 		free(d->str[i]);
 	free(d->str);
-	free(d->hash);
 	free(d->slot);
 	memset(d, 0, sizeof(*d));
 }
 
 static int dict_rehash(struct dict *d, size_t nslot)
 {
-	int32_t *s = calloc(nslot, sizeof(*s));
-	int i;
+	struct dslot *s = calloc(nslot, sizeof(*s));
+	size_t i, k;
 
 	if (!s)
 		return -1;
-	for (i = 0; i < d->n; i++) {
-		size_t k = d->hash[i] & (nslot - 1);
-		while (s[k])
-			k = (k + 1) & (nslot - 1);
-		s[k] = i + 1;
+	for (i = 0; i < d->nslot; i++) {
+		if (!d->slot[i].code)
+			continue;
+		for (k = d->slot[i].hash & (nslot - 1); s[k].code; k = (k + 1) & (nslot - 1))
+			;
+		s[k] = d->slot[i];
 	}
 	free(d->slot);
 	d->slot = s;
@@ -247,7 +247,9 @@ static int dict_rehash(struct dict *d, size_t nslot)
 	return 0;
 }
 
-/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. */
+/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. A probe
+ * compares the slot's hash first: a new level (most of them in a column of free text) is
+ * placed without reading any other level's string. */
 int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 {
 	uint32_t h = str_hash(s, n);
@@ -256,9 +258,9 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 
 	if (!d->slot && dict_rehash(d, 64))
 		return -1;
-	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
-		int i = d->slot[k] - 1;
-		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
+	for (k = h & (d->nslot - 1); d->slot[k].code; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k].code - 1;
+		if (d->slot[k].hash == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
 			*code = i;
 			return 0;
 		}
@@ -268,14 +270,9 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 16;
 		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
-		uint32_t *nh;
 		if (!ns)
 			return -1;
 		d->str = ns;
-		nh = realloc(d->hash, (size_t)cap * sizeof(*nh));
-		if (!nh)
-			return -1;
-		d->hash = nh;
 		d->cap = cap;
 	}
 	if (!(c = malloc(n + 1)))
@@ -283,12 +280,152 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 	memcpy(c, s, n);
 	c[n] = 0;
 	d->str[d->n] = c;
-	d->hash[d->n] = h;
-	d->slot[k] = d->n + 1;
+	d->slot[k].hash = h;
+	d->slot[k].code = d->n + 1;
 	*code = d->n++;
 	if ((size_t)d->n * 2 > d->nslot && dict_rehash(d, d->nslot * 2))
 		return -1;
 	return 0;
+}
+
+/* --- the levels' final order ------------------------------------------------------------ */
+
+bool csv_levels_numeric(const struct dict *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++) {
+		float v;
+		bool ovf;
+		if (!gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &v, &ovf) || isnan(v))
+			return false;
+	}
+	return d->n > 0;
+}
+
+struct lvl *csv_levels_make(const struct dict *d, bool numeric)
+{
+	struct lvl *l = malloc(((size_t)d->n + 1) * sizeof(*l));
+	int i;
+
+	if (!l)
+		return NULL;
+	for (i = 0; i < d->n; i++) {
+		const unsigned char *s = (const unsigned char *)d->str[i];
+		int k;
+		/* the first bytes, big-endian (a string's end leaves zeros, as strcmp sees it) */
+		memset(l[i].key, 0, sizeof(l[i].key));
+		for (k = 0; k < 8 * LVL_KEY && s[k]; k++)
+			l[i].key[k / 8] |= (uint64_t)s[k] << (56 - 8 * (k % 8));
+		l[i].v = 0;
+		if (numeric) {
+			bool ovf;
+			gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &l[i].v, &ovf);
+		}
+		l[i].code = i;
+		l[i].s = d->str[i];
+	}
+	return l;
+}
+
+/* Bytes (strcmp's order), or values with the bytes deciding ties ("1" and "1.0"). */
+static inline int level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
+{
+	int k;
+
+	if (numeric) {
+		if (a->v != b->v)
+			return a->v < b->v ? -1 : 1;
+		return strcmp(a->s, b->s);
+	}
+	for (k = 0; k < LVL_KEY; k++)
+		if (a->key[k] != b->key[k])
+			return a->key[k] < b->key[k] ? -1 : 1;
+	/* the same first bytes: the same string when it ended there */
+	if (!(a->key[LVL_KEY - 1] & 0xff))
+		return 0;
+	return strcmp(a->s + 8 * LVL_KEY, b->s + 8 * LVL_KEY);
+}
+
+int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
+{
+	return level_cmp(a, b, numeric);
+}
+
+/* l[0..n) sorted, t scratch of n: a merge sort with the comparison inlined (qsort's
+ * function call per comparison, and its indirect sort of elements over 32 bytes, cost twice as
+ * much on a column of a million levels). */
+static void lvl_msort(struct lvl *l, struct lvl *t, size_t n, bool numeric)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			struct lvl x = l[i];
+			for (j = i; j > 0 && level_cmp(&x, &l[j - 1], numeric) < 0; j--)
+				l[j] = l[j - 1];
+			l[j] = x;
+		}
+		return;
+	}
+	lvl_msort(l, t, h, numeric);
+	lvl_msort(l + h, t, n - h, numeric);
+	if (level_cmp(&l[h - 1], &l[h], numeric) <= 0)
+		return;   /* already in order (a column written sorted) */
+	while (i < h && j < n)
+		t[k++] = level_cmp(&l[j], &l[i], numeric) < 0 ? l[j++] : l[i++];
+	while (i < h)
+		t[k++] = l[i++];
+	memcpy(l, t, k * sizeof(*l));
+}
+
+bool csv_levels_sort(struct lvl *l, size_t n, bool numeric)
+{
+	struct lvl *t = malloc((n + 1) * sizeof(*t));
+
+	if (!t)
+		return false;
+	lvl_msort(l, t, n, numeric);
+	free(t);
+	return true;
+}
+
+/* Sort d's levels: levels that all read as numbers ("2", "10", "1.5") by value, others by
+ * bytes. Returns old code -> new code (caller frees). */
+int32_t *csv_dict_sort(struct dict *d)
+{
+	int32_t *map = malloc(((size_t)d->n + 1) * sizeof(*map));
+	struct lvl *l;
+	bool numeric;
+	int i;
+
+	if (!map)
+		return NULL;
+	if (d->sorted) {
+		for (i = 0; i < d->n; i++)
+			map[i] = i;
+		return map;
+	}
+	numeric = csv_levels_numeric(d);
+	if (!(l = csv_levels_make(d, numeric))) {
+		free(map);
+		return NULL;
+	}
+	if (!csv_levels_sort(l, (size_t)d->n, numeric)) {
+		free(l);
+		free(map);
+		return NULL;
+	}
+	for (i = 0; i < d->n; i++) {
+		map[l[i].code] = i;
+		d->str[i] = (char *)l[i].s;
+	}
+	free(l);
+	free(d->slot);
+	d->slot = NULL;
+	d->nslot = 0;
+	d->sorted = true;
+	return map;
 }
 
 /* --- records ---------------------------------------------------------------------------- */
@@ -546,9 +683,9 @@ int csv_dict_find(const struct dict *d, const char *s, size_t n)
 
 	if (!d->slot)
 		return -1;
-	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
-		int i = d->slot[k] - 1;
-		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
+	for (k = h & (d->nslot - 1); d->slot[k].code; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k].code - 1;
+		if (d->slot[k].hash == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
 			return i;
 	}
 	return -1;
