@@ -417,6 +417,20 @@ static void test_csv_parallel_mixed(void **state)
 			/* no stray quote: the parallel reader must not fall back */
 			assert_int_equal(check_all_readers(p, note, 1), 16);
 		}
+	/* levels that all read as numbers sort by value ("-1.5" < "2" < "10", "1" before "1.0"),
+	 * merged from the ranges in that order; levels in every range and in one only */
+	{
+		static const char *const num[] = {"x1", "id"};
+		n = mixed_text(t, cap, 30000, 9, true, false);
+		for (k = 0; k < 3; k++) {
+			static const char *const extra[] = {"-7,a,1,1.0,2,,yes\n",
+							    "-8,b,10,-1.5,2,,no\n",
+							    "-9,c,1.0,1,2,,yes\n"};
+			insert_at(t, &n, record_after(t, n * (k + 1) / 4), extra[k]);
+		}
+		p = tmpfile_with("mixed.csv", t, n);
+		assert_int_equal(check_all_readers(p, num, 2), 16);
+	}
 	/* small files: ranges of a few bytes, empty ranges, records longer than a range */
 	{
 		static const char *const small[] = {
