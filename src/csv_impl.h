@@ -2,7 +2,8 @@
  * reader's state (struct rd), the level dictionaries, the tokenizer's fields and the steps
  * both readers take. csv_parse.c turns records into rows (numbers, tokenizer, dictionaries,
  * the row store), csv.c is the sequential reader and gwb_csv_load, csv_par.c the byte ranges
- * and the threads, csv_write.c the writer. Internal: nothing outside src/csv*.c includes it.
+ * and the threads, csv_write.c the writer. Internal: nothing outside src/csv*.c includes it
+ * (but tests/unit/test_csv.c, for the thresholds).
  * Everything a struct rd holds is owned by it and released by csv.c's rd_free. */
 #ifndef GWB_CSV_IMPL_H
 #define GWB_CSV_IMPL_H
@@ -14,8 +15,12 @@
 #include "csv.h"
 
 #define MAX_LEVELS (1 << 24)          /* category codes stay exact in float32 */
-#define PAR_MIN_BYTES ((size_t)64 << 20)
-#define PAR_RANGE_MIN ((size_t)4 << 20)
+/* The parallel reader from 4 MiB (at 2 threads it cost 7-25 % more CPU than the sequential
+ * reader on issue 28's mixed files of 1-20 MB, so it wins from a few MB where a second core is
+ * free; bench/results/data-2026-12-02.txt), in ranges of 1 MiB and more (more ranges than
+ * threads below 64 MiB, so a slow core does not set the time). */
+#define PAR_MIN_BYTES ((size_t)4 << 20)
+#define PAR_RANGE_MIN ((size_t)1 << 20)
 
 /* --- dictionaries: string -> code, in order of first appearance --------------------------- */
 

@@ -751,7 +751,7 @@ static const gwb_reg funcs[] = {
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes).\n"
 	 "A pipe, FIFO or /dev/stdin is read whole into memory first and loads as the file would.\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
-	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
+	 "threads (a file of 4 MiB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
 	 "Example: d = data.load(\"datasets/iris.csv\", {target = \"species\"})"},
 	{"save", l_save,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "csv_impl.h"
 #include "dataset.h"
 #include "dsio.h"
 #include "intr.h"
@@ -395,6 +396,44 @@ static void insert_at(char *t, size_t *n, char *at, const char *s)
 	memmove(at + strlen(s), at, *n - (size_t)(at - t) + 1);
 	memcpy(at, s, strlen(s));
 	*n += strlen(s);
+}
+
+/* The default crossover (PAR_MIN_BYTES, no par_min): a mixed file just above it is read by
+ * the parallel reader, one just below by the sequential one, both the same as the reference. */
+static void test_csv_crossover(void **state)
+{
+	size_t cap = PAR_MIN_BYTES + (64u << 10), n;
+	char *t = malloc(cap + 1), *cut;
+	gwb_csv_opts o;
+	gwb_csv_info iref, info;
+	gwb_dataset *ref, *d;
+	const char *p;
+	int above;
+
+	(void)state;
+	assert_non_null(t);
+	n = mixed_text(t, cap, 1 << 30, 17, false, true);
+	assert_true(n > PAR_MIN_BYTES);
+	for (above = 1; above >= 0; above--) {
+		if (!above) {   /* the last records that take it to PAR_MIN_BYTES or more go */
+			cut = record_after(t, PAR_MIN_BYTES - 4096);
+			n = (size_t)(cut - t);
+			assert_true(n < PAR_MIN_BYTES);
+		}
+		p = tmpfile_with("crossover.csv", t, n);
+		gwb_csv_opts_init(&o);
+		o.progress = false;
+		o.slow = true;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, &iref), GWB_OK);
+		o.slow = false;
+		o.threads = 2;
+		assert_int_equal(gwb_csv_load(p, &o, &d, &info), GWB_OK);
+		assert_int_equal(info.threads, above ? 2 : 1);
+		assert_same(ref, &iref, d, &info, above ? "above the crossover" : "below it");
+		gwb_dataset_free(d);
+		gwb_dataset_free(ref);
+	}
+	free(t);
 }
 
 /* Files with text columns, quotes and missing values are parsed by several threads too: the
@@ -857,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_transpose_shapes),
 		cmocka_unit_test(test_xxh64),
 		cmocka_unit_test(test_gwbd_every_byte),
+		cmocka_unit_test(test_csv_crossover),
 		cmocka_unit_test(test_synth_threads),
 		cmocka_unit_test(test_dataset_take_select),
 		cmocka_unit_test(test_csv_progress_and_interrupt),
