@@ -311,12 +311,15 @@ struct lvl *csv_levels_make(const struct dict *d, bool numeric)
 	if (!l)
 		return NULL;
 	for (i = 0; i < d->n; i++) {
-		const unsigned char *s = (const unsigned char *)d->str[i];
+		unsigned char b[8 * LVL_KEY] = {0};
 		int k;
 		/* the first bytes, big-endian (a string's end leaves zeros, as strcmp sees it) */
-		memset(l[i].key, 0, sizeof(l[i].key));
-		for (k = 0; k < 8 * LVL_KEY && s[k]; k++)
-			l[i].key[k / 8] |= (uint64_t)s[k] << (56 - 8 * (k % 8));
+		memcpy(b, d->str[i], strnlen(d->str[i], sizeof(b)));
+		for (k = 0; k < LVL_KEY; k++) {
+			uint64_t w;
+			memcpy(&w, b + 8 * k, 8);
+			l[i].key[k] = __builtin_bswap64(w);
+		}
 		l[i].v = 0;
 		if (numeric) {
 			bool ovf;
@@ -938,8 +941,8 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 
 /* The fast path for records of files with text (categorical) columns, quotes and missing
  * values: numbers as csv_fast_row reads them, empty fields and missing markers, text quoted or
- * not, in one pass. It declines (false, before the row counts) what it does not settle the
- * way csv_convert_row would: a quote escaped as "" or a newline inside quotes, blanks after a
+ * not (with "" escapes), in one pass. It declines (false, before the row counts) what it does
+ * not settle the way csv_convert_row would: a newline inside quotes, blanks after a
  * closing quote, a NaN, a missing target, a number with blanks or one strtof must settle, a
  * ragged row, the end of the buffer. A level it added to a dictionary before declining is
  * the one csv_convert_row adds for that field, in the same order, so the codes do not change;
@@ -963,13 +966,36 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 			return false;
 		if (*p == '"') {
 			const char *z = memchr(p + 1, '"', (size_t)(end - p - 1));
-			if (!z || z + 1 == end || z[1] == '"' || memchr(p + 1, '\n', (size_t)(z - p - 1)))
+			bool esc = false;
+			/* "" pairs inside: the closing quote is the first one not doubled */
+			while (z && z + 1 < end && z[1] == '"') {
+				esc = true;
+				z = memchr(z + 2, '"', (size_t)(end - z - 2));
+			}
+			if (!z || z + 1 == end || memchr(p + 1, '\n', (size_t)(z - p - 1)))
 				return false;
 			s = p + 1;
 			n = (size_t)(z - s);
 			p = z + 1;
 			if (*p != sep && *p != '\n' && *p != '\r')
 				return false;
+			if (esc) {   /* the text with each "" as one " (csv_field_text's) */
+				size_t i, k;
+				char *t;
+				if (n + 1 > r->scap) {
+					if (!(t = realloc(r->scratch, n + 1)))
+						return false;
+					r->scratch = t;
+					r->scap = n + 1;
+				}
+				t = r->scratch;
+				for (i = 0, k = 0; i < n; i++) {
+					t[k++] = s[i];
+					i += s[i] == '"';
+				}
+				s = t;
+				n = k;
+			}
 		} else {
 			if (c->numeric && !r->numeric_missing) {
 				const char *q = p;
