@@ -6,7 +6,8 @@
 -- size give the same bytes. It is not the shape the reader was tuned on (issue 20's file in
 -- data.lua): ids, free text that is mostly unique, escapes.
 --   gwb scripts/bench/mixed_csv.lua OUT.csv MB [SEED]     write a file of about MB megabytes
---   local write = dofile("scripts/bench/mixed_csv.lua")    write(path, mb, seed) -> rows, bytes
+--   local write = dofile("scripts/bench/mixed_csv.lua")    write(path, mb, seed [, rows]) -> rows, bytes
+--                                      (rows: stop there, the size then being at most mb)
 -- (scripts/bench/run skips it: it is a generator, not a benchmark.)
 local words = {
   "the", "a", "of", "and", "to", "in", "is", "it", "for", "on", "was", "with", "as", "at", "by",
@@ -21,7 +22,7 @@ local words = {
 local cats = {}
 for i = 1, 40 do cats[i] = string.format("cat_%02d_%s", i, words[(i * 7) % #words + 1]) end
 
-local function write(path, mb, seed)
+local function write(path, mb, seed, max_rows)
   local rnd, fmt, concat = math.random, string.format, table.concat
   math.randomseed(seed or 28)
   local nw = #words
@@ -32,7 +33,7 @@ local function write(path, mb, seed)
   local bytes, rows, id = #header, 0, 1000000000000
   local buf, row, tw = {}, {}, {}
   local function empty() return rnd() < 0.05 end
-  while bytes < target do
+  while bytes < target and rows < (max_rows or math.huge) do
     id = id + rnd(1, 9)
     row[1] = empty() and "" or fmt("%d", id)
     row[2] = empty() and "" or fmt("%.2f", rnd() * 1000)
