@@ -402,13 +402,13 @@ static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
 }
 
 /* The merge of one categorical column's levels: each range's levels sorted on the threads
- * (lsort), then merged in one pass (merge_levels). */
+ * (lsort_range), then cut into parts by splitter levels, the parts merged on the threads
+ * (lmerge_part) and laid end to end (merge_levels). */
 struct lsort {
 	struct dict *d;
 	struct lvl *l;
 	bool numeric;    /* in: compare values; out of lnumeric: every level is a number */
 	bool failed;     /* out of memory */
-	size_t dups;     /* levels an earlier range has too */
 };
 
 static void *lnumeric(void *arg)
@@ -431,6 +431,22 @@ static void *lsort_range(void *arg)
 	return NULL;
 }
 
+/* One part of the merge: levels [lo[x], hi[x]) of each range x, every level of the part's
+ * value span (a level equal to a splitter is in the part that starts there, in every range:
+ * duplicates never straddle two parts). Out: its distinct levels in order (borrowed from the
+ * ranges), and map[x][code] = the index among them (the part's offset is added later). */
+struct lpart {
+	const struct lsort *s;
+	int n;                /* ranges */
+	bool numeric;
+	size_t *lo, *hi;      /* per range */
+	int32_t **map;        /* per range: local code -> final code */
+	char **str;           /* out: the part's distinct levels */
+	size_t nstr, off;     /* how many; where they start in the column's */
+	bool dups;            /* a level was in more than one range */
+	bool failed;
+};
+
 /* Range x's next level comes before range y's (ties: the lower range first). */
 static inline bool heap_less(const struct lsort *s, const size_t *at, int x, int y, bool numeric)
 {
@@ -439,29 +455,119 @@ static inline bool heap_less(const struct lsort *s, const size_t *at, int x, int
 	return c < 0 || (c == 0 && x < y);
 }
 
+static void sift(int *heap, int nh, int k, const struct lsort *s, const size_t *at, bool numeric)
+{
+	for (;;) {
+		int c = 2 * k + 1, t;
+		if (c >= nh)
+			break;
+		if (c + 1 < nh && heap_less(s, at, heap[c + 1], heap[c], numeric))
+			c++;
+		if (!heap_less(s, at, heap[c], heap[k], numeric))
+			break;
+		t = heap[c], heap[c] = heap[k], heap[k] = t;
+		k = c;
+	}
+}
+
+/* A binary heap of the ranges by their next level; equal levels come out one after the
+ * other and take one code. */
+static void *lmerge_part(void *arg)
+{
+	struct lpart *p = arg;
+	const struct lsort *s = p->s;
+	const struct lvl *prev = NULL;
+	size_t total = 0, *at = malloc((size_t)p->n * sizeof(*at));
+	int *heap = malloc((size_t)p->n * sizeof(*heap)), nh = 0, x;
+
+	for (x = 0; x < p->n; x++)
+		total += p->hi[x] - p->lo[x];
+	if (!at || !heap || !(p->str = malloc((total + 1) * sizeof(*p->str)))) {
+		p->failed = true;
+		goto out;
+	}
+	for (x = 0; x < p->n; x++) {
+		at[x] = p->lo[x];
+		if (p->hi[x] > p->lo[x])
+			heap[nh++] = x;
+	}
+	for (x = nh / 2 - 1; x >= 0; x--)
+		sift(heap, nh, x, s, at, p->numeric);
+	while (nh) {
+		const struct lvl *l;
+		x = heap[0];
+		l = &s[x].l[at[x]];
+		if (!prev || csv_level_cmp(prev, l, p->numeric))
+			p->str[p->nstr++] = (char *)l->s;
+		else
+			p->dups = true;
+		prev = l;
+		p->map[x][l->code] = (int32_t)(p->nstr - 1);
+		if (++at[x] == p->hi[x])
+			heap[0] = heap[--nh];
+		sift(heap, nh, 0, s, at, p->numeric);
+	}
+out:
+	free(at);
+	free(heap);
+	return NULL;
+}
+
+/* Add the part's offset to the codes it gave (each range's levels of the part). */
+static void *lshift_part(void *arg)
+{
+	struct lpart *p = arg;
+	size_t k;
+	int x;
+
+	if (p->off)
+		for (x = 0; x < p->n; x++)
+			for (k = p->lo[x]; k < p->hi[x]; k++)
+				p->map[x][p->s[x].l[k].code] += (int32_t)p->off;
+	return NULL;
+}
+
+/* The first level of sorted l[0..n) that is not before v. */
+static size_t lower_bound(const struct lvl *l, size_t n, const struct lvl *v, bool numeric)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (csv_level_cmp(&l[m], v, numeric) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
 /* Merge the workers' levels of column j into r's dictionary in their final order (the order
  * build() sorts a dictionary into: bytes, or values when every level reads as a number), so
- * that its sort is the identity: each range's levels are sorted on the threads, then merged
- * with the duplicates dropped, the strings moving over rather than being copied. The map of
- * worker i (local code -> final code) goes to r->part_map[i * ncol + j], NULL where it is the
- * identity. PAR_DECLINED when the column has too many levels (the sequential reader says
- * where), PAR_ERROR when out of memory. */
+ * that its sort is the identity: each range's levels are sorted on the threads, cut into four
+ * parts a thread by splitters taken from the largest range, the parts merged on the threads
+ * with the duplicates dropped (the strings moving over rather than being copied) and laid end
+ * to end. The map of worker i (local code -> final code) goes to r->part_map[i * ncol + j],
+ * NULL where it is the identity. PAR_DECLINED when the column has too many levels (the
+ * sequential reader says where), PAR_ERROR when out of memory. */
 static int merge_levels(struct rd *r, struct pworker *w, int n, int threads, int j,
 			gwb_status *st)
 {
 	struct lsort *s = calloc((size_t)n, sizeof(*s));
 	struct dict *out = &r->cols[j].dict;
-	size_t *at = calloc((size_t)n, sizeof(*at)), total = 0;
 	int32_t **map = calloc((size_t)n, sizeof(*map));
-	int *heap = malloc((size_t)n * sizeof(*heap)), nh = 0, i, result = PAR_DONE;
-	bool numeric = true, any = false;
-	const struct lvl *prev = NULL;
+	int np = threads * 4 > 64 ? 64 : threads * 4, big = 0, i, k, result = PAR_DONE;
+	struct lpart *part = calloc((size_t)np, sizeof(*part));
+	size_t *bounds = calloc((size_t)(np + 1) * (size_t)n, sizeof(*bounds)), total = 0;
+	bool numeric = true, any = false, dups = false;
 
-	if (!s || !at || !map || !heap)
+	if (!s || !map || !part || !bounds)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		s[i].d = &w[i].r.cols[j].dict;
 		total += (size_t)s[i].d->n;
+		if (s[i].d->n > s[big].d->n)
+			big = i;
 	}
 	if (!total)
 		goto out;
@@ -474,78 +580,62 @@ static int merge_levels(struct rd *r, struct pworker *w, int n, int threads, int
 	for (i = 0; i < n; i++)
 		s[i].numeric = numeric;
 	run_on(s, sizeof(*s), n, threads, lsort_range);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (s[i].failed)
 			goto nomem;
-	if (!(out->str = malloc(total * sizeof(*out->str))))
-		goto nomem;
-	out->cap = total > (size_t)MAX_LEVELS ? MAX_LEVELS : (int)total;
-	out->sorted = true;
-	for (i = 0; i < n; i++) {
-		if (!s[i].d->n)
-			continue;
-		if (!(map[i] = malloc((size_t)s[i].d->n * sizeof(**map))))
+		if (s[i].d->n && !(map[i] = malloc((size_t)s[i].d->n * sizeof(**map))))
 			goto nomem;
-		heap[nh++] = i;
 	}
-	/* a binary heap of the ranges by their next level (ties: the lower range first) */
-#define LESS(x, y) heap_less(s, at, x, y, numeric)
-	for (i = nh / 2 - 1; i >= 0; i--) {
-		int k = i;
-		for (;;) {
-			int c = 2 * k + 1, t;
-			if (c >= nh)
-				break;
-			if (c + 1 < nh && LESS(heap[c + 1], heap[c]))
-				c++;
-			if (!LESS(heap[c], heap[k]))
-				break;
-			t = heap[c], heap[c] = heap[k], heap[k] = t;
-			k = c;
+	/* bounds[p * n + x]: where part p starts in range x (the splitters: the largest range's
+	 * levels at p / np of its length) */
+	for (k = 0; k <= np; k++)
+		for (i = 0; i < n; i++) {
+			size_t m = (size_t)s[i].d->n, b;
+			if (k == 0)
+				b = 0;
+			else if (k == np)
+				b = m;
+			else
+				b = lower_bound(s[i].l, m,
+						&s[big].l[(size_t)s[big].d->n * (size_t)k / (size_t)np], numeric);
+			bounds[(size_t)k * (size_t)n + (size_t)i] = b;
 		}
+	for (k = 0; k < np; k++)
+		part[k] = (struct lpart){.s = s, .n = n, .numeric = numeric,
+					 .lo = bounds + (size_t)k * (size_t)n,
+					 .hi = bounds + (size_t)(k + 1) * (size_t)n, .map = map};
+	run_on(part, sizeof(*part), np, threads, lmerge_part);
+	total = 0;
+	for (k = 0; k < np; k++) {
+		if (part[k].failed)
+			goto nomem;
+		part[k].off = total;
+		total += part[k].nstr;
+		dups |= part[k].dups;
 	}
-	/* out->str borrows the workers' strings until the end (a failure leaves them theirs);
-	 * a level already taken from an earlier range is dropped then */
-	while (nh) {
-		int x = heap[0], k = 0;
-		const struct lvl *l = &s[x].l[at[x]];
-		if (!prev || csv_level_cmp(prev, l, numeric)) {
-			if (out->n >= MAX_LEVELS) {
-				out->n = 0;
-				result = PAR_DECLINED;
-				goto out;
-			}
-			out->str[out->n++] = (char *)l->s;
-		} else {
-			s[x].dups++;
-		}
-		prev = l;
-		map[x][l->code] = out->n - 1;
-		if (++at[x] == (size_t)s[x].d->n)
-			heap[0] = heap[--nh];
-		for (;;) {
-			int c = 2 * k + 1, t;
-			if (c >= nh)
-				break;
-			if (c + 1 < nh && LESS(heap[c + 1], heap[c]))
-				c++;
-			if (!LESS(heap[c], heap[k]))
-				break;
-			t = heap[c], heap[c] = heap[k], heap[k] = t;
-			k = c;
-		}
+	if (total > (size_t)MAX_LEVELS) {
+		result = PAR_DECLINED;
+		goto out;
 	}
-#undef LESS
+	if (!(out->str = malloc((total + 1) * sizeof(*out->str))))
+		goto nomem;
+	out->cap = (int)total;
+	for (k = 0; k < np; k++) {
+		if (part[k].nstr)
+			memcpy(out->str + part[k].off, part[k].str, part[k].nstr * sizeof(*out->str));
+	}
+	run_on(part, sizeof(*part), np, threads, lshift_part);
 	/* the strings are out's now (the duplicates go), the maps r's (but the identity) */
+	out->n = (int)total;
+	out->sorted = true;
 	for (i = 0; i < n; i++) {
 		struct dict *d = s[i].d;
 		bool ident = true;
-		int k;
 		if (!map[i])
 			continue;
 		for (k = 0; k < d->n; k++) {
 			ident &= map[i][k] == k;
-			if (s[i].dups && out->str[map[i][k]] != d->str[k])
+			if (dups && out->str[map[i][k]] != d->str[k])
 				free(d->str[k]);
 		}
 		d->n = 0;
@@ -558,7 +648,6 @@ static int merge_levels(struct rd *r, struct pworker *w, int n, int threads, int
 nomem:
 	*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of column \"%s\"", r->path,
 			r->names[j]);
-	out->n = 0;   /* (borrowed: the workers free them) */
 	result = PAR_ERROR;
 out:
 	if (s)
@@ -567,10 +656,13 @@ out:
 	if (map)
 		for (i = 0; i < n; i++)
 			free(map[i]);
+	if (part)
+		for (k = 0; k < np; k++)
+			free(part[k].str);
 	free(s);
-	free(at);
 	free(map);
-	free(heap);
+	free(part);
+	free(bounds);
 	return result;
 }
 
