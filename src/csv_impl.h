@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "csv.h"
 
@@ -130,7 +131,25 @@ int32_t *csv_dict_sort(struct dict *d);
 bool csv_levels_numeric(const struct dict *d);
 struct lvl *csv_levels_make(const struct dict *d, bool numeric);
 bool csv_levels_sort(struct lvl *l, size_t n, bool numeric);
-int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric);
+
+/* Bytes (strcmp's order), or values with the bytes deciding ties ("1" and "1.0"). */
+static inline int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
+{
+	int k;
+
+	if (numeric) {
+		if (a->v != b->v)
+			return a->v < b->v ? -1 : 1;
+		return strcmp(a->s, b->s);
+	}
+	for (k = 0; k < LVL_KEY; k++)
+		if (a->key[k] != b->key[k])
+			return a->key[k] < b->key[k] ? -1 : 1;
+	/* the same first bytes: the same string when it ended there */
+	if (!(a->key[LVL_KEY - 1] & 0xff))
+		return 0;
+	return strcmp(a->s + 8 * LVL_KEY, b->s + 8 * LVL_KEY);
+}
 
 /* csv_parse.c: messages (path:line:col of buf offset `at`, counting from the record that
  * starts at `rec` on `line`; a field shown for a message) and the tokenizer. */

@@ -331,55 +331,38 @@ struct lvl *csv_levels_make(const struct dict *d, bool numeric)
 	return l;
 }
 
-/* Bytes (strcmp's order), or values with the bytes deciding ties ("1" and "1.0"). */
-static inline int level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
+/* Sort l[0..n) into out[0..n) (out may be l itself), t scratch of n that may be overwritten:
+ * a merge sort whose levels alternate between the two buffers (no copy back), with the
+ * comparison inlined (qsort's function call per comparison, and its indirect sort of elements
+ * over 32 bytes, cost twice as much on a column of a million levels). */
+static void lvl_msort(struct lvl *l, struct lvl *out, struct lvl *t, size_t n, bool numeric)
 {
-	int k;
-
-	if (numeric) {
-		if (a->v != b->v)
-			return a->v < b->v ? -1 : 1;
-		return strcmp(a->s, b->s);
-	}
-	for (k = 0; k < LVL_KEY; k++)
-		if (a->key[k] != b->key[k])
-			return a->key[k] < b->key[k] ? -1 : 1;
-	/* the same first bytes: the same string when it ended there */
-	if (!(a->key[LVL_KEY - 1] & 0xff))
-		return 0;
-	return strcmp(a->s + 8 * LVL_KEY, b->s + 8 * LVL_KEY);
-}
-
-int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
-{
-	return level_cmp(a, b, numeric);
-}
-
-/* l[0..n) sorted, t scratch of n: a merge sort with the comparison inlined (qsort's
- * function call per comparison, and its indirect sort of elements over 32 bytes, cost twice as
- * much on a column of a million levels). */
-static void lvl_msort(struct lvl *l, struct lvl *t, size_t n, bool numeric)
-{
-	size_t h = n / 2, i = 0, j = h, k = 0;
+	size_t h = n / 2, i, j, k = 0;
 
 	if (n <= 16) {
+		if (out != l)
+			memcpy(out, l, n * sizeof(*l));
 		for (i = 1; i < n; i++) {
-			struct lvl x = l[i];
-			for (j = i; j > 0 && level_cmp(&x, &l[j - 1], numeric) < 0; j--)
-				l[j] = l[j - 1];
-			l[j] = x;
+			struct lvl x = out[i];
+			for (j = i; j > 0 && csv_level_cmp(&x, &out[j - 1], numeric) < 0; j--)
+				out[j] = out[j - 1];
+			out[j] = x;
 		}
 		return;
 	}
-	lvl_msort(l, t, h, numeric);
-	lvl_msort(l + h, t, n - h, numeric);
-	if (level_cmp(&l[h - 1], &l[h], numeric) <= 0)
-		return;   /* already in order (a column written sorted) */
-	while (i < h && j < n)
-		t[k++] = level_cmp(&l[j], &l[i], numeric) < 0 ? l[j++] : l[i++];
-	while (i < h)
-		t[k++] = l[i++];
-	memcpy(l, t, k * sizeof(*l));
+	/* both halves sorted into the buffer that is not out, then merged into out */
+	{
+		struct lvl *other = out == l ? t : l;
+		lvl_msort(l, other, out, h, numeric);
+		lvl_msort(l + h, other + h, out + h, n - h, numeric);
+		for (i = 0, j = h; i < h && j < n;)
+			out[k++] = csv_level_cmp(&other[j], &other[i], numeric) < 0 ? other[j++]
+										      : other[i++];
+		while (i < h)
+			out[k++] = other[i++];
+		while (j < n)
+			out[k++] = other[j++];
+	}
 }
 
 bool csv_levels_sort(struct lvl *l, size_t n, bool numeric)
@@ -388,7 +371,7 @@ bool csv_levels_sort(struct lvl *l, size_t n, bool numeric)
 
 	if (!t)
 		return false;
-	lvl_msort(l, t, n, numeric);
+	lvl_msort(l, l, t, n, numeric);
 	free(t);
 	return true;
 }
