@@ -35,8 +35,14 @@ struct dict {
 	int n, cap;
 	struct dslot *slot;   /* open addressing; NULL once sorted (no more lookups) */
 	size_t nslot;
-	bool sorted;      /* str is in the final order already (csv_levels_merge) */
+	bool sorted;      /* str is in the final order already (csv_par.c's merge) */
+	/* a parallel worker's dictionary (may_append): once most of the first APPEND_PROBE
+	 * lookups added a level (free text), levels are appended without a lookup, repeats
+	 * included, which the merge of the ranges' levels folds into one code */
+	bool may_append, append;
+	int looks;
 };
+#define APPEND_PROBE 4096
 
 /* A level being sorted: its first 24 bytes as three big-endian words (most comparisons end
  * there, without reading the string), the value when every level of the column reads as a

@@ -755,6 +755,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		memcpy(q->cols, r->cols, (size_t)r->ncol * sizeof(*q->cols));
 		for (j = 0; j < r->ncol; j++) {
 			memset(&q->cols[j].dict, 0, sizeof(q->cols[j].dict));
+			q->cols[j].dict.may_append = true;   /* merge_levels folds repeats */
 			q->cols[j].missing = 0;
 		}
 	}

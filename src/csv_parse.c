@@ -250,12 +250,45 @@ static int dict_rehash(struct dict *d, size_t nslot)
 /* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. A probe
  * compares the slot's hash first: a new level (most of them in a column of free text) is
  * placed without reading any other level's string. */
+static int dict_append(struct dict *d, const char *s, size_t n, int32_t *code)
+{
+	char *c;
+
+	if (d->n >= MAX_LEVELS)
+		return -2;
+	if (d->n == d->cap) {
+		int cap = d->cap ? d->cap * 2 : 16;
+		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		d->str = ns;
+		d->cap = cap;
+	}
+	if (!(c = malloc(n + 1)))
+		return -1;
+	memcpy(c, s, n);
+	c[n] = 0;
+	d->str[d->n] = c;
+	*code = d->n++;
+	return 0;
+}
+
 int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 {
-	uint32_t h = str_hash(s, n);
+	uint32_t h;
 	size_t k;
 	char *c;
 
+	if (d->append)
+		return dict_append(d, s, n, code);
+	if (d->may_append && ++d->looks == APPEND_PROBE && d->n > APPEND_PROBE / 2) {
+		d->append = true;
+		free(d->slot);
+		d->slot = NULL;
+		d->nslot = 0;
+		return dict_append(d, s, n, code);
+	}
+	h = str_hash(s, n);
 	if (!d->slot && dict_rehash(d, 64))
 		return -1;
 	for (k = h & (d->nslot - 1); d->slot[k].code; k = (k + 1) & (d->nslot - 1)) {

@@ -436,6 +436,36 @@ static void test_csv_crossover(void **state)
 	free(t);
 }
 
+/* A column of mostly distinct text (free text): the parallel workers append its levels
+ * without lookups once most lookups added one, and the merge folds the repeats (within a range
+ * after the switch, and across ranges) into one code each: the same as the sequential reader. */
+static void test_csv_parallel_free_text(void **state)
+{
+	size_t cap = 4u << 20, n = 0;
+	char *t = malloc(cap);
+	const char *p;
+	int i, used;
+
+	(void)state;
+	assert_non_null(t);
+	n += (size_t)snprintf(t + n, cap - n, "text,x,y\n");
+	for (i = 0; i < 120000; i++) {
+		if (i % 7 == 0)          /* a few levels over and over */
+			n += (size_t)snprintf(t + n, cap - n, "rep %d,", i % 50);
+		else if (i % 1000 == 999) /* a level seen earlier, maybe in another range */
+			n += (size_t)snprintf(t + n, cap - n, "\"u, %d\",", (i * 37) % (i - 1) + 1);
+		else if (i % 97 == 0)
+			n += (size_t)snprintf(t + n, cap - n, ",");
+		else
+			n += (size_t)snprintf(t + n, cap - n, "\"u, %d\",", i);
+		n += (size_t)snprintf(t + n, cap - n, "%d.5,%d\n", i % 1000, i % 3);
+	}
+	p = tmpfile_with("freetext.csv", t, n);
+	used = check_all_readers(p, NULL, 0);
+	assert_int_equal(used, 16);
+	free(t);
+}
+
 /* Files with text columns, quotes and missing values are parsed by several threads too: the
  * dataset (values, level codes and their order, missing counts, lines) is the sequential
  * reader's, and a bad row stops the load with the same file:line:column. */
@@ -897,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_xxh64),
 		cmocka_unit_test(test_gwbd_every_byte),
 		cmocka_unit_test(test_csv_crossover),
+		cmocka_unit_test(test_csv_parallel_free_text),
 		cmocka_unit_test(test_synth_threads),
 		cmocka_unit_test(test_dataset_take_select),
 		cmocka_unit_test(test_csv_progress_and_interrupt),
