@@ -520,6 +520,26 @@ static void test_csv_parallel_mixed(void **state)
 	insert_at(t, &n, record_after(t, n / 2), "999999,ab\"c,1,2,3,,0\n");
 	p = tmpfile_with("mixed.csv", t, n);
 	assert_int_equal(check_all_readers(p, NULL, 0), 1);
+	/* integers of every width and sign beside decimals and exponents (the fast paths' integer
+	 * shape against the tokenizer's strtof-backed parser) */
+	{
+		static const char *const ints[] = {"-0", "+7", "0000007", "1234567", "-9999999",
+						   "12345678", "7e2", "0", "-12", "16777217", "3."};
+		n = (size_t)snprintf(t, cap, "a,b,c,y\n");
+		for (k = 0; k < 400; k++)
+			n += (size_t)snprintf(t + n, cap - n, "%s,%s,%zu.25,%s\n", ints[k % 11],
+					      ints[(k * 7 + 3) % 11], k, ints[(k * 5 + 1) % 11]);
+		p = tmpfile_with("ints.csv", t, n);
+		if (check_all_readers(p, NULL, 0) < 1)
+			fail_msg("integers: %s", gwb_errmsg());
+		n = (size_t)snprintf(t, cap, "s,a,y\n");   /* the mixed path too */
+		for (k = 0; k < 400; k++)
+			n += (size_t)snprintf(t + n, cap - n, "w%zu,%s,%s\n", k % 5, ints[k % 11],
+					      ints[(k * 3 + 2) % 11]);
+		p = tmpfile_with("ints.csv", t, n);
+		if (check_all_readers(p, NULL, 0) < 1)
+			fail_msg("integers, mixed: %s", gwb_errmsg());
+	}
 	/* bad rows deep in the file: the error of the sequential reader */
 	{
 		static const char *const bad[] = {"1,2,3\n", "1,\"open\n", "x,1,2,3,4,5,6,7\n",
