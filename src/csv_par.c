@@ -114,7 +114,7 @@ gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored)
 }
 
 /* --- the parallel reader ------------------------------------------------------------------
- * A large file is cut into byte ranges, eight per thread (at least PAR_RANGE_MIN bytes each),
+ * A large file is cut into byte ranges, four per thread (at least PAR_RANGE_MIN bytes each),
  * which the threads take in turn as they finish one (prun). A record belongs to the range its
  * first byte lies in. A worker finds the first record start of its range, the byte after the
  * first newline outside quotes at or after the range's first byte less one (whether that byte
@@ -695,11 +695,11 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 
 	if (threads > 64)
 		threads = 64;
-	/* eight ranges a thread (of at least range_min bytes, at most 64): the threads take them
+	/* four ranges a thread (of at least range_min bytes, at most 64): the threads take them
 	 * as they finish, so that the slowest thread does not set the time */
 	size_t nr = (r->size - start) / (range_min ? range_min : 1);
-	if (nr > (size_t)threads * 8)
-		nr = (size_t)threads * 8;
+	if (nr > (size_t)threads * 4)
+		nr = (size_t)threads * 4;
 	if (nr > 64)
 		nr = 64;
 	if (nr < (size_t)threads)
