@@ -886,7 +886,7 @@ static inline bool fast_number(const char **pp, const char *end, float *v)
 }
 
 /* fast_number for the commonest shapes, [sign] 1-7 digits '.' 1-7 digits (fixed decimals, as
- * most writers print) and [sign] 1-7 digits (integers), read as one or two 8-byte words with
+ * most writers print) and [sign] 1-15 digits (integers, ids), read as one or two 8-byte words with
  * at least 18 bytes left: the same value and end as fast_number (the same arithmetic), in fewer
  * steps; anything else goes to it. */
 static inline bool fast_decimal(const char **pp, const char *end, float *v)
@@ -921,6 +921,20 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 			*pp = q + n1;
 			*v = with_sign((float)parse8(a), neg);
 			return true;
+		} else if (n1 == 8 && end - q >= 16) {
+			/* an integer of 9-15 digits (ids): two words */
+			memcpy(&b, q + 8, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[8 + n2];
+			if (n2 > 0 && n2 < 8 && t != '.' && t != 'e' && t != 'E') {
+				int s2 = 8 * (8 - n2);
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + 8 + n2;
+				return float_fast((uint64_t)parse8(a) * pow10_u64[n2] + parse8(b), 0, neg,
+						  v);
+			}
 		}
 	}
 	return fast_number(pp, end, v);

@@ -524,18 +524,21 @@ static void test_csv_parallel_mixed(void **state)
 	 * shape against the tokenizer's strtof-backed parser) */
 	{
 		static const char *const ints[] = {"-0", "+7", "0000007", "1234567", "-9999999",
-						   "12345678", "7e2", "0", "-12", "16777217", "3."};
+						   "12345678", "7e2", "0", "-12", "16777217", "3.",
+						   "123456789012", "-1000000000006", "999999999999999",
+						   "000000001234567", "1234567890123.5", "16777217000"};
+		const size_t ni = sizeof(ints) / sizeof(*ints);
 		n = (size_t)snprintf(t, cap, "a,b,c,y\n");
 		for (k = 0; k < 400; k++)
-			n += (size_t)snprintf(t + n, cap - n, "%s,%s,%zu.25,%s\n", ints[k % 11],
-					      ints[(k * 7 + 3) % 11], k, ints[(k * 5 + 1) % 11]);
+			n += (size_t)snprintf(t + n, cap - n, "%s,%s,%zu.25,%s\n", ints[k % ni],
+					      ints[(k * 7 + 3) % ni], k, ints[(k * 5 + 1) % ni]);
 		p = tmpfile_with("ints.csv", t, n);
 		if (check_all_readers(p, NULL, 0) < 1)
 			fail_msg("integers: %s", gwb_errmsg());
 		n = (size_t)snprintf(t, cap, "s,a,y\n");   /* the mixed path too */
 		for (k = 0; k < 400; k++)
-			n += (size_t)snprintf(t + n, cap - n, "w%zu,%s,%s\n", k % 5, ints[k % 11],
-					      ints[(k * 3 + 2) % 11]);
+			n += (size_t)snprintf(t + n, cap - n, "w%zu,%s,%s\n", k % 5, ints[k % ni],
+					      ints[(k * 3 + 2) % ni]);
 		p = tmpfile_with("ints.csv", t, n);
 		if (check_all_readers(p, NULL, 0) < 1)
 			fail_msg("integers, mixed: %s", gwb_errmsg());
