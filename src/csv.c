@@ -418,60 +418,6 @@ static gwb_status pick_target(struct rd *r, const gwb_csv_opts *o)
 }
 
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmp_numstr(const void *a, const void *b)
-{
-	const char *x = *(char *const *)a, *y = *(char *const *)b;
-	float u = 0, v = 0;
-	bool o;
-
-	gwb_csv_parse_float(x, strlen(x), &u, &o);
-	gwb_csv_parse_float(y, strlen(y), &v, &o);
-	if (u != v)
-		return u < v ? -1 : 1;
-	return strcmp(x, y);   /* "1" and "1.0": a stable order all the same */
-}
-
-/* Sort a dictionary's levels and return old code -> new code (caller frees). */
-static int32_t *sort_levels(struct dict *d)
-{
-	char **sorted = malloc(((size_t)d->n + 1) * sizeof(*sorted));
-	int32_t *map = malloc(((size_t)d->n + 1) * sizeof(*map));
-	int i;
-
-	if (!sorted || !map) {
-		free(sorted);
-		free(map);
-		return NULL;
-	}
-	if (d->n)   /* (a column of missing values only has no levels) */
-		memcpy(sorted, d->str, (size_t)d->n * sizeof(*sorted));
-	/* levels that all read as numbers ("2", "10", "1.5") sort by value, others by bytes */
-	{
-		bool numeric = d->n > 0;
-		for (i = 0; i < d->n && numeric; i++) {
-			float v;
-			bool ovf;
-			numeric = gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &v, &ovf) && !isnan(v);
-		}
-		qsort(sorted, (size_t)d->n, sizeof(*sorted), numeric ? cmp_numstr : cmp_str);
-	}
-	/* the dictionary still finds codes by string: look each sorted string up */
-	for (i = 0; i < d->n; i++) {
-		int32_t old = -1;
-		csv_dict_code(d, sorted[i], strlen(sorted[i]), &old);
-		map[old] = i;
-	}
-	if (d->n)
-		memcpy(d->str, sorted, (size_t)d->n * sizeof(*sorted));
-	free(sorted);
-	return map;
-}
-
 /* Codes of categorical feature column j (x, one per row) to the sorted order `map`. Rows the
  * parallel reader read carry their range's codes, which its part map takes to the merged ones
  * first. */
@@ -603,7 +549,7 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		r->names[j] = NULL;
 		if (c->numeric)
 			continue;
-		if (!(map = sort_levels(&c->dict))) {
+		if (!(map = csv_dict_sort(&c->dict))) {
 			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 			goto fail;
 		}
@@ -619,7 +565,7 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	if (task == GWB_TASK_REGRESSION) {
 		memcpy(d->yr, r->tv, r->rows * sizeof(float));
 	} else if (!tc->numeric) {
-		int32_t *map = sort_levels(&tc->dict);
+		int32_t *map = csv_dict_sort(&tc->dict);
 		if (!map) {
 			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 			goto fail;

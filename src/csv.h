@@ -34,7 +34,7 @@ typedef struct gwb_csv_opts {
 	                               * record boundaries everywhere) */
 	int threads;                  /* parse threads for large files, 0 = one per CPU */
 	size_t par_min;               /* files at least this large are parsed in parallel when they
-	                               * can be, 0 = 64 MiB */
+	                               * can be, 0 = PAR_MIN_BYTES (4 MiB) */
 	bool slow;                    /* tests: one thread, every record through the general
 	                               * tokenizer (the reference the fast paths must match) */
 } gwb_csv_opts;

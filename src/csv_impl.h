@@ -2,7 +2,8 @@
  * reader's state (struct rd), the level dictionaries, the tokenizer's fields and the steps
  * both readers take. csv_parse.c turns records into rows (numbers, tokenizer, dictionaries,
  * the row store), csv.c is the sequential reader and gwb_csv_load, csv_par.c the byte ranges
- * and the threads, csv_write.c the writer. Internal: nothing outside src/csv*.c includes it.
+ * and the threads, csv_write.c the writer. Internal: nothing outside src/csv*.c includes it
+ * (but tests/unit/test_csv.c, for the thresholds).
  * Everything a struct rd holds is owned by it and released by csv.c's rd_free. */
 #ifndef GWB_CSV_IMPL_H
 #define GWB_CSV_IMPL_H
@@ -10,21 +11,48 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "csv.h"
 
 #define MAX_LEVELS (1 << 24)          /* category codes stay exact in float32 */
-#define PAR_MIN_BYTES ((size_t)64 << 20)
-#define PAR_RANGE_MIN ((size_t)4 << 20)
+/* The parallel reader from 4 MiB (at 2 threads it cost 7-25 % more CPU than the sequential
+ * reader on issue 28's mixed files of 1-20 MB, so it wins from a few MB where a second core is
+ * free; bench/results/data-2026-12-02.txt), in ranges of 1 MiB and more (more ranges than
+ * threads below 64 MiB, so a slow core does not set the time). */
+#define PAR_MIN_BYTES ((size_t)4 << 20)
+#define PAR_RANGE_MIN ((size_t)1 << 20)
 
 /* --- dictionaries: string -> code, in order of first appearance --------------------------- */
 
+struct dslot {
+	uint32_t hash;    /* the level's hash: most probes end here, without reading a string */
+	int32_t code;     /* code + 1, 0 = empty */
+};
+
 struct dict {
-	char **str;       /* code -> string (owned) */
-	uint32_t *hash;   /* code -> hash */
+	char **str;       /* code -> string (owned; NULL once handed to another dictionary) */
 	int n, cap;
-	int32_t *slot;    /* open addressing: code + 1, 0 = empty */
+	struct dslot *slot;   /* open addressing; NULL once sorted (no more lookups) */
 	size_t nslot;
+	bool sorted;      /* str is in the final order already (csv_par.c's merge) */
+	/* a parallel worker's dictionary (may_append): once most of the first APPEND_PROBE
+	 * lookups added a level (free text), levels are appended without a lookup, repeats
+	 * included, which the merge of the ranges' levels folds into one code */
+	bool may_append, append;
+	int looks;
+};
+#define APPEND_PROBE 4096
+
+/* A level being sorted: its first 24 bytes as three big-endian words (most comparisons end
+ * there, without reading the string), the value when every level of the column reads as a
+ * number, the string and its code. */
+#define LVL_KEY 3
+struct lvl {
+	uint64_t key[LVL_KEY];
+	float v;
+	int32_t code;
+	const char *s;
 };
 
 /* --- the reader ----------------------------------------------------------------------------- */
@@ -102,6 +130,35 @@ struct rd {
 void csv_dict_free(struct dict *d);
 int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code);
 int csv_dict_find(const struct dict *d, const char *s, size_t n);
+
+/* csv_parse.c: the levels in their final order, bytes or (when every level reads as a number)
+ * values. csv_dict_sort: sorts d, returns old code -> new code (the caller frees it; NULL out of
+ * memory); d finds no codes afterwards. For the parallel reader's merge: csv_levels_numeric
+ * (every level reads as a number), csv_levels_make (d's levels, *out owned by the caller, NULL
+ * out of memory), csv_levels_sort (false: out of memory), csv_level_cmp (<0, 0, >0). */
+int32_t *csv_dict_sort(struct dict *d);
+bool csv_levels_numeric(const struct dict *d);
+struct lvl *csv_levels_make(const struct dict *d, bool numeric);
+bool csv_levels_sort(struct lvl *l, size_t n, bool numeric);
+
+/* Bytes (strcmp's order), or values with the bytes deciding ties ("1" and "1.0"). */
+static inline int csv_level_cmp(const struct lvl *a, const struct lvl *b, bool numeric)
+{
+	int k;
+
+	if (numeric) {
+		if (a->v != b->v)
+			return a->v < b->v ? -1 : 1;
+		return strcmp(a->s, b->s);
+	}
+	for (k = 0; k < LVL_KEY; k++)
+		if (a->key[k] != b->key[k])
+			return a->key[k] < b->key[k] ? -1 : 1;
+	/* the same first bytes: the same string when it ended there */
+	if (!(a->key[LVL_KEY - 1] & 0xff))
+		return 0;
+	return strcmp(a->s + 8 * LVL_KEY, b->s + 8 * LVL_KEY);
+}
 
 /* csv_parse.c: messages (path:line:col of buf offset `at`, counting from the record that
  * starts at `rec` on `line`; a field shown for a message) and the tokenizer. */

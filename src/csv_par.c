@@ -114,13 +114,15 @@ gwb_status csv_store_chunks(struct rd *r, float *X, size_t *stored)
 }
 
 /* --- the parallel reader ------------------------------------------------------------------
- * A large file is cut into byte ranges, eight per thread (at least PAR_RANGE_MIN bytes each),
+ * A large file is cut into byte ranges, four per thread (at least PAR_RANGE_MIN bytes each),
  * which the threads take in turn as they finish one (prun). A record belongs to the range its
  * first byte lies in. A worker finds the first record start of its range, the byte after the
  * first newline outside quotes at or after the range's first byte less one (whether that byte
  * lies inside quotes comes from the parity of the quotes before it, counted over all ranges in
  * a first pass; when no quoted field of the first block holds a line break the pass is
- * skipped and "outside" assumed, which the check below proves or refutes). It then reads
+ * skipped and the first line break taken, quotes ignored, which the check below proves or
+ * refutes: assuming "outside" and tracking quotes instead ran to the end of the file from a
+ * start inside a quoted field, in every range of a file with quoted text). It then reads
  * records with the sequential reader's own steps (csv_fast_row, csv_mixed_row, tokenize
  * and csv_convert_row) until one starts past its range, with pread into its own buffer, into its
  * own chunks, dictionaries and missing counts. Then the ranges are checked: each must end
@@ -143,6 +145,7 @@ struct pworker {
 	size_t quotes;
 	size_t start, end;      /* the first record start it found, the one it stopped at */
 	bool inq;               /* byte a - 1 lies inside quotes */
+	bool parity;            /* inq is known (the quotes were counted) */
 	bool all_numeric;       /* try csv_fast_row first */
 	int fd;
 	gwb_status st;
@@ -319,6 +322,16 @@ static void *pwork(void *arg)
 					return pdecline(w, st);
 				continue;
 			}
+			if (!w->parity) {
+				/* quotes unknown: the first line break is the guess, and the check
+				 * that the ranges meet proves it (tracking quotes from an assumed
+				 * "outside" would run to the end of the file from inside a quote) */
+				const char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+				r->pos = nl ? (size_t)(nl - r->buf) + 1 : r->len;
+				if (nl)
+					break;
+				continue;
+			}
 			c = r->buf[r->pos++];
 			if (c == '"')
 				inq = !inq;
@@ -388,42 +401,269 @@ static void prun(struct pworker *w, int n, int threads, void *(*fn)(void *))
 	run_on(w, sizeof(*w), n, threads, fn);
 }
 
-/* Merge the workers' dictionaries of column j into r's, in range order; the map of worker i
- * (local code -> merged code) goes to r->part_map[i * ncol + j], NULL where it is the
- * identity. PAR_DECLINED when the merged column has too many levels (the sequential reader
- * says where), PAR_ERROR when out of memory. */
-static int merge_levels(struct rd *r, struct pworker *w, int n, int j, gwb_status *st)
-{
-	int i, k;
+/* The merge of one categorical column's levels: each range's levels sorted on the threads
+ * (lsort_range), then cut into parts by splitter levels, the parts merged on the threads
+ * (lmerge_part) and laid end to end (merge_levels). */
+struct lsort {
+	struct dict *d;
+	struct lvl *l;
+	bool numeric;    /* in: compare values; out of lnumeric: every level is a number */
+	bool failed;     /* out of memory */
+};
 
-	for (i = 0; i < n; i++) {
-		struct dict *d = &w[i].r.cols[j].dict;
-		int32_t *map;
-		bool ident = true;
-		if (!d->n)
-			continue;
-		if (!(map = malloc((size_t)d->n * sizeof(*map)))) {
-			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-			return PAR_ERROR;
-		}
-		for (k = 0; k < d->n; k++) {
-			int e = csv_dict_code(&r->cols[j].dict, d->str[k], strlen(d->str[k]), &map[k]);
-			if (e) {
-				free(map);
-				if (e == -2)
-					return PAR_DECLINED;
-				*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of "
-						"column \"%s\"", r->path, r->names[j]);
-				return PAR_ERROR;
-			}
-			ident &= map[k] == k;
-		}
-		if (ident)
-			free(map);
-		else
-			r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map;
+static void *lnumeric(void *arg)
+{
+	struct lsort *s = arg;
+
+	s->numeric = s->d->n == 0 || csv_levels_numeric(s->d);
+	return NULL;
+}
+
+static void *lsort_range(void *arg)
+{
+	struct lsort *s = arg;
+
+	if (!s->d->n)
+		return NULL;
+	if (!(s->l = csv_levels_make(s->d, s->numeric)) ||
+	    !csv_levels_sort(s->l, (size_t)s->d->n, s->numeric))
+		s->failed = true;
+	return NULL;
+}
+
+/* One part of the merge: levels [lo[x], hi[x]) of each range x, every level of the part's
+ * value span (a level equal to a splitter is in the part that starts there, in every range:
+ * duplicates never straddle two parts). Out: its distinct levels in order (borrowed from the
+ * ranges), and map[x][code] = the index among them (the part's offset is added later). */
+struct lpart {
+	const struct lsort *s;
+	int n;                /* ranges */
+	bool numeric;
+	size_t *lo, *hi;      /* per range */
+	int32_t **map;        /* per range: local code -> final code */
+	char **str;           /* out: the part's distinct levels */
+	size_t nstr, off;     /* how many; where they start in the column's */
+	bool dups;            /* a level was in more than one range */
+	bool failed;
+};
+
+/* Range x's next level comes before range y's (ties: the lower range first). */
+static inline bool heap_less(const struct lsort *s, const size_t *at, int x, int y, bool numeric)
+{
+	int c = csv_level_cmp(&s[x].l[at[x]], &s[y].l[at[y]], numeric);
+
+	return c < 0 || (c == 0 && x < y);
+}
+
+static void sift(int *heap, int nh, int k, const struct lsort *s, const size_t *at, bool numeric)
+{
+	for (;;) {
+		int c = 2 * k + 1, t;
+		if (c >= nh)
+			break;
+		if (c + 1 < nh && heap_less(s, at, heap[c + 1], heap[c], numeric))
+			c++;
+		if (!heap_less(s, at, heap[c], heap[k], numeric))
+			break;
+		t = heap[c], heap[c] = heap[k], heap[k] = t;
+		k = c;
 	}
-	return PAR_DONE;
+}
+
+/* A binary heap of the ranges by their next level; equal levels come out one after the
+ * other and take one code. */
+static void *lmerge_part(void *arg)
+{
+	struct lpart *p = arg;
+	const struct lsort *s = p->s;
+	const struct lvl *prev = NULL;
+	size_t total = 0, *at = malloc((size_t)p->n * sizeof(*at));
+	int *heap = malloc((size_t)p->n * sizeof(*heap)), nh = 0, x;
+
+	for (x = 0; x < p->n; x++)
+		total += p->hi[x] - p->lo[x];
+	if (!at || !heap || !(p->str = malloc((total + 1) * sizeof(*p->str)))) {
+		p->failed = true;
+		goto out;
+	}
+	for (x = 0; x < p->n; x++) {
+		at[x] = p->lo[x];
+		if (p->hi[x] > p->lo[x])
+			heap[nh++] = x;
+	}
+	for (x = nh / 2 - 1; x >= 0; x--)
+		sift(heap, nh, x, s, at, p->numeric);
+	while (nh) {
+		const struct lvl *l;
+		x = heap[0];
+		l = &s[x].l[at[x]];
+		if (!prev || csv_level_cmp(prev, l, p->numeric))
+			p->str[p->nstr++] = (char *)l->s;
+		else
+			p->dups = true;
+		prev = l;
+		p->map[x][l->code] = (int32_t)(p->nstr - 1);
+		if (++at[x] == p->hi[x])
+			heap[0] = heap[--nh];
+		sift(heap, nh, 0, s, at, p->numeric);
+	}
+out:
+	free(at);
+	free(heap);
+	return NULL;
+}
+
+/* Add the part's offset to the codes it gave (each range's levels of the part). */
+static void *lshift_part(void *arg)
+{
+	struct lpart *p = arg;
+	size_t k;
+	int x;
+
+	if (p->off)
+		for (x = 0; x < p->n; x++)
+			for (k = p->lo[x]; k < p->hi[x]; k++)
+				p->map[x][p->s[x].l[k].code] += (int32_t)p->off;
+	return NULL;
+}
+
+/* The first level of sorted l[0..n) that is not before v. */
+static size_t lower_bound(const struct lvl *l, size_t n, const struct lvl *v, bool numeric)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (csv_level_cmp(&l[m], v, numeric) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* Merge the workers' levels of column j into r's dictionary in their final order (the order
+ * build() sorts a dictionary into: bytes, or values when every level reads as a number), so
+ * that its sort is the identity: each range's levels are sorted on the threads, cut into four
+ * parts a thread by splitters taken from the largest range, the parts merged on the threads
+ * with the duplicates dropped (the strings moving over rather than being copied) and laid end
+ * to end. The map of worker i (local code -> final code) goes to r->part_map[i * ncol + j],
+ * NULL where it is the identity. PAR_DECLINED when the column has too many levels (the
+ * sequential reader says where), PAR_ERROR when out of memory. */
+static int merge_levels(struct rd *r, struct pworker *w, int n, int threads, int j,
+			gwb_status *st)
+{
+	struct lsort *s = calloc((size_t)n, sizeof(*s));
+	struct dict *out = &r->cols[j].dict;
+	int32_t **map = calloc((size_t)n, sizeof(*map));
+	int np = threads * 4 > 64 ? 64 : threads * 4, big = 0, i, k, result = PAR_DONE;
+	struct lpart *part = calloc((size_t)np, sizeof(*part));
+	size_t *bounds = calloc((size_t)(np + 1) * (size_t)n, sizeof(*bounds)), total = 0;
+	bool numeric = true, any = false, dups = false;
+
+	if (!s || !map || !part || !bounds)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		s[i].d = &w[i].r.cols[j].dict;
+		total += (size_t)s[i].d->n;
+		if (s[i].d->n > s[big].d->n)
+			big = i;
+	}
+	if (!total)
+		goto out;
+	run_on(s, sizeof(*s), n, threads, lnumeric);
+	for (i = 0; i < n; i++) {
+		numeric &= s[i].numeric;
+		any |= s[i].d->n > 0;
+	}
+	numeric &= any;
+	for (i = 0; i < n; i++)
+		s[i].numeric = numeric;
+	run_on(s, sizeof(*s), n, threads, lsort_range);
+	for (i = 0; i < n; i++) {
+		if (s[i].failed)
+			goto nomem;
+		if (s[i].d->n && !(map[i] = malloc((size_t)s[i].d->n * sizeof(**map))))
+			goto nomem;
+	}
+	/* bounds[p * n + x]: where part p starts in range x (the splitters: the largest range's
+	 * levels at p / np of its length) */
+	for (k = 0; k <= np; k++)
+		for (i = 0; i < n; i++) {
+			size_t m = (size_t)s[i].d->n, b;
+			if (k == 0)
+				b = 0;
+			else if (k == np)
+				b = m;
+			else
+				b = lower_bound(s[i].l, m,
+						&s[big].l[(size_t)s[big].d->n * (size_t)k / (size_t)np], numeric);
+			bounds[(size_t)k * (size_t)n + (size_t)i] = b;
+		}
+	for (k = 0; k < np; k++)
+		part[k] = (struct lpart){.s = s, .n = n, .numeric = numeric,
+					 .lo = bounds + (size_t)k * (size_t)n,
+					 .hi = bounds + (size_t)(k + 1) * (size_t)n, .map = map};
+	run_on(part, sizeof(*part), np, threads, lmerge_part);
+	total = 0;
+	for (k = 0; k < np; k++) {
+		if (part[k].failed)
+			goto nomem;
+		part[k].off = total;
+		total += part[k].nstr;
+		dups |= part[k].dups;
+	}
+	if (total > (size_t)MAX_LEVELS) {
+		result = PAR_DECLINED;
+		goto out;
+	}
+	if (!(out->str = malloc((total + 1) * sizeof(*out->str))))
+		goto nomem;
+	out->cap = (int)total;
+	for (k = 0; k < np; k++) {
+		if (part[k].nstr)
+			memcpy(out->str + part[k].off, part[k].str, part[k].nstr * sizeof(*out->str));
+	}
+	run_on(part, sizeof(*part), np, threads, lshift_part);
+	/* the strings are out's now (the duplicates go), the maps r's (but the identity) */
+	out->n = (int)total;
+	out->sorted = true;
+	for (i = 0; i < n; i++) {
+		struct dict *d = s[i].d;
+		bool ident = true;
+		if (!map[i])
+			continue;
+		for (k = 0; k < d->n; k++) {
+			ident &= map[i][k] == k;
+			if (dups && out->str[map[i][k]] != d->str[k])
+				free(d->str[k]);
+		}
+		d->n = 0;
+		if (ident)
+			continue;
+		r->part_map[(size_t)i * (size_t)r->ncol + (size_t)j] = map[i];
+		map[i] = NULL;
+	}
+	goto out;
+nomem:
+	*st = gwb_error(GWB_ENOMEM, "%s: out of memory for the levels of column \"%s\"", r->path,
+			r->names[j]);
+	result = PAR_ERROR;
+out:
+	if (s)
+		for (i = 0; i < n; i++)
+			free(s[i].l);
+	if (map)
+		for (i = 0; i < n; i++)
+			free(map[i]);
+	if (part)
+		for (k = 0; k < np; k++)
+			free(part[k].str);
+	free(s);
+	free(map);
+	free(part);
+	free(bounds);
+	return result;
 }
 
 void csv_part_free(struct rd *r)
@@ -455,11 +695,11 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 
 	if (threads > 64)
 		threads = 64;
-	/* eight ranges a thread (of at least range_min bytes, at most 64): the threads take them
+	/* four ranges a thread (of at least range_min bytes, at most 64): the threads take them
 	 * as they finish, so that the slowest thread does not set the time */
 	size_t nr = (r->size - start) / (range_min ? range_min : 1);
-	if (nr > (size_t)threads * 8)
-		nr = (size_t)threads * 8;
+	if (nr > (size_t)threads * 4)
+		nr = (size_t)threads * 4;
 	if (nr > 64)
 		nr = 64;
 	if (nr < (size_t)threads)
@@ -486,6 +726,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		w[n].qb = w[n].b - 1;
 		w[n].fd = r->fd;
 		w[n].first = n == 0;
+		w[n].parity = parity;
 		w[n].all_numeric = all_numeric && !r->numeric_missing;
 		w[n].stop = &stop;
 		w[n].done = &done;
@@ -514,6 +755,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		memcpy(q->cols, r->cols, (size_t)r->ncol * sizeof(*q->cols));
 		for (j = 0; j < r->ncol; j++) {
 			memset(&q->cols[j].dict, 0, sizeof(q->cols[j].dict));
+			q->cols[j].dict.may_append = true;   /* merge_levels folds repeats */
 			q->cols[j].missing = 0;
 		}
 	}
@@ -553,7 +795,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	r->npart = n;
 	for (j = 0; j < r->ncol && result == PAR_DONE; j++)
 		if (!r->cols[j].numeric)
-			result = merge_levels(r, w, n, j, st);
+			result = merge_levels(r, w, n, threads, j, st);
 	if (result != PAR_DONE)
 		goto out;
 	/* hand the workers' chunks and targets to r, in range order */

@@ -223,23 +223,23 @@ void csv_dict_free(struct dict *d)
 	for (i = 0; i < d->n; i++)
 		free(d->str[i]);
 	free(d->str);
-	free(d->hash);
 	free(d->slot);
 	memset(d, 0, sizeof(*d));
 }
 
 static int dict_rehash(struct dict *d, size_t nslot)
 {
-	int32_t *s = calloc(nslot, sizeof(*s));
-	int i;
+	struct dslot *s = calloc(nslot, sizeof(*s));
+	size_t i, k;
 
 	if (!s)
 		return -1;
-	for (i = 0; i < d->n; i++) {
-		size_t k = d->hash[i] & (nslot - 1);
-		while (s[k])
-			k = (k + 1) & (nslot - 1);
-		s[k] = i + 1;
+	for (i = 0; i < d->nslot; i++) {
+		if (!d->slot[i].code)
+			continue;
+		for (k = d->slot[i].hash & (nslot - 1); s[k].code; k = (k + 1) & (nslot - 1))
+			;
+		s[k] = d->slot[i];
 	}
 	free(d->slot);
 	d->slot = s;
@@ -247,18 +247,53 @@ static int dict_rehash(struct dict *d, size_t nslot)
 	return 0;
 }
 
-/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. */
+/* The code of s[0..n), adding it when new. -1 out of memory, -2 too many levels. A probe
+ * compares the slot's hash first: a new level (most of them in a column of free text) is
+ * placed without reading any other level's string. */
+static int dict_append(struct dict *d, const char *s, size_t n, int32_t *code)
+{
+	char *c;
+
+	if (d->n >= MAX_LEVELS)
+		return -2;
+	if (d->n == d->cap) {
+		int cap = d->cap ? d->cap * 2 : 16;
+		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		d->str = ns;
+		d->cap = cap;
+	}
+	if (!(c = malloc(n + 1)))
+		return -1;
+	memcpy(c, s, n);
+	c[n] = 0;
+	d->str[d->n] = c;
+	*code = d->n++;
+	return 0;
+}
+
 int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 {
-	uint32_t h = str_hash(s, n);
+	uint32_t h;
 	size_t k;
 	char *c;
 
+	if (d->append)
+		return dict_append(d, s, n, code);
+	if (d->may_append && ++d->looks == APPEND_PROBE && d->n > APPEND_PROBE / 2) {
+		d->append = true;
+		free(d->slot);
+		d->slot = NULL;
+		d->nslot = 0;
+		return dict_append(d, s, n, code);
+	}
+	h = str_hash(s, n);
 	if (!d->slot && dict_rehash(d, 64))
 		return -1;
-	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
-		int i = d->slot[k] - 1;
-		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
+	for (k = h & (d->nslot - 1); d->slot[k].code; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k].code - 1;
+		if (d->slot[k].hash == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0) {
 			*code = i;
 			return 0;
 		}
@@ -268,14 +303,9 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 16;
 		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
-		uint32_t *nh;
 		if (!ns)
 			return -1;
 		d->str = ns;
-		nh = realloc(d->hash, (size_t)cap * sizeof(*nh));
-		if (!nh)
-			return -1;
-		d->hash = nh;
 		d->cap = cap;
 	}
 	if (!(c = malloc(n + 1)))
@@ -283,12 +313,138 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 	memcpy(c, s, n);
 	c[n] = 0;
 	d->str[d->n] = c;
-	d->hash[d->n] = h;
-	d->slot[k] = d->n + 1;
+	d->slot[k].hash = h;
+	d->slot[k].code = d->n + 1;
 	*code = d->n++;
 	if ((size_t)d->n * 2 > d->nslot && dict_rehash(d, d->nslot * 2))
 		return -1;
 	return 0;
+}
+
+/* --- the levels' final order ------------------------------------------------------------ */
+
+bool csv_levels_numeric(const struct dict *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++) {
+		float v;
+		bool ovf;
+		if (!gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &v, &ovf) || isnan(v))
+			return false;
+	}
+	return d->n > 0;
+}
+
+struct lvl *csv_levels_make(const struct dict *d, bool numeric)
+{
+	struct lvl *l = malloc(((size_t)d->n + 1) * sizeof(*l));
+	int i;
+
+	if (!l)
+		return NULL;
+	for (i = 0; i < d->n; i++) {
+		unsigned char b[8 * LVL_KEY] = {0};
+		int k;
+		/* the first bytes, big-endian (a string's end leaves zeros, as strcmp sees it) */
+		memcpy(b, d->str[i], strnlen(d->str[i], sizeof(b)));
+		for (k = 0; k < LVL_KEY; k++) {
+			uint64_t w;
+			memcpy(&w, b + 8 * k, 8);
+			l[i].key[k] = __builtin_bswap64(w);
+		}
+		l[i].v = 0;
+		if (numeric) {
+			bool ovf;
+			gwb_csv_parse_float(d->str[i], strlen(d->str[i]), &l[i].v, &ovf);
+		}
+		l[i].code = i;
+		l[i].s = d->str[i];
+	}
+	return l;
+}
+
+/* Sort l[0..n) into out[0..n) (out may be l itself), t scratch of n that may be overwritten:
+ * a merge sort whose levels alternate between the two buffers (no copy back), with the
+ * comparison inlined (qsort's function call per comparison, and its indirect sort of elements
+ * over 32 bytes, cost twice as much on a column of a million levels). */
+static void lvl_msort(struct lvl *l, struct lvl *out, struct lvl *t, size_t n, bool numeric)
+{
+	size_t h = n / 2, i, j, k = 0;
+
+	if (n <= 16) {
+		if (out != l)
+			memcpy(out, l, n * sizeof(*l));
+		for (i = 1; i < n; i++) {
+			struct lvl x = out[i];
+			for (j = i; j > 0 && csv_level_cmp(&x, &out[j - 1], numeric) < 0; j--)
+				out[j] = out[j - 1];
+			out[j] = x;
+		}
+		return;
+	}
+	/* both halves sorted into the buffer that is not out, then merged into out */
+	{
+		struct lvl *other = out == l ? t : l;
+		lvl_msort(l, other, out, h, numeric);
+		lvl_msort(l + h, other + h, out + h, n - h, numeric);
+		for (i = 0, j = h; i < h && j < n;)
+			out[k++] = csv_level_cmp(&other[j], &other[i], numeric) < 0 ? other[j++]
+										      : other[i++];
+		while (i < h)
+			out[k++] = other[i++];
+		while (j < n)
+			out[k++] = other[j++];
+	}
+}
+
+bool csv_levels_sort(struct lvl *l, size_t n, bool numeric)
+{
+	struct lvl *t = malloc((n + 1) * sizeof(*t));
+
+	if (!t)
+		return false;
+	lvl_msort(l, l, t, n, numeric);
+	free(t);
+	return true;
+}
+
+/* Sort d's levels: levels that all read as numbers ("2", "10", "1.5") by value, others by
+ * bytes. Returns old code -> new code (caller frees). */
+int32_t *csv_dict_sort(struct dict *d)
+{
+	int32_t *map = malloc(((size_t)d->n + 1) * sizeof(*map));
+	struct lvl *l;
+	bool numeric;
+	int i;
+
+	if (!map)
+		return NULL;
+	if (d->sorted) {
+		for (i = 0; i < d->n; i++)
+			map[i] = i;
+		return map;
+	}
+	numeric = csv_levels_numeric(d);
+	if (!(l = csv_levels_make(d, numeric))) {
+		free(map);
+		return NULL;
+	}
+	if (!csv_levels_sort(l, (size_t)d->n, numeric)) {
+		free(l);
+		free(map);
+		return NULL;
+	}
+	for (i = 0; i < d->n; i++) {
+		map[l[i].code] = i;
+		d->str[i] = (char *)l[i].s;
+	}
+	free(l);
+	free(d->slot);
+	d->slot = NULL;
+	d->nslot = 0;
+	d->sorted = true;
+	return map;
 }
 
 /* --- records ---------------------------------------------------------------------------- */
@@ -546,9 +702,9 @@ int csv_dict_find(const struct dict *d, const char *s, size_t n)
 
 	if (!d->slot)
 		return -1;
-	for (k = h & (d->nslot - 1); d->slot[k]; k = (k + 1) & (d->nslot - 1)) {
-		int i = d->slot[k] - 1;
-		if (d->hash[i] == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
+	for (k = h & (d->nslot - 1); d->slot[k].code; k = (k + 1) & (d->nslot - 1)) {
+		int i = d->slot[k].code - 1;
+		if (d->slot[k].hash == h && !strncmp(d->str[i], s, n) && d->str[i][n] == 0)
 			return i;
 	}
 	return -1;
@@ -729,9 +885,10 @@ static inline bool fast_number(const char **pp, const char *end, float *v)
 	return float_fast(w, exp10, neg, v);
 }
 
-/* fast_number for the commonest shape, [sign] 1-7 digits '.' 1-7 digits (fixed decimals, as
- * most writers print), read as two 8-byte words with at least 18 bytes left: the same value
- * and end as fast_number (the same arithmetic), in fewer steps; anything else goes to it. */
+/* fast_number for the commonest shapes, [sign] 1-7 digits '.' 1-7 digits (fixed decimals, as
+ * most writers print) and [sign] 1-15 digits (integers, ids), read as one or two 8-byte words with
+ * at least 18 bytes left: the same value and end as fast_number (the same arithmetic), in fewer
+ * steps; anything else goes to it. */
 static inline bool fast_decimal(const char **pp, const char *end, float *v)
 {
 	const char *p = *pp;
@@ -756,6 +913,27 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 				*pp = q + n1 + 1 + n2;
 				return float_fast((uint64_t)parse8(a) * pow10_u64[n2] + parse8(b), -n2,
 						  neg, v);
+			}
+		} else if (n1 > 0 && n1 < 8 && q[n1] != '.' && q[n1] != 'e' && q[n1] != 'E') {
+			/* an integer of 1-7 digits: exact in float32 (float_fast's result) */
+			int s1 = 8 * (8 - n1);
+			a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+			*pp = q + n1;
+			*v = with_sign((float)parse8(a), neg);
+			return true;
+		} else if (n1 == 8 && end - q >= 16) {
+			/* an integer of 9-15 digits (ids): two words */
+			memcpy(&b, q + 8, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[8 + n2];
+			if (n2 > 0 && n2 < 8 && t != '.' && t != 'e' && t != 'E') {
+				int s2 = 8 * (8 - n2);
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + 8 + n2;
+				return float_fast((uint64_t)parse8(a) * pow10_u64[n2] + parse8(b), 0, neg,
+						  v);
 			}
 		}
 	}
@@ -801,8 +979,8 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 
 /* The fast path for records of files with text (categorical) columns, quotes and missing
  * values: numbers as csv_fast_row reads them, empty fields and missing markers, text quoted or
- * not, in one pass. It declines (false, before the row counts) what it does not settle the
- * way csv_convert_row would: a quote escaped as "" or a newline inside quotes, blanks after a
+ * not (with "" escapes), in one pass. It declines (false, before the row counts) what it does
+ * not settle the way csv_convert_row would: a newline inside quotes, blanks after a
  * closing quote, a NaN, a missing target, a number with blanks or one strtof must settle, a
  * ragged row, the end of the buffer. A level it added to a dictionary before declining is
  * the one csv_convert_row adds for that field, in the same order, so the codes do not change;
@@ -826,13 +1004,36 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 			return false;
 		if (*p == '"') {
 			const char *z = memchr(p + 1, '"', (size_t)(end - p - 1));
-			if (!z || z + 1 == end || z[1] == '"' || memchr(p + 1, '\n', (size_t)(z - p - 1)))
+			bool esc = false;
+			/* "" pairs inside: the closing quote is the first one not doubled */
+			while (z && z + 1 < end && z[1] == '"') {
+				esc = true;
+				z = memchr(z + 2, '"', (size_t)(end - z - 2));
+			}
+			if (!z || z + 1 == end || memchr(p + 1, '\n', (size_t)(z - p - 1)))
 				return false;
 			s = p + 1;
 			n = (size_t)(z - s);
 			p = z + 1;
 			if (*p != sep && *p != '\n' && *p != '\r')
 				return false;
+			if (esc) {   /* the text with each "" as one " (csv_field_text's) */
+				size_t i, k;
+				char *t;
+				if (n + 1 > r->scap) {
+					if (!(t = realloc(r->scratch, n + 1)))
+						return false;
+					r->scratch = t;
+					r->scap = n + 1;
+				}
+				t = r->scratch;
+				for (i = 0, k = 0; i < n; i++) {
+					t[k++] = s[i];
+					i += s[i] == '"';
+				}
+				s = t;
+				n = k;
+			}
 		} else {
 			if (c->numeric && !r->numeric_missing) {
 				const char *q = p;

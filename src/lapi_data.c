@@ -813,7 +813,7 @@ static const gwb_reg funcs[] = {
 	 "gwb rf train - --target y.\n"
 	 "d.source says what the reader found: sep, header, bom, crlf, lines, missing, seconds,\n"
 	 "compression and compressed_bytes (for a compressed file; bytes is the text's size),\n"
-	 "threads (a file of 64 MB or more is parsed by all CPUs, text columns, quotes and missing\n"
+	 "threads (a file of 4 MiB or more is parsed by all CPUs, text columns, quotes and missing\n"
 	 "  values included, with the same result; threads = n sets it).\n"
 	 "Parquet (PAR1 at both ends, whatever the name; pyarrow, polars, DuckDB, Spark files):\n"
 	 "  INT32/INT64/FLOAT/DOUBLE/BOOLEAN columns as numbers, strings as categories, nulls as\n"

@@ -126,7 +126,7 @@ test("csv.fast and csv.parallel off give the same Dataset", function()
   data.load(path)
   local reads = gwb._ablate.reads()
   ok(reads["csv.fast"] > 0, "csv.fast consulted")
-  eq(reads["csv.parallel"], 0, "csv.parallel only for files of 64 MiB and more")
+  eq(reads["csv.parallel"], 0, "csv.parallel only for files of 4 MiB and more")
   -- a value that differs is caught
   local other = data.load(path, { target = "a" })
   ok(not gwb._ablate.compare(base, other), "different datasets differ")

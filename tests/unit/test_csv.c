@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "csv_impl.h"
 #include "dataset.h"
 #include "dsio.h"
 #include "intr.h"
@@ -397,6 +398,74 @@ static void insert_at(char *t, size_t *n, char *at, const char *s)
 	*n += strlen(s);
 }
 
+/* The default crossover (PAR_MIN_BYTES, no par_min): a mixed file just above it is read by
+ * the parallel reader, one just below by the sequential one, both the same as the reference. */
+static void test_csv_crossover(void **state)
+{
+	size_t cap = PAR_MIN_BYTES + (64u << 10), n;
+	char *t = malloc(cap + 1), *cut;
+	gwb_csv_opts o;
+	gwb_csv_info iref, info;
+	gwb_dataset *ref, *d;
+	const char *p;
+	int above;
+
+	(void)state;
+	assert_non_null(t);
+	n = mixed_text(t, cap, 1 << 30, 17, false, true);
+	assert_true(n > PAR_MIN_BYTES);
+	for (above = 1; above >= 0; above--) {
+		if (!above) {   /* the last records that take it to PAR_MIN_BYTES or more go */
+			cut = record_after(t, PAR_MIN_BYTES - 4096);
+			n = (size_t)(cut - t);
+			assert_true(n < PAR_MIN_BYTES);
+		}
+		p = tmpfile_with("crossover.csv", t, n);
+		gwb_csv_opts_init(&o);
+		o.progress = false;
+		o.slow = true;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, &iref), GWB_OK);
+		o.slow = false;
+		o.threads = 2;
+		assert_int_equal(gwb_csv_load(p, &o, &d, &info), GWB_OK);
+		assert_int_equal(info.threads, above ? 2 : 1);
+		assert_same(ref, &iref, d, &info, above ? "above the crossover" : "below it");
+		gwb_dataset_free(d);
+		gwb_dataset_free(ref);
+	}
+	free(t);
+}
+
+/* A column of mostly distinct text (free text): the parallel workers append its levels
+ * without lookups once most lookups added one, and the merge folds the repeats (within a range
+ * after the switch, and across ranges) into one code each: the same as the sequential reader. */
+static void test_csv_parallel_free_text(void **state)
+{
+	size_t cap = 4u << 20, n = 0;
+	char *t = malloc(cap);
+	const char *p;
+	int i, used;
+
+	(void)state;
+	assert_non_null(t);
+	n += (size_t)snprintf(t + n, cap - n, "text,x,y\n");
+	for (i = 0; i < 120000; i++) {
+		if (i % 7 == 0)          /* a few levels over and over */
+			n += (size_t)snprintf(t + n, cap - n, "rep %d,", i % 50);
+		else if (i % 1000 == 999) /* a level seen earlier, maybe in another range */
+			n += (size_t)snprintf(t + n, cap - n, "\"u, %d\",", (i * 37) % (i - 1) + 1);
+		else if (i % 97 == 0)
+			n += (size_t)snprintf(t + n, cap - n, ",");
+		else
+			n += (size_t)snprintf(t + n, cap - n, "\"u, %d\",", i);
+		n += (size_t)snprintf(t + n, cap - n, "%d.5,%d\n", i % 1000, i % 3);
+	}
+	p = tmpfile_with("freetext.csv", t, n);
+	used = check_all_readers(p, NULL, 0);
+	assert_int_equal(used, 16);
+	free(t);
+}
+
 /* Files with text columns, quotes and missing values are parsed by several threads too: the
  * dataset (values, level codes and their order, missing counts, lines) is the sequential
  * reader's, and a bad row stops the load with the same file:line:column. */
@@ -417,6 +486,20 @@ static void test_csv_parallel_mixed(void **state)
 			/* no stray quote: the parallel reader must not fall back */
 			assert_int_equal(check_all_readers(p, note, 1), 16);
 		}
+	/* levels that all read as numbers sort by value ("-1.5" < "2" < "10", "1" before "1.0"),
+	 * merged from the ranges in that order; levels in every range and in one only */
+	{
+		static const char *const num[] = {"x1", "id"};
+		n = mixed_text(t, cap, 30000, 9, true, false);
+		for (k = 0; k < 3; k++) {
+			static const char *const extra[] = {"-7,a,1,1.0,2,,yes\n",
+							    "-8,b,10,-1.5,2,,no\n",
+							    "-9,c,1.0,1,2,,yes\n"};
+			insert_at(t, &n, record_after(t, n * (k + 1) / 4), extra[k]);
+		}
+		p = tmpfile_with("mixed.csv", t, n);
+		assert_int_equal(check_all_readers(p, num, 2), 16);
+	}
 	/* small files: ranges of a few bytes, empty ranges, records longer than a range */
 	{
 		static const char *const small[] = {
@@ -437,6 +520,29 @@ static void test_csv_parallel_mixed(void **state)
 	insert_at(t, &n, record_after(t, n / 2), "999999,ab\"c,1,2,3,,0\n");
 	p = tmpfile_with("mixed.csv", t, n);
 	assert_int_equal(check_all_readers(p, NULL, 0), 1);
+	/* integers of every width and sign beside decimals and exponents (the fast paths' integer
+	 * shape against the tokenizer's strtof-backed parser) */
+	{
+		static const char *const ints[] = {"-0", "+7", "0000007", "1234567", "-9999999",
+						   "12345678", "7e2", "0", "-12", "16777217", "3.",
+						   "123456789012", "-1000000000006", "999999999999999",
+						   "000000001234567", "1234567890123.5", "16777217000"};
+		const size_t ni = sizeof(ints) / sizeof(*ints);
+		n = (size_t)snprintf(t, cap, "a,b,c,y\n");
+		for (k = 0; k < 400; k++)
+			n += (size_t)snprintf(t + n, cap - n, "%s,%s,%zu.25,%s\n", ints[k % ni],
+					      ints[(k * 7 + 3) % ni], k, ints[(k * 5 + 1) % ni]);
+		p = tmpfile_with("ints.csv", t, n);
+		if (check_all_readers(p, NULL, 0) < 1)
+			fail_msg("integers: %s", gwb_errmsg());
+		n = (size_t)snprintf(t, cap, "s,a,y\n");   /* the mixed path too */
+		for (k = 0; k < 400; k++)
+			n += (size_t)snprintf(t + n, cap - n, "w%zu,%s,%s\n", k % 5, ints[k % ni],
+					      ints[(k * 3 + 2) % ni]);
+		p = tmpfile_with("ints.csv", t, n);
+		if (check_all_readers(p, NULL, 0) < 1)
+			fail_msg("integers, mixed: %s", gwb_errmsg());
+	}
 	/* bad rows deep in the file: the error of the sequential reader */
 	{
 		static const char *const bad[] = {"1,2,3\n", "1,\"open\n", "x,1,2,3,4,5,6,7\n",
@@ -843,6 +949,8 @@ int main(void)
 		cmocka_unit_test(test_transpose_shapes),
 		cmocka_unit_test(test_xxh64),
 		cmocka_unit_test(test_gwbd_every_byte),
+		cmocka_unit_test(test_csv_crossover),
+		cmocka_unit_test(test_csv_parallel_free_text),
 		cmocka_unit_test(test_synth_threads),
 		cmocka_unit_test(test_dataset_take_select),
 		cmocka_unit_test(test_csv_progress_and_interrupt),
