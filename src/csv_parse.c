@@ -277,7 +277,7 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 {
 	uint32_t h;
 	size_t k;
-	char *c;
+	int rc;
 
 	if (d->append)
 		return dict_append(d, s, n, code);
@@ -298,24 +298,10 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 			return 0;
 		}
 	}
-	if (d->n >= MAX_LEVELS)
-		return -2;
-	if (d->n == d->cap) {
-		int cap = d->cap ? d->cap * 2 : 16;
-		char **ns = realloc(d->str, (size_t)cap * sizeof(*ns));
-		if (!ns)
-			return -1;
-		d->str = ns;
-		d->cap = cap;
-	}
-	if (!(c = malloc(n + 1)))
-		return -1;
-	memcpy(c, s, n);
-	c[n] = 0;
-	d->str[d->n] = c;
+	if ((rc = dict_append(d, s, n, code)))
+		return rc;
 	d->slot[k].hash = h;
-	d->slot[k].code = d->n + 1;
-	*code = d->n++;
+	d->slot[k].code = *code + 1;
 	if ((size_t)d->n * 2 > d->nslot && dict_rehash(d, d->nslot * 2))
 		return -1;
 	return 0;
