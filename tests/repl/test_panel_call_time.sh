@@ -13,8 +13,11 @@ close() {
 		if (d > 50 + 0.05 * t) { print "summary " x " ms, call " t " ms (grow " g " ms)"; exit 1 }
 	}'
 }
-code='d = data.synth{kind = "classification", rows = 1000000, features = 16, classes = 2, seed = 1}'
-train='f = rf.train(d, {trees = 4, depth = 6, backend = "cpu", seed = 1}); print(string.format("TOTAL %.0f GROW %.0f", f.timing.total_ms, f.timing.grow_ms))'
+# The panel appears only when the progress run (the trees) is still going 0.3 s after it began:
+# the trees take about 1 s here (2 cores), so a machine three times faster still shows it; a
+# smaller fit (1M x 16, 4 trees: 0.22 s of trees) never brought the panel up on a fast CI host.
+code='d = data.synth{kind = "classification", rows = 2000000, features = 24, classes = 2, seed = 1}'
+train='f = rf.train(d, {trees = 8, depth = 6, backend = "cpu", seed = 1}); print(string.format("TOTAL %.0f GROW %.0f", f.timing.total_ms, f.timing.grow_ms))'
 repl_start
 type_line "$code"
 type_line "$train"
