@@ -79,6 +79,8 @@ gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out)
 			out->levels = d->cat_levels[j];
 			out->nlevels = d->cat_count[j];
 		}
+		if (gwb_dataset_is_text(d, j))
+			out->text = d->text[j]->v;
 		return GWB_OK;
 	}
 	if (j == d->features && d->task == GWB_TASK_CLASSIFICATION && d->y) {

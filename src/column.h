@@ -31,7 +31,16 @@ typedef struct gwb_col {
 	const void *v;
 	char *const *levels;  /* a category column's labels (code k is levels[k]); NULL: numbers */
 	int nlevels;
+	/* a text column's strings (row i's, NULL when missing); v then holds 0 where there is a
+	 * string and NaN where not, so missing values read as everywhere else, and what needs
+	 * numbers or labels refuses the column (gwb_col_is_text) */
+	char *const *text;
 } gwb_col;
+
+static inline bool gwb_col_is_text(const gwb_col *c)
+{
+	return c->text != NULL;
+}
 
 static inline double gwb_col_at(const gwb_col *c, size_t i)
 {

@@ -194,6 +194,7 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 {
 	size_t cur = r->pos, next, line = r->line;
 	char **row0 = NULL;
+	struct dict *seen = NULL;   /* per column: the distinct texts of the data rows sampled */
 	int rows = 0, j, t, repeats = 0, any_num_col_text0 = 0, all_text0 = 1;
 	gwb_status st = GWB_OK;
 
@@ -225,7 +226,8 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 			r->ncol = r->nf;
 			r->cols = calloc((size_t)r->ncol, sizeof(*r->cols));
 			row0 = calloc((size_t)r->ncol, sizeof(*row0));
-			if (!r->cols || !row0) {
+			seen = calloc((size_t)r->ncol, sizeof(*seen));
+			if (!r->cols || !row0 || !seen) {
 				st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 				goto out;
 			}
@@ -256,9 +258,14 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 					goto out;
 				}
 			} else {
+				int32_t code;
 				r->cols[j].seen_text++;
 				if (row0[j] && strlen(row0[j]) == n && !memcmp(row0[j], p, n))
 					repeats = 1;
+				if (csv_dict_code(&seen[j], p, n, &code) == -1) {
+					st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+					goto out;
+				}
 			}
 		}
 		rows++;
@@ -290,12 +297,17 @@ static gwb_status sniff(struct rd *r, const gwb_csv_opts *o, int *header)
 		struct col *c = &r->cols[j];
 		size_t text = c->seen_text + (!*header && c->row0_text);
 		c->numeric = text == 0 || c->seen_num > text;
+		c->seen_distinct = (size_t)seen[j].n;
 	}
 out:
 	if (row0)
 		for (j = 0; j < r->ncol; j++)
 			free(row0[j]);
 	free(row0);
+	if (seen)
+		for (j = 0; j < r->ncol; j++)
+			csv_dict_free(&seen[j]);
+	free(seen);
 	return st;
 }
 
@@ -449,6 +461,38 @@ static int cmp_float(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Text column j (x: its codes, NaN where missing) into a gwb_text: the k-th value present in a
+ * range is the k-th string its dictionary appended; the ranges' arenas move to the column. */
+static gwb_status build_text(struct rd *r, int j, const float *x, gwb_text **out)
+{
+	gwb_text *t = gwb_text_new(r->rows);
+	size_t i, i0 = 0, i1;
+	int p, np = r->npart ? r->npart : 1;
+
+	*out = NULL;
+	if (!t)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory for text column \"%s\"", r->path,
+				 r->names[j]);
+	for (p = 0; p < np; p++, i0 = i1) {
+		struct dict *d = r->npart ? &r->part_text[(size_t)p * (size_t)r->ncol + (size_t)j]
+					  : &r->cols[j].dict;
+		int k = 0;
+		i1 = r->npart ? i0 + r->part_rows[p] : r->rows;
+		for (i = i0; i < i1; i++)
+			if (!isnan(x[i]) && k < d->n)
+				t->v[i] = d->str[k++];
+		if (d->arena) {
+			gwb_arena_adopt(t->arena, d->arena);
+			d->arena = NULL;
+		}
+		free(d->str);
+		d->str = NULL;
+		d->n = d->cap = 0;
+	}
+	*out = t;
+	return GWB_OK;
+}
+
 /* Build the dataset from what was read; frees chunks as they are transposed. */
 static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 {
@@ -549,6 +593,16 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 		r->names[j] = NULL;
 		if (c->numeric)
 			continue;
+		if (c->text) {
+			gwb_text *t;
+			if ((st = build_text(r, j, d->X + (size_t)c->feature * r->rows, &t)))
+				goto fail;
+			if ((st = gwb_dataset_set_text(d, c->feature, t))) {
+				gwb_text_free(t);
+				goto fail;
+			}
+			continue;
+		}
 		if (!(map = csv_dict_sort(&c->dict))) {
 			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 			goto fail;
@@ -758,6 +812,27 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 			goto out;
 		}
 		r.cols[k].numeric = 0;
+		r.cols[k].seen_distinct = 0;   /* asked for as a category: never text */
+	}
+	/* Free text: a text column whose sampled values mostly differ (gwb_text_looks_free), or
+	 * one the caller names; never the target */
+	for (j = 0; j < r.ncol; j++) {
+		struct col *c = &r.cols[j];
+		c->text = j != r.target && !c->numeric &&
+			  gwb_text_looks_free(c->seen_text, c->seen_distinct);
+		c->dict.text = c->text;
+	}
+	for (j = 0; j < opts->n_text; j++) {
+		k = csv_dict_find(&r.name_set, opts->text[j], strlen(opts->text[j]));
+		if (k < 0 || k == r.target) {
+			st = gwb_error(GWB_EINVAL, "%s: text column \"%s\" %s", path, opts->text[j],
+				       k < 0 ? "is not in the file" : "is the target; a target is a "
+				       "category or numbers");
+			goto out;
+		}
+		r.cols[k].numeric = 0;
+		r.cols[k].text = 1;
+		r.cols[k].dict.text = true;
 	}
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)

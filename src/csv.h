@@ -29,6 +29,10 @@ typedef struct gwb_csv_opts {
 	int task;                     /* -1 infer, else a gwb_task */
 	const char *const *categorical; /* columns to read as categorical even when numeric */
 	int n_categorical;
+	const char *const *text;      /* columns to read as free text (gwb_text) whatever the
+	                               * sample says; the others are text when the sampled values
+	                               * mostly differ (gwb_text_looks_free) */
+	int n_text;
 	bool progress;                /* report progress for large files (gwb_progress_*) */
 	size_t block;                 /* bytes per read, 0 = 1 MiB (tests use tiny blocks to put
 	                               * record boundaries everywhere) */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arena.h"
 #include "csv.h"
 
 #define MAX_LEVELS (1 << 24)          /* category codes stay exact in float32 */
@@ -41,6 +42,10 @@ struct dict {
 	 * included, which the merge of the ranges' levels folds into one code */
 	bool may_append, append;
 	int looks;
+	/* a text column's (dataset.h's gwb_text): every value appended in row order, none looked
+	 * up, no limit on their number, the strings in arena (not malloc'd one by one) */
+	bool text;
+	gwb_arena *arena;
 };
 #define APPEND_PROBE 4096
 
@@ -66,13 +71,15 @@ struct field {
 enum { TOK_REC, TOK_MORE, TOK_EOF, TOK_ERR };
 
 struct col {
-	int numeric;      /* 1 numeric, 0 categorical */
+	int numeric;      /* 1 numeric, 0 categorical (or text) */
+	int text;         /* free text (gwb_text): decided from the sniffed sample */
 	struct dict dict;
 	int feature;      /* index among features; -1 for the target */
 	size_t missing;
 	/* sniffing */
 	int row0_text;
 	size_t seen_num, seen_text;   /* numbers and text among the sampled data rows */
+	size_t seen_distinct;         /* distinct texts among them */
 };
 
 struct rd {
@@ -123,6 +130,8 @@ struct rd {
 	int npart;
 	size_t *part_rows;
 	int32_t **part_map;
+	/* and text column j's strings of range i, in row order: part_text[i * ncol + j] */
+	struct dict *part_text;
 };
 
 /* csv_parse.c: the dictionaries. csv_dict_code: the code of s[0..n), adding it when new; -1 out

@@ -675,6 +675,11 @@ void csv_part_free(struct rd *r)
 			free(r->part_map[i]);
 	free(r->part_map);
 	free(r->part_rows);
+	if (r->part_text)
+		for (i = 0; i < (size_t)r->npart * (size_t)r->ncol; i++)
+			csv_dict_free(&r->part_text[i]);
+	free(r->part_text);
+	r->part_text = NULL;
 	r->part_map = NULL;
 	r->part_rows = NULL;
 	r->npart = 0;
@@ -756,6 +761,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		for (j = 0; j < r->ncol; j++) {
 			memset(&q->cols[j].dict, 0, sizeof(q->cols[j].dict));
 			q->cols[j].dict.may_append = true;   /* merge_levels folds repeats */
+			q->cols[j].dict.text = r->cols[j].text;
 			q->cols[j].missing = 0;
 		}
 	}
@@ -793,9 +799,23 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		goto out;
 	}
 	r->npart = n;
-	for (j = 0; j < r->ncol && result == PAR_DONE; j++)
-		if (!r->cols[j].numeric)
+	for (j = 0; j < r->ncol && result == PAR_DONE; j++) {
+		if (r->cols[j].text) {
+			/* text is not merged: each range's strings stay in row order for build */
+			if (!r->part_text &&
+			    !(r->part_text = calloc((size_t)n * (size_t)r->ncol, sizeof(*r->part_text)))) {
+				*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+				result = PAR_ERROR;
+				break;
+			}
+			for (i = 0; i < n; i++) {
+				r->part_text[(size_t)i * (size_t)r->ncol + (size_t)j] = w[i].r.cols[j].dict;
+				memset(&w[i].r.cols[j].dict, 0, sizeof(w[i].r.cols[j].dict));
+			}
+		} else if (!r->cols[j].numeric) {
 			result = merge_levels(r, w, n, threads, j, st);
+		}
+	}
 	if (result != PAR_DONE)
 		goto out;
 	/* hand the workers' chunks and targets to r, in range order */
@@ -859,8 +879,10 @@ out:
 		r->chunk_n = NULL;
 		r->tv = NULL;
 		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
-		for (j = 0; j < r->ncol; j++)
+		for (j = 0; j < r->ncol; j++) {
 			csv_dict_free(&r->cols[j].dict);
+			r->cols[j].dict.text = r->cols[j].text;
+		}
 		csv_part_free(r);
 	}
 	return result;

@@ -220,8 +220,11 @@ void csv_dict_free(struct dict *d)
 {
 	int i;
 
-	for (i = 0; i < d->n; i++)
-		free(d->str[i]);
+	if (d->arena)
+		gwb_arena_free(d->arena);
+	else
+		for (i = 0; i < d->n; i++)
+			free(d->str[i]);
 	free(d->str);
 	free(d->slot);
 	memset(d, 0, sizeof(*d));
@@ -254,7 +257,7 @@ static int dict_append(struct dict *d, const char *s, size_t n, int32_t *code)
 {
 	char *c;
 
-	if (d->n >= MAX_LEVELS)
+	if (d->n >= (d->text ? INT32_MAX - 1 : MAX_LEVELS))
 		return -2;
 	if (d->n == d->cap) {
 		int cap = d->cap ? d->cap * 2 : 16;
@@ -264,10 +267,16 @@ static int dict_append(struct dict *d, const char *s, size_t n, int32_t *code)
 		d->str = ns;
 		d->cap = cap;
 	}
-	if (!(c = malloc(n + 1)))
-		return -1;
-	memcpy(c, s, n);
-	c[n] = 0;
+	if (d->text) {
+		if ((!d->arena && !(d->arena = gwb_arena_new())) ||
+		    !(c = gwb_arena_strndup(d->arena, s, n)))
+			return -1;
+	} else {
+		if (!(c = malloc(n + 1)))
+			return -1;
+		memcpy(c, s, n);
+		c[n] = 0;
+	}
 	d->str[d->n] = c;
 	*code = d->n++;
 	return 0;
@@ -279,7 +288,7 @@ int csv_dict_code(struct dict *d, const char *s, size_t n, int32_t *code)
 	size_t k;
 	int rc;
 
-	if (d->append)
+	if (d->append || d->text)
 		return dict_append(d, s, n, code);
 	if (d->may_append && ++d->looks == APPEND_PROBE && d->n > APPEND_PROBE / 2) {
 		d->append = true;

@@ -140,7 +140,9 @@ static void *wformat(void *arg)
 	for (i = w->r0; i < w->r1 && !w->oom; i++) {
 		for (j = 0; j < d->features; j++) {
 			float v = d->X[(size_t)j * d->rows + i];
-			if (d->cat_levels[j] && !isnan(v) && v >= 0 && (int)v < d->cat_count[j])
+			if (gwb_dataset_is_text(d, j) && d->text[j]->v[i])
+				wtext(w, d->text[j]->v[i]);
+			else if (d->cat_levels[j] && !isnan(v) && v >= 0 && (int)v < d->cat_count[j])
 				wtext(w, d->cat_levels[j][(int)v]);
 			else
 				wnum(w, v);

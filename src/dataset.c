@@ -90,7 +90,138 @@ void gwb_dataset_free(gwb_dataset *d)
 			gwb_strv_free(d->cat_levels[j], d->cat_count[j]);
 	free(d->cat_levels);
 	free(d->cat_count);
+	if (d->text)
+		for (j = 0; j < d->features; j++)
+			gwb_text_free(d->text[j]);
+	free(d->text);
 	free(d);
+}
+
+gwb_text *gwb_text_new(size_t rows)
+{
+	gwb_text *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->v = calloc(rows + 1, sizeof(char *));
+	t->arena = gwb_arena_new();
+	if (!t->v || !t->arena) {
+		gwb_text_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void gwb_text_free(gwb_text *t)
+{
+	if (!t)
+		return;
+	free(t->v);
+	gwb_arena_free(t->arena);
+	free(t);
+}
+
+gwb_status gwb_dataset_set_text(gwb_dataset *d, int j, gwb_text *t)
+{
+	float *x = d->X + (size_t)j * d->rows;
+	size_t i;
+
+	if (!d->text && !(d->text = calloc((size_t)d->features + 1, sizeof(*d->text))))
+		return gwb_error(GWB_ENOMEM, "dataset: out of memory for the text columns");
+	gwb_text_free(d->text[j]);
+	d->text[j] = t;
+	for (i = 0; i < d->rows; i++)
+		x[i] = t->v[i] ? 0.0f : NAN;
+	d->sum_ok = false;
+	return GWB_OK;
+}
+
+gwb_status gwb_dataset_text_check(const gwb_dataset *d, const char *what)
+{
+	int j;
+
+	for (j = 0; d->text && j < d->features; j++)
+		if (d->text[j]) {
+			const char *n = d->names && d->names[j] ? d->names[j] : "?";
+			return gwb_error(GWB_EINVAL, "%s: column \"%s\" holds free text (kind \"text\": "
+					 "most rows differ), which a model cannot split on; drop it "
+					 "(d:drop{\"%s\"}) or read it as a category (data.load(path, "
+					 "{categorical = {\"%s\"}}))", what, n, n, n);
+		}
+	return GWB_OK;
+}
+
+gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t **counts,
+			     size_t *k)
+{
+	size_t nslot = 64, i, n = 0, *slot, *fst, *cnt = NULL;
+	uint64_t *hs;
+
+	*k = 0;
+	while (nslot < 2 * rows)
+		nslot *= 2;
+	slot = calloc(nslot, sizeof(*slot));   /* distinct index + 1; 0 empty */
+	hs = malloc(nslot * sizeof(*hs));
+	fst = malloc((rows + 1) * sizeof(*fst));
+	if (counts)
+		cnt = malloc((rows + 1) * sizeof(*cnt));
+	if (!slot || !hs || !fst || (counts && !cnt)) {
+		free(slot);
+		free(hs);
+		free(fst);
+		free(cnt);
+		return gwb_error(GWB_ENOMEM, "text: out of memory for the distinct values of %zu rows",
+				 rows);
+	}
+	for (i = 0; i < rows; i++) {
+		const char *s = v[i];
+		size_t len, at;
+		uint64_t h;
+		if (!s)
+			continue;
+		len = strlen(s);
+		h = gwb_xxh64(s, len, 0);
+		for (at = h & (nslot - 1); slot[at]; at = (at + 1) & (nslot - 1))
+			if (hs[at] == h && !strcmp(v[fst[slot[at] - 1]], s))
+				break;
+		if (!slot[at]) {
+			slot[at] = ++n;
+			hs[at] = h;
+			fst[n - 1] = i;
+			if (cnt)
+				cnt[n - 1] = 0;
+		}
+		if (cnt)
+			cnt[slot[at] - 1]++;
+	}
+	free(slot);
+	free(hs);
+	*k = n;
+	if (first)
+		*first = fst;
+	else
+		free(fst);
+	if (counts)
+		*counts = cnt;
+	return GWB_OK;
+}
+
+/* A copy of t's rows idx[0..n) (idx NULL: the first n rows); NULL when out of memory. */
+static gwb_text *text_copy(const gwb_text *t, const size_t *idx, size_t n)
+{
+	gwb_text *c = gwb_text_new(n);
+	size_t i;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *s = t->v[idx ? idx[i] : i];
+		if (s && !(c->v[i] = gwb_arena_strndup(c->arena, s, strlen(s)))) {
+			gwb_text_free(c);
+			return NULL;
+		}
+	}
+	return c;
 }
 
 char **gwb_strv_copy(char *const *v, int n)
@@ -119,9 +250,11 @@ void gwb_strv_free(char **v, int n)
 	free(v);
 }
 
-/* Copy names, target name, class names and dictionaries of columns cols[0..n) of src into dst
- * (whose arrays gwb_dataset_new allocated). cols NULL = all columns in order. */
-static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int *cols)
+/* Copy names, target name, class names, dictionaries and text of columns cols[0..n) of src
+ * into dst (whose arrays gwb_dataset_new allocated). cols NULL = all columns in order; rows
+ * idx[0..dst->rows) of src's text (idx NULL: the same rows). */
+static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int *cols,
+			    const size_t *idx)
 {
 	int j, k;
 
@@ -142,6 +275,13 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 								 src->cat_count[s])))
 				goto oom;
 			dst->cat_count[j] = src->cat_count[s];
+		}
+		if (gwb_dataset_is_text(src, s)) {
+			gwb_text *t = text_copy(src->text[s], idx, dst->rows);
+			if (!t || gwb_dataset_set_text(dst, j, t)) {
+				gwb_text_free(t);
+				goto oom;
+			}
 		}
 	}
 	return GWB_OK;
@@ -276,7 +416,7 @@ gwb_status gwb_dataset_take(const gwb_dataset *d, const size_t *idx, size_t n, g
 	if (d->yr)
 		for (i = 0; i < n; i++)
 			s->yr[i] = d->yr[idx[i]];
-	if ((st = copy_meta(d, s, NULL))) {
+	if ((st = copy_meta(d, s, NULL, idx))) {
 		gwb_dataset_free(s);
 		return st;
 	}
@@ -305,7 +445,7 @@ gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_
 		memcpy(s->y, d->y, d->rows * sizeof(int32_t));
 	if (d->yr)
 		memcpy(s->yr, d->yr, d->rows * sizeof(float));
-	if ((st = copy_meta(d, s, cols))) {
+	if ((st = copy_meta(d, s, cols, NULL))) {
 		gwb_dataset_free(s);
 		return st;
 	}
@@ -385,6 +525,8 @@ size_t gwb_dataset_bytes(const gwb_dataset *d)
 		if (d->cat_levels[j])
 			for (k = 0; k < d->cat_count[j]; k++)
 				b += sizeof(char *) + strlen(d->cat_levels[j][k]) + 1;
+		if (gwb_dataset_is_text(d, j))
+			b += d->rows * sizeof(char *) + gwb_arena_bytes(d->text[j]->arena);
 	}
 	for (k = 0; k < d->classes; k++)
 		if (d->class_names && d->class_names[k])
@@ -397,6 +539,11 @@ size_t gwb_dataset_missing(const gwb_dataset *d, int col)
 	const float *x = d->X + (size_t)col * d->rows;
 	size_t i, m = 0;
 
+	if (gwb_dataset_is_text(d, col)) {
+		for (i = 0; i < d->rows; i++)
+			m += !d->text[col]->v[i];
+		return m;
+	}
 	for (i = 0; i < d->rows; i++)
 		m += isnan(x[i]) ? 1 : 0;
 	return m;
@@ -500,7 +647,15 @@ static void dcolumn(void *arg, size_t c, int worker)
 	pthread_mutex_unlock(&j->mu);
 	if (stop)
 		return;
-	st = gwb_colstats_of(j->d->X + c * j->d->rows, j->d->rows, &j->out[c]);
+	if (gwb_dataset_is_text(j->d, (int)c)) {
+		gwb_colstats *o = &j->out[c];
+		memset(o, 0, sizeof(*o));
+		o->min = o->max = o->mean = o->std = NAN;
+		o->missing = gwb_dataset_missing(j->d, (int)c);
+		st = gwb_text_distinct(j->d->text[c]->v, j->d->rows, NULL, NULL, &o->distinct);
+	} else {
+		st = gwb_colstats_of(j->d->X + c * j->d->rows, j->d->rows, &j->out[c]);
+	}
 	if (st) {
 		pthread_mutex_lock(&j->mu);
 		j->st = st;
@@ -537,6 +692,19 @@ uint64_t gwb_dataset_checksum(gwb_dataset *d)
 		gwb_xxh64_update(&h, d->y, d->rows * sizeof(int32_t));
 	if (d->yr)
 		gwb_xxh64_update(&h, d->yr, d->rows * sizeof(float));
+	for (int j = 0; d->text && j < d->features; j++) {
+		size_t i;
+		if (!d->text[j])
+			continue;
+		/* each string with its terminator, a missing one as a lone 0xff (no UTF-8 byte) */
+		for (i = 0; i < d->rows; i++) {
+			const char *v = d->text[j]->v[i];
+			if (v)
+				gwb_xxh64_update(&h, v, strlen(v) + 1);
+			else
+				gwb_xxh64_update(&h, "\xff", 1);
+		}
+	}
 	d->sum = gwb_xxh64_final(&h);
 	d->sum_ok = true;
 	return d->sum;

@@ -5,9 +5,11 @@
 #ifndef GWB_DATASET_H
 #define GWB_DATASET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "buffer.h"
 #include "mgpu.h"
 #include "status.h"
@@ -17,6 +19,15 @@ extern "C" {
 #endif
 
 typedef enum gwb_task { GWB_TASK_CLASSIFICATION = 0, GWB_TASK_REGRESSION = 1 } gwb_task;
+
+/* A free-text column (kind "text"): strings that are not a category because nearly every row
+ * holds its own (comments, titles, addresses). v[i] is row i's string, NULL when missing; the
+ * bytes live in arena. Polars and pandas keep such a column as strings too: coding it as a
+ * category of a million levels was most of a load's time (issue 28). */
+typedef struct gwb_text {
+	char **v;
+	gwb_arena *arena;
+} gwb_text;
 
 typedef struct gwb_dataset {
 	size_t rows;
@@ -33,6 +44,11 @@ typedef struct gwb_dataset {
 	 * cat_levels[j] is NULL for numeric columns, else cat_count[j] level names. */
 	char ***cat_levels;
 	int *cat_count;
+	/* Free-text feature columns: text[j] is NULL for the others (text itself NULL when there
+	 * are none). X holds 0 in a text column where a row has a string and NaN where it is
+	 * missing, so missing values read as in any column;
+	 * forests and other models refuse a text column by name (gwb_dataset_text_check). */
+	gwb_text **text;
 	/* GPU residency (d:to("gpu")): a buffer (buffer.h) over X, resident on the device and used
 	 * in place by GPU operations; NULL when the dataset lives on the host only. X stays valid:
 	 * a dataset never changes after it is made, so the host copy is the cache every host read
@@ -68,6 +84,32 @@ gwb_status gwb_dataset_select(const gwb_dataset *d, const int *cols, int n, gwb_
  * NULL when out of memory. The caller frees it with gwb_strv_free(copy, n) (NULL is fine). */
 char **gwb_strv_copy(char *const *v, int n);
 void gwb_strv_free(char **v, int n);
+
+/* Text columns. gwb_text_new: an empty column of rows entries (all missing) with its arena;
+ * gwb_text_free (NULL is fine). gwb_dataset_set_text: makes feature j of d a text column that
+ * owns t (X's column: 0 where a row has a string, NaN where not); GWB_ENOMEM when d's text array cannot be made. */
+gwb_text *gwb_text_new(size_t rows);
+void gwb_text_free(gwb_text *t);
+gwb_status gwb_dataset_set_text(gwb_dataset *d, int j, gwb_text *t);
+/* The distinct strings among v[0..rows) (NULL ones, missing, not counted), in order of first
+ * appearance: *k of them; first (optional) their first rows, counts (optional) their counts
+ * (the caller's, free()). */
+gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t **counts,
+			     size_t *k);
+/* Feature j is a text column. */
+static inline bool gwb_dataset_is_text(const gwb_dataset *d, int j)
+{
+	return d->text && j >= 0 && j < d->features && d->text[j];
+}
+/* GWB_EINVAL naming the first text column among d's features (what: the call, "rf.train"),
+ * with what to do, when a model would read one; GWB_OK when there is none. */
+gwb_status gwb_dataset_text_check(const gwb_dataset *d, const char *what);
+/* Whether n sampled strings of which distinct differ look like free text rather than a
+ * category (the rule both the CSV and the Parquet readers apply to their sample). */
+static inline bool gwb_text_looks_free(size_t n, size_t distinct)
+{
+	return n >= 64 && distinct * 2 > n;
+}
 
 /* 0-based index of the feature called name, or -1. */
 int gwb_dataset_find(const gwb_dataset *d, const char *name);

@@ -6,7 +6,10 @@
  *     u64 XXH64(payload), u64 XXH64(the 56 bytes before it)
  *   payload: string target; features x string name; classes x string class name;
  *     features x u32 level count, then the levels (strings) of each categorical column;
- *     rows x features float32 (column-major); rows int32 labels or rows float32 targets.
+ *     rows x features float32 (column-major); rows int32 labels or rows float32 targets;
+ *     version 2 only: u32 text columns, then each one's u32 feature index, rows x u32 (the
+ *     string's length + 1; 0 = missing) and the strings' bytes one after another.
+ *   A table without text columns is written as version 1, which older gwb reads too.
  *   string: u32 length, then the bytes (no terminator).
  * The magic's \x89 and \r\n\x1a catch 7-bit and text-mode transfers, as PNG's do. */
 #define _GNU_SOURCE
@@ -120,10 +123,42 @@ gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
 		put(&w, d->y, d->rows * sizeof(int32_t));
 	else
 		put(&w, d->yr, d->rows * sizeof(float));
+	for (j = 0, k = 0; d->text && j < d->features; j++)
+		k += d->text[j] != NULL;
+	if (k) {
+		uint32_t *len = malloc((d->rows + 1) * sizeof(*len));
+		size_t i;
+		if (!len) {
+			st = gwb_error(GWB_ENOMEM, "save: out of memory for %zu text lengths", d->rows);
+			goto fail;
+		}
+		put_u32(&w, (uint32_t)k);
+		for (j = 0; j < d->features && !w.st; j++) {
+			char *const *v = d->text[j] ? d->text[j]->v : NULL;
+			if (!v)
+				continue;
+			put_u32(&w, (uint32_t)j);
+			for (i = 0; i < d->rows; i++) {
+				size_t n = v[i] ? strlen(v[i]) : 0;
+				if (n >= UINT32_MAX - 1) {
+					w.st = gwb_error(GWB_EINVAL, "save: row %zu of text column \"%s\" "
+							 "holds %zu bytes, more than .gwbd stores", i + 1,
+							 d->names[j] ? d->names[j] : "?", n);
+					break;
+				}
+				len[i] = v[i] ? (uint32_t)n + 1 : 0;
+			}
+			put(&w, len, d->rows * sizeof(*len));
+			for (i = 0; i < d->rows && !w.st; i++)
+				if (v[i])
+					put(&w, v[i], len[i] - 1);
+		}
+		free(len);
+	}
 	if ((st = w.st))
 		goto fail;
 	memcpy(hdr, magic, 8);
-	le_put32(hdr + 8, GWB_DSIO_VERSION);
+	le_put32(hdr + 8, k ? GWB_DSIO_VERSION : 1);
 	le_put32(hdr + 12, HDR);
 	le_put64(hdr + 16, d->rows);
 	le_put32(hdr + 24, (uint32_t)d->features);
@@ -203,6 +238,84 @@ static gwb_status get_str(struct rdr *r, char **out, const char *what)
 	return GWB_OK;
 }
 
+/* Version 2's text columns into d (format at the top). */
+static gwb_status get_text(struct rdr *r, gwb_dataset *d)
+{
+	uint32_t n, col, *len = NULL;
+	gwb_text *t = NULL;
+	char *buf = NULL;
+	gwb_status st;
+	size_t i;
+	char what[64];
+
+	if ((st = get(r, &n, 4, "the text column count")))
+		return st;
+	if (n > (uint32_t)d->features)
+		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %u text columns among %d features",
+				 r->path, n, d->features);
+	if (!(len = malloc((d->rows + 1) * sizeof(*len))))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	for (; n > 0; n--) {
+		uint64_t total = 0;
+		char *p;
+		if ((st = get(r, &col, 4, "a text column's index")))
+			goto out;
+		if (col >= (uint32_t)d->features || gwb_dataset_is_text(d, (int)col) ||
+		    d->cat_levels[col]) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: text column index %u (features "
+				       "%d)", r->path, col + 1, d->features);
+			goto out;
+		}
+		snprintf(what, sizeof(what), "the text lengths of feature %u", col + 1);
+		if (d->rows > r->left / 4) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s do not fit the payload",
+				       r->path, what);
+			goto out;
+		}
+		if ((st = get(r, len, d->rows * sizeof(*len), what)))
+			goto out;
+		for (i = 0; i < d->rows; i++)
+			total += len[i] ? len[i] - 1 : 0;
+		if (total > r->left) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: text column %u claims %llu bytes, "
+				       "more than the %llu left", r->path, col + 1,
+				       (unsigned long long)total, (unsigned long long)r->left);
+			goto out;
+		}
+		if (!(t = gwb_text_new(d->rows)) || !(buf = malloc((size_t)total + 1))) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			goto out;
+		}
+		snprintf(what, sizeof(what), "the text of feature %u", col + 1);
+		if ((st = get(r, buf, (size_t)total, what)))
+			goto out;
+		if (memchr(buf, 0, (size_t)total)) {
+			st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s holds a NUL byte", r->path,
+				       what);
+			goto out;
+		}
+		for (i = 0, p = buf; i < d->rows; i++) {
+			if (!len[i])
+				continue;
+			if (!(t->v[i] = gwb_arena_strndup(t->arena, p, len[i] - 1))) {
+				st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+				goto out;
+			}
+			p += len[i] - 1;
+		}
+		free(buf);
+		buf = NULL;
+		if ((st = gwb_dataset_set_text(d, (int)col, t)))
+			goto out;
+		t = NULL;
+	}
+out:
+	gwb_text_free(t);
+	free(buf);
+	free(len);
+	return st;
+}
+
 bool gwb_dsio_is_gwbd(const char *path)
 {
 	unsigned char b[8];
@@ -269,7 +382,7 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 	classes = rd32(hdr + 32);
 	payload = rd64(hdr + 40);
 	sum = rd64(hdr + 48);
-	if (version != GWB_DSIO_VERSION || hsize != HDR) {
+	if (version < 1 || version > GWB_DSIO_VERSION || hsize != HDR) {
 		st = gwb_error(GWB_EPARSE, "%s: .gwbd format version %u; this gwb reads version %d "
 			       "(save it again with this gwb, or use a newer gwb)", path, version,
 			       GWB_DSIO_VERSION);
@@ -368,6 +481,8 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 	else
 		st = get(&r, d->yr, (size_t)rows * sizeof(float), "the targets");
 	if (st)
+		goto fail;
+	if (version >= 2 && (st = get_text(&r, d)))
 		goto fail;
 	if (r.left) {
 		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %llu unexplained payload bytes",

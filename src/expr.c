@@ -298,6 +298,13 @@ static bool prefix(parser *P, val *out)
 			free(name);
 			return false;
 		}
+		if (P->cols[j].text) {
+			fail(P, pos, "column '%s' holds free text, which expressions do not read (they "
+			     "compare numbers and categories); find rows by their text with "
+			     "d.%s:eq(\"...\") or :isin{...}", name, name);
+			free(name);
+			return false;
+		}
 		free(name);
 		emit(P, OP_COL, j, 0, 1);
 		out->kind = P->cols[j].levels ? K_CAT : P->cols[j].type == GWB_COL_U8 ? K_BOOL : K_NUM;

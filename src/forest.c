@@ -104,6 +104,8 @@ gwb_status gwb_rf_params_check(const gwb_rf_params *p, const gwb_dataset *d)
 	if (d->no_target)
 		return gwb_error(GWB_EINVAL, "rf.train: the table has no target: choose one with "
 				 "d:set_target(\"column\")");
+	if (gwb_dataset_text_check(d, "rf.train"))
+		return GWB_EINVAL;
 	if (p->trees < 1)
 		return gwb_error(GWB_EINVAL, "rf.train: trees must be >= 1 (got %d)", p->trees);
 	if (p->depth < 1 || p->depth > GWB_RF_MAX_DEPTH)

@@ -175,7 +175,8 @@ gwb_col gwb_lua_getcol(lua_State *L, int idx, lcol **out)
 
 const char *gwb_lua_colkind(const gwb_col *c)
 {
-	return c->levels ? "category" : c->type == GWB_COL_U8 ? "bool" : "number";
+	return c->text ? "text" : c->levels ? "category" : c->type == GWB_COL_U8 ? "bool" :
+	       "number";
 }
 
 static void need_number(lua_State *L, const gwb_col *c, const lcol *lc, const char *fn)
@@ -183,6 +184,9 @@ static void need_number(lua_State *L, const gwb_col *c, const lcol *lc, const ch
 	if (c->levels)
 		luaL_error(L, "%s: column '%s' is a category (labels); %s needs numbers "
 			   "(c:value_counts() counts its labels)", fn, lc->name, fn);
+	if (c->text)
+		luaL_error(L, "%s: column '%s' holds free text; %s needs numbers (c:value_counts() "
+			   "counts its strings, c:eq(s) finds one)", fn, lc->name, fn);
 }
 
 /* push value i of c as Lua sees it: a number, a label, a boolean; nil when missing */
@@ -190,7 +194,9 @@ void gwb_lua_push_colvalue(lua_State *L, const gwb_col *c, size_t i)
 {
 	double v = gwb_col_at(c, i);
 
-	if (isnan(v))
+	if (c->text && c->text[i])
+		lua_pushstring(L, c->text[i]);
+	else if (isnan(v) || c->text)
 		lua_pushnil(L);
 	else if (c->levels)
 		lua_pushstring(L, v >= 0 && v < c->nlevels && c->levels[(size_t)v] ?
@@ -278,8 +284,11 @@ static int col_tostring(lua_State *L)
 			i = c.n - 5;
 		}
 		v = gwb_col_at(&c, i);
-		if (isnan(v))
+		if (isnan(v) || (c.text && !c.text[i]))
 			snprintf(line, sizeof(line), "\n  %8zu  (missing)", i + 1);
+		else if (c.text)
+			snprintf(line, sizeof(line), "\n  %8zu  %.60s%s", i + 1, c.text[i],
+				 strlen(c.text[i]) > 60 ? "..." : "");
 		else if (c.levels)
 			snprintf(line, sizeof(line), "\n  %8zu  %.60s", i + 1, v >= 0 && v < c.nlevels ?
 				 c.levels[(size_t)v] : "?");
@@ -425,8 +434,20 @@ static int c_unique(lua_State *L)
 	gwb_col c = gwb_lua_getcol(L, 1, NULL);
 	double *v;
 	size_t *cnt, k, i;
-	gwb_status st = gwb_col_distinct(&c, &v, &cnt, &k);
+	gwb_status st;
 
+	if (c.text) {   /* the strings, in order of first appearance */
+		size_t *first;
+		gwb_lua_check(L, gwb_text_distinct(c.text, c.n, &first, NULL, &k));
+		lua_createtable(L, k < (1u << 30) ? (int)k : 0, 0);
+		for (i = 0; i < k; i++) {
+			lua_pushstring(L, c.text[first[i]]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		free(first);
+		return 1;
+	}
+	st = gwb_col_distinct(&c, &v, &cnt, &k);
 	gwb_lua_check(L, st);
 	lua_createtable(L, k < (1u << 30) ? (int)k : 0, 0);
 	for (i = 0; i < k; i++) {
@@ -453,9 +474,27 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 	size_t *cnt, k, i, *ord;
 	gwb_colspec spec[3];
 	gwb_dataset *r;
-	gwb_status st = gwb_col_distinct(c, &v, &cnt, &k);
+	char **tv = NULL;   /* a text column's distinct strings (borrowed from it) */
+	gwb_status st;
 
-	gwb_lua_check(L, st);
+	if (c->text) {
+		size_t *first;
+		gwb_lua_check(L, gwb_text_distinct(c->text, c->n, &first, &cnt, &k));
+		v = malloc((k + 1) * sizeof(double));
+		tv = lua_newuserdatauv(L, (k + 1) * sizeof(char *), 0);   /* freed by the GC */
+		if (!v) {
+			free(first);
+			free(cnt);
+			return luaL_error(L, "value_counts: out of memory");
+		}
+		for (i = 0; i < k; i++) {
+			v[i] = (double)i;
+			tv[i] = c->text[first[i]];
+		}
+		free(first);
+	} else if ((st = gwb_col_distinct(c, &v, &cnt, &k))) {
+		return gwb_lua_fail(L, st);
+	}
 	ord = malloc((k + 1) * sizeof(size_t));
 	vc = malloc((3 * k + 1) * sizeof(double));
 	if (!ord || !vc) {
@@ -487,7 +526,7 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 			size_t *perm;
 			for (i = 0; i < k; i++)
 				cf[i] = -(double)cnt[i];
-			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0};
+			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0, NULL};
 			key.desc = false;
 			if ((st = gwb_table_order(&key, 1, k, &perm)) == GWB_OK) {
 				memcpy(ord, perm, k * sizeof(size_t));
@@ -500,6 +539,14 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 		cf[i] = (double)cnt[ord[i]];
 		fr[i] = cf[i] / tot;
 	}
+	if (tv) {   /* the strings in the counts' order; the value column is 0 (present) */
+		char **sorted = lua_newuserdatauv(L, (k + 1) * sizeof(char *), 0);
+		for (i = 0; i < k; i++) {
+			sorted[i] = tv[(size_t)vc[i]];
+			vc[i] = 0;
+		}
+		tv = sorted;
+	}
 	free(ord);
 	free(v);
 	free(cnt);
@@ -507,9 +554,9 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 		free(vc);
 		return gwb_lua_fail(L, st);
 	}
-	spec[0] = (gwb_colspec){name, {k, GWB_COL_F64, vc, c->levels, c->nlevels}, NULL};
-	spec[1] = (gwb_colspec){"count", {k, GWB_COL_F64, cf, NULL, 0}, NULL};
-	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0}, NULL};
+	spec[0] = (gwb_colspec){name, {k, GWB_COL_F64, vc, c->levels, c->nlevels, tv}, NULL};
+	spec[1] = (gwb_colspec){"count", {k, GWB_COL_F64, cf, NULL, 0, NULL}, NULL};
+	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0, NULL}, NULL};
 	st = gwb_table_build(k, spec, 3, -1, &r);
 	free(vc);
 	gwb_lua_check(L, st);
@@ -599,6 +646,22 @@ static int compare(lua_State *L, gwb_cmp op, const char *fn)
 	if (c.levels && op != GWB_CMP_EQ && op != GWB_CMP_NE)
 		return luaL_error(L, "%s: column '%s' is a category: its labels have no order (use "
 				  "eq, ne or isin)", fn, lc->name);
+	if (c.text) {   /* strings: equal or not (a missing one equals nothing) */
+		const char *s;
+		size_t i;
+		if (op != GWB_CMP_EQ && op != GWB_CMP_NE)
+			return luaL_error(L, "%s: column '%s' holds free text: compare it with eq, ne "
+					  "or isin", fn, lc->name);
+		if (lua_type(L, 2) != LUA_TSTRING)
+			return luaL_error(L, "%s: column '%s' holds text: compare it with a string, not "
+					  "%s", fn, lc->name, luaL_typename(L, 2));
+		s = lua_tostring(L, 2);
+		snprintf(name, sizeof(name), "%.100s:%s", lc->name, fn);
+		m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, name);
+		for (i = 0; i < c.n; i++)
+			m[i] = (c.text[i] && !strcmp(c.text[i], s)) == (op == GWB_CMP_EQ);
+		return 1;
+	}
 	x = value_arg(L, &c, lc, 2, fn);
 	snprintf(name, sizeof(name), "%.100s:%s", lc->name, fn);
 	m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, name);
@@ -638,6 +701,26 @@ static int c_isin(lua_State *L)
 
 	luaL_checktype(L, 2, LUA_TTABLE);
 	k = (size_t)luaL_len(L, 2);
+	if (c.text) {   /* strings: a hash set would pay from thousands; a scan per row is fine */
+		const char **ss = lua_newuserdatauv(L, sizeof(char *) * (k + 1), 0);
+		for (i = 0; i < k; i++) {
+			lua_geti(L, 2, (lua_Integer)i + 1);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				return luaL_error(L, "isin: column '%s' holds text: the set holds strings "
+						  "(entry %I is a %s)", lc->name, (lua_Integer)i + 1,
+						  luaL_typename(L, -1));
+			ss[i] = lua_tostring(L, -1);
+			lua_pop(L, 1);   /* (the table keeps the string alive) */
+		}
+		m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, "isin");
+		for (i = 0; i < c.n; i++) {
+			size_t q;
+			for (q = 0; c.text[i] && q < k && strcmp(c.text[i], ss[q]); q++)
+				;
+			m[i] = c.text[i] && q < k;
+		}
+		return 1;
+	}
 	set = lua_newuserdatauv(L, sizeof(double) * (k + 1), 0);
 	for (i = 0; i < k; i++) {
 		lua_geti(L, 2, (lua_Integer)i + 1);
@@ -727,7 +810,7 @@ static int arith(lua_State *L, int op)
 		return luaL_error(L, "'-' of a %s: negation takes a Column", luaL_typename(L, 1));
 	if (ca) {
 		a = gwb_lua_getcol(L, 1, &la);
-		if (a.levels || a.type == GWB_COL_U8)
+		if (a.levels || a.text || a.type == GWB_COL_U8)
 			return luaL_error(L, "'%s' needs numbers: column '%s' is a %s", op == 'n' ? "-" :
 					  sym, la->name, gwb_lua_colkind(&a));
 	} else if (lua_isnumber(L, 1)) {
@@ -738,7 +821,7 @@ static int arith(lua_State *L, int op)
 	if (op != 'n') {
 		if (cb) {
 			b = gwb_lua_getcol(L, 2, &lb);
-			if (b.levels || b.type == GWB_COL_U8)
+			if (b.levels || b.text || b.type == GWB_COL_U8)
 				return luaL_error(L, "'%s' needs numbers: column '%s' is a %s", sym,
 						  lb->name, gwb_lua_colkind(&b));
 		} else if (lua_isnumber(L, 2)) {

@@ -43,7 +43,7 @@ static int ds_tostring(lua_State *L)
 	luaL_Buffer B;
 	char mem[32];
 	size_t miss = 0, i, *counts = NULL;
-	int j, ncat = 0;
+	int j, ncat = 0, ntext = 0;
 
 	if (!d) {
 		lua_pushstring(L, "Dataset (closed)");
@@ -92,6 +92,11 @@ static int ds_tostring(lua_State *L)
 	}
 	for (j = 0; j < d->features; j++) {
 		const float *x = d->X + (size_t)j * d->rows;
+		if (gwb_dataset_is_text(d, j)) {
+			miss += gwb_dataset_missing(d, j);
+			ntext++;
+			continue;
+		}
 		for (i = 0; i < d->rows; i++)
 			miss += isnan(x[i]);
 		ncat += d->cat_levels[j] != NULL;
@@ -106,6 +111,10 @@ static int ds_tostring(lua_State *L)
 	luaL_addvalue(&B);
 	if (ncat) {
 		lua_pushfstring(L, "   categorical features: %d", ncat);
+		luaL_addvalue(&B);
+	}
+	if (ntext) {
+		lua_pushfstring(L, "   text columns: %d", ntext);
 		luaL_addvalue(&B);
 	}
 	if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
@@ -236,7 +245,7 @@ static int ds_index(lua_State *L)
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
 static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
-					"categorical", "progress", "threads", "columns", NULL};
+					"categorical", "text", "progress", "threads", "columns", NULL};
 
 /* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
  * Lua-owned buffer. */
@@ -307,7 +316,7 @@ static int load_from(lua_State *L)
 	b = gwb_lua_dsbox_new(L);
 	if (gwb_dsio_is_gwbd(src)) {
 		static const char *const csv_only[] = {"target", "sep", "header", "missing", "task",
-						       "categorical", NULL};
+						       "categorical", "text", NULL};
 		int i;
 		for (i = 0; !lua_isnil(L, 2) && csv_only[i]; i++) {
 			if (lua_getfield(L, 2, csv_only[i]) != LUA_TNIL)
@@ -329,7 +338,7 @@ static int load_from(lua_State *L)
 		const char *tname = NULL;
 		char meta[4096];
 		static const char *const csv_only[] = {"sep", "header", "missing", "categorical",
-						       NULL};
+						       "text", NULL};
 		int i, target = 0, task;
 		for (i = 0; !lua_isnil(L, 2) && csv_only[i]; i++) {
 			if (lua_getfield(L, 2, csv_only[i]) != LUA_TNIL)
@@ -412,6 +421,7 @@ static int load_from(lua_State *L)
 			return luaL_error(L, "data.load: threads must be >= 0 (got %d)", o.threads);
 		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
 		o.categorical = opt_strlist(L, 2, "data.load", "categorical", &o.n_categorical);
+		o.text = opt_strlist(L, 2, "data.load", "text", &o.n_text);
 	}
 	st = gwb_csv_load(src, &o, &b->d, &info);
 	if (st)
@@ -799,12 +809,15 @@ static const gwb_reg funcs[] = {
 	 "arrays are refused). path \"-\" is stdin. The CSV is streamed; the separator\n"
 	 "(comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
 	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
-	 "read as correctly rounded float32; text columns become categorical with a dictionary.\n"
+	 "read as correctly rounded float32; text columns become categorical with a dictionary,\n"
+	 "except free text: a column whose sampled values mostly differ (comments, titles) is kept\n"
+	 "as strings, kind \"text\" (d.col[i] is the string; models refuse it by name).\n"
 	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
 	 "  sep = \",\" | \"\\t\" | \";\" ..., header = true|false (false names columns col1, col2, ...),\n"
 	 "  missing = {\"NA\", ...} (replaces the default NA, NaN, nan, N/A, ?; \"\" is always missing),\n"
 	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
+	 "  text = {\"comment\", ...} (read these columns as free text),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes); a\n"
 	 "truncated or corrupt gzip/zstd file, its compressed and uncompressed byte offsets.\n"

@@ -842,6 +842,7 @@ static int l_pca(lua_State *L)
 	bool corr;
 
 	gwb_opt_check_keys(L, 3, "data.pca", known);
+	gwb_lua_check(L, gwb_dataset_text_check(d, "data.pca"));
 	if (k < 1 || k > p)
 		return luaL_error(L, "data.pca: k must be in 1..%d (the number of features; got %d)",
 				  (int)p, (int)k);

@@ -68,6 +68,16 @@ int gwb_lua_ds_column(lua_State *L)
 	}
 	{
 		const float *x = d->X + (size_t)j * d->rows;
+		if (gwb_dataset_is_text(d, j)) {   /* the strings, missing ones as NaN */
+			for (i = 0; i < d->rows; i++) {
+				if (d->text[j]->v[i])
+					lua_pushstring(L, d->text[j]->v[i]);
+				else
+					lua_pushnumber(L, NAN);
+				lua_rawseti(L, -2, (lua_Integer)i + 1);
+			}
+			return 1;
+		}
 		for (i = 0; i < d->rows; i++) {
 			if (d->cat_levels[j] && !isnan(x[i]))
 				lua_pushinteger(L, (lua_Integer)x[i] + 1);

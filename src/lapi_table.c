@@ -389,6 +389,13 @@ static void push_cell(lua_State *L, const gwb_dataset *d, int j, size_t i)
 {
 	float v = d->X[(size_t)j * d->rows + i];
 
+	if (gwb_dataset_is_text(d, j)) {
+		if (d->text[j]->v[i])
+			lua_pushstring(L, d->text[j]->v[i]);
+		else
+			lua_pushnumber(L, NAN);
+		return;
+	}
 	if (!isnan(v) && d->cat_levels[j] && v >= 0 && (int)v < d->cat_count[j])
 		lua_pushstring(L, d->cat_levels[j][(int)v]);
 	else
@@ -477,7 +484,7 @@ static void describe_more(lua_State *L, const gwb_dataset *d, int j)
 	size_t *cnt, k, i, best = 0;
 	gwb_col c;
 
-	if (gwb_col_of(d, j, &c))
+	if (gwb_dataset_is_text(d, j) || gwb_col_of(d, j, &c))
 		return;
 	if (!c.levels) {
 		if (gwb_col_quantiles(&c, q, 3, out) == GWB_OK) {
@@ -529,7 +536,10 @@ int gwb_lua_ds_describe(lua_State *L)
 		describe_more(L, d, j);
 		if (j < d->features) {
 			name = d->names[j] ? d->names[j] : "?";
-			if (d->cat_levels[j]) {
+			if (gwb_dataset_is_text(d, j)) {
+				lua_pushstring(L, "text");
+				lua_setfield(L, -2, "type");
+			} else if (d->cat_levels[j]) {
 				lua_pushfstring(L, "categorical");
 				lua_setfield(L, -2, "type");
 			} else {

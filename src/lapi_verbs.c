@@ -238,6 +238,10 @@ static int key_list(lua_State *L, const gwb_dataset *d, int idx, const char *fn,
 		}
 		if (j < 0)
 			gwb_lua_unknown_col(L, d, fn, s);
+		if (gwb_dataset_is_text(d, j))
+			return luaL_error(L, "%s: column '%s' holds free text (most rows differ), which "
+					  "is not a key %s takes; use a number or category column, or "
+					  "c:eq(s) / c:isin{...} to find rows by their text", fn, s, fn);
 		cols[n++] = j;
 		lua_pop(L, 1);
 	}
@@ -419,6 +423,10 @@ static int g_agg(lua_State *L)
 		if (a[k].col < 0)
 			continue;
 		gwb_col_of(d, a[k].col, &c);
+		if (c.text && a[k].agg != GWB_AGG_COUNT)
+			return luaL_error(L, "agg: %s of '%s', a text column: count() counts its "
+					  "strings; the other aggregations need numbers or categories",
+					  gwb_agg_name(a[k].agg), gwb_lua_colname(d, a[k].col));
 		if (c.levels && a[k].agg != GWB_AGG_COUNT && a[k].agg != GWB_AGG_NUNIQUE &&
 		    a[k].agg != GWB_AGG_FIRST && a[k].agg != GWB_AGG_LAST)
 			return luaL_error(L, "agg: %s of '%s', a category (labels): use count, nunique, "
@@ -450,7 +458,7 @@ static int g_agg(lua_State *L)
 		st = gwb_groups_agg(g, (gwb_agg)a[k].agg, a[k].col >= 0 ? &c : NULL, out);
 		if (st)
 			break;
-		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, GWB_COL_F64, out, NULL, 0}, NULL};
+		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, GWB_COL_F64, out, NULL, 0, NULL}, NULL};
 		if ((a[k].agg == GWB_AGG_FIRST || a[k].agg == GWB_AGG_LAST) && c.levels) {
 			spec[lg->nk + k].src.levels = c.levels;
 			spec[lg->nk + k].src.nlevels = c.nlevels;
@@ -569,6 +577,9 @@ static int m_join(lua_State *L)
 		gwb_lua_unknown_col(L, e, "join (right table)", on);
 	gwb_col_of(d, jl, &lk);
 	gwb_col_of(e, jr, &rk);
+	if (lk.text || rk.text)
+		return luaL_error(L, "join: the key '%s' holds free text on the %s; join on a number "
+				  "or category key", on, lk.text ? "left" : "right");
 	if (!lk.levels != !rk.levels)
 		return luaL_error(L, "join: the key '%s' is a %s on the left and a %s on the right: "
 				  "keys of different kinds never match", on, gwb_lua_colkind(&lk), gwb_lua_colkind(&rk));
@@ -664,7 +675,7 @@ static int m_with(lua_State *L)
 			gwb_expr_free(e);
 			if (st)
 				return verb_fail(L, "with", st);
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
 		} else if (lua_isfunction(L, -1)) {
 			double *out = gwb_lua_push_colowned(L, d->rows, GWB_COL_F64, newnames[k]);
 			size_t i;
@@ -691,7 +702,7 @@ static int m_with(lua_State *L)
 				}
 				lua_pop(L, 1);
 			}
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
 		} else {
 			return luaL_error(L, "with: %s = %s: give a Column, an expression (\"a / b\") or "
 					  "a function of a row", newnames[k], luaL_typename(L, -1));

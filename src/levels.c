@@ -95,6 +95,8 @@ gwb_status gwb_levels_match(const gwb_dataset *d, char **const *levels, const in
 	*out = NULL;
 	memset(rep, 0, sizeof(*rep));
 	rep->column = -1;
+	if ((st = gwb_dataset_text_check(d, fn)))
+		return st;
 	if (!levels || d->features != features)
 		return GWB_OK;
 	/* kinds first: a text column where the model has numbers, or the reverse */

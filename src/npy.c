@@ -672,6 +672,12 @@ gwb_status gwb_npy_save_dataset(const gwb_dataset *d, const char *path)
 
 	if (d->rows > SIZE_MAX / cols / sizeof(float))
 		return gwb_error(GWB_EINVAL, "%s: the Dataset is too large", path);
+	for (j = 0; d->text && j < d->features; j++)
+		if (d->text[j])
+			return gwb_error(GWB_EINVAL, "%s: column \"%s\" holds free text, which a .npy "
+					 "array of numbers cannot keep; save as .gwbd, .parquet or .csv, "
+					 "or drop the column first (d:drop{\"%s\"})", path,
+					 d->names[j] ? d->names[j] : "?", d->names[j] ? d->names[j] : "?");
 	buf = malloc(d->rows * cols * sizeof(float));
 	if (!buf)
 		return gwb_error(GWB_ENOMEM, "%s: cannot allocate %zu bytes", path,

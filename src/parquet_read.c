@@ -66,16 +66,25 @@ typedef struct strtab {
 	int n, cap;
 	int32_t *slot;    /* open addressing: code + 1, 0 = empty */
 	size_t nslot;
+	/* a free-text column's chunk (pcol.free_text): every value appended, none looked up, the
+	 * strings in arena; rowcode[i]: row i of the row group's string (rows with one) */
+	bool append;
+	gwb_arena *arena;
+	uint32_t *rowcode;
 } strtab;
 
 static void strtab_free(strtab *t)
 {
 	int i;
 
-	for (i = 0; i < t->n; i++)
-		free(t->s[i]);
+	if (t->arena)
+		gwb_arena_free(t->arena);
+	else
+		for (i = 0; i < t->n; i++)
+			free(t->s[i]);
 	free(t->s);
 	free(t->slot);
+	free(t->rowcode);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -86,6 +95,24 @@ static int32_t strtab_code(strtab *t, const uint8_t *p, size_t n)
 	uint64_t h;
 	size_t i;
 
+	if (t->append) {
+		if (memchr(p, 0, n))
+			return -3;
+		if (t->n >= INT32_MAX - 1)
+			return -2;
+		if (t->n == t->cap) {
+			int nc = t->cap ? (t->cap > (1 << 29) ? INT32_MAX - 1 : t->cap * 2) : 1024;
+			char **ns = realloc(t->s, (size_t)nc * sizeof(*ns));
+			if (!ns)
+				return -1;
+			t->s = ns;
+			t->cap = nc;
+		}
+		if ((!t->arena && !(t->arena = gwb_arena_new())) ||
+		    !(t->s[t->n] = gwb_arena_strndup(t->arena, (const char *)p, n)))
+			return -1;
+		return t->n++;
+	}
 	if ((size_t)t->n * 2 >= t->nslot) {
 		size_t ns = t->nslot ? t->nslot * 2 : 64, k;
 		int32_t *sl = calloc(ns, sizeof(*sl));
@@ -133,6 +160,7 @@ typedef struct pcol {
 	const pq_schema_el *el;
 	int max_def;
 	bool text;
+	bool free_text;           /* text kept as strings (gwb_text), decided from a sample */
 	double div;               /* decimal: 10^scale; else 1 */
 	float *out;               /* its column: rows floats (X, or yr for the target) */
 } pcol;
@@ -501,8 +529,10 @@ static gwb_status dict_page(chunk *k, const uint8_t *p, const uint8_t *end, int3
 	return GWB_OK;
 }
 
-/* Decode row group g's chunk of column c into c->out (its rows). */
-static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scratch *s)
+/* Decode row group g's chunk of column c into c->out (its rows); limit > 0: stop after the
+ * page that reaches limit rows (the sample that decides free text). */
+static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scratch *s,
+			     size_t limit)
 {
 	const pq_colmeta *cm = &r->m.rg[g].cols[c->leaf];
 	chunk k = {r, g, c, tab, 0, NULL, NULL, 0, false, s};
@@ -537,7 +567,9 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 			       r->footer_at);
 	end = start + (size_t)cm->total_compressed;
 	pos = start;
-	while (done < rows) {
+	if (tab->append && !(tab->rowcode = malloc((rows + 1) * sizeof(*tab->rowcode))))
+		goto oom;
+	while (done < rows && (!limit || done < limit)) {
 		pq_page h;
 		size_t used, body, n, nn, i, clen, ulen;
 		const uint8_t *data, *dend;
@@ -687,7 +719,14 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 		}
 		if ((st = page_values(&k, h.encoding, data, dend, nn, s->val, s->idx)))
 			goto out;
-		if (c->max_def) {
+		if (tab->append) {   /* free text: the strings' codes aside, 0 or NaN in out */
+			size_t j = 0;
+			for (i = 0; i < n; i++) {
+				bool has = !c->max_def || s->lev[i];
+				tab->rowcode[done + i] = has ? s->idx[j++] : 0;
+				out[done + i] = has ? 0.0f : NAN;
+			}
+		} else if (c->max_def) {
 			size_t j = 0;
 			for (i = 0; i < n; i++)
 				out[done + i] = s->lev[i] ? (c->text ? (float)s->idx[j++] : s->val[j++])
@@ -708,6 +747,74 @@ oom:
 	goto out;
 }
 
+/* Whether text column k is free text: the rule of the CSV reader (gwb_text_looks_free) over
+ * the first FREE_SAMPLE rows of the first row group, decoded ahead on this thread. */
+#define FREE_SAMPLE 2000
+static gwb_status sample_free_text(reader *r, int k)
+{
+	pcol *c = &r->sel[k];
+	strtab t = {0};
+	scratch sc;
+	size_t rows0 = r->first[1] - r->first[0], m = rows0 < FREE_SAMPLE ? rows0 : FREE_SAMPLE;
+	size_t i, nn = 0, distinct = 0;
+	uint8_t *seen = NULL;
+	gwb_status st;
+
+	memset(&sc, 0, sizeof(sc));
+	if (!m)
+		return GWB_OK;
+	if ((st = read_chunk(r, 0, c, &t, &sc, FREE_SAMPLE)))
+		goto out;
+	if (!(seen = calloc((size_t)t.n + 1, 1))) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		goto out;
+	}
+	for (i = 0; i < m; i++) {
+		float x = c->out[i];
+		if (isnan(x) || x < 0 || x >= (float)t.n)
+			continue;
+		nn++;
+		if (!seen[(size_t)x]++)
+			distinct++;
+	}
+	c->free_text = gwb_text_looks_free(nn, distinct);
+out:
+	free(seen);
+	strtab_free(&t);
+	scratch_free(&sc);
+	return st;
+}
+
+/* Free-text column k's strings, row group by row group, into a gwb_text (the tables' arenas
+ * move to it). */
+static gwb_status build_free_text(reader *r, int k, gwb_text **out)
+{
+	gwb_text *t = gwb_text_new(r->first[r->m.nrg]);
+	const float *x = r->sel[k].out;
+	int g;
+
+	*out = NULL;
+	if (!t)
+		return gwb_error(GWB_ENOMEM, "%s: out of memory for text column \"%s\"", r->path,
+				 r->sel[k].el->name);
+	for (g = 0; g < r->m.nrg; g++) {
+		strtab *tab = &r->tabs[(size_t)g * (size_t)r->nsel + (size_t)k];
+		size_t j, f = r->first[g];
+		for (j = f; j < r->first[g + 1]; j++)
+			if (!isnan(x[j]) && tab->rowcode && tab->rowcode[j - f] < (uint32_t)tab->n)
+				t->v[j] = tab->s[tab->rowcode[j - f]];
+		if (tab->arena) {
+			gwb_arena_adopt(t->arena, tab->arena);
+			tab->arena = NULL;
+		}
+		free(tab->s);
+		tab->s = NULL;
+		tab->n = tab->cap = 0;
+	}
+	*out = t;
+	return GWB_OK;
+}
+
 /* item i: row group i / nsel, column i % nsel (one column chunk) */
 static void read_item(void *ctx, size_t i, int worker)
 {
@@ -715,7 +822,8 @@ static void read_item(void *ctx, size_t i, int worker)
 	int g = (int)(i / (size_t)r->nsel), k = (int)(i % (size_t)r->nsel);
 	gwb_status st;
 
-	st = read_chunk(r, g, &r->sel[k], &r->tabs[i], &r->work[worker]);
+	r->tabs[i].append = r->sel[k].free_text;
+	st = read_chunk(r, g, &r->sel[k], &r->tabs[i], &r->work[worker], 0);
 	r->st[i] = st;
 	if (st)
 		r->msg[i] = strdup(gwb_errmsg());
@@ -1273,6 +1381,10 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 			i++;
 		}
 	}
+	/* free text or categories: a sample of each text feature column decides */
+	for (k = 0; k < nsel; k++)
+		if (k != tsel && r.sel[k].text && (st = sample_free_text(&r, k)))
+			goto out;
 	nitems = (size_t)r.m.nrg * (size_t)nsel;
 	if (!(r.tabs = calloc(nitems + 1, sizeof(*r.tabs))) ||
 	    !(r.st = calloc(nitems + 1, sizeof(*r.st))) ||
@@ -1300,6 +1412,17 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 	if (!(lev = calloc((size_t)nsel, sizeof(*lev))) || !(nlev = calloc((size_t)nsel, sizeof(int))))
 		goto oom;
 	for (k = 0, i = 0; k < nsel; k++) {
+		if (r.sel[k].free_text) {
+			gwb_text *tx;
+			if ((st = build_free_text(&r, k, &tx)))
+				goto out;
+			if ((st = gwb_dataset_set_text(d, i, tx))) {
+				gwb_text_free(tx);
+				goto out;
+			}
+			i++;
+			continue;
+		}
 		if (r.sel[k].text && (st = merge_levels(&r, k, &lev[k], &nlev[k])))
 			goto out;
 		if (k == tsel)

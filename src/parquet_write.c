@@ -27,8 +27,15 @@ typedef struct wcol {
 	float *yval;             /* a numeric class target's values by code */
 	char **levels;           /* text: the dictionary */
 	int nlev;
+	char *const *text;       /* a text column's strings (NULL = missing), written PLAIN */
 	bool optional;
 } wcol;
+
+/* written as BYTE_ARRAY (UTF-8 strings) */
+static inline bool col_str(const wcol *c)
+{
+	return c->levels || c->text;
+}
 
 typedef struct wchunk {
 	int64_t dict_at, data_at, comp, uncomp;
@@ -120,7 +127,17 @@ static gwb_status put_chunk(pq_buf *f, int codec, const wcol *c, size_t r0, size
 		if (!body.oom)
 			memcpy(body.p + at - 4, &len, 4);
 	}
-	if (c->levels) {
+	if (c->text) {   /* PLAIN byte arrays of the rows that have one */
+		for (i = 0; i < n; i++) {
+			const char *t = c->text[r0 + i];
+			uint32_t l4;
+			if (!t)
+				continue;
+			l4 = (uint32_t)strlen(t);
+			pq_put(&body, &l4, 4);
+			pq_put(&body, t, l4);
+		}
+	} else if (c->levels) {
 		int bw = pq_bit_width(c->nlev > 1 ? (uint32_t)(c->nlev - 1) : 1);
 		for (i = 0; i < n; i++) {
 			float x = col_at(c, r0 + i);
@@ -218,6 +235,8 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 			c->levels = d->cat_levels[j];
 			c->nlev = d->cat_count[j];
 		}
+		if (gwb_dataset_is_text(d, j))
+			c->text = d->text[j]->v;
 		for (i = 0; i < rows && !c->optional; i++)
 			c->optional = isnan(x[i]);
 	}
@@ -273,10 +292,10 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 		for (j = 0; j < nc; j++) {
 			const wcol *c = &cols[j];
 			l2 = 0;
-			pq_tw_i32(&f, &l2, 1, c->levels ? PQ_BYTE_ARRAY : PQ_FLOAT);
+			pq_tw_i32(&f, &l2, 1, col_str(c) ? PQ_BYTE_ARRAY : PQ_FLOAT);
 			pq_tw_i32(&f, &l2, 3, c->optional ? PQ_OPTIONAL : PQ_REQUIRED);
 			pq_tw_bin(&f, &l2, 4, c->name, strlen(c->name));
-			if (c->levels) {
+			if (col_str(c)) {
 				int l3 = 0, l4 = 0;
 				pq_tw_i32(&f, &l2, 6, PQ_CT_UTF8);
 				pq_tw_struct(&f, &l2, 10);
@@ -301,7 +320,7 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 				total += w->uncomp;
 				pq_tw_i64(&f, &l3, 2, w->dict_at >= 0 ? w->dict_at : w->data_at);
 				pq_tw_struct(&f, &l3, 3);
-				pq_tw_i32(&f, &l4, 1, c->levels ? PQ_BYTE_ARRAY : PQ_FLOAT);
+				pq_tw_i32(&f, &l4, 1, col_str(c) ? PQ_BYTE_ARRAY : PQ_FLOAT);
 				pq_tw_list(&f, &l4, 2, PQ_T_I32, c->levels ? 3 : 2);
 				pq_tw_elem_i32(&f, c->levels ? PQ_ENC_PLAIN : PQ_ENC_PLAIN);
 				pq_tw_elem_i32(&f, PQ_ENC_RLE);

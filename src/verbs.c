@@ -1127,6 +1127,9 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 	int j, f;
 
 	*out = NULL;
+	if (t && t->src.text)
+		return gwb_error(GWB_EINVAL, "the target '%s' holds free text; a target is a category "
+				 "or numbers", t->name ? t->name : "");
 	if ((st = gwb_dataset_new(rows, n - (t != NULL), cls ? GWB_TASK_CLASSIFICATION :
 				  GWB_TASK_REGRESSION, cls ? t->src.nlevels : 0, &d)))
 		return st;
@@ -1142,6 +1145,23 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 			if (!(d->cat_levels[f] = copy_levels(cols[j].src.levels, cols[j].src.nlevels)))
 				goto nomem;
 			d->cat_count[f] = cols[j].src.nlevels;
+		}
+		if (cols[j].src.text) {
+			gwb_text *tx = gwb_text_new(rows);
+			if (!tx)
+				goto nomem;
+			for (i = 0; i < rows; i++) {
+				size_t r = cols[j].idx ? cols[j].idx[i] : i;
+				const char *v = r == GWB_ROW_NONE ? NULL : cols[j].src.text[r];
+				if (v && !(tx->v[i] = gwb_arena_strndup(tx->arena, v, strlen(v)))) {
+					gwb_text_free(tx);
+					goto nomem;
+				}
+			}
+			if (gwb_dataset_set_text(d, f, tx)) {
+				gwb_text_free(tx);
+				goto nomem;
+			}
 		}
 		f++;
 		if (gwb_intr_pending()) {
