@@ -383,7 +383,7 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 	payload = rd64(hdr + 40);
 	sum = rd64(hdr + 48);
 	if (version < 1 || version > GWB_DSIO_VERSION || hsize != HDR) {
-		st = gwb_error(GWB_EPARSE, "%s: .gwbd format version %u; this gwb reads version %d "
+		st = gwb_error(GWB_EPARSE, "%s: .gwbd format version %u; this gwb reads versions 1 to %d "
 			       "(save it again with this gwb, or use a newer gwb)", path, version,
 			       GWB_DSIO_VERSION);
 		goto fail;
