@@ -277,6 +277,78 @@ out_free_len:
 	return st;
 }
 
+gwb_status gwb_mpi_scatter(const void *buf, const size_t *lens, int root, void **out,
+			   size_t *n)
+{
+	uint64_t len = 0;
+	size_t at = 0;
+	char *dst = NULL;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (root < 0 || root >= g_size)
+		return gwb_error(GWB_EINVAL, "scatter: root %d is not a rank (0..%d)", root,
+				 g_size - 1);
+	if (g_rank == root) {
+		for (r = 0; r < g_rank; r++)
+			at += lens[r];
+		len = lens[g_rank];
+		if (len && !(dst = malloc((size_t)len)))
+			return gwb_error(GWB_ENOMEM, "scatter: out of host memory");
+		if (len)
+			memcpy(dst, (const char *)buf + at, (size_t)len);
+	}
+#ifdef GWB_HAVE_MPI
+	if (g_active && g_size > 1) {
+		size_t k;
+		int err;
+		if (g_rank == root) {
+			at = 0;
+			for (r = 0; r < g_size; r++) {
+				uint64_t m = lens[r];
+				if (r != root) {
+					if ((err = MPI_Send(&m, 1, MPI_UINT64_T, r, TAG_GATHER,
+							    MPI_COMM_WORLD)))
+						goto fail;
+					for (k = 0; k < m; k += PIECE) {
+						size_t p = m - k < PIECE ? m - k : PIECE;
+						if ((err = MPI_Send((const char *)buf + at + k, (int)p,
+								    MPI_BYTE, r, TAG_GATHER,
+								    MPI_COMM_WORLD)))
+							goto fail;
+					}
+					g_sent += m;
+				}
+				at += m;
+			}
+		} else {
+			if ((err = MPI_Recv(&len, 1, MPI_UINT64_T, root, TAG_GATHER, MPI_COMM_WORLD,
+					    MPI_STATUS_IGNORE)))
+				goto fail;
+			if (len && !(dst = malloc((size_t)len)))
+				return gwb_error(GWB_ENOMEM, "scatter: out of host memory for %llu "
+						 "bytes on rank %d", (unsigned long long)len, g_rank);
+			for (k = 0; k < len; k += PIECE) {
+				size_t p = len - k < PIECE ? len - k : PIECE;
+				if ((err = MPI_Recv(dst + k, (int)p, MPI_BYTE, root, TAG_GATHER,
+						    MPI_COMM_WORLD, MPI_STATUS_IGNORE)))
+					goto fail;
+			}
+			g_recv += len;
+		}
+		goto done;
+fail:
+		free(dst);
+		return fail(err, "scatter");
+	}
+done:
+#endif
+	*out = dst;
+	*n = (size_t)len;
+	return GWB_OK;
+}
+
 gwb_status gwb_mpi_op_parse(const char *s, gwb_mpi_op *op)
 {
 	static const char *const names[] = {"sum", "min", "max", "prod"};

@@ -48,6 +48,12 @@ gwb_status gwb_mpi_bcast_bytes(void **buf, size_t *n, int root);
 gwb_status gwb_mpi_gather(const void *buf, size_t n, int root, bool all, void **out,
 			  size_t *lens);
 
+/* Root sends rank r the lens[r] bytes at its offset in buf (root's buf and lens: size entries;
+ * the others pass NULL); every rank gets its piece in a malloc'd *out (NULL when empty) and
+ * its length in *n. */
+gwb_status gwb_mpi_scatter(const void *buf, const size_t *lens, int root, void **out,
+			   size_t *n);
+
 typedef enum gwb_mpi_op {
 	GWB_MPI_SUM,
 	GWB_MPI_MIN,
