@@ -195,7 +195,7 @@ static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend
 					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
 static const char *const batched_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
 					   "residuals", "max_sweeps", "threads", "sym_tol", "tag",
-					   "gpus", "gpu_standin", NULL};
+					   "gpus", "gpu_standin", "ranks", NULL};
 
 static int l_solve(lua_State *L)
 {
@@ -237,7 +237,16 @@ static int l_batched(lua_State *L)
 			return luaL_error(L, "eig.batched: gpu_standin must be \"cpu\" (got \"%s\")", si);
 		gwb_opt_gpus(L, 2, "eig.batched", o.backend, si != NULL, &o.gpus);
 	}
-	gwb_lua_check(L, gwb_eig_batched(B, &o, &e));
+	{
+		/* under mpirun: the matrices dealt to the ranks (eig_ranks.c), or "self" */
+		const char *rk = gwb_opt_str(L, 2, "eig.batched", "ranks", "all");
+		if (strcmp(rk, "all") && strcmp(rk, "self"))
+			return luaL_error(L, "eig.batched: ranks must be \"all\" (the matrices dealt "
+					  "to every MPI rank) or \"self\" (this rank solves all) "
+					  "(got \"%s\")", rk);
+		gwb_lua_check(L, !strcmp(rk, "all") ? gwb_eig_batched_ranks(B, &o, &e) :
+			      gwb_eig_batched(B, &o, &e));
+	}
 	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.batched", e, &o, gwb_dtype_name(B->dtype));
