@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef GWB_HAVE_MPI
@@ -184,6 +185,44 @@ gwb_status gwb_mpi_bcast_bytes(void **buf, size_t *n, int root)
 		*buf = NULL;
 	}
 	return st;
+}
+
+gwb_status gwb_mpi_bcast_bytes_idle(void **buf, size_t *n, int root)
+{
+#ifdef GWB_HAVE_MPI
+	if (g_active && g_size > 1 && g_rank != root) {
+		uint64_t len = 0;
+		MPI_Request req;
+		int err, done = 0;
+		struct timespec ms = {0, 1000000};
+		if ((err = MPI_Ibcast(&len, 1, MPI_UINT64_T, root, MPI_COMM_WORLD, &req)))
+			return fail(err, "MPI_Ibcast");
+		while (!done) {
+			if ((err = MPI_Test(&req, &done, MPI_STATUS_IGNORE)))
+				return fail(err, "MPI_Test");
+			if (!done)
+				nanosleep(&ms, NULL);
+		}
+		*buf = NULL;
+		*n = (size_t)len;
+		if (!len)
+			return GWB_OK;
+		if (!(*buf = malloc((size_t)len)))
+			return gwb_error(GWB_ENOMEM, "bcast: out of host memory for %llu bytes on "
+					 "rank %d", (unsigned long long)len, g_rank);
+		return gwb_mpi_bcast(*buf, (size_t)len, root);
+	}
+	if (g_active && g_size > 1) {  /* the root: its length as the others' Ibcast expects */
+		uint64_t len = *n;
+		MPI_Request req;
+		int err;
+		if ((err = MPI_Ibcast(&len, 1, MPI_UINT64_T, root, MPI_COMM_WORLD, &req)) ||
+		    (err = MPI_Wait(&req, MPI_STATUS_IGNORE)))
+			return fail(err, "MPI_Ibcast");
+		return len ? gwb_mpi_bcast(*buf, (size_t)len, root) : GWB_OK;
+	}
+#endif
+	return gwb_mpi_bcast_bytes(buf, n, root);
 }
 
 gwb_status gwb_mpi_gather(const void *buf, size_t n, int root, bool all, void **out,

@@ -42,6 +42,9 @@ gwb_status gwb_mpi_bcast(void *buf, size_t n, int root);
 /* Broadcast a byte string whose length only root knows: root passes *buf and *n; the others
  * get a malloc'd copy in *buf (NULL when n is 0) and its length in *n. */
 gwb_status gwb_mpi_bcast_bytes(void **buf, size_t *n, int root);
+/* bcast_bytes for a rank that may wait long (the REPL's other ranks, waiting for a person to
+ * type): it sleeps a millisecond between tests of the broadcast instead of spinning a core. */
+gwb_status gwb_mpi_bcast_bytes_idle(void **buf, size_t *n, int root);
 /* Gather every rank's n bytes (n may differ) to root (all = true: to every rank): *out gets
  * the concatenation in rank order (malloc'd; NULL on ranks that receive nothing, or when the
  * total is 0) and lens[r] (size entries, may be NULL) rank r's length. */

@@ -736,7 +736,7 @@ static int ranks_send(char kind, const char *chunk)
 		return -1;
 	msg[0] = kind;
 	memcpy(msg + 1, chunk ? chunk : "", n - 1);
-	rc = gwb_mpi_bcast_bytes(&p, &n, 0) == GWB_OK ? 0 : -1;
+	rc = gwb_mpi_bcast_bytes_idle(&p, &n, 0) == GWB_OK ? 0 : -1;
 	free(msg);
 	return rc;
 }
@@ -774,7 +774,7 @@ void gwb_repl_follow(lua_State *L)
 		char *msg, *err = NULL;
 		int st, top = lua_gettop(L);
 
-		if (gwb_mpi_bcast_bytes(&p, &n, 0) || !p || n < 1) {
+		if (gwb_mpi_bcast_bytes_idle(&p, &n, 0) || !p || n < 1) {
 			free(p);
 			break;  /* rank 0 is gone: MPI ends the job */
 		}
