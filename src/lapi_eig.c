@@ -991,7 +991,9 @@ static const gwb_reg funcs[] = {
 	 "method = \"jacobi\" (cyclic Jacobi reference).\n"
 	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals,\n"
 	 "gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the matrices are dealt to the\n"
-	 "devices in index order and the results gathered in order, vectors on device 0).\n"
+	 "devices in index order and the results gathered in order, vectors on device 0),\n"
+	 "ranks (\"all\" under mpirun: the matrices dealt to the MPI ranks, the results gathered\n"
+	 "on every rank in order; \"self\": this rank solves them all).\n"
 	 "The result: eb:values(b), eb:vector(b, i), eb.max_residual, eb.orthogonality,\n"
 	 "eb.sweeps, eb.timing.\n"
 	 "Example: eb = eig.batched(mat.batch(1000, 64, {dtype = \"f32\"}), {vectors = true})"},

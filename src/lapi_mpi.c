@@ -558,7 +558,7 @@ int gwb_open_mpi(lua_State *L)
 	lua_pushboolean(L, gwb_mpi_built());
 	lua_setfield(L, -2, "built");
 	gwb_lua_sethelp(L, -1, "gwb.mpi",
-			"gwb.mpi: several gwb processes as one job (mpirun -np N gwb script.lua)\n"
+			"gwb.mpi: ranks of one job (mpirun -np N gwb x.lua)\n"
 			"rank (0-based), size (ranks in the job), host (this rank's), built (MPI\n"
 			"compiled in); barrier, bcast, gather, allreduce, scatter, bytes.\n"
 			"Without mpirun gwb is one rank of a job of one: size = 1, and every\n"
