@@ -78,7 +78,7 @@ gwb_status gwb_mpi_start(int *argc, char ***argv)
 	(void)argv;
 	if (n == 1)
 		return GWB_OK;  /* mpirun -np 1: one process is what it asked for */
-	return gwb_error(GWB_EINVAL, "gwb was started by mpirun (%d ranks) but was built "
+	return gwb_error(GWB_EINVAL, "started by mpirun (%d ranks), but this gwb was built "
 			 "without MPI support: install libopenmpi-dev (scripts/install-deps) and "
 			 "rebuild (make MPI=1), or run gwb without mpirun", n);
 #endif
