@@ -62,6 +62,19 @@ LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libpng16.a -l:libsnap
           -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ \
           -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 -lpthread -lm -ldl
 
+# MPI (src/mpi.c, the only file that includes <mpi.h>): built in when mpicc is found (Debian's
+# libopenmpi-dev; scripts/install-deps installs it), with mpicc's own compile and link flags
+# given to the normal compiler; `make MPI=0` builds without (gwb is then one rank, and says so
+# when mpirun starts it). Only mpi.o changes with the mode ($(OBJDIR)/mpi-mode records it).
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+ifeq ($(filter command line environment override,$(origin MPI)),)
+MPI := $(if $(MPICC),1,0)
+endif
+ifeq ($(MPI),1)
+MPI_CFLAGS := -DGWB_HAVE_MPI $(shell $(MPICC) --showme:compile 2>/dev/null)
+LDLIBS += $(shell $(MPICC) --showme:link 2>/dev/null)
+endif
+
 ifeq ($(DEBUG),1)
 OPT := -O0
 NVDEBUG := -DGWB_DEBUG_SYNC
@@ -164,6 +177,14 @@ $(OBJDIR)/luadata.o: $(OBJDIR)/luadata.c
 $(OBJDIR)/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# mpi.o alone sees MPI's headers; it is rebuilt when MPI=0/1 changes
+$(OBJDIR)/src/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
+$(OBJDIR)/src/mpi.o: $(OBJDIR)/mpi-mode
+$(OBJDIR)/mpi-mode: FORCE
+	@mkdir -p $(dir $@)
+	@echo 'MPI=$(MPI)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 # generated code: our warnings are not its author's
 $(OBJDIR)/src/onnx/%.o: src/onnx/%.c

@@ -51,8 +51,11 @@ static inline uint32_t rd32(const unsigned char *p)
 
 /* --- writing ------------------------------------------------------------------------------ */
 
+/* Into a file (a) or, for gwb_dsio_save_mem, into memory (mem, grown as needed). */
 struct wr {
 	gwb_afile *a;
+	unsigned char *mem;
+	size_t mem_n, mem_cap;
 	gwb_xxh64_state h;
 	uint64_t bytes;
 	gwb_status st;
@@ -64,7 +67,25 @@ static void put(struct wr *w, const void *p, size_t n)
 		return;
 	gwb_xxh64_update(&w->h, p, n);
 	w->bytes += n;
-	w->st = gwb_afile_write(w->a, p, n);   /* (stops on Ctrl-C) */
+	if (w->a) {
+		w->st = gwb_afile_write(w->a, p, n);   /* (stops on Ctrl-C) */
+		return;
+	}
+	if (w->mem_n + n > w->mem_cap) {
+		size_t c = w->mem_cap ? w->mem_cap : 4096;
+		unsigned char *q;
+		while (c < w->mem_n + n)
+			c *= 2;
+		if (!(q = realloc(w->mem, c))) {
+			w->st = gwb_error(GWB_ENOMEM, "out of host memory for a %zu-byte Dataset "
+					  "image", w->mem_n + n);
+			return;
+		}
+		w->mem = q;
+		w->mem_cap = c;
+	}
+	memcpy(w->mem + w->mem_n, p, n);
+	w->mem_n += n;
 }
 
 static void put_u32(struct wr *w, uint32_t v)
@@ -90,12 +111,113 @@ static void le_put64(unsigned char *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+/* Text columns among d's features (a table with none is written as version 1). */
+static int text_columns(const gwb_dataset *d)
+{
+	int j, k = 0;
+
+	for (j = 0; d->text && j < d->features; j++)
+		k += d->text[j] != NULL;
+	return k;
+}
+
+/* The payload (after a zeroed header the caller rewrote at the end). */
+static void put_payload(struct wr *w, const gwb_dataset *d)
+{
+	int j, k;
+
+	gwb_xxh64_init(&w->h, 0);
+	w->bytes = 0;
+	put_str(w, d->target);
+	for (j = 0; j < d->features; j++)
+		put_str(w, d->names ? d->names[j] : NULL);
+	for (k = 0; k < d->classes; k++)
+		put_str(w, d->class_names ? d->class_names[k] : NULL);
+	for (j = 0; j < d->features; j++)
+		put_u32(w, d->cat_levels && d->cat_levels[j] ? (uint32_t)d->cat_count[j] : 0);
+	for (j = 0; j < d->features; j++)
+		if (d->cat_levels && d->cat_levels[j])
+			for (k = 0; k < d->cat_count[j]; k++)
+				put_str(w, d->cat_levels[j][k]);
+	put(w, d->X, d->rows * (size_t)d->features * sizeof(float));
+	if (d->task == GWB_TASK_CLASSIFICATION)
+		put(w, d->y, d->rows * sizeof(int32_t));
+	else
+		put(w, d->yr, d->rows * sizeof(float));
+	if ((k = text_columns(d)) > 0) {   /* version 2's text section */
+		uint32_t *len = malloc((d->rows + 1) * sizeof(*len));
+		size_t i;
+		if (!len) {
+			if (!w->st)
+				w->st = gwb_error(GWB_ENOMEM, "save: out of memory for %zu text lengths",
+						  d->rows);
+			return;
+		}
+		put_u32(w, (uint32_t)k);
+		for (j = 0; j < d->features && !w->st; j++) {
+			char *const *v = d->text[j] ? d->text[j]->v : NULL;
+			if (!v)
+				continue;
+			put_u32(w, (uint32_t)j);
+			for (i = 0; i < d->rows; i++) {
+				size_t n = v[i] ? strlen(v[i]) : 0;
+				if (n >= UINT32_MAX - 1) {
+					w->st = gwb_error(GWB_EINVAL, "save: row %zu of text column \"%s\" "
+							  "holds %zu bytes, more than .gwbd stores", i + 1,
+							  d->names[j] ? d->names[j] : "?", n);
+					break;
+				}
+				len[i] = v[i] ? (uint32_t)n + 1 : 0;
+			}
+			put(w, len, d->rows * sizeof(*len));
+			for (i = 0; i < d->rows && !w->st; i++)
+				if (v[i])
+					put(w, v[i], len[i] - 1);
+		}
+		free(len);
+	}
+}
+
+static void make_header(unsigned char *hdr, const gwb_dataset *d, struct wr *w)
+{
+	memcpy(hdr, magic, 8);
+	le_put32(hdr + 8, text_columns(d) ? GWB_DSIO_VERSION : 1);
+	le_put32(hdr + 12, HDR);
+	le_put64(hdr + 16, d->rows);
+	le_put32(hdr + 24, (uint32_t)d->features);
+	le_put32(hdr + 28, (uint32_t)d->task);
+	le_put32(hdr + 32, (uint32_t)d->classes);
+	le_put32(hdr + 36, 0);
+	le_put64(hdr + 40, w->bytes);
+	le_put64(hdr + 48, gwb_xxh64_final(&w->h));
+	le_put64(hdr + 56, gwb_xxh64(hdr, 56, 0));
+}
+
+gwb_status gwb_dsio_save_mem(const gwb_dataset *d, void **out, size_t *n)
+{
+	struct wr w;
+	static const unsigned char zero[HDR];
+
+	*out = NULL;
+	*n = 0;
+	memset(&w, 0, sizeof(w));
+	put(&w, zero, HDR);
+	put_payload(&w, d);
+	if (w.st) {
+		free(w.mem);
+		return w.st;
+	}
+	make_header(w.mem, d, &w);
+	*out = w.mem;
+	*n = w.mem_n;
+	return GWB_OK;
+}
+
 gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
 {
 	struct wr w;
 	gwb_afile a;
 	unsigned char hdr[HDR];
-	int j, k;
 	gwb_status st;
 
 	memset(&w, 0, sizeof(w));
@@ -106,68 +228,10 @@ gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path)
 	memset(hdr, 0, sizeof(hdr));
 	if ((st = gwb_afile_write(&a, hdr, HDR)))
 		goto fail;
-	gwb_xxh64_init(&w.h, 0);
-	put_str(&w, d->target);
-	for (j = 0; j < d->features; j++)
-		put_str(&w, d->names ? d->names[j] : NULL);
-	for (k = 0; k < d->classes; k++)
-		put_str(&w, d->class_names ? d->class_names[k] : NULL);
-	for (j = 0; j < d->features; j++)
-		put_u32(&w, d->cat_levels && d->cat_levels[j] ? (uint32_t)d->cat_count[j] : 0);
-	for (j = 0; j < d->features; j++)
-		if (d->cat_levels && d->cat_levels[j])
-			for (k = 0; k < d->cat_count[j]; k++)
-				put_str(&w, d->cat_levels[j][k]);
-	put(&w, d->X, d->rows * (size_t)d->features * sizeof(float));
-	if (d->task == GWB_TASK_CLASSIFICATION)
-		put(&w, d->y, d->rows * sizeof(int32_t));
-	else
-		put(&w, d->yr, d->rows * sizeof(float));
-	for (j = 0, k = 0; d->text && j < d->features; j++)
-		k += d->text[j] != NULL;
-	if (k) {
-		uint32_t *len = malloc((d->rows + 1) * sizeof(*len));
-		size_t i;
-		if (!len) {
-			st = gwb_error(GWB_ENOMEM, "save: out of memory for %zu text lengths", d->rows);
-			goto fail;
-		}
-		put_u32(&w, (uint32_t)k);
-		for (j = 0; j < d->features && !w.st; j++) {
-			char *const *v = d->text[j] ? d->text[j]->v : NULL;
-			if (!v)
-				continue;
-			put_u32(&w, (uint32_t)j);
-			for (i = 0; i < d->rows; i++) {
-				size_t n = v[i] ? strlen(v[i]) : 0;
-				if (n >= UINT32_MAX - 1) {
-					w.st = gwb_error(GWB_EINVAL, "save: row %zu of text column \"%s\" "
-							 "holds %zu bytes, more than .gwbd stores", i + 1,
-							 d->names[j] ? d->names[j] : "?", n);
-					break;
-				}
-				len[i] = v[i] ? (uint32_t)n + 1 : 0;
-			}
-			put(&w, len, d->rows * sizeof(*len));
-			for (i = 0; i < d->rows && !w.st; i++)
-				if (v[i])
-					put(&w, v[i], len[i] - 1);
-		}
-		free(len);
-	}
+	put_payload(&w, d);
 	if ((st = w.st))
 		goto fail;
-	memcpy(hdr, magic, 8);
-	le_put32(hdr + 8, k ? GWB_DSIO_VERSION : 1);
-	le_put32(hdr + 12, HDR);
-	le_put64(hdr + 16, d->rows);
-	le_put32(hdr + 24, (uint32_t)d->features);
-	le_put32(hdr + 28, (uint32_t)d->task);
-	le_put32(hdr + 32, (uint32_t)d->classes);
-	le_put32(hdr + 36, 0);
-	le_put64(hdr + 40, w.bytes);
-	le_put64(hdr + 48, gwb_xxh64_final(&w.h));
-	le_put64(hdr + 56, gwb_xxh64(hdr, 56, 0));
+	make_header(hdr, d, &w);
 	if (pwrite(a.fd, hdr, HDR, 0) != HDR) {
 		st = gwb_error(GWB_EIO, "save: writing %s failed: %s; it was left as it was", path,
 			       strerror(errno));
@@ -183,6 +247,8 @@ fail:
 
 struct rdr {
 	int fd;
+	const unsigned char *mem;  /* gwb_dsio_load_mem: the image (fd unused), read from at */
+	size_t at;
 	const char *path;
 	gwb_xxh64_state h;
 	uint64_t left;   /* payload bytes not yet read */
@@ -197,6 +263,13 @@ static gwb_status get(struct rdr *r, void *p, size_t n, const char *what)
 		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s needs %zu bytes but only %llu "
 				 "remain of the %llu-byte payload", r->path, what, n,
 				 (unsigned long long)r->left, (unsigned long long)r->total);
+	if (r->mem) {
+		memcpy(c, r->mem + r->at, n);
+		gwb_xxh64_update(&r->h, c, n);
+		r->at += n;
+		r->left -= n;
+		return GWB_OK;
+	}
 	while (n) {
 		size_t want = n > IO_BLOCK ? IO_BLOCK : n;
 		ssize_t k = read(r->fd, c, want);
@@ -330,11 +403,46 @@ bool gwb_dsio_is_gwbd(const char *path)
 	return n >= 4 && !memcmp(b, magic, (size_t)n);
 }
 
+static gwb_status load_from(struct rdr *r, uint64_t size, gwb_dataset **out);
+
 gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 {
 	struct rdr r;
-	unsigned char hdr[HDR];
 	struct stat sb;
+	gwb_status st;
+
+	*out = NULL;
+	memset(&r, 0, sizeof(r));
+	r.path = path;
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(r.fd, &sb))
+		st = gwb_error(GWB_EIO, "%s: cannot stat: %s", path, strerror(errno));
+	else
+		st = load_from(&r, (uint64_t)sb.st_size, out);
+	close(r.fd);
+	return st;
+}
+
+gwb_status gwb_dsio_load_mem(const void *buf, size_t n, const char *name, gwb_dataset **out)
+{
+	struct rdr r;
+
+	*out = NULL;
+	memset(&r, 0, sizeof(r));
+	r.fd = -1;
+	r.mem = buf;
+	r.path = name;
+	return load_from(&r, n, out);
+}
+
+/* The header and payload from r (a file of `size` bytes, or an image of that many). */
+static gwb_status load_from(struct rdr *rp, uint64_t size, gwb_dataset **out)
+{
+	struct rdr r = *rp;
+	const char *path = r.path;
+	unsigned char hdr[HDR];
 	gwb_dataset *d = NULL;
 	uint64_t rows, payload, sum;
 	uint32_t version, hsize, features, task, classes, *cnt = NULL;
@@ -343,18 +451,14 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 	int j, k;
 	char what[96];
 
-	*out = NULL;
-	memset(&r, 0, sizeof(r));
-	r.path = path;
-	r.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r.fd < 0)
-		return gwb_error(GWB_EIO, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(r.fd, &sb)) {
-		st = gwb_error(GWB_EIO, "%s: cannot stat: %s", path, strerror(errno));
-		goto fail;
+	if (r.mem) {
+		got = size < HDR ? (ssize_t)size : HDR;
+		memcpy(hdr, r.mem, (size_t)got);
+		r.at = (size_t)got;
+	} else {
+		got = read(r.fd, hdr, HDR);
 	}
-	got = read(r.fd, hdr, HDR);
-	if (got >= 0 && got < 8 && (size_t)got == (size_t)sb.st_size &&
+	if (got >= 0 && got < 8 && (uint64_t)got == size &&
 	    !memcmp(hdr, magic, (size_t)got) && got > 0) {
 		st = gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: %zd bytes, the header alone is %d",
 			       path, got, HDR);
@@ -388,15 +492,15 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 			       GWB_DSIO_VERSION);
 		goto fail;
 	}
-	if ((uint64_t)sb.st_size < HDR + payload) {
+	if ((uint64_t)size < HDR + payload) {
 		st = gwb_error(GWB_ECORRUPT, "%s: truncated .gwbd: %lld bytes where the header "
-			       "promises %llu", path, (long long)sb.st_size,
+			       "promises %llu", path, (long long)size,
 			       (unsigned long long)(HDR + payload));
 		goto fail;
 	}
-	if ((uint64_t)sb.st_size > HDR + payload) {
+	if ((uint64_t)size > HDR + payload) {
 		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %llu bytes of trailing data after "
-			       "the payload", path, (unsigned long long)(sb.st_size - HDR - payload));
+			       "the payload", path, (unsigned long long)(size - HDR - payload));
 		goto fail;
 	}
 	/* (any class count the payload can hold: the size checks below; a save writes all) */
@@ -503,12 +607,10 @@ gwb_status gwb_dsio_load(const char *path, gwb_dataset **out)
 		goto fail;
 	}
 	free(cnt);
-	close(r.fd);
 	*out = d;
 	return GWB_OK;
 fail:
 	free(cnt);
 	gwb_dataset_free(d);
-	close(r.fd);
 	return st;
 }

@@ -26,6 +26,12 @@ gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path);
  * or damaged file, GWB_EPARSE for a file that is not .gwbd or has a newer version. */
 gwb_status gwb_dsio_load(const char *path, gwb_dataset **out);
 
+/* The same bytes in memory, for moving a Dataset between MPI ranks (lapi_mpi.c): save_mem
+ * gives a malloc'd image of the file gwb_dsio_save writes (the caller frees it); load_mem
+ * reads one with every check of gwb_dsio_load (name stands for the path in messages). */
+gwb_status gwb_dsio_save_mem(const gwb_dataset *d, void **out, size_t *n);
+gwb_status gwb_dsio_load_mem(const void *buf, size_t n, const char *name, gwb_dataset **out);
+
 /* True when the file starts with the .gwbd magic. */
 bool gwb_dsio_is_gwbd(const char *path);
 

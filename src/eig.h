@@ -152,6 +152,12 @@ gwb_status gwb_eig_dense(const struct gwb_matrix *A, const gwb_dense_opts *o, gw
 
 /* All eigenpairs of every matrix of a batch (a single matrix counts as a batch of one). */
 gwb_status gwb_eig_batched(const struct gwb_matrix *B, const gwb_dense_opts *o, gwb_eigen **out);
+/* The same batch on the ranks of an MPI job (eig_ranks.c): the matrices dealt to the ranks in
+ * order, each range solved by gwb_eig_batched, values, residuals and vectors gathered on every
+ * rank in matrix order; the ranks' batches are compared first (count, order, checksum). A job
+ * of one: gwb_eig_batched. Every rank must call it (a collective). */
+gwb_status gwb_eig_batched_ranks(const struct gwb_matrix *B, const gwb_dense_opts *o,
+				 gwb_eigen **out);
 
 /* Singular value decomposition of a general dense matrix: k largest singular values
  * (0 = all, min(m, n)), descending, right vectors in e->vectors and left in e->left. */

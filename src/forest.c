@@ -39,6 +39,7 @@ void gwb_rf_params_init(gwb_rf_params *p)
 	p->progress = true;
 	p->subtract = true;
 	p->oob = true;
+	p->ranks = true;
 	gwb_gpu_set_default(&p->gpus);
 }
 

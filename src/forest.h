@@ -160,6 +160,10 @@ typedef struct gwb_rf_params {
 	int tree_first;               /* the RNG index of the first tree grown (f:grow: the trees
 					 after an existing forest's T are T, T+1, ...); 0
 					 otherwise. Not saved. */
+	bool ranks;                   /* under mpirun with several ranks: the trees dealt to the
+					 ranks (ranks = "all", the default; rf_ranks.c); false:
+					 this rank grows every tree alone ("self"). No effect in
+					 a job of one. Not saved. */
 } gwb_rf_params;
 
 #define GWB_RF_MAX_DEPTH 64
@@ -369,6 +373,20 @@ gwb_status gwb_rf_train_hybrid(const gwb_rf_job *job, gwb_forest *f, bool cpu_fr
  * device: gwb_rf_train_gpu on the calling thread (gpus.cpu: gwb_rf_train_cpu), unchanged.
  * Several: one host thread per device, OOB left to gwb_forest_finish (the CPU's, identical). */
 gwb_status gwb_rf_train_devices(const gwb_rf_job *job, gwb_forest *f);
+
+/* The ranks of an MPI job (rf_ranks.c, mpi.h; params.ranks): the trees dealt to the ranks in
+ * contiguous ranges in index order, each range grown by train(ctx, job of the range, forest of
+ * the range) (the trainer the dispatcher chose), every range gathered on every rank and put
+ * together in order into f: the forest one process grows, byte for byte. OOB left to
+ * gwb_forest_finish. One rank: not called. A rank whose trainer fails still joins the gather,
+ * so every rank returns an error (naming the failed rank) instead of waiting. */
+typedef gwb_status (*gwb_rf_trainer)(void *ctx, const gwb_rf_job *job, gwb_forest *f);
+gwb_status gwb_rf_train_ranks(const gwb_rf_job *job, gwb_forest *f, gwb_rf_trainer train,
+			      void *ctx);
+/* Every rank's d against rank 0's (rows, features, task, classes, XXH64 of the values): the
+ * first rank that differs is named with its host and both shapes (GWB_EINVAL, from fn). One
+ * rank: GWB_OK. Every rank must call it (a collective). */
+gwb_status gwb_rf_ranks_check_data(const gwb_dataset *d, const char *fn);
 
 /* A forest with metadata copied from d and p, and no nodes yet. */
 gwb_status gwb_forest_new(const gwb_dataset *d, const gwb_rf_params *p, int mtry,

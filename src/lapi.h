@@ -168,6 +168,7 @@ int gwb_open_rf(lua_State *L);
 int gwb_open_search(lua_State *L);  /* after rf: extends it (rf.search) */
 int gwb_open_core(lua_State *L);
 int gwb_open_files(lua_State *L);  /* after core: gwb._append_line, _save_text, _attach */
+int gwb_open_mpi(lua_State *L);    /* after core: gwb.mpi */
 int gwb_open_panel(lua_State *L);
 int gwb_open_teach(lua_State *L);
 int gwb_open_mat(lua_State *L);

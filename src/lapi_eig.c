@@ -195,7 +195,7 @@ static const char *const solve_keys[] = {"k", "which", "method", "tol", "backend
 					 "residuals", "max_sweeps", "threads", "sym_tol", "tag", NULL};
 static const char *const batched_keys[] = {"k", "which", "method", "tol", "backend", "vectors",
 					   "residuals", "max_sweeps", "threads", "sym_tol", "tag",
-					   "gpus", "gpu_standin", NULL};
+					   "gpus", "gpu_standin", "ranks", NULL};
 
 static int l_solve(lua_State *L)
 {
@@ -237,7 +237,16 @@ static int l_batched(lua_State *L)
 			return luaL_error(L, "eig.batched: gpu_standin must be \"cpu\" (got \"%s\")", si);
 		gwb_opt_gpus(L, 2, "eig.batched", o.backend, si != NULL, &o.gpus);
 	}
-	gwb_lua_check(L, gwb_eig_batched(B, &o, &e));
+	{
+		/* under mpirun: the matrices dealt to the ranks (eig_ranks.c), or "self" */
+		const char *rk = gwb_opt_str(L, 2, "eig.batched", "ranks", "all");
+		if (strcmp(rk, "all") && strcmp(rk, "self"))
+			return luaL_error(L, "eig.batched: ranks must be \"all\" (the matrices dealt "
+					  "to every MPI rank) or \"self\" (this rank solves all) "
+					  "(got \"%s\")", rk);
+		gwb_lua_check(L, !strcmp(rk, "all") ? gwb_eig_batched_ranks(B, &o, &e) :
+			      gwb_eig_batched(B, &o, &e));
+	}
 	e->total_ms = (gwb_now() - t0) * 1e3;  /* the wall time of the Lua call */
 	gwb_lua_push_eigen(L, e);
 	log_eigen(L, "eig.batched", e, &o, gwb_dtype_name(B->dtype));
@@ -983,7 +992,9 @@ static const gwb_reg funcs[] = {
 	 "method = \"jacobi\" (cyclic Jacobi reference).\n"
 	 "Options: vectors (false), method, backend, tol, max_sweeps, threads, residuals,\n"
 	 "gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the matrices are dealt to the\n"
-	 "devices in index order and the results gathered in order, vectors on device 0).\n"
+	 "devices in index order and the results gathered in order, vectors on device 0),\n"
+	 "ranks (\"all\" under mpirun: the matrices dealt to the MPI ranks, the results gathered\n"
+	 "on every rank in order; \"self\": this rank solves them all).\n"
 	 "The result: eb:values(b), eb:vector(b, i), eb.max_residual, eb.orthogonality,\n"
 	 "eb.sweeps, eb.timing.\n"
 	 "Example: eb = eig.batched(mat.batch(1000, 64, {dtype = \"f32\"}), {vectors = true})"},

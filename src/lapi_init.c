@@ -8,6 +8,7 @@
 static const lua_CFunction openers[] = {
 	gwb_open_core,
 	gwb_open_files,
+	gwb_open_mpi,
 	gwb_open_gpu,
 	gwb_open_data,
 	gwb_open_table,

@@ -13,6 +13,8 @@
 #include "fmt.h"
 #include "lapi.h"
 #include "lapi_rf.h"
+#include "mgpu.h"
+#include "mpi.h"
 #include "rf_eval.h"
 
 /* ---- options -------------------------------------------------------------------------------- */
@@ -21,14 +23,14 @@ const char *const gwb_rf_train_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"hybrid_ratio", "tag", "gpus", "gpu_standin", "keep", NULL,
+	"hybrid_ratio", "tag", "gpus", "gpu_standin", "keep", "ranks", NULL,
 };
 
 static const char *const cv_keys[] = {
 	"trees", "depth", "bins", "max_features", "min_leaf", "min_split", "min_impurity_decrease",
 	"bootstrap", "criterion", "class_weight", "weights", "seed", "threads", "block", "backend",
 	"quantile_sample", "progress", "task", "subtract", "oob", "require_gpu", "hybrid_front",
-	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", "metric", NULL,
+	"hybrid_ratio", "folds", "shuffle", "tag", "gpus", "gpu_standin", "metric", "ranks", NULL,
 };
 
 
@@ -215,6 +217,11 @@ void gwb_lua_rf_params(lua_State *L, int idx, const char *fn, const gwb_dataset 
 	p->subtract = gwb_opt_bool(L, idx, fn, "subtract", true);
 	p->oob = gwb_opt_bool(L, idx, fn, "oob", true);
 	p->keep = gwb_opt_bool(L, idx, fn, "keep", false);
+	s = gwb_opt_str(L, idx, fn, "ranks", "all");
+	if (strcmp(s, "all") && strcmp(s, "self"))
+		luaL_error(L, "%s: ranks must be \"all\" (the work dealt to every MPI rank) or "
+			   "\"self\" (this rank does all of it alone) (got \"%s\")", fn, s);
+	p->ranks = !strcmp(s, "all");
 	s = gwb_opt_str(L, idx, fn, "criterion", NULL);
 	if (s && gwb_rf_criterion_parse(s, &p->criterion))
 		luaL_error(L, "%s: %s", fn, gwb_errmsg());
@@ -268,6 +275,41 @@ static int l_load(lua_State *L)
 
 /* ---- rf.cv ---------------------------------------------------------------------------------- */
 
+/* The ranks' folds [lo, hi) of mv (GWB_RFM_COUNT metrics a fold) and oob, gathered on every
+ * rank in fold order; the summed timings are the slowest rank's (the wall of the call). */
+static void gather_folds(lua_State *L, int k, size_t lo, size_t hi, double *mv, double *oob,
+			 gwb_rf_timing *t)
+{
+	size_t per = GWB_RFM_COUNT + 1, n = (hi - lo) * per, f, i;
+	double *mine = lua_newuserdatauv(L, (n + 1) * sizeof(double), 0), *all = NULL;
+	double tm[5] = {t->quantize_ms, t->grow_ms, t->oob_ms, t->kernel_ms, t->transfer_ms};
+	gwb_status st;
+
+	for (f = lo; f < hi; f++) {
+		memcpy(mine + (f - lo) * per, mv + f * GWB_RFM_COUNT, GWB_RFM_COUNT * sizeof(double));
+		mine[(f - lo) * per + GWB_RFM_COUNT] = oob[f];
+	}
+	st = gwb_mpi_gather(mine, n * sizeof(double), 0, true, (void **)&all, NULL);
+	if (!st)
+		st = gwb_mpi_allreduce(tm, 5, GWB_MPI_MAX);
+	if (st) {
+		free(all);
+		gwb_lua_check(L, st);
+	}
+	for (f = 0; f < (size_t)k; f++) {
+		for (i = 0; i < GWB_RFM_COUNT; i++)
+			mv[f * GWB_RFM_COUNT + i] = all[f * per + i];
+		oob[f] = all[f * per + GWB_RFM_COUNT];
+	}
+	free(all);
+	lua_pop(L, 1);
+	t->quantize_ms = tm[0];
+	t->grow_ms = tm[1];
+	t->oob_ms = tm[2];
+	t->kernel_ms = tm[3];
+	t->transfer_ms = tm[4];
+}
+
 static int l_cv(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
@@ -275,7 +317,9 @@ static int l_cv(lua_State *L)
 	int k, f, *fold;
 	bool shuffle;
 	size_t *order, *tr, *te, i;
-	double *scores, mean = 0, sd = 0, t0 = gwb_now(), oob_sum = 0, *mv;
+	double *scores, mean = 0, sd = 0, t0 = gwb_now(), oob_sum = 0, *mv, *oobf;
+	size_t flo, fhi;
+	bool dealt;
 	int oob_n = 0, m;
 	gwb_rf_metric head;
 	gwb_backend used = GWB_BACKEND_CPU;
@@ -301,14 +345,26 @@ static int l_cv(lua_State *L)
 	scores = lua_newuserdatauv(L, sizeof(double) * (size_t)k, 0);
 	mv = lua_newuserdatauv(L, sizeof(double) * (size_t)k * GWB_RFM_COUNT, 0);
 	gwb_rf_make_folds(d, k, shuffle, p.seed, fold, order);
+	oobf = lua_newuserdatauv(L, sizeof(double) * (size_t)k, 0);
+	/* under mpirun (ranks = "all"): the folds dealt to the ranks in order (gwb_deal), each
+	 * fold's forest grown by its rank alone, the folds' numbers gathered in fold order */
+	dealt = p.ranks && gwb_mpi_size() > 1;
+	if (dealt) {
+		gwb_lua_check(L, gwb_rf_ranks_check_data(d, "rf.cv"));
+		gwb_deal((size_t)k, gwb_mpi_size(), gwb_mpi_rank(), &flo, &fhi);
+		p.ranks = false;
+	} else {
+		flo = 0;
+		fhi = (size_t)k;
+	}
 	{
-		bool show = p.progress;
+		bool show = p.progress && gwb_mpi_rank() == 0;
 		const float *sw = p.sample_weight;
 		float *fw = sw ? lua_newuserdatauv(L, sizeof(float) * (d->rows + 1), 0) : NULL;
 		p.progress = false;
 		if (show)
-			gwb_progress_begin("rf.cv", k);
-		for (f = 0; f < k; f++) {
+			gwb_progress_begin("rf.cv", (double)(fhi - flo));
+		for (f = (int)flo; f < (int)fhi; f++) {
 			size_t ntr = 0, nte = 0;
 			gwb_dataset *a = NULL, *b = NULL;
 			gwb_forest *F = NULL;
@@ -332,9 +388,12 @@ static int l_cv(lua_State *L)
 				gwb_dataset_free(b);
 				if (show)
 					gwb_progress_end();
+				if (dealt)  /* the others wait in the gather: end the job */
+					gwb_lua_check(L, gwb_error(st, "rf.cv: fold %d on rank %d (%s): "
+						      "%s", f + 1, gwb_mpi_rank(), gwb_mpi_host(),
+						      gwb_errmsg()));
 				return luaL_error(L, "rf.cv: fold %d: %s", f + 1, gwb_errmsg());
 			}
-			scores[f] = mv[(size_t)f * GWB_RFM_COUNT + head];
 			used = F->backend;
 			snprintf(why, sizeof(why), "%s", F->backend_why);
 			tsum.quantize_ms += F->timing.quantize_ms;
@@ -344,19 +403,27 @@ static int l_cv(lua_State *L)
 			tsum.transfer_ms += F->timing.transfer_ms;
 			tsum.subtract_kept += F->timing.subtract_kept;
 			tsum.subtract_derived += F->timing.subtract_derived;
-			if (!isnan(F->oob)) {
-				oob_sum += F->oob;
-				oob_n++;
-			}
+			oobf[f] = F->oob;
 			gwb_forest_free(F);
 			gwb_dataset_free(a);
 			gwb_dataset_free(b);
-			mean += scores[f];
 			if (show)
-				gwb_progress_update(f + 1, "score", scores[f]);
+				gwb_progress_update((double)(f + 1 - (int)flo), "score",
+						    mv[(size_t)f * GWB_RFM_COUNT + head]);
 		}
 		if (show)
 			gwb_progress_end();
+	}
+	if (dealt)
+		gather_folds(L, k, flo, fhi, mv, oobf, &tsum);
+	/* in fold order, whichever rank judged which fold: the same sums as one process */
+	for (f = 0; f < k; f++) {
+		scores[f] = mv[(size_t)f * GWB_RFM_COUNT + head];
+		mean += scores[f];
+		if (!isnan(oobf[f])) {
+			oob_sum += oobf[f];
+			oob_n++;
+		}
 	}
 	mean /= k;
 	for (f = 0; f < k; f++)
@@ -480,10 +547,10 @@ static const gwb_reg funcs[] = {
 	 "  subtract (true; GPU: a sibling's histogram as parent - sibling where every node\n"
 	 "  draws all features: the same trees; false needs less GPU memory; man gwb),\n"
 	 "  oob (true: the out-of-bag score f.oob and f:oob_predict(); on the GPU backend\n"
-	 "  computed on the device; false skips it),\n"
-	 "  gpus (1; a count or ids {0, 1}, gwb.gpus() lists them: the trees are dealt to the\n"
-	 "  devices in index order, each device with its own copy of the codes; the same forest\n"
-	 "  as one GPU grows; with several, OOB is computed on the CPU afterwards).\n"
+	 "  computed on the device; false skips it), gpus (1; a count or ids {0, 1}: the\n"
+	 "  trees are dealt to the devices in index order, each with its own copy of the codes;\n"
+	 "  the same forest as one GPU grows; with several, OOB on the CPU), ranks (\"all\"\n"
+	 "  under mpirun: trees dealt to the MPI ranks, the same forest bytes; \"self\").\n"
 	 "Same seed, same forest at any thread count. Ctrl-C leaves no forest; keep = true\n"
 	 "(CPU) returns the trees finished (f.partial). Each call goes to the run log (runs()).\n"
 	 "Example: f = rf.train(train, {trees = 100, depth = 10, bins = 64, seed = 1})"},
@@ -499,7 +566,8 @@ static const gwb_reg funcs[] = {
 	 "{mean, std, folds}; cv.report: one line each): accuracy, balanced_accuracy, f1_macro,\n"
 	 "f1_weighted, precision_macro, recall_macro, roc_auc, log_loss; regression r2, rmse,\n"
 	 "mae, mape. metric (default accuracy / r2) chooses the headline (mean, std, folds).\n"
-	 "Takes rf.train's options plus folds (5) and shuffle (false). Classification folds\n"
+	 "Takes rf.train's options plus folds (5) and shuffle (false); under mpirun ranks =\n"
+	 "\"all\" deals the folds to the ranks (the same numbers). Classification folds\n"
 	 "are stratified; with shuffle = false they are scikit-learn's cross_val_score folds\n"
 	 "(StratifiedKFold / KFold without shuffling), so scores can be compared directly.\n"
 	 "Example: cv = rf.cv(d, {folds = 5, trees = 100, seed = 1}); print(cv.summary)"},

@@ -17,6 +17,7 @@
 #include "gpu.h"
 #include "intr.h"
 #include "lapi.h"
+#include "mpi.h"
 #include "panel.h"
 #include "progress_log.h"
 #include "embed.h"
@@ -162,12 +163,24 @@ static void print_banner(void)
 	fflush(stdout);
 }
 
+/* A script's or -e chunk's error. Under mpirun with several ranks the other ranks may be
+ * waiting for this one in a collective: print "gwb: rank R (host): message" and end the whole
+ * job (MPI_Abort), so none of them hangs. Alone, as always: "gwb: message". */
+static void report(lua_State *L)
+{
+	if (gwb_mpi_size() > 1) {
+		const char *msg = lua_tostring(L, -1);
+		gwb_mpi_abort(1, msg ? msg : "(error object is not a string)");
+	}
+	gwb_repl_report(L, progname);
+}
+
 static int run_chunk(lua_State *L, int status)
 {
 	if (status == LUA_OK)
 		status = gwb_repl_docall(L, 0, 0);
 	if (status != LUA_OK)
-		gwb_repl_report(L, progname);
+		report(L);
 	return status;
 }
 
@@ -184,7 +197,7 @@ static int run_script(lua_State *L, const char *fname, char **argv, int nargs)
 		status = gwb_repl_docall(L, nargs, 0);
 	}
 	if (status != LUA_OK)
-		gwb_repl_report(L, progname);
+		report(L);
 	return status;
 }
 
@@ -204,9 +217,26 @@ static void run_rc(lua_State *L)
 int main(int argc, char **argv)
 {
 	int i, script = 0, interactive = 0, has_e = 0, stdin_script = 0, no_panel = 0, command = 0;
-	int traceback = 0;
+	int traceback = 0, nranks = 0, follower;
 	lua_State *L;
 	int status = LUA_OK;
+
+	/* Under mpirun: one rank of the job (mpi.c; MPI starts only when a launcher started us,
+	 * so a plain gwb never touches MPI). Ranks other than 0 draw no panel and write no
+	 * progress lines: rank 0 speaks for the job. */
+	if (gwb_mpi_start(&argc, &argv)) {
+		fprintf(stderr, "gwb: %s\n", gwb_errmsg());
+		return 2;
+	}
+	atexit(gwb_mpi_stop);  /* every return below, and exit() from Lua (os.exit) */
+	if (!gwb_mpi_built() && gwb_mpi_launched(&nranks) && nranks == 1)
+		fprintf(stderr, "gwb: note: started by mpirun, but built without MPI support: "
+				"running as one process (make MPI=1 builds it in)\n");
+	follower = gwb_mpi_rank() > 0;
+	if (follower) {
+		no_panel = 1;
+		gwb_progress_log_set_quiet(true);
+	}
 
 	/* First pass: options (they stop at the script name, "-" or "--"). */
 	for (i = 1; i < argc; i++) {
@@ -367,7 +397,20 @@ int main(int argc, char **argv)
 		if (status != LUA_OK)
 			goto out;
 	}
-	if (interactive || (!script && !has_e && isatty(STDIN_FILENO))) {
+	if (gwb_mpi_size() > 1 && (interactive || (!script && !has_e))) {
+		/* mpirun -np N gwb: one REPL on rank 0 (stdin reaches rank 0 only) whose chunks
+		 * every rank runs; the others' output is dropped, their errors shown by rank 0 */
+		if (follower) {
+			if (!freopen("/dev/null", "w", stdout))
+				fprintf(stderr, "gwb: rank %d: cannot silence its output\n",
+					gwb_mpi_rank());
+			gwb_repl_follow(L);
+		} else {
+			printf("gwb %s: a REPL on %d MPI ranks; each line runs on every rank, "
+			       "output from rank 0\n", GWB_VERSION, gwb_mpi_size());
+			gwb_repl_run(L);
+		}
+	} else if (interactive || (!script && !has_e && isatty(STDIN_FILENO))) {
 		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
 			print_banner();
 		gwb_repl_run(L);

@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "intr.h"
 #include "lapi_error.h"
+#include "mpi.h"
 #include "panel.h"
 
 #define PROMPT1 "gwb> "
@@ -721,8 +722,89 @@ static int ends_with_semicolon(const char *s)
 	return n && s[n - 1] == ';';
 }
 
+/* --- several ranks (mpirun -np N gwb) ------------------------------------------------------ */
+
+/* What rank 0 broadcasts: 'C' and a chunk to run, or 'Q' alone (leave). */
+static int ranks_send(char kind, const char *chunk)
+{
+	size_t n = 2 + (chunk ? strlen(chunk) : 0);  /* kind, the chunk, its NUL */
+	char *msg = malloc(n);
+	void *p = msg;
+	int rc;
+
+	if (!msg)
+		return -1;
+	msg[0] = kind;
+	memcpy(msg + 1, chunk ? chunk : "", n - 1);
+	rc = gwb_mpi_bcast_bytes_idle(&p, &n, 0) == GWB_OK ? 0 : -1;
+	free(msg);
+	return rc;
+}
+
+/* After a chunk, every rank's error ("" when it ran) goes to rank 0, which prints the other
+ * ranks' (its own is reported as usual). */
+static void ranks_errors(const char *mine)
+{
+	size_t *lens, n = mine ? strlen(mine) + 1 : 1;
+	char *all = NULL;
+	int r, size = gwb_mpi_size();
+	size_t at = 0;
+
+	lens = calloc((size_t)size, sizeof(*lens));
+	if (!lens || gwb_mpi_gather(mine ? mine : "", n, 0, false, (void **)&all, lens)) {
+		fprintf(stderr, "gwb: the ranks' errors could not be gathered: %s\n", gwb_errmsg());
+		free(lens);
+		return;
+	}
+	for (r = 0; all && r < size; r++) {
+		if (r > 0 && lens[r] > 1)
+			fprintf(stderr, "gwb: %s\n", all + at);
+		at += lens[r];
+	}
+	fflush(stderr);
+	free(all);
+	free(lens);
+}
+
+void gwb_repl_follow(lua_State *L)
+{
+	for (;;) {
+		void *p = NULL;
+		size_t n = 0;
+		char *msg, *err = NULL;
+		int st, top = lua_gettop(L);
+
+		if (gwb_mpi_bcast_bytes_idle(&p, &n, 0) || !p || n < 1) {
+			free(p);
+			break;  /* rank 0 is gone: MPI ends the job */
+		}
+		msg = p;
+		if (msg[0] != 'C') {
+			free(msg);
+			break;
+		}
+		msg[n - 1] = '\0';  /* rank 0 sent the terminating NUL */
+		st = compile_chunk(L, msg + 1);
+		if (st == LUA_OK)
+			st = gwb_repl_docall(L, 0, LUA_MULTRET);
+		if (st != LUA_OK && st != -1) {
+			const char *e = lua_tostring(L, -1);
+			size_t need = (e ? strlen(e) : 40) + strlen(gwb_mpi_host()) + 40;
+			if ((err = malloc(need)))
+				snprintf(err, need, "rank %d (%s): %s", gwb_mpi_rank(), gwb_mpi_host(),
+					 e ? e : "(error object is not a string)");
+		}
+		lua_settop(L, top);
+		fflush(stdout);
+		ranks_errors(err ? err : "");
+		free(err);
+		free(msg);
+	}
+}
+
 void gwb_repl_run(lua_State *L)
 {
+	int ranks = gwb_mpi_size() > 1, sent;
 	int tty = isatty(STDIN_FILENO);
 	char *chunk = NULL;
 	size_t chunk_len = 0;
@@ -808,6 +890,14 @@ void gwb_repl_run(lua_State *L)
 			continue;  /* incomplete: read a continuation line */
 		if (tty && !help_line)
 			history_add(chunk);
+		/* several ranks: every rank runs the chunk (help stays here) */
+		sent = ranks && st == LUA_OK && !help_line;
+		if (sent && ranks_send('C', chunk)) {
+			fprintf(stderr, "gwb: the line could not be sent to the other ranks: %s\n",
+				gwb_errmsg());
+			lua_settop(L, top);
+			break;
+		}
 		if (st == LUA_OK) {
 			double t0 = gwb_now();
 			int quiet = ends_with_semicolon(chunk);
@@ -823,10 +913,14 @@ void gwb_repl_run(lua_State *L)
 			gwb_repl_report(L, NULL);
 		lua_settop(L, top);
 		fflush(stdout);
+		if (sent)
+			ranks_errors("");
 		free(chunk);
 		chunk = NULL;
 		chunk_len = 0;
 	}
 	free(chunk);
 	comp_L = NULL;
+	if (ranks)
+		ranks_send('Q', NULL);
 }

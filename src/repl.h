@@ -16,8 +16,14 @@ int gwb_repl_docall(lua_State *L, int nargs, int nres);
 /* Print the error on the stack to stderr (prefixed with progname) and pop it. */
 void gwb_repl_report(lua_State *L, const char *progname);
 
-/* The REPL: read, evaluate, print until Ctrl-D. Uses readline on a tty. */
+/* The REPL: read, evaluate, print until Ctrl-D. Uses readline on a tty. Under mpirun with
+ * several ranks this is rank 0's: each complete chunk is broadcast to the other ranks (which
+ * run gwb_repl_follow) before it runs here, and after it every rank's error, if any, is
+ * gathered and printed as "gwb: rank R (host): message". */
 void gwb_repl_run(lua_State *L);
+/* Ranks other than 0 under mpirun: run the chunks rank 0's REPL broadcasts, in order, and
+ * report each one's error to it, until rank 0 leaves. */
+void gwb_repl_follow(lua_State *L);
 
 /* Append one history entry (a line, or a chunk of lines) to the history file at path and keep
  * its last max lines (trimmed once it passes max + max / 10; max <= 0: no cap). An exclusive

@@ -11,6 +11,7 @@
 
 #include "gpu.h"
 #include "intr.h"
+#include "mpi.h"
 #include "quantize.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
@@ -23,8 +24,32 @@
 #define RF_AUTO_MIN_BYTES 0
 #endif
 
+/* The trainer the dispatcher chose (b), for the whole forest or, under mpirun, for this
+ * rank's range (gwb_rf_train_ranks calls it back). */
+typedef struct chosen {
+	gwb_backend b;
+	bool hybrid_cpu;
+} chosen;
+
+static gwb_status train_chosen(void *ctx, const gwb_rf_job *job, gwb_forest *f)
+{
+	const chosen *c = ctx;
+
+	if (job->p->hybrid)
+		return gwb_rf_train_hybrid(job, f, c->hybrid_cpu);  /* rf_hybrid.c */
+	switch (c->b) {
+#ifdef GWB_HAVE_CUDA
+	case GWB_BACKEND_GPU:
+		return gwb_rf_train_devices(job, f);  /* rf_multi.c: gpus = 1 is rf_train.cu */
+#endif
+	default:
+		return job->p->gpus.cpu ? gwb_rf_train_devices(job, f) : gwb_rf_train_cpu(job, f);
+	}
+}
+
 gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_forest **out)
 {
+	chosen ch;
 	gwb_rf_params p = *p0;
 	gwb_rf_job job = {0};
 	gwb_quant *q = NULL;
@@ -41,6 +66,9 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	/* the panel's and the log's time of rf.train is this call's, quantizing and OOB included */
 	gwb_progress_call_begin();
 	if ((st = gwb_rf_params_check(&p, d)))
+		goto out_free;
+	/* several ranks: the same data everywhere, or a message naming the rank that differs */
+	if (p.ranks && gwb_mpi_size() > 1 && (st = gwb_rf_ranks_check_data(d, "rf.train")))
 		goto out_free;
 	if (p.criterion == GWB_CRIT_DEFAULT)
 		p.criterion = d->task == GWB_TASK_CLASSIFICATION ? GWB_CRIT_GINI : GWB_CRIT_MSE;
@@ -144,19 +172,13 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	f->timing.quantize_ms = (gwb_now() - t1) * 1e3;
 	f->backend = b;
 	snprintf(f->backend_why, sizeof(f->backend_why), "%s", why);
-	if (p.hybrid) {
-		st = gwb_rf_train_hybrid(&job, f, hybrid_cpu);  /* rf_hybrid.c */
+	ch.b = b;
+	ch.hybrid_cpu = hybrid_cpu;
+	if (p.ranks && gwb_mpi_size() > 1) {
+		/* (f:grow's new trees too: their ranges start at tree_first) */
+		st = gwb_rf_train_ranks(&job, f, train_chosen, &ch);  /* rf_ranks.c */
 	} else {
-		switch (b) {
-#ifdef GWB_HAVE_CUDA
-		case GWB_BACKEND_GPU:
-			st = gwb_rf_train_devices(&job, f);  /* rf_multi.c: gpus = 1 is rf_train.cu */
-			break;
-#endif
-		default:
-			st = p.gpus.cpu ? gwb_rf_train_devices(&job, f) : gwb_rf_train_cpu(&job, f);
-			break;
-		}
+		st = train_chosen(&ch, &job, f);
 	}
 	if (st)
 		goto out_free;

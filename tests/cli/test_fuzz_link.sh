@@ -14,6 +14,11 @@ FLAGS=(-std=c11 -g -O1 -pthread $(pkg-config --cflags lua5.4 2>/dev/null || echo
 grep -qa __asan_init "$GWB" && FLAGS+=(-fsanitize=address,undefined)
 LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
 	-l:libpng16.a -l:libsnappy.a -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ -lpthread -lm -ldl)
+# a build with MPI (src/mpi.o calls it) links Open MPI as the Makefile does (mpicc --showme:link)
+if nm "$OBJ/src/mpi.o" 2>/dev/null | grep -q ' U MPI_Init'; then
+	command -v mpicc >/dev/null || skip "the build has MPI but mpicc is not installed"
+	LIBS+=($(mpicc --showme:link))
+fi
 shopt -s nullglob
 objs=()
 for o in "$OBJ"/src/*.o "$OBJ"/src/onnx/*.o; do [ "$(basename "$o")" = main.o ] || objs+=("$o"); done
