@@ -320,6 +320,78 @@ void gwb_forest_copy_nodes(gwb_forest *dst, size_t at, const gwb_forest *src, si
 	memcpy(dst->value + at * O, src->value + from * O, n * O * sizeof(float));
 }
 
+gwb_status gwb_forest_truncate(const gwb_forest *f, const gwb_dataset *d, int depth,
+			       gwb_forest **out)
+{
+	gwb_rf_params p = f->params;
+	gwb_forest *g = NULL;
+	int32_t *dep = NULL;
+	size_t keep = 0, maxn = 0, at = 0;
+	gwb_status st;
+	int t;
+
+	*out = NULL;
+	if (depth < 1 || depth > GWB_RF_MAX_DEPTH)
+		return gwb_error(GWB_EINVAL, "rf: a forest cut at depth %d (1 to %d)", depth,
+				 GWB_RF_MAX_DEPTH);
+	/* Breadth-first order puts every node of depth <= depth before the deeper ones, so each
+	 * tree's cut is a prefix of its nodes: count them. */
+	for (t = 0; t < f->trees; t++) {
+		size_t n = (size_t)(f->tree_offset[t + 1] - f->tree_offset[t]);
+		if (n > maxn)
+			maxn = n;
+	}
+	if (!(dep = calloc(maxn + 1, sizeof(int32_t))))
+		return gwb_error(GWB_ENOMEM, "rf: out of memory");
+	for (t = 0; t < f->trees; t++) {
+		int64_t b = f->tree_offset[t], n = f->tree_offset[t + 1] - b, i;
+		for (i = 0; i < n && dep[i] <= depth; i++) {
+			keep++;
+			if (f->feature[b + i] >= 0)
+				dep[f->left[b + i]] = dep[f->right[b + i]] = dep[i] + 1;
+		}
+		memset(dep, 0, (size_t)n * sizeof(int32_t));
+	}
+	p.depth = depth;
+	p.trees = f->trees;
+	if ((st = gwb_forest_new(d, &p, f->mtry, f->class_weight, &g)) ||
+	    (st = gwb_forest_alloc_nodes(g, keep)))
+		goto out;
+	g->params = f->params;
+	g->params.depth = depth;
+	g->bins_used = f->bins_used;
+	g->backend = f->backend;
+	snprintf(g->backend_why, sizeof(g->backend_why), "%s", f->backend_why);
+	for (t = 0; t < f->trees; t++) {
+		int64_t b = f->tree_offset[t], n = f->tree_offset[t + 1] - b, i;
+		g->tree_offset[t] = (int64_t)at;
+		for (i = 0; i < n && dep[i] <= depth; i++)
+			if (f->feature[b + i] >= 0)
+				dep[f->left[b + i]] = dep[f->right[b + i]] = dep[i] + 1;
+		gwb_forest_copy_nodes(g, at, f, (size_t)b, (size_t)i);
+		for (int64_t j = 0; j < i; j++)
+			if (dep[j] == depth && g->feature[at + (size_t)j] >= 0) {
+				size_t x = at + (size_t)j;  /* a leaf now, as a tree grown to depth */
+				g->feature[x] = -1;
+				g->left[x] = g->right[x] = -1;
+				g->threshold_bin[x] = 0;
+				g->threshold[x] = 0;
+				g->nan_left[x] = 0;
+			}
+		at += (size_t)i;
+		memset(dep, 0, (size_t)n * sizeof(int32_t));
+	}
+	g->tree_offset[f->trees] = (int64_t)at;
+	st = gwb_forest_finish(g, NULL, 1);
+out:
+	free(dep);
+	if (st)
+		gwb_forest_free(g);
+	else
+		*out = g;
+	return st;
+}
+
 void gwb_forest_free(gwb_forest *f)
 {
 	int j;

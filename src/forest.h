@@ -398,6 +398,14 @@ gwb_status gwb_forest_alloc_nodes(gwb_forest *f, size_t nodes);
  * forests: the multi-device merge, the hybrid's two sides, the GPU side taking the CPU's. */
 void gwb_forest_copy_nodes(gwb_forest *dst, size_t at, const gwb_forest *src, size_t from,
 			   size_t n);
+/* The forest f cut at depth (1..GWB_RF_MAX_DEPTH): each tree keeps its nodes of depth <= depth
+ * (a prefix of its nodes in breadth-first order) and those at depth become leaves. Node values
+ * are set on every node and a node's split never depends on the depth limit (forest.h's
+ * growth rules), so this is node for node the forest trained with that depth (rf.search
+ * judges every depth of a grid from the deepest). d: the training data (names, classes,
+ * levels for the metadata). The caller frees *out. */
+gwb_status gwb_forest_truncate(const gwb_forest *f, const gwb_dataset *d, int depth,
+			       gwb_forest **out);
 /* Summary after the nodes are set: depth_reached, leaves, impurity importance; and OOB from d
  * (the training data, re-deriving the bootstrap counts) when bootstrap and params.oob are on
  * and the trainer did not compute it already (the GPU trainer does, on the device). */

@@ -1,10 +1,11 @@
 /* lapi_search.c - rf.search(d, grid, opts): hyperparameter search by cross-validation. The grid's
- * settings (every combination, or a seeded random sample of them) are grouped by everything but
- * the tree count: a group trains one forest of its largest count per fold and judges its
- * first n trees for each count (gwb_rf_cv_counts: the same values as separate rf.cv calls,
- * since tree t depends only on (seed, t)); the folds are cut once for the whole search. Each
- * setting is a run-log record with the search's tag; a budget stops between groups and the
- * result says which settings ran; the best setting is refitted on all of d. */
+ * settings (every combination, or a seeded random sample of them) are grouped into families by
+ * everything but the tree count and the depth: a family trains one forest of its largest count
+ * at its deepest depth per fold and judges its first n trees cut at each depth (gwb_rf_cv_grid:
+ * the same values as separate rf.cv calls, since tree t depends only on (seed, t) and a node's
+ * split never on the depth limit); the folds are cut once for the whole search. Each setting
+ * is a run-log record with the search's tag; a budget stops between families and the result
+ * says which settings ran; the best setting (the first of equals) is refitted on all of d. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,178 +312,228 @@ static int l_search(lua_State *L)
 
 	lua_createtable(L, total, 0);
 	res_settings = lua_gettop(L);
-	double *vals = lua_newuserdatauv(L, sizeof(double) * (size_t)nt * (size_t)k * GWB_RFM_COUNT,
-					 0);
-	int vals_idx = lua_gettop(L);
+	/* Families: the groups that differ only in depth. A family trains one forest per fold at
+	 * its deepest depth and its largest tree count, and judges every (depth, count) of its
+	 * settings by cutting it (gwb_rf_cv_grid). */
+	int dk = 0, nde_all = 1, stride = 1, nfam;
+	for (i = 0; i < nk; i++)
+		if (!strcmp(keys[i], "depth"))
+			dk = i + 1;
+	if (dk) {
+		nde_all = nvals[dk - 1];
+		for (i = dk; i < nk; i++)
+			if (i + 1 != tvals)
+				stride *= nvals[i];
+	}
+	nfam = ngroups / nde_all;
+	double *vals = lua_newuserdatauv(L, sizeof(double) * (size_t)nde_all * (size_t)nt *
+					 (size_t)k * GWB_RFM_COUNT, 0);
 	int *counts = lua_newuserdatauv(L, sizeof(int) * ((size_t)nt + 1), 0);
 	int *cidx = lua_newuserdatauv(L, sizeof(int) * ((size_t)nt + 1), 0);
-	(void)vals_idx;
+	int *depths = lua_newuserdatauv(L, sizeof(int) * ((size_t)nde_all + 1), 0);
+	int *dpos = lua_newuserdatauv(L, sizeof(int) * ((size_t)nde_all + 1), 0);
+	int *fam_e = lua_newuserdatauv(L, sizeof(int) * ((size_t)nde_all + 1), 0);
 	if (progress)
 		gwb_progress_begin("rf.search", nsel);
-	for (int g = 0; g < ngroups; g++) {
-		int nc = 0, rem = g, c;
-		gwb_rf_params p;
+	for (int fam = 0; fam < nfam; fam++) {
+		int base_g = (fam / stride) * stride * nde_all + fam % stride;
+		int nc = 0, nd = 0, c, e, deep = -1;
+		gwb_rf_params p = {0};
 		int top;
-		for (c = 0; c < nt; c++)
-			if (sel[g * nt + c])
-				cidx[nc++] = c;
-		/* the group's option table: base + its values */
-		copy_table(L, base);
-		setv = lua_gettop(L);
-		lua_newtable(L);  /* the setting's values, for the result */
-		int shown = lua_gettop(L);
-		for (i = nk - 1; i >= 0; i--) {
-			if (i + 1 == tvals)
+		/* the family's selected depths (members) and tree counts (their union) */
+		for (e = 0; e < nde_all; e++) {
+			int g = base_g + e * stride;
+			bool any = false;
+			dpos[e] = -1;
+			for (c = 0; c < nt; c++)
+				any = any || sel[g * nt + c];
+			if (!any || budget_hit)
 				continue;
-			lua_getfield(L, lists, keys[i]);
-			lua_rawgeti(L, -1, rem % nvals[i] + 1);
-			rem /= nvals[i];
-			lua_pushvalue(L, -1);
-			if (!strcmp(keys[i], "depth") && lua_isinteger(L, -1) && !lua_tointeger(L, -1)) {
-				lua_pop(L, 1);  /* depth 0 in a grid: no limit */
-				lua_pushinteger(L, GWB_RF_MAX_DEPTH);
+			if (dk) {
+				int isnum;
+				lua_Integer dv;
+				lua_getfield(L, lists, "depth");
+				lua_rawgeti(L, -1, e + 1);
+				dv = lua_tointegerx(L, -1, &isnum);
+				if (!isnum || dv < 0 || dv > GWB_RF_MAX_DEPTH)
+					return luaL_error(L, "rf.search: grid depth[%d] must be 0 (no limit) "
+							  "or a depth from 1 to %d (got %s)", e + 1,
+							  GWB_RF_MAX_DEPTH, luaL_tolstring(L, -1, NULL));
+				lua_pop(L, 2);
+				depths[nd] = dv ? (int)dv : GWB_RF_MAX_DEPTH;
 			}
-			lua_setfield(L, setv, keys[i]);
-			lua_setfield(L, shown, keys[i]);
-			lua_pop(L, 1);
+			if (deep < 0 || (dk && depths[nd] > depths[dpos[deep]]))
+				deep = e;
+			dpos[e] = nd;
+			fam_e[nd++] = e;
 		}
-		if (!nc || budget_hit) {
+		for (c = 0; c < nt; c++) {
+			bool any = false;
+			for (e = 0; e < nd; e++)
+				any = any || sel[(base_g + fam_e[e] * stride) * nt + c];
+			if (any)
+				cidx[nc++] = c;
+		}
+		if (nd) {
+			/* the option table of the deepest member: base + its values */
+			int g = base_g + deep * stride, rem = g;
+			copy_table(L, base);
+			setv = lua_gettop(L);
+			for (i = nk - 1; i >= 0; i--) {
+				if (i + 1 == tvals)
+					continue;
+				lua_getfield(L, lists, keys[i]);
+				lua_rawgeti(L, -1, rem % nvals[i] + 1);
+				rem /= nvals[i];
+				if (!strcmp(keys[i], "depth") && lua_isinteger(L, -1) &&
+				    !lua_tointeger(L, -1)) {
+					lua_pop(L, 1);  /* depth 0 in a grid: no limit */
+					lua_pushinteger(L, GWB_RF_MAX_DEPTH);
+				}
+				lua_setfield(L, setv, keys[i]);
+				lua_pop(L, 1);
+			}
+			for (c = 0; c < nc; c++) {
+				lua_Integer tv = 0;
+				if (tvals) {
+					int isnum;
+					lua_getfield(L, lists, "trees");
+					lua_rawgeti(L, -1, cidx[c] + 1);
+					tv = lua_tointegerx(L, -1, &isnum);
+					if (!isnum || tv < 1 || tv > 1000000000)
+						return luaL_error(L, "rf.search: grid trees[%d] must be a "
+								  "tree count >= 1", cidx[c] + 1);
+					lua_pop(L, 2);
+				} else {
+					lua_getfield(L, base, "trees");
+					tv = lua_isnil(L, -1) ? 100 : lua_tointeger(L, -1);
+					lua_pop(L, 1);
+				}
+				counts[c] = (int)tv;
+			}
+			{
+				int max = 0;
+				for (c = 0; c < nc; c++)
+					if (counts[c] > max)
+						max = counts[c];
+				lua_pushinteger(L, max);
+				lua_setfield(L, setv, "trees");
+			}
+			top = lua_gettop(L);
+			gwb_lua_rf_params(L, setv, "rf.search", d, &p, gwb_rf_train_keys);
+			if (!dk)
+				depths[0] = p.depth;
+			{
+				gwb_status st = gwb_rf_cv_grid(F->train, F->test, k, &p, depths, nd,
+							       counts, nc, vals, &grow_ms);
+				if (st) {
+					if (progress)
+						gwb_progress_end();
+					return luaL_error(L, "rf.search: setting %d: %s",
+							  (base_g + fam_e[0] * stride) * nt + cidx[0] + 1,
+							  gwb_errmsg());
+				}
+			}
+			lua_settop(L, top - 1);
+		}
+		/* each member's settings, in the grid's numbering */
+		for (e = 0; e < nde_all; e++) {
+			int g = base_g + e * stride, rem = g, ei = dpos[e];
+			lua_newtable(L);  /* the setting's values, for the result */
+			int shown = lua_gettop(L);
+			for (i = nk - 1; i >= 0; i--) {
+				if (i + 1 == tvals)
+					continue;
+				lua_getfield(L, lists, keys[i]);
+				lua_rawgeti(L, -1, rem % nvals[i] + 1);
+				rem /= nvals[i];
+				lua_setfield(L, shown, keys[i]);
+				lua_pop(L, 1);
+			}
 			for (c = 0; c < nt; c++) {
+				int s = g * nt + c, j = -1, m;
+				if (ei >= 0 && sel[s])
+					for (int q = 0; q < nc; q++)
+						if (cidx[q] == c)
+							j = q;
 				copy_table(L, shown);
-				lua_createtable(L, 0, 4);
-				lua_insert(L, -2);
-				lua_setfield(L, -2, "params");
 				if (tvals) {
 					lua_getfield(L, lists, "trees");
 					lua_rawgeti(L, -1, c + 1);
-					lua_getfield(L, -3, "params");
-					lua_insert(L, -2);
-					lua_setfield(L, -2, "trees");
-					lua_pop(L, 2);
+					lua_setfield(L, -3, "trees");
+					lua_pop(L, 1);
 				}
-				SETB("ran", false);
-				lua_rawseti(L, res_settings, g * nt + c + 1);
+				lua_createtable(L, 0, 8);
+				lua_insert(L, -2);
+				lua_setfield(L, -2, "params");
+				if (j < 0) {
+					SETB("ran", false);
+					lua_rawseti(L, res_settings, s + 1);
+					continue;
+				}
+				const double *sv = vals + ((size_t)ei * (size_t)nc + (size_t)j) * (size_t)k *
+								 GWB_RFM_COUNT;
+				SETB("ran", true);
+				lua_createtable(L, 0, GWB_RFM_COUNT);
+				for (m = 0; m < GWB_RFM_COUNT; m++) {
+					double mm, ms;
+					if (!gwb_rf_metric_for((gwb_rf_metric)m, d->task))
+						continue;
+					gwb_rf_fold_stats(sv + m, k, GWB_RFM_COUNT, &mm, &ms, NULL);
+					lua_createtable(L, 0, 2);
+					SETN("mean", mm);
+					SETN("std", ms);
+					lua_setfield(L, -2, gwb_rf_metric_name((gwb_rf_metric)m));
+					if (m == (int)metric) {
+						lua_pushnumber(L, mm);
+						lua_setfield(L, -3, "mean");
+						lua_pushnumber(L, ms);
+						lua_setfield(L, -3, "std");
+						lua_createtable(L, k, 0);
+						for (int f = 0; f < k; f++) {
+							lua_pushnumber(L, sv[(size_t)f * GWB_RFM_COUNT + m]);
+							lua_rawseti(L, -2, f + 1);
+						}
+						lua_setfield(L, -3, "folds");
+						if (!isnan(mm) && (best_i < 0 || (higher ? mm > best :
+										       mm < best) ||
+								   (mm == best && s < best_i))) {
+							best = mm;
+							best_i = s;
+						}
+					}
+				}
+				lua_setfield(L, -2, "metrics");
+				lua_rawseti(L, res_settings, s + 1);
+				ran++;
+				/* the run log: one record per setting, with the search's tag */
+				lua_createtable(L, 0, 6);
+				SETS("kind", "rf.search");
+				gwb_opt_tag(L, OPTS, "rf.search");
+				lua_setfield(L, -2, "tag");
+				lua_rawgeti(L, res_settings, s + 1);
+				lua_getfield(L, -1, "params");
+				lua_setfield(L, -3, "params");
+				lua_createtable(L, 0, 4);
+				SETS("metric", gwb_rf_metric_name(metric));
+				lua_getfield(L, -2, "mean");
+				lua_setfield(L, -2, "mean");
+				lua_getfield(L, -2, "std");
+				lua_setfield(L, -2, "std");
+				SETI("folds", k);
+				SETI("setting", s + 1);
+				lua_setfield(L, -3, "metrics");
+				lua_pop(L, 1);
+				SETS("backend", gwb_backend_name(p.backend));
+				gwb_lua_push_datainfo(L, 1);
+				lua_setfield(L, -2, "data");
+				gwb_lua_log_run(L, -1);
+				lua_pop(L, 1);
 			}
 			lua_settop(L, shown - 1);
+		}
+		if (!nd)
 			continue;
-		}
-		for (c = 0; c < nc; c++) {
-			lua_Integer tv = 0;
-			if (tvals) {
-				int isnum;
-				lua_getfield(L, lists, "trees");
-				lua_rawgeti(L, -1, cidx[c] + 1);
-				tv = lua_tointegerx(L, -1, &isnum);
-				if (!isnum || tv < 1 || tv > 1000000000)
-					return luaL_error(L, "rf.search: grid trees[%d] must be a tree "
-							  "count >= 1", cidx[c] + 1);
-				lua_pop(L, 2);
-			} else {
-				lua_getfield(L, base, "trees");
-				tv = lua_isnil(L, -1) ? 100 : lua_tointeger(L, -1);
-				lua_pop(L, 1);
-			}
-			counts[c] = (int)tv;
-		}
-		{
-			int max = 0;
-			for (c = 0; c < nc; c++)
-				if (counts[c] > max)
-					max = counts[c];
-			lua_pushinteger(L, max);
-			lua_setfield(L, setv, "trees");
-		}
-		top = lua_gettop(L);
-		gwb_lua_rf_params(L, setv, "rf.search", d, &p, gwb_rf_train_keys);
-		{
-			gwb_status st = gwb_rf_cv_counts(F->train, F->test, k, &p, counts, nc, vals,
-							 &grow_ms);
-			if (st) {
-				if (progress)
-					gwb_progress_end();
-				return luaL_error(L, "rf.search: setting %d: %s", g * nt + cidx[0] + 1,
-						  gwb_errmsg());
-			}
-		}
-		lua_settop(L, top);
-		for (c = 0; c < nt; c++) {
-			int s = g * nt + c, j = -1, m;
-			for (int q = 0; q < nc; q++)
-				if (cidx[q] == c)
-					j = q;
-			copy_table(L, shown);
-			if (tvals) {
-				lua_getfield(L, lists, "trees");
-				lua_rawgeti(L, -1, c + 1);
-				lua_setfield(L, -3, "trees");
-				lua_pop(L, 1);
-			}
-			lua_createtable(L, 0, 8);
-			lua_insert(L, -2);
-			lua_setfield(L, -2, "params");
-			if (j < 0) {
-				SETB("ran", false);
-				lua_rawseti(L, res_settings, s + 1);
-				continue;
-			}
-			SETB("ran", true);
-			lua_createtable(L, 0, GWB_RFM_COUNT);
-			for (m = 0; m < GWB_RFM_COUNT; m++) {
-				double mm, ms;
-				if (!gwb_rf_metric_for((gwb_rf_metric)m, d->task))
-					continue;
-				gwb_rf_fold_stats(vals + (size_t)j * k * GWB_RFM_COUNT + m, k,
-						  GWB_RFM_COUNT, &mm, &ms, NULL);
-				lua_createtable(L, 0, 2);
-				SETN("mean", mm);
-				SETN("std", ms);
-				lua_setfield(L, -2, gwb_rf_metric_name((gwb_rf_metric)m));
-				if (m == (int)metric) {
-					lua_pushnumber(L, mm);
-					lua_setfield(L, -3, "mean");
-					lua_pushnumber(L, ms);
-					lua_setfield(L, -3, "std");
-					lua_createtable(L, k, 0);
-					for (int f = 0; f < k; f++) {
-						lua_pushnumber(L, vals[((size_t)j * k + f) *
-								       GWB_RFM_COUNT + m]);
-						lua_rawseti(L, -2, f + 1);
-					}
-					lua_setfield(L, -3, "folds");
-					if (!isnan(mm) && (best_i < 0 || (higher ? mm > best : mm < best))) {
-						best = mm;
-						best_i = s;
-					}
-				}
-			}
-			lua_setfield(L, -2, "metrics");
-			lua_rawseti(L, res_settings, s + 1);
-			ran++;
-			/* the run log: one record per setting, with the search's tag */
-			lua_createtable(L, 0, 6);
-			SETS("kind", "rf.search");
-			gwb_opt_tag(L, OPTS, "rf.search");
-			lua_setfield(L, -2, "tag");
-			lua_rawgeti(L, res_settings, s + 1);
-			lua_getfield(L, -1, "params");
-			lua_setfield(L, -3, "params");
-			lua_createtable(L, 0, 4);
-			SETS("metric", gwb_rf_metric_name(metric));
-			lua_getfield(L, -2, "mean");
-			lua_setfield(L, -2, "mean");
-			lua_getfield(L, -2, "std");
-			lua_setfield(L, -2, "std");
-			SETI("folds", k);
-			SETI("setting", s + 1);
-			lua_setfield(L, -3, "metrics");
-			lua_pop(L, 1);
-			SETS("backend", gwb_backend_name(p.backend));
-			gwb_lua_push_datainfo(L, 1);
-			lua_setfield(L, -2, "data");
-			gwb_lua_log_run(L, -1);
-			lua_pop(L, 1);
-		}
-		lua_settop(L, shown - 1);
 		done_groups++;
 		if (progress)
 			gwb_progress_update(ran, gwb_rf_metric_name(metric), best);
@@ -592,9 +643,10 @@ static const gwb_reg funcs[] = {
 	 "refit (default true: result.forest is the best setting trained on all of d), and\n"
 	 "rf.train's options, fixed for every setting. settings[i] = {params, mean, std, folds,\n"
 	 "metrics = {name = {mean, std}}, ran}; each is a run-log record (kind rf.search) with\n"
-	 "the search's tag. Settings that differ only in trees share their forests: each fold\n"
-	 "grows the largest count once and judges its first n trees for each count (the forest\n"
-	 "of n trees with that seed), so the values equal separate rf.cv calls.\n"
+	 "the search's tag. Settings that differ only in trees and depth share their forests:\n"
+	 "each fold grows the largest count at the deepest depth once and judges its first n\n"
+	 "trees cut at each depth (node for node the forest of n trees grown to that depth with\n"
+	 "that seed), so the values equal separate rf.cv calls.\n"
 	 "Example: s = rf.search(d, {trees = {50, 100}, depth = {8, 0}}, {metric = \"f1_macro\"})\n"
 	 "         print(s.summary); pp(s.best); s.forest:evaluate(test)"},
 	{NULL, NULL, NULL},

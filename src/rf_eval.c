@@ -236,18 +236,22 @@ void gwb_forest_view_release(gwb_forest *view)
 	view->gpu_model = NULL;
 }
 
-gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test, int k,
-			    const gwb_rf_params *p, const int *counts, int nc, double *out,
-			    double *grow_ms)
+gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, int k,
+			  const gwb_rf_params *p, const int *depths, int nd, const int *counts,
+			  int nc, double *out, double *grow_ms)
 {
 	gwb_rf_params q = *p;
-	int f, c, max = 0;
-	gwb_status st;
+	int f, c, e, max = 0;
+	gwb_status st = GWB_OK;
 
 	for (c = 0; c < nc; c++)
 		if (counts[c] > max)
 			max = counts[c];
 	q.trees = max;
+	q.depth = 1;
+	for (e = 0; e < nd; e++)
+		if (depths[e] > q.depth)
+			q.depth = depths[e];
 	q.oob = false;  /* the folds judge the forest; OOB is not asked for */
 	for (f = 0; f < k; f++) {
 		gwb_forest *F = NULL;
@@ -255,18 +259,24 @@ gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test,
 			return st;
 		if (grow_ms)
 			*grow_ms += F->timing.total_ms;
-		for (c = 0; c < nc; c++) {
-			gwb_forest v;
-			gwb_forest_view(F, counts[c], &v);
-			st = gwb_rf_eval(&v, test[f], q.threads,
-					 out + ((size_t)c * (size_t)k + (size_t)f) * GWB_RFM_COUNT);
-			gwb_forest_view_release(&v);
-			if (st) {
-				gwb_forest_free(F);
-				return st;
+		for (e = 0; e < nd && !st; e++) {
+			gwb_forest *D = NULL;
+			if (depths[e] < q.depth &&
+			    (st = gwb_forest_truncate(F, train[f], depths[e], &D)))
+				break;
+			for (c = 0; c < nc && !st; c++) {
+				gwb_forest v;
+				gwb_forest_view(D ? D : F, counts[c], &v);
+				st = gwb_rf_eval(&v, test[f], q.threads,
+						 out + (((size_t)e * (size_t)nc + (size_t)c) * (size_t)k +
+							(size_t)f) * GWB_RFM_COUNT);
+				gwb_forest_view_release(&v);
 			}
+			gwb_forest_free(D);
 		}
 		gwb_forest_free(F);
+		if (st)
+			return st;
 	}
 	return GWB_OK;
 }

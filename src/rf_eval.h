@@ -45,13 +45,15 @@ gwb_status gwb_rf_eval(const gwb_forest *f, const gwb_dataset *d, int threads, d
 void gwb_forest_view(const gwb_forest *f, int n, gwb_forest *view);
 void gwb_forest_view_release(gwb_forest *view);
 
-/* One setting cross-validated at several tree counts at once: for each fold f, one forest of
- * max(counts) trees trained on train[f] and judged on test[f] by its first counts[c] trees
- * (which are the forest of counts[c] trees: the same values as separate fits).
- * out[((size_t)c * k + f) * GWB_RFM_COUNT + m]. *grow_ms: the training time summed. */
-gwb_status gwb_rf_cv_counts(gwb_dataset *const *train, gwb_dataset *const *test, int k,
-			    const gwb_rf_params *p, const int *counts, int nc, double *out,
-			    double *grow_ms);
+/* One setting cross-validated at several depths and tree counts at once: for each fold f, one
+ * forest of max(counts) trees and max(depths) depth trained on train[f], and judged on test[f]
+ * for each depth d and count n by its first n trees cut at depth d (gwb_forest_truncate: the
+ * forest of n trees grown to depth d with that seed, node for node, so the values equal
+ * separate fits). depths: 1..GWB_RF_MAX_DEPTH. out[(((size_t)e * nc + c) * k + f) *
+ * GWB_RFM_COUNT + m] for depths[e], counts[c]. *grow_ms: the training time summed. */
+gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, int k,
+			  const gwb_rf_params *p, const int *depths, int nd, const int *counts,
+			  int nc, double *out, double *grow_ms);
 
 /* The mean and (population) std over k folds of v[f * stride], NaN folds left out; *used:
  * how many were not NaN (mean and std NaN when none). */

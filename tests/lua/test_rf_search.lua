@@ -28,6 +28,47 @@ T.test("rf.search: each setting equals rf.cv with it; best refitted", function()
   T.eq(#recs, 4, "one run-log record per setting")
 end)
 
+T.test("rf.search: depths share one forest per fold (cut), values equal rf.cv", function()
+  local d = data.load("datasets/diabetes.csv", { target = "progression" })
+  local grid = { trees = { 3, 6 }, depth = { 2, 5, 0 }, max_features = { 1.0, 0.5 } }
+  local s = rf.search(d, grid, { cv = 3, metric = "rmse", progress = false, refit = false })
+  T.eq(#s.settings, 12)
+  T.eq(s.ran, 12)
+  -- the grid's order: keys sorted (depth, max_features, trees), the last fastest
+  local i = 0
+  for _, dv in ipairs(grid.depth) do
+    for _, mf in ipairs(grid.max_features) do
+      for _, tv in ipairs(grid.trees) do
+        i = i + 1
+        local st = s.settings[i]
+        T.eq(st.params.depth, dv, "setting " .. i .. " depth")
+        T.eq(st.params.max_features, mf, "setting " .. i .. " max_features")
+        T.eq(st.params.trees, tv, "setting " .. i .. " trees")
+        local cv = rf.cv(d, { folds = 3, metric = "rmse", progress = false, trees = tv,
+          depth = dv == 0 and 64 or dv, max_features = mf })
+        T.eq(st.mean, cv.mean, "setting " .. i .. " rmse")
+        T.eq(st.metrics.r2.mean, cv.metrics.r2.mean, "setting " .. i .. " r2")
+      end
+    end
+  end
+  T.ok(s.settings[1].mean ~= s.settings[5].mean, "depth 2 and 5 differ")
+  -- a random sample of a depth grid: the settings that ran equal rf.cv too
+  local r = rf.search(d, grid, { cv = 3, metric = "rmse", strategy = "random", n = 4, seed = 3,
+    progress = false, refit = false })
+  T.eq(r.ran, 4)
+  for j, st in ipairs(r.settings) do
+    T.eq(st.params.depth, s.settings[j].params.depth)
+    if st.ran then
+      local cv = rf.cv(d, { folds = 3, metric = "rmse", progress = false, seed = 3,
+        trees = st.params.trees, depth = st.params.depth == 0 and 64 or st.params.depth,
+        max_features = st.params.max_features })
+      T.eq(st.mean, cv.mean, "random setting " .. j)
+    end
+  end
+  T.raises(function() rf.search(d, { depth = { 3, 99 } }, { progress = false }) end,
+    "grid depth[2] must be 0 (no limit) or a depth from 1 to 64")
+end)
+
 T.test("rf.search: random strategy, budget, bad grids", function()
   local d = iris()
   local s = rf.search(d, { trees = { 4, 8 }, min_leaf = { 1, 2, 4 } },

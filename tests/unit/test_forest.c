@@ -585,6 +585,87 @@ static void test_regression_diabetes(void **state)
 	gwb_dataset_free(d);
 }
 
+/* Every node of a and b the same, bit for bit (structure, split, counts, weights, values). */
+static void assert_same_nodes(const gwb_forest *a, const gwb_forest *b, const char *what)
+{
+	size_t g, O = (size_t)a->outputs;
+
+	assert_int_equal(a->trees, b->trees);
+	for (int t = 0; t <= a->trees; t++)
+		if (a->tree_offset[t] != b->tree_offset[t])
+			fail_msg("%s: tree %d starts at node %lld and %lld", what, t,
+				 (long long)a->tree_offset[t], (long long)b->tree_offset[t]);
+	assert_int_equal(a->nodes, b->nodes);
+	for (g = 0; g < a->nodes; g++)
+		if (a->feature[g] != b->feature[g] || a->threshold_bin[g] != b->threshold_bin[g] ||
+		    a->nan_left[g] != b->nan_left[g] || a->left[g] != b->left[g] ||
+		    a->right[g] != b->right[g] || a->count[g] != b->count[g] ||
+		    memcmp(&a->threshold[g], &b->threshold[g], sizeof(float)) ||
+		    memcmp(&a->weight[g], &b->weight[g], sizeof(double)) ||
+		    memcmp(&a->impurity[g], &b->impurity[g], sizeof(float)) ||
+		    memcmp(a->value + g * O, b->value + g * O, O * sizeof(float)))
+			fail_msg("%s: node %zu differs (feature %d/%d, count %d/%d)", what, g,
+				 a->feature[g], b->feature[g], a->count[g], b->count[g]);
+	assert_int_equal(a->leaves, b->leaves);
+	assert_int_equal(a->depth_reached, b->depth_reached);
+	for (int j = 0; j < a->features; j++)
+		assert_true(a->importance[j] == b->importance[j]);
+}
+
+/* A deep forest cut at depth k is, node for node, the forest grown to depth k (rf.search judges
+ * every depth of a grid this way): classification, regression, weights, all features. */
+static void test_truncate_is_shallow_forest(void **state)
+{
+	gwb_dataset *ir = iris(), *db = read_csv("datasets/diabetes.csv", GWB_TASK_REGRESSION);
+	float *sw = malloc(ir->rows * sizeof(float));
+	(void)state;
+
+	assert_non_null(db);
+	for (size_t i = 0; i < ir->rows; i++)
+		sw[i] = 0.25f + (float)(i % 7) * 0.5f;
+	for (int c = 0; c < 4; c++) {
+		const gwb_dataset *d = c < 2 ? ir : db;
+		gwb_rf_params p = params(12, 2);
+		gwb_forest *deep, *cut, *direct, *fc;
+		p.depth = GWB_RF_MAX_DEPTH;
+		if (c == 1) {
+			p.sample_weight = sw;
+			p.max_features = GWB_MF_ALL;
+			p.bins = 16;
+		}
+		if (c == 3)
+			p.min_leaf = 3;
+		deep = train(d, &p);
+		assert_true(deep->depth_reached >= 5);
+		for (int k = 1; k <= deep->depth_reached + 1; k++) {
+			char what[64];
+			p.depth = k;
+			direct = train(d, &p);
+			assert_int_equal(gwb_forest_truncate(deep, d, k, &cut), GWB_OK);
+			snprintf(what, sizeof(what), "case %d depth %d", c, k);
+			assert_same_nodes(direct, cut, what);
+			assert_int_equal(cut->params.depth, k);
+			/* and a cut of a cut */
+			if (k > 1) {
+				assert_int_equal(gwb_forest_truncate(cut, d, k - 1, &fc), GWB_OK);
+				gwb_forest_free(direct);
+				p.depth = k - 1;
+				direct = train(d, &p);
+				assert_same_nodes(direct, fc, what);
+				gwb_forest_free(fc);
+			}
+			gwb_forest_free(direct);
+			gwb_forest_free(cut);
+		}
+		assert_int_equal(gwb_forest_truncate(deep, d, 0, &cut), GWB_EINVAL);
+		assert_null(cut);
+		gwb_forest_free(deep);
+	}
+	free(sw);
+	gwb_dataset_free(ir);
+	gwb_dataset_free(db);
+}
+
 /* NaN is its own bin and follows the better side: a class told apart only by missingness. */
 static void test_nan_bin(void **state)
 {
@@ -854,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_load_mutated_payloads),
 		cmocka_unit_test(test_bad_parameters),
 		cmocka_unit_test(test_regression_diabetes),
+		cmocka_unit_test(test_truncate_is_shallow_forest),
 		cmocka_unit_test(test_nan_bin),
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_interrupt_leaves_nothing),

@@ -210,6 +210,38 @@ static void test_gpu_nodes_digits(void **state)
 	gwb_dataset_free(d);
 }
 
+/* rf.search judges every depth of a grid by cutting the deepest forest (gwb_forest_truncate):
+ * on the GPU too, a forest grown without a depth limit and cut at k is node for node the
+ * forest the GPU grows to depth k (and the CPU's). */
+static void test_gpu_truncate_is_shallow_forest(void **state)
+{
+	gwb_dataset *d;
+	gwb_rf_params p;
+	gwb_forest *deep, *cut, *direct, *cpu;
+	(void)state;
+
+	NEED_GPU();
+	d = load("digits.csv", GWB_TASK_CLASSIFICATION);
+	gwb_rf_params_init(&p);
+	p.trees = 6;
+	p.depth = GWB_RF_MAX_DEPTH;
+	deep = train(d, &p, GWB_BACKEND_GPU);
+	assert_true(deep->depth_reached >= 8);
+	for (int k = 2; k <= 10; k += 2) {
+		p.depth = k;
+		direct = train(d, &p, GWB_BACKEND_GPU);
+		cpu = train(d, &p, GWB_BACKEND_CPU);
+		assert_int_equal(gwb_forest_truncate(deep, d, k, &cut), GWB_OK);
+		assert_same_forest(direct, cut, true);
+		assert_same_forest(cpu, cut, true);
+		gwb_forest_free(direct);
+		gwb_forest_free(cpu);
+		gwb_forest_free(cut);
+	}
+	gwb_forest_free(deep);
+	gwb_dataset_free(d);
+}
+
 /* 20,000 rows: nodes of several chunks (global histograms, last-block search), NaN in
  * two features, 256 bins and several batches. */
 static void test_gpu_nodes_large_nan(void **state)
@@ -783,6 +815,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_nodes_iris),
 		cmocka_unit_test(test_gpu_nodes_digits),
+		cmocka_unit_test(test_gpu_truncate_is_shallow_forest),
 		cmocka_unit_test(test_gpu_nodes_large_nan),
 		cmocka_unit_test(test_gpu_nodes_feature_groups),
 		cmocka_unit_test(test_gpu_weighted_and_regression),
