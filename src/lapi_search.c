@@ -127,7 +127,8 @@ static int l_search(lua_State *L)
 	const char *keys[64], *mname, *strategy;
 	int nk = 0, nvals[64], k, ngroups = 1, nt, i, total, nsel, ran = 0, done_groups = 0;
 	int GRID = 2, OPTS = 3, base, tvals, sel_t, setv, res_settings;
-	double t0 = gwb_now(), budget, best = NAN, grow_ms = 0;
+	double t0 = gwb_now(), budget, best = NAN;
+	gwb_rf_cv_timing tm = {0};
 	int best_i = -1;
 	bool shuffle, progress, budget_hit = false, refit, higher;
 	gwb_rf_metric metric;
@@ -425,7 +426,7 @@ static int l_search(lua_State *L)
 				depths[0] = p.depth;
 			{
 				gwb_status st = gwb_rf_cv_grid(F->train, F->test, k, &p, depths, nd,
-							       counts, nc, vals, &grow_ms);
+							       counts, nc, vals, &tm);
 				if (st) {
 					if (progress)
 						gwb_progress_end();
@@ -624,7 +625,11 @@ static int l_search(lua_State *L)
 	lua_createtable(L, 0, 4);
 	SETN("total_ms", (gwb_now() - t0) * 1e3);
 	SETN("search_ms", search_ms);
-	SETN("train_ms", grow_ms);
+	SETN("train_ms", tm.train_ms);
+	SETN("kernel_ms", tm.kernel_ms);
+	SETN("transfer_ms", tm.transfer_ms);
+	SETN("eval_ms", tm.eval_ms);
+	SETI("forests", tm.forests);
 	SETN("refit_ms", refit_ms);
 	lua_setfield(L, -2, "timing");
 	return 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intr.h"
 #include "metrics.h"
 #include "nearest.h"
 #include "rf_eval.h"
@@ -238,7 +239,7 @@ void gwb_forest_view_release(gwb_forest *view)
 
 gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, int k,
 			  const gwb_rf_params *p, const int *depths, int nd, const int *counts,
-			  int nc, double *out, double *grow_ms)
+			  int nc, double *out, gwb_rf_cv_timing *tm)
 {
 	gwb_rf_params q = *p;
 	int f, c, e, max = 0;
@@ -255,10 +256,16 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 	q.oob = false;  /* the folds judge the forest; OOB is not asked for */
 	for (f = 0; f < k; f++) {
 		gwb_forest *F = NULL;
+		double t0;
 		if ((st = gwb_rf_train(train[f], &q, &F)))
 			return st;
-		if (grow_ms)
-			*grow_ms += F->timing.total_ms;
+		t0 = gwb_now();
+		if (tm) {
+			tm->train_ms += F->timing.total_ms;
+			tm->kernel_ms += F->timing.kernel_ms;
+			tm->transfer_ms += F->timing.transfer_ms;
+			tm->forests++;
+		}
 		for (e = 0; e < nd && !st; e++) {
 			gwb_forest *D = NULL;
 			if (depths[e] < q.depth &&
@@ -275,6 +282,8 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 			gwb_forest_free(D);
 		}
 		gwb_forest_free(F);
+		if (tm)
+			tm->eval_ms += (gwb_now() - t0) * 1e3;
 		if (st)
 			return st;
 	}

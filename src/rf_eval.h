@@ -50,10 +50,17 @@ void gwb_forest_view_release(gwb_forest *view);
  * for each depth d and count n by its first n trees cut at depth d (gwb_forest_truncate: the
  * forest of n trees grown to depth d with that seed, node for node, so the values equal
  * separate fits). depths: 1..GWB_RF_MAX_DEPTH. out[(((size_t)e * nc + c) * k + f) *
- * GWB_RFM_COUNT + m] for depths[e], counts[c]. *grow_ms: the training time summed. */
+ * GWB_RFM_COUNT + m] for depths[e], counts[c]. tm (may be NULL): adds to what it holds. */
+typedef struct gwb_rf_cv_timing {
+	double train_ms;     /* the forests' training (f.timing.total_ms summed) */
+	double kernel_ms;    /* of which GPU kernels, and host<->device copies (GPU only) */
+	double transfer_ms;
+	double eval_ms;      /* cutting, predicting the folds and their metrics */
+	int forests;         /* forests trained */
+} gwb_rf_cv_timing;
 gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, int k,
 			  const gwb_rf_params *p, const int *depths, int nd, const int *counts,
-			  int nc, double *out, double *grow_ms);
+			  int nc, double *out, gwb_rf_cv_timing *tm);
 
 /* The mean and (population) std over k folds of v[f * stride], NaN folds left out; *used:
  * how many were not NaN (mean and std NaN when none). */

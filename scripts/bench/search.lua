@@ -60,8 +60,9 @@ local function split(t)   -- what the call's f.timing holds (rf.search: training
     return string.format("kernel %.0f + transfer %.0f + host %.0f ms", t.kernel_ms,
       t.transfer_ms or 0, t.host_ms or 0)
   end
-  return string.format("training %.0f ms, refit %.0f ms, search total %.0f ms", t.train_ms or 0,
-    t.refit_ms or 0, t.total_ms or 0)
+  return string.format("%d forests trained in %.0f ms (kernel %.0f + transfer %.0f), folds "
+    .. "judged %.0f ms, refit %.0f ms, search total %.0f ms", t.forests or 0, t.train_ms or 0,
+    t.kernel_ms or 0, t.transfer_ms or 0, t.eval_ms or 0, t.refit_ms or 0, t.total_ms or 0)
 end
 
 local s, ours = wall(function() return rf.search(d, grid, opts) end)

@@ -108,3 +108,17 @@ T.test("rf.cv: every metric as mean +- std; metric chooses the headline", functi
   T.ok(r.mean > 0 and r.metrics.r2.mean < 1)
   T.ok(r.summary:find("rmse", 1, true))
 end)
+
+T.test("rf.search on the gpu: depths and tree counts cut from one forest equal rf.cv", function()
+  T.need_gpu()
+  local d = data.load("datasets/digits.csv")
+  local s = rf.search(d, { trees = { 4, 8 }, depth = { 3, 6, 0 } },
+    { cv = 3, metric = "f1_macro", progress = false, refit = false, backend = "gpu" })
+  T.eq(s.ran, 6)
+  for i, st in ipairs(s.settings) do
+    local cv = rf.cv(d, { folds = 3, metric = "f1_macro", progress = false, backend = "gpu",
+      trees = st.params.trees, depth = st.params.depth == 0 and 64 or st.params.depth })
+    T.eq(st.mean, cv.mean, "setting " .. i)
+    T.eq(st.metrics.log_loss.mean, cv.metrics.log_loss.mean, "setting " .. i .. " log_loss")
+  end
+end)
