@@ -56,13 +56,16 @@ local function wall(fn)
   return out, w
 end
 local function split(t)   -- what the call's f.timing holds (rf.search: training and refit)
+  if t.forests then
+    return string.format("%d forests trained in %.0f ms (kernel %.0f + transfer %.0f), folds "
+      .. "judged %.0f ms, refit %.0f ms, search total %.0f ms", t.forests, t.train_ms or 0,
+      t.kernel_ms or 0, t.transfer_ms or 0, t.eval_ms or 0, t.refit_ms or 0, t.total_ms or 0)
+  end
   if t.kernel_ms then
     return string.format("kernel %.0f + transfer %.0f + host %.0f ms", t.kernel_ms,
       t.transfer_ms or 0, t.host_ms or 0)
   end
-  return string.format("%d forests trained in %.0f ms (kernel %.0f + transfer %.0f), folds "
-    .. "judged %.0f ms, refit %.0f ms, search total %.0f ms", t.forests or 0, t.train_ms or 0,
-    t.kernel_ms or 0, t.transfer_ms or 0, t.eval_ms or 0, t.refit_ms or 0, t.total_ms or 0)
+  return string.format("total %.0f ms", t.total_ms or 0)
 end
 
 local s, ours = wall(function() return rf.search(d, grid, opts) end)
@@ -80,10 +83,12 @@ if os.getenv("GWB_SEARCH_SEPARATE") ~= "0" then
       for _, mf in ipairs(MFS) do
         local key = dp .. "/" .. tostring(mf)
         if ti == 1 or elapsed() - t0 < share then
-          local _, t = wall(function()
+          local cv, t = wall(function()
             return rf.cv(d, { folds = 5, metric = "f1_macro", seed = 1, backend = backend,
               progress = false, trees = tr, depth = dp == 0 and 64 or dp, max_features = mf })
           end)
+          print(string.format("    rf.cv trees %d depth %d max_features %s: %.2f s (f1_macro %.4f)",
+            tr, dp, tostring(mf), t, cv.mean))
           total = total + t
           measured = measured + 1
           per_tree[key] = t / tr   -- the latest (largest) measured count of this setting
