@@ -675,6 +675,37 @@ gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int thr
 	return GWB_OK;
 }
 
+gwb_status gwb_forest_predict_labels_proba(const gwb_forest *f, const gwb_dataset *d,
+					   int threads, int32_t *labels, float *proba)
+{
+	double *acc;
+	size_t i, K = (size_t)f->outputs;
+	int k;
+	gwb_status st;
+
+	if (f->task != GWB_TASK_CLASSIFICATION)
+		return gwb_error(GWB_EINVAL, "rf: labels and probabilities need a classification "
+				 "forest; this one is a regression forest (use predict)");
+	if ((st = gwb_forest_check_data(f, d)))
+		return st;
+#ifdef GWB_HAVE_CUDA
+	if (gwb_forest_predict_maybe_gpu(f, d)) {
+		bool done = false;
+		if ((st = gwb_rf_predict_auto(f, d, proba, labels, NULL, &done)) || done)
+			return st;
+	}
+#endif
+	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
+		return st;
+	for (i = 0; i < d->rows; i++) {
+		labels[i] = argmax(acc + i * K, (int)K);
+		for (k = 0; k < (int)K; k++)
+			proba[i * K + (size_t)k] = (float)(acc[i * K + (size_t)k] / f->trees);
+	}
+	free(acc);
+	return GWB_OK;
+}
+
 /* map[c] = f's class code for d's class code c, or -1 when f has no class of that name. */
 static gwb_status class_map(const gwb_forest *f, const gwb_dataset *d, int *map)
 {

@@ -428,6 +428,11 @@ void gwb_forest_free(gwb_forest *f);
 
 /* Check that d can be predicted by f (feature count). */
 gwb_status gwb_forest_check_data(const gwb_forest *f, const gwb_dataset *d);
+/* Both of a classification forest's answers from one prediction: labels[i] as
+ * gwb_forest_predict gives them and proba (rows x classes) as gwb_forest_predict_proba gives
+ * them (the same values: one sum of the trees, on the GPU where "auto" sends it). */
+gwb_status gwb_forest_predict_labels_proba(const gwb_forest *f, const gwb_dataset *d,
+					   int threads, int32_t *labels, float *proba);
 /* Class probabilities, rows x classes row-major (classification only). */
 gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, int threads,
 				    float *out);

@@ -90,8 +90,7 @@ gwb_status gwb_rf_eval(const gwb_forest *f, const gwb_dataset *d, int threads, d
 			goto out_class;
 		}
 		/* labels from predict (its argmax over double sums), probabilities as predict_proba's */
-		if ((st = gwb_forest_predict(f, d, threads, lab, NULL)) ||
-		    (st = gwb_forest_predict_proba(f, d, threads, pf)))
+		if ((st = gwb_forest_predict_labels_proba(f, d, threads, lab, pf)))
 			goto out_class;
 		for (i = 0; i < n * (size_t)K; i++)
 			pd[i] = pf[i];
