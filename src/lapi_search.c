@@ -17,6 +17,7 @@
 #include "intr.h"
 #include "lapi.h"
 #include "lapi_rf.h"
+#include "mpi.h"
 #include "nearest.h"
 #include "rf_eval.h"
 
@@ -80,7 +81,7 @@ static bool grid_key(const char *k)
 {
 	static const char *const no[] = {"tag", "progress", "weights", "threads", "backend",
 					 "gpus", "gpu_standin", "hybrid_front", "hybrid_ratio",
-					 "require_gpu", "task", "keep", NULL};
+					 "require_gpu", "task", "keep", "ranks", NULL};
 	for (int i = 0; no[i]; i++)
 		if (!strcmp(k, no[i]))
 			return false;
@@ -130,7 +131,7 @@ static int l_search(lua_State *L)
 	double t0 = gwb_now(), budget, best = NAN;
 	gwb_rf_cv_timing tm = {0};
 	int best_i = -1;
-	bool shuffle, progress, budget_hit = false, refit, higher;
+	bool shuffle, progress, budget_hit = false, refit, higher, dealt;
 	gwb_rf_metric metric;
 	uint64_t seed;
 	folds *F;
@@ -294,6 +295,14 @@ static int l_search(lua_State *L)
 	lua_setfield(L, base, "progress");
 	lua_pushnil(L);
 	lua_setfield(L, base, "tag");
+	/* under mpirun (ranks = "all", the default): each family's folds are dealt to the ranks
+	 * (gwb_rf_cv_grid), so every rank must hold the same table and take the same steps */
+	dealt = gwb_mpi_size() > 1 && !!strcmp(gwb_opt_str(L, OPTS, "rf.search", "ranks", "all"),
+					       "self");
+	if (dealt) {
+		gwb_lua_check(L, gwb_rf_ranks_check_data(d, "rf.search"));
+		progress = progress && gwb_mpi_rank() == 0;
+	}
 	F = make_folds(L, d, k, shuffle, seed);
 	{
 		/* Where the forests grow on the GPU, every fold's rows go there once for the whole
@@ -545,6 +554,11 @@ static int l_search(lua_State *L)
 		}
 		if (budget > 0 && gwb_now() - t0 >= budget && ran < nsel)
 			budget_hit = true;
+		if (dealt && budget > 0) {  /* rank 0's clock decides for every rank */
+			uint8_t b = budget_hit;
+			gwb_lua_check(L, gwb_mpi_bcast(&b, 1, 0));
+			budget_hit = b;
+		}
 	}
 	if (progress)
 		gwb_progress_end();

@@ -8,6 +8,8 @@
 
 #include "intr.h"
 #include "metrics.h"
+#include "mgpu.h"
+#include "mpi.h"
 #include "nearest.h"
 #include "rf_eval.h"
 
@@ -243,6 +245,11 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 	gwb_rf_params q = *p;
 	int f, c, e, max = 0;
 	gwb_status st = GWB_OK;
+	size_t flo = 0, fhi = (size_t)k, nout = (size_t)nd * (size_t)nc * (size_t)k * GWB_RFM_COUNT;
+	/* under mpirun (ranks = "all"): the folds dealt to the ranks in order, each fold's forest
+	 * grown by its rank alone, then every fold's numbers summed onto every rank (one rank
+	 * wrote each, the others 0: the sum is that rank's value exactly) */
+	bool dealt = q.ranks && gwb_mpi_size() > 1;
 
 	for (c = 0; c < nc; c++)
 		if (counts[c] > max)
@@ -253,7 +260,12 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 		if (depths[e] > q.depth)
 			q.depth = depths[e];
 	q.oob = false;  /* the folds judge the forest; OOB is not asked for */
-	for (f = 0; f < k; f++) {
+	if (dealt) {
+		gwb_deal((size_t)k, gwb_mpi_size(), gwb_mpi_rank(), &flo, &fhi);
+		q.ranks = false;
+		memset(out, 0, nout * sizeof(double));
+	}
+	for (f = (int)flo; f < (int)fhi; f++) {
 		gwb_forest *F = NULL;
 		double t0;
 		if ((st = gwb_rf_train(train[f], &q, &F)))
@@ -286,7 +298,7 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 		if (st)
 			return st;
 	}
-	return GWB_OK;
+	return dealt ? gwb_mpi_allreduce(out, nout, GWB_MPI_SUM) : GWB_OK;
 }
 
 void gwb_rf_fold_stats(const double *v, int k, size_t stride, double *mean, double *std,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gwb on 1 to 4 MPI ranks (mpirun --oversubscribe): rf.train's forest (classification and
 # regression) saved byte for byte as one process saves it, the same OOB, predictions and rf.cv
-# folds, eig.batched within 1e-10, and the gwb.mpi primitives (tests/mpi/forest.lua).
+# folds, rf.search's settings and refit, eig.batched within 1e-10, and the gwb.mpi primitives
+# (tests/mpi/forest.lua).
 . tests/lib.sh
 . tests/mpi/lib.sh
 out=$T/out

@@ -24,6 +24,15 @@ lines[#lines + 1] = string.format("oob_r2 %.17g", fr.oob)
 local cv = rf.cv(d, {folds = 4, trees = 5, depth = 5, seed = 2, progress = false})
 lines[#lines + 1] = string.format("cv %.17g %.17g", cv.mean, cv.std)
 for i, v in ipairs(cv.folds) do lines[#lines + 1] = string.format("fold %d %.17g", i, v) end
+-- rf.search: each family's folds dealt to the ranks; every setting, the best and the refit
+local s = rf.search(d, {trees = {3, 5}, depth = {3, 0}, max_features = {"sqrt", 0.5}},
+                    {cv = 3, seed = 2, metric = "f1_macro", progress = false})
+for i, st in ipairs(s.settings) do
+	lines[#lines + 1] = string.format("search %d %.17g %.17g %.17g", i, st.mean, st.std,
+	                                  st.metrics.log_loss.mean)
+end
+lines[#lines + 1] = string.format("search best %d forest %d trees oob %.17g", s.best_index,
+                                  s.forest.trees, s.forest.oob)
 save_text(pre .. ".txt", table.concat(lines, "\n") .. "\n")
 
 -- eig.batched: values against this rank's own solve of the whole batch
