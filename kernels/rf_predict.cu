@@ -361,6 +361,16 @@ gwb_status build_model(const gwb_forest *f, Model *m)
 gwb_status get_model(const gwb_forest *f, Model **out)
 {
 	gwb_status rc;
+	// a view of the first trees (rf_eval.h) reads its forest's model: the nodes of its trees
+	// are a prefix of it, and a row's codes against the forest's thresholds serve any of them
+	if (f->view_of && !f->gpu_model) {
+		if ((rc = get_model(f->view_of, out)))
+			return rc;
+		if ((*out)->T < f->trees)
+			return gwb_error(GWB_EINVAL, "rf predict: a view of %d trees of a forest of %d",
+					 f->trees, (*out)->T);
+		return GWB_OK;
+	}
 	if (f->gpu_model) {
 		*out = (Model *)f->gpu_model;
 		return GWB_OK;
@@ -380,11 +390,12 @@ gwb_status get_model(const gwb_forest *f, Model **out)
 
 // Traverse: the sums of the trees' leaf values per row into votes (N x O floats, device),
 // from the rows' features dX (device, column-major).
-gwb_status predict_votes(Model *m, const float *dX, size_t N, int block,
+// T: the model's first T trees (a view's).
+gwb_status predict_votes(Model *m, int T, const float *dX, size_t N, int block,
 			 gwb_rf_vote vote, const gwb_gpu_info &info, DBuf &dcodes, float *votes)
 {
 	gwb_status rc;
-	int F = m->F, Fp = m->Fp, O = m->O, T = m->T;
+	int F = m->F, Fp = m->Fp, O = m->O;
 	size_t cb = N * (size_t)Fp + 16;
 
 	if ((rc = gwb_gpu_malloc(&dcodes.p, cb, "rf.predict")))
@@ -420,7 +431,7 @@ gwb_status predict_votes(Model *m, const float *dX, size_t N, int block,
 	if (groups > T)
 		groups = T;
 	bool split = groups > 1;
-	double bytes = (double)N * Fp + (double)N * T * 8.0 * log2((double)m->nodes_n / T + 2) +
+	double bytes = (double)N * Fp + (double)N * T * 8.0 * log2((double)m->nodes_n / m->T + 2) +
 		       (double)N * O * 4;
 	PredictKernel kern = use_smem ? (atomic ? pick_om<true, true>(O) : pick_om<true, false>(O))
 				      : (atomic ? pick_om<false, true>(O) : pick_om<false, false>(O));
@@ -492,11 +503,11 @@ gwb_status predict_dev(const gwb_forest *f, const gwb_dataset *d, int block, gwb
 		X = (const float *)dX.p;
 	}
 	if ((rc = gwb_gpu_malloc(&dvotes.p, N * (size_t)m->O * 4, "rf.predict")) ||
-	    (rc = predict_votes(m, X, N, block, vote, info, dcodes, (float *)dvotes.p)))
+	    (rc = predict_votes(m, f->trees, X, N, block, vote, info, dcodes, (float *)dvotes.p)))
 		return rc;
 	if ((rc = gwb_launch("rf_predict_finish", k_finish, dim3((unsigned)((N + 255) / 256)),
 			     dim3(256), 0, 0, (double)N * m->O * 8, (const float *)dvotes.p, N, m->O,
-			     m->T, dlab, dproba, dval)))
+			     f->trees, dlab, dproba, dval)))
 		return rc;
 	// the temporaries go back to the pool once the kernels that read them are done
 	return CUDA_CHECK(cudaStreamSynchronize(0));

@@ -266,6 +266,8 @@ typedef struct gwb_forest {
 	int trees_asked;          /* > trees: a partial forest (Ctrl-C with params.keep); else 0 */
 	void *gpu_model;          /* CUDA builds: the forest's nodes on the device for prediction,
 				     made by the first GPU prediction (rf_predict.cu), freed with f */
+	const struct gwb_forest *view_of;  /* a view of the first trees (rf_eval.h): the forest
+				     whose arrays it shares; that forest's device model serves it */
 	/* The categorical features' levels as trained: a code c in X is level cat_levels[j][c]
 	 * (the training data's dictionary). cat_levels[j] NULL: a numeric feature. Both arrays
 	 * NULL when unknown (a file of version < 3): data is then scored by its codes as given.

@@ -224,7 +224,8 @@ void gwb_forest_view(const gwb_forest *f, int n, gwb_forest *view)
 	*view = *f;
 	view->trees = n;
 	view->nodes = (size_t)f->tree_offset[n];
-	view->gpu_model = NULL;  /* a prediction of the view makes its own */
+	view->gpu_model = NULL;  /* a GPU prediction of the view uses f's device model */
+	view->view_of = f->view_of ? f->view_of : f;
 	view->oob_label = NULL;
 	view->oob_value = NULL;
 }

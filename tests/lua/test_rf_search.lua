@@ -119,8 +119,8 @@ T.test("rf.search on the gpu: depths and tree counts cut from one forest equal r
     local cv = rf.cv(d, { folds = 3, metric = "f1_macro", progress = false, backend = "gpu",
       trees = st.params.trees, depth = st.params.depth == 0 and 64 or st.params.depth })
     T.eq(st.mean, cv.mean, "setting " .. i)
-    -- the search scores folds resident on the device, rf.cv from the host: the same forests,
-    -- probabilities summed in another order
-    T.near(st.metrics.log_loss.mean, cv.metrics.log_loss.mean, 1e-9, "setting " .. i .. " log_loss")
+    -- the same forests; the GPU's votes are float sums whose order varies (atomic votes), so
+    -- the probabilities agree to float rounding, not bit for bit
+    T.near(st.metrics.log_loss.mean, cv.metrics.log_loss.mean, 1e-6, "setting " .. i .. " log_loss")
   end
 end)
