@@ -41,6 +41,14 @@ typedef struct gwb_csv_opts {
 	                               * can be, 0 = PAR_MIN_BYTES (4 MiB) */
 	bool slow;                    /* tests: one thread, every record through the general
 	                               * tokenizer (the reference the fast paths must match) */
+	/* Number types (issue 30). By default a numeric feature whose every value is an integer
+	 * literal that int64 holds is int64, any other numeric feature float64 (dataset.h's
+	 * wide; X holds the float32 of each, as before). f32: every numeric feature float32 only
+	 * (dtype = "f32"); dtype_names[k] gets dtype_types[k] (a gwb_numtype; dtypes = {...}). */
+	bool f32;
+	const char *const *dtype_names;
+	const int *dtype_types;
+	int n_dtypes;
 } gwb_csv_opts;
 
 /* What the reader found, for messages and the REPL summary. */

@@ -60,6 +60,32 @@ struct store_job {
 	atomic_int *stop;
 };
 
+/* Chunk i's 64-bit cells into the 64-bit columns (r->wdst) from row row0: a column at a
+ * time over the chunk's rows (a few MiB, in cache), int64 turned double where r->wconv. */
+static void store_wide(struct rd *r, size_t i, size_t row0)
+{
+	size_t F = (size_t)r->ncol - 1, n = r->chunk_n[i], k, t;
+	const uint64_t *cells = csv_wide_cells(r, r->chunk[i], 0);
+
+	for (k = 0; k < F; k++) {
+		uint64_t *dst = r->wdst[k];
+		const uint64_t *c = cells + k;
+		if (!dst)
+			continue;
+		dst += row0;
+		if (r->wconv[k]) {
+			for (t = 0; t < n; t++, c += F) {
+				int64_t v = (int64_t)*c;
+				double d = v == GWB_I64_NA ? NAN : (double)v;
+				memcpy(&dst[t], &d, 8);
+			}
+		} else {
+			for (t = 0; t < n; t++, c += F)
+				dst[t] = *c;
+		}
+	}
+}
+
 static void *store_group(void *arg)
 {
 	struct store_job *j = arg;
@@ -73,7 +99,9 @@ static void *store_group(void *arg)
 			break;
 		}
 		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
-		munmap(r->chunk[i], r->chunk_rows * F * sizeof(float));
+		if (r->wdst)
+			store_wide(r, i, row);
+		munmap(r->chunk[i], csv_chunk_bytes(r));
 		r->chunk[i] = NULL;
 		row += r->chunk_n[i];
 		j->stored += r->chunk_n[i];
@@ -746,6 +774,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->n_missing = r->n_missing;
 		q->numeric_missing = r->numeric_missing;
 		q->chunk_rows = r->chunk_rows;
+		q->wide = r->wide;
 		q->size = r->size;
 		q->fd = -1;
 		q->cap = ((size_t)1 << 20);
@@ -818,6 +847,24 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	}
 	if (result != PAR_DONE)
 		goto out;
+	/* 64-bit cells: a column is int64 when every range's cells are; a range that kept int64
+	 * cells where another had to take doubles turns its own (csv_wide_flip) */
+	for (j = 0; r->wide && j < r->ncol; j++) {
+		int all = 1;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		for (i = 0; i < n; i++)
+			all &= w[i].r.cols[j].wint;
+		for (i = 0; i < n && !all; i++) {
+			struct rd *q = &w[i].r;
+			if (q->cols[j].wint) {
+				if (q->nchunk)
+					q->chunk_n[q->nchunk - 1] = q->cur_rows;
+				csv_wide_flip(q, &q->cols[j], r->cols[j].feature);
+			}
+		}
+		r->cols[j].wint = all;
+	}
 	/* hand the workers' chunks and targets to r, in range order */
 	r->chunk = calloc(total_chunks + 1, sizeof(*r->chunk));
 	r->chunk_n = calloc(total_chunks + 1, sizeof(*r->chunk_n));
@@ -857,7 +904,7 @@ out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
 		for (k = 0; k < q->nchunk; k++)
-			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
+			munmap(q->chunk[k], csv_chunk_bytes(q));
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);

@@ -749,7 +749,7 @@ static void *map_aligned(size_t n)
 
 static gwb_status new_chunk(struct rd *r)
 {
-	size_t bytes = r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
+	size_t bytes = csv_chunk_bytes(r);
 	void *m;
 
 	if (r->nchunk == r->chunk_cap) {
@@ -838,6 +838,123 @@ static inline const char *digits(const char *p, const char *end, uint64_t *w)
 	for (; p < end && (unsigned)(*p - '0') < 10; p++)
 		*w = *w * 10 + (unsigned)(*p - '0');
 	return p;
+}
+
+/* --- exact 64-bit values (issue 30) ------------------------------------------------------- */
+
+/* The exact value of the number s[0..n) (one the float parser accepted, not a NaN): true with
+ * *iv for an integer literal that int64 holds (GWB_I64_NA excepted), else false with *dv, the
+ * correctly rounded double (Clinger's fast path, strtod for the rest). */
+static bool num64(const char *s, size_t n, int64_t *iv, double *dv)
+{
+	const char *p = s, *e = s + n, *q;
+	uint64_t w = 0;
+	int nd, nfrac = 0, exp10 = 0;
+	bool neg;
+
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	neg = p < e && *p == '-';
+	p += p < e && (*p == '-' || *p == '+');
+	q = p;
+	p = digits(p, e, &w);
+	nd = (int)(p - q);
+	if (p == e && nd > 0 && nd <= 19 && w <= (uint64_t)INT64_MAX) {
+		*iv = neg ? -(int64_t)w : (int64_t)w;
+		return true;
+	}
+	if (p < e && *p == '.') {
+		q = ++p;
+		p = digits(p, e, &w);
+		nfrac = (int)(p - q);
+	}
+	nd += nfrac;
+	exp10 = -nfrac;
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		if (++p < e && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (q = p; p < e && (unsigned)(*p - '0') < 10 && ex < 10000; p++)
+			ex = ex * 10 + (*p - '0');
+		exp10 += es * ex;
+	}
+	if (p == e && nd > 0 && nd <= 19 && w <= ((uint64_t)1 << 53) && exp10 >= -22 &&
+	    exp10 <= 22) {
+		double d = (double)(int64_t)w;
+		d = exp10 < 0 ? d / pow10_tab[-exp10] : d * pow10_tab[exp10];
+		*dv = neg ? -d : d;
+		return false;
+	}
+	{
+		char tmp[128], *buf = tmp;
+		size_t len = (size_t)(e - s);
+		while (len && (*s == ' ' || *s == '\t'))
+			s++, len--;
+		if (len >= sizeof(tmp) && !(buf = malloc(len + 1))) {
+			*dv = NAN;
+			return false;
+		}
+		memcpy(buf, s, len);
+		buf[len] = 0;
+		pthread_once(&c_locale_once, make_c_locale);
+		*dv = c_locale ? strtod_l(buf, NULL, c_locale) : strtod(buf, NULL);
+		if (buf != tmp)
+			free(buf);
+	}
+	return false;
+}
+
+void csv_wide_flip(struct rd *r, struct col *c, int k)
+{
+	size_t i, row, F = (size_t)r->ncol - 1;
+
+	for (i = 0; i < r->nchunk; i++) {
+		size_t rows = i + 1 == r->nchunk ? r->cur_rows : r->chunk_n[i];
+		uint64_t *cell = csv_wide_cells(r, r->chunk[i], 0) + k;
+		for (row = 0; row < rows; row++, cell += F) {
+			int64_t v = (int64_t)*cell;
+			double d = v == GWB_I64_NA ? NAN : (double)v;
+			memcpy(cell, &d, 8);
+		}
+	}
+	c->wint = 0;
+}
+
+/* Feature k's cell of this row: the exact value of s[0..n) (a number, not a NaN). */
+static inline void wide_put(struct rd *r, struct col *c, int k, const char *s, size_t n,
+			    uint64_t *wrow)
+{
+	int64_t iv;
+	double dv;
+
+	if (num64(s, n, &iv, &dv)) {
+		if (c->wint) {
+			wrow[k] = (uint64_t)iv;
+			return;
+		}
+		dv = (double)iv;
+	} else if (c->wint) {
+		csv_wide_flip(r, c, k);
+	}
+	memcpy(&wrow[k], &dv, 8);
+}
+
+static inline void wide_missing(const struct col *c, int k, uint64_t *wrow)
+{
+	double nan = NAN;
+
+	if (c->wint)
+		wrow[k] = (uint64_t)GWB_I64_NA;
+	else
+		memcpy(&wrow[k], &nan, 8);
+}
+
+/* The 64-bit cells of the row being read (NULL without wide). */
+static inline uint64_t *wide_row(const struct rd *r)
+{
+	return r->wide ? csv_wide_cells(r, r->chunk[r->nchunk - 1], r->cur_rows) : NULL;
 }
 
 /* A plain number at *pp (sign, digits, fraction, exponent: no blanks, at most 19 digits) that
@@ -946,9 +1063,11 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
+	uint64_t *wrow = wide_row(r);
 	int j, k = 0;
 
 	for (j = 0; j < ncol; j++) {
+		const char *s0 = p;
 		float v;
 
 		if (!fast_decimal(&p, end, &v))
@@ -959,10 +1078,13 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 		} else if (j < ncol - 1 ? *p != sep : (*p != '\n' && *p != '\r')) {
 			return false;
 		}
-		if (j == target)
+		if (j == target) {
 			*tval = v;
-		else
+		} else {
+			if (wrow)
+				wide_put(r, &r->cols[j], k, s0, (size_t)(p - s0), wrow);
 			row[k++] = v;
+		}
 		if (j < ncol - 1)
 			p++;
 	}
@@ -986,13 +1108,14 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
+	uint64_t *wrow = wide_row(r);
 	size_t miss = 0;
 	int j;
 
 	for (j = 0; j < ncol; j++) {
 		struct col *c = &r->cols[j];
-		const char *s;
-		size_t n;
+		const char *s = p;
+		size_t n = 0;
 		float v;
 
 		if (p == end)
@@ -1034,6 +1157,8 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 				const char *q = p;
 				if (fast_decimal(&q, end, &v) && q < end &&
 				    (*q == sep || *q == '\n' || *q == '\r')) {
+					s = p;
+					n = (size_t)(q - p);
 					p = q;
 					goto store;
 				}
@@ -1064,10 +1189,17 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 			v = (float)code;
 		}
 store:
-		if (j == target)
+		if (j == target) {
 			*tval = v;
-		else
+		} else {
+			if (wrow && c->numeric) {
+				if (isnan(v))
+					wide_missing(c, c->feature, wrow);
+				else
+					wide_put(r, c, c->feature, s, n, wrow);
+			}
 			row[c->feature] = v;
+		}
 		if (j < ncol - 1) {
 			if (*p != sep)
 				return false;
@@ -1103,13 +1235,16 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 			       "the separator '%s'", r->nf, r->info.header ? "header" : "first row",
 			       r->ncol, r->sep == '\t' ? "\\t" : (char[]){r->sep, 0});
 	}
+	uint64_t *wrow;
+
 	if ((st = csv_reserve_row(r, &row)))
 		return st;
+	wrow = wide_row(r);
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
 		const struct field *f = &r->f[j];
-		const char *p;
-		size_t n;
+		const char *p = f->p;
+		size_t n = f->n;
 		float v;
 		if (f->q == 0 && c->numeric && !r->numeric_missing) {
 			/* the hot path: an unquoted number */
@@ -1162,10 +1297,17 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 			v = (float)code;
 		}
 store:
-		if (j == r->target)
+		if (j == r->target) {
 			r->tv[r->rows] = v;
-		else
+		} else {
+			if (wrow && c->numeric) {
+				if (isnan(v))
+					wide_missing(c, c->feature, wrow);
+				else
+					wide_put(r, c, c->feature, p, n, wrow);
+			}
 			row[c->feature] = v;
+		}
 	}
 	r->cur_rows++;
 	r->rows++;

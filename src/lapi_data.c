@@ -245,7 +245,63 @@ static int ds_index(lua_State *L)
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
 static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
-					"categorical", "text", "progress", "threads", "columns", NULL};
+					"categorical", "text", "progress", "threads", "columns",
+					"dtype", "dtypes", NULL};
+
+/* A number type's name ("f32", "f64", "i64") -> gwb_numtype, -1 otherwise. */
+static int numtype_of(const char *s)
+{
+	return !strcmp(s, "f32") ? GWB_DT_F32 : !strcmp(s, "f64") ? GWB_DT_F64 :
+	       !strcmp(s, "i64") ? GWB_DT_I64 : -1;
+}
+
+/* data.load's dtype = "f32" | "auto" and dtypes = {col = "f32" | "f64" | "i64"} into o (the
+ * arrays in a userdata anchored in the registry until the next load). */
+static void opt_dtypes(lua_State *L, int idx, gwb_csv_opts *o)
+{
+	const char *all = gwb_opt_str(L, idx, "data.load", "dtype", NULL);
+	const char **names;
+	int *types, n = 0;
+
+	if (all && strcmp(all, "auto") && strcmp(all, "f32"))
+		luaL_error(L, "data.load: dtype is \"auto\" (int64 for integer columns, float64 for "
+			   "other numbers) or \"f32\" (every number float32), not \"%s\"; dtypes = "
+			   "{col = \"f32\" | \"f64\" | \"i64\"} sets one column", all);
+	o->f32 = all && !strcmp(all, "f32");
+	if (lua_getfield(L, idx, "dtypes") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "data.load: dtypes is a table {col = \"f32\" | \"f64\" | \"i64\"} "
+			   "(got %s)", luaL_typename(L, -1));
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		n++;
+		lua_pop(L, 1);
+	}
+	names = lua_newuserdatauv(L, (sizeof(char *) + sizeof(int)) * ((size_t)n + 1), 1);
+	types = (int *)(void *)(names + n + 1);
+	lua_pushvalue(L, -2);
+	lua_setiuservalue(L, -2, 1);   /* the strings live as long as the arrays */
+	n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
+		    numtype_of(lua_tostring(L, -1)) < 0)
+			luaL_error(L, "data.load: dtypes entries are column = \"f32\" | \"f64\" | "
+				   "\"i64\" (got %s = %s)", luaL_tolstring(L, -2, NULL),
+				   luaL_tolstring(L, -2, NULL));
+		names[n] = lua_tostring(L, -2);
+		types[n++] = numtype_of(lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	o->dtype_names = names;
+	o->dtype_types = types;
+	o->n_dtypes = n;
+	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.data.dtypes");
+	lua_pop(L, 1);
+}
 
 /* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
  * Lua-owned buffer. */
@@ -422,6 +478,7 @@ static int load_from(lua_State *L)
 		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
 		o.categorical = opt_strlist(L, 2, "data.load", "categorical", &o.n_categorical);
 		o.text = opt_strlist(L, 2, "data.load", "text", &o.n_text);
+		opt_dtypes(L, 2, &o);
 	}
 	st = gwb_csv_load(src, &o, &b->d, &info);
 	if (st)

@@ -455,10 +455,28 @@ static int g_agg(lua_State *L)
 		double *out = vals + (size_t)k * G;
 		if (a[k].col >= 0)
 			gwb_col_of(d, a[k].col, &c);
-		st = gwb_groups_agg(g, (gwb_agg)a[k].agg, a[k].col >= 0 ? &c : NULL, out);
+		gwb_col_type ot = GWB_COL_F64;
+		bool exact = false;
+		if (a[k].col >= 0 && gwb_agg_exact_i64((gwb_agg)a[k].agg, &c)) {
+			/* an int64 column's sum, min, max, first, last: exact int64 */
+			if ((st = gwb_groups_agg_i64(g, (gwb_agg)a[k].agg, &c, (int64_t *)(void *)out,
+						     &exact)))
+				break;
+			ot = exact ? GWB_COL_I64 : GWB_COL_F64;
+		}
+		if (!exact)
+			st = gwb_groups_agg(g, (gwb_agg)a[k].agg, a[k].col >= 0 ? &c : NULL, out);
 		if (st)
 			break;
-		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, GWB_COL_F64, out, NULL, 0, NULL}, NULL};
+		if (!exact && (a[k].agg == GWB_AGG_COUNT || a[k].agg == GWB_AGG_COUNT_ALL ||
+			       a[k].agg == GWB_AGG_NUNIQUE)) {
+			/* counts are integers */
+			int64_t *io = (int64_t *)(void *)out;
+			for (i = 0; i < G; i++)
+				io[i] = (int64_t)out[i];
+			ot = GWB_COL_I64;
+		}
+		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, ot, out, NULL, 0, NULL}, NULL};
 		if ((a[k].agg == GWB_AGG_FIRST || a[k].agg == GWB_AGG_LAST) && c.levels) {
 			spec[lg->nk + k].src.levels = c.levels;
 			spec[lg->nk + k].src.nlevels = c.nlevels;
