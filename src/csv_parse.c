@@ -1276,7 +1276,7 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 					       "missing value pass missing = {%s}",
 					       csv_show(p, n, b, sizeof(b)), r->names[j], r->names[j],
 					       csv_show(p, n, b, sizeof(b)));
-			if (ovf)
+			if (ovf && !r->wide)   /* (a float64 column holds it; X then holds +-inf) */
 				return csv_fail_at(r, GWB_EPARSE, rec, line,
 					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
 					       "number %s in column \"%s\" is outside the float32 "

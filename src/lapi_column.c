@@ -226,18 +226,6 @@ const char *gwb_lua_coldtype(const gwb_col *c)
 	}
 }
 
-/* The shortest "%.*g" of a double that reads back as the same double. */
-void gwb_lua_fmt_f64(char *buf, size_t sz, double v)
-{
-	int p;
-
-	for (p = 15; p < 17; p++) {
-		snprintf(buf, sz, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
-	snprintf(buf, sz, "%.17g", v);
-}
 
 static int col_len(lua_State *L)
 {
@@ -335,7 +323,7 @@ static int col_tostring(lua_State *L)
 				 (long long)((const int64_t *)c.v)[i]);
 		else if (c.type == GWB_COL_F64) {
 			char num[40];
-			gwb_lua_fmt_f64(num, sizeof(num), v);
+			gwb_fmt_f64(num, sizeof(num), v);
 			snprintf(line, sizeof(line), "\n  %8zu  %s", i + 1, num);
 		} else
 			snprintf(line, sizeof(line), "\n  %8zu  %.10g", i + 1, v);

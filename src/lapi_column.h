@@ -53,8 +53,6 @@ const char *gwb_lua_colkind(const gwb_col *c);
 /* c.dtype: "i64", "f64", "f32", "category", "text" (and "bool", "i32" for masks and class
  * codes) */
 const char *gwb_lua_coldtype(const gwb_col *c);
-/* The shortest "%.*g" (15 to 17 digits) of v that reads back as v. */
-void gwb_lua_fmt_f64(char *buf, size_t sz, double v);
 
 /* Push value i of c as Lua sees it: a number, a label, a boolean; nil when missing. */
 void gwb_lua_push_colvalue(lua_State *L, const gwb_col *c, size_t i);
