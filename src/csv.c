@@ -176,8 +176,7 @@ static void rd_free(struct rd *r)
 	free(r->chunk);
 	free(r->chunk_n);
 	free(r->tv);
-	free(r->wdst);
-	free(r->wconv);
+	csv_wide_free(r);
 	if (r->cols)
 		for (j = 0; j < r->ncol; j++)
 			csv_dict_free(&r->cols[j].dict);
@@ -496,9 +495,9 @@ static gwb_status build_text(struct rd *r, int j, const float *x, gwb_text **out
 }
 
 /* The 64-bit columns this read makes (issue 30): each numeric feature's type, the one its
- * cells hold (int64 while every value was an integer literal, else float64) unless dtype or
- * dtypes ask otherwise, a gwb_num64 for each in (*wides)[feature] (NULL: float32 only) and
- * its array in r->wdst (r->wconv where int64 cells become float64) for csv_store_chunks. */
+ * values have (int64 while every value was an integer literal, else float64) unless dtype or
+ * dtypes ask otherwise, a gwb_num64 for each in (*wides)[feature] (NULL: float32 only) that
+ * takes the reader's column (r->wcol). */
 static gwb_status wide_plan(struct rd *r, const gwb_csv_opts *o, gwb_num64 ***wides)
 {
 	int F = r->ncol - 1, j, k;
@@ -515,13 +514,8 @@ static gwb_status wide_plan(struct rd *r, const gwb_csv_opts *o, gwb_num64 ***wi
 	}
 	if (!r->wide)
 		return GWB_OK;
-	w = calloc((size_t)F + 1, sizeof(*w));
-	r->wdst = calloc((size_t)F + 1, sizeof(*r->wdst));
-	r->wconv = calloc((size_t)F + 1, 1);
-	if (!w || !r->wdst || !r->wconv) {
-		free(w);
+	if (!(w = calloc((size_t)F + 1, sizeof(*w))))
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
-	}
 	*wides = w;
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
@@ -540,17 +534,23 @@ static gwb_status wide_plan(struct rd *r, const gwb_csv_opts *o, gwb_num64 ***wi
 					 "\"i64\" needs integers: ask for \"f64\"", r->path,
 					 r->names[j]);
 		t = want == GWB_DT_F64 || !c->wint ? GWB_DT_F64 : GWB_DT_I64;
-		if (!(w[f] = calloc(1, sizeof(*w[f]))))
+		if (!r->wcol || !r->wcol[f] || !(w[f] = calloc(1, sizeof(*w[f]))))
 			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 		w[f]->type = t;
+		if (t == GWB_DT_F64 && c->wint) {   /* int64 values asked as float64 */
+			uint64_t *v = r->wcol[f];
+			size_t i;
+			for (i = 0; i < r->rows; i++) {
+				int64_t x = (int64_t)v[i];
+				double dv = x == GWB_I64_NA ? NAN : (double)x;
+				memcpy(&v[i], &dv, 8);
+			}
+		}
 		if (t == GWB_DT_I64)
-			r->wdst[f] = (uint64_t *)(void *)(w[f]->i = malloc((r->rows + 1) * 8));
+			w[f]->i = (int64_t *)(void *)r->wcol[f];
 		else
-			r->wdst[f] = (uint64_t *)(void *)(w[f]->f = malloc((r->rows + 1) * 8));
-		if (!r->wdst[f])
-			return gwb_error(GWB_ENOMEM, "%s: out of memory for the 64-bit values of "
-					 "column \"%s\" (%zu bytes)", r->path, r->names[j], r->rows * 8);
-		r->wconv[f] = t == GWB_DT_F64 && c->wint;
+			w[f]->f = (double *)(void *)r->wcol[f];
+		r->wcol[f] = NULL;
 	}
 	return GWB_OK;
 }
@@ -911,6 +911,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	/* 64-bit cells beside the float32 ones unless every numeric feature is float32 */
 	r.wide = !opts->f32 || opts->n_dtypes > 0;
+	r.west = r.size;
 	for (j = 0; j < r.ncol; j++)
 		r.cols[j].wint = 1;
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));

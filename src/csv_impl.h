@@ -80,9 +80,9 @@ struct col {
 	int row0_text;
 	size_t seen_num, seen_text;   /* numbers and text among the sampled data rows */
 	size_t seen_distinct;         /* distinct texts among them */
-	/* a numeric feature's 64-bit cells (rd.wide): 1 while every value read so far was an
-	 * integer literal int64 holds (the cells are int64, GWB_I64_NA missing), 0 once one was
-	 * not (the cells are doubles, NaN missing: csv_wide_flip turned the earlier ones) */
+	/* a numeric feature's 64-bit values (rd.wcol): 1 while every value read so far was an
+	 * integer literal int64 holds (the values are int64, GWB_I64_NA missing), 0 once one
+	 * was not (doubles, NaN missing: csv_wide_flip turned the earlier ones) */
 	int wint;
 };
 
@@ -120,11 +120,13 @@ struct rd {
 	struct dict name_set;   /* the names, code = column (set_names) */
 	int target;        /* column index of the target */
 
-	/* rows, row-major in mmap'd chunks; with wide, each chunk also holds the numeric
-	 * features' exact values, 8 bytes a cell, from csv_wide_off (csv_wide_row) */
+	/* with wide, the numeric features' exact values, column by column as they are read:
+	 * wcol[k] (NULL for the other features) holds wcap rows (grown by csv_wide_reserve, the
+	 * first time to about west bytes' worth); build hands them to the Dataset */
 	bool wide;
-	uint64_t **wdst;   /* build: feature k's 64-bit column (NULL: none), filled by the store */
-	uint8_t *wconv;    /* build: 1 where an int64-celled feature becomes float64 */
+	uint64_t **wcol;
+	size_t wcap, west;
+	/* rows, row-major in mmap'd chunks */
 	float **chunk;
 	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
 	size_t *chunk_n;   /* rows in each chunk (the last one's is cur_rows until sealed) */
@@ -142,24 +144,17 @@ struct rd {
 	struct dict *part_text;
 };
 
-/* The chunks' layout: float32 rows, then (wide) the 64-bit rows. */
-static inline size_t csv_wide_off(const struct rd *r)
-{
-	return (r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float) + 63) & ~(size_t)63;
-}
+/* A chunk's bytes. */
 static inline size_t csv_chunk_bytes(const struct rd *r)
 {
-	return r->wide ? csv_wide_off(r) + r->chunk_rows * (size_t)(r->ncol - 1) * 8 :
-	       r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
+	return r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
 }
-/* The 64-bit cells of row `row` of chunk ch. */
-static inline uint64_t *csv_wide_cells(const struct rd *r, float *ch, size_t row)
-{
-	return (uint64_t *)(void *)((char *)ch + csv_wide_off(r)) + row * (size_t)(r->ncol - 1);
-}
-/* csv_parse.c: the cells of feature k (column c) of the rows read so far from int64 to
- * double (c->wint becomes 0). */
+/* csv_parse.c: feature k's (column c's) values of the rows read so far from int64 to double
+ * (c->wint becomes 0); room for row r->rows in every 64-bit column (false: out of memory);
+ * the columns released. */
 void csv_wide_flip(struct rd *r, struct col *c, int k);
+bool csv_wide_reserve(struct rd *r, size_t rows);
+void csv_wide_free(struct rd *r);
 
 /* csv_parse.c: the dictionaries. csv_dict_code: the code of s[0..n), adding it when new; -1 out
  * of memory, -2 too many levels. csv_dict_find: the code of a name, -1 when absent. */

@@ -60,32 +60,6 @@ struct store_job {
 	atomic_int *stop;
 };
 
-/* Chunk i's 64-bit cells into the 64-bit columns (r->wdst) from row row0: a column at a
- * time over the chunk's rows (a few MiB, in cache), int64 turned double where r->wconv. */
-static void store_wide(struct rd *r, size_t i, size_t row0)
-{
-	size_t F = (size_t)r->ncol - 1, n = r->chunk_n[i], k, t;
-	const uint64_t *cells = csv_wide_cells(r, r->chunk[i], 0);
-
-	for (k = 0; k < F; k++) {
-		uint64_t *dst = r->wdst[k];
-		const uint64_t *c = cells + k;
-		if (!dst)
-			continue;
-		dst += row0;
-		if (r->wconv[k]) {
-			for (t = 0; t < n; t++, c += F) {
-				int64_t v = (int64_t)*c;
-				double d = v == GWB_I64_NA ? NAN : (double)v;
-				memcpy(&dst[t], &d, 8);
-			}
-		} else {
-			for (t = 0; t < n; t++, c += F)
-				dst[t] = *c;
-		}
-	}
-}
-
 static void *store_group(void *arg)
 {
 	struct store_job *j = arg;
@@ -99,8 +73,6 @@ static void *store_group(void *arg)
 			break;
 		}
 		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
-		if (r->wdst)
-			store_wide(r, i, row);
 		munmap(r->chunk[i], csv_chunk_bytes(r));
 		r->chunk[i] = NULL;
 		row += r->chunk_n[i];
@@ -716,6 +688,41 @@ void csv_part_free(struct rd *r)
 /* Try the parallel reader from file offset `start` (the first data row); parity: count the
  * quotes first. PAR_DONE (rows in r), PAR_DECLINED or PAR_MISMATCH (r untouched), PAR_ERROR
  * (st set). */
+/* The ranges' 64-bit columns into r's, one column an item: the first range's grown in place
+ * (realloc), the others copied after it. */
+struct wcat {
+	struct rd *r;
+	struct pworker *w;
+	int n;
+	size_t total;
+	atomic_int oom;
+};
+
+static void wcat_column(void *arg, size_t k, int worker)
+{
+	struct wcat *c = arg;
+	size_t at;
+	uint64_t *v;
+	int i;
+
+	(void)worker;
+	for (i = 0; i < c->n && !c->w[i].r.rows; i++)
+		;
+	if (i == c->n || !c->w[i].r.wcol || !c->w[i].r.wcol[k])
+		return;
+	if (!(v = realloc(c->w[i].r.wcol[k], (c->total + 1) * sizeof(uint64_t)))) {
+		atomic_store(&c->oom, 1);
+		return;
+	}
+	c->w[i].r.wcol[k] = NULL;
+	c->r->wcol[k] = v;
+	for (at = c->w[i].r.rows, i++; i < c->n; i++) {
+		if (c->w[i].r.rows)
+			memcpy(v + at, c->w[i].r.wcol[k], c->w[i].r.rows * sizeof(uint64_t));
+		at += c->w[i].r.rows;
+	}
+}
+
 int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min, bool parity,
 		      bool progress, gwb_status *st)
 {
@@ -775,6 +782,7 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->numeric_missing = r->numeric_missing;
 		q->chunk_rows = r->chunk_rows;
 		q->wide = r->wide;
+		q->west = w[n].b - w[n].a + 4096;
 		q->size = r->size;
 		q->fd = -1;
 		q->cap = ((size_t)1 << 20);
@@ -857,11 +865,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 			all &= w[i].r.cols[j].wint;
 		for (i = 0; i < n && !all; i++) {
 			struct rd *q = &w[i].r;
-			if (q->cols[j].wint) {
-				if (q->nchunk)
-					q->chunk_n[q->nchunk - 1] = q->cur_rows;
+			if (q->cols[j].wint)
 				csv_wide_flip(q, &q->cols[j], r->cols[j].feature);
-			}
 		}
 		r->cols[j].wint = all;
 	}
@@ -900,6 +905,23 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	}
 	r->cur_rows = r->nchunk ? r->chunk_n[r->nchunk - 1] : 0;
 	r->tv_cap = total_rows + 1;
+	if (r->wide && total_rows) {
+		/* the ranges' 64-bit columns end to end, a column to a worker */
+		struct wcat cat = {r, w, n, total_rows, ATOMIC_VAR_INIT(0)};
+		size_t F = (size_t)r->ncol - 1;
+		if (!(r->wcol = calloc(F + 1, sizeof(*r->wcol)))) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = PAR_ERROR;
+			goto out;
+		}
+		gwb_parallel_items(threads, F, wcat_column, &cat);
+		if (atomic_load(&cat.oom)) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = PAR_ERROR;
+			goto out;
+		}
+		r->wcap = total_rows + 1;
+	}
 out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
@@ -908,6 +930,7 @@ out:
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);
+		csv_wide_free(q);
 		free(q->buf);
 		free(q->f);
 		free(q->scratch);
@@ -926,7 +949,9 @@ out:
 		r->chunk_n = NULL;
 		r->tv = NULL;
 		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
+		csv_wide_free(r);
 		for (j = 0; j < r->ncol; j++) {
+			r->cols[j].wint = 1;
 			csv_dict_free(&r->cols[j].dict);
 			r->cols[j].dict.text = r->cols[j].text;
 		}

@@ -786,6 +786,8 @@ gwb_status csv_reserve_row(struct rd *r, float **row)
 	if (r->cur_rows == r->chunk_rows || !r->nchunk)
 		if ((st = new_chunk(r)))
 			return st;
+	if (r->wide && r->rows >= r->wcap && !csv_wide_reserve(r, r->rows))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
 	if (r->rows == r->tv_cap) {
 		size_t cap = r->tv_cap ? r->tv_cap * 2 : 1024;
 		float *nt = realloc(r->tv, cap * sizeof(*nt));
@@ -908,53 +910,84 @@ static bool num64(const char *s, size_t n, int64_t *iv, double *dv)
 
 void csv_wide_flip(struct rd *r, struct col *c, int k)
 {
-	size_t i, row, F = (size_t)r->ncol - 1;
+	uint64_t *cell = r->wcol[k];
+	size_t row;
 
-	for (i = 0; i < r->nchunk; i++) {
-		size_t rows = i + 1 == r->nchunk ? r->cur_rows : r->chunk_n[i];
-		uint64_t *cell = csv_wide_cells(r, r->chunk[i], 0) + k;
-		for (row = 0; row < rows; row++, cell += F) {
-			int64_t v = (int64_t)*cell;
-			double d = v == GWB_I64_NA ? NAN : (double)v;
-			memcpy(cell, &d, 8);
-		}
+	for (row = 0; row < r->rows; row++) {
+		int64_t v = (int64_t)cell[row];
+		double d = v == GWB_I64_NA ? NAN : (double)v;
+		memcpy(&cell[row], &d, 8);
 	}
 	c->wint = 0;
 }
 
-/* Feature k's cell of this row: the exact value of s[0..n) (a number, not a NaN). */
-static inline void wide_put(struct rd *r, struct col *c, int k, const char *s, size_t n,
-			    uint64_t *wrow)
+bool csv_wide_reserve(struct rd *r, size_t rows)
 {
-	int64_t iv;
-	double dv;
+	size_t cap = r->wcap, k, F = (size_t)r->ncol - 1;
+	int j;
 
-	if (num64(s, n, &iv, &dv)) {
+	if (rows < cap)
+		return true;
+	if (!r->wcol && !(r->wcol = calloc(F + 1, sizeof(*r->wcol))))
+		return false;
+	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least) */
+		cap = r->west / (2 * (size_t)r->ncol) + 1024;
+		if (cap > ((size_t)1 << 26))
+			cap = (size_t)1 << 26;
+	}
+	while (cap <= rows)
+		cap *= 2;
+	for (j = 0; j < r->ncol; j++) {
+		uint64_t *n;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		k = (size_t)r->cols[j].feature;
+		if (!(n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t))))
+			return false;
+		r->wcol[k] = n;
+	}
+	r->wcap = cap;
+	return true;
+}
+
+void csv_wide_free(struct rd *r)
+{
+	size_t k;
+
+	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++)
+		free(r->wcol[k]);
+	free(r->wcol);
+	r->wcol = NULL;
+	r->wcap = 0;
+}
+
+/* Feature k's value of this row: the exact value of s[0..n) (a number, not a NaN): kind 1
+ * the integer iv, 2 the double dv, 0 not known yet (num64 reads it). */
+static inline void wide_put(struct rd *r, struct col *c, int k, const char *s, size_t n,
+			    int kind, int64_t iv, double dv)
+{
+	uint64_t *cell = &r->wcol[k][r->rows];
+
+	if (kind == 1 || (kind == 0 && num64(s, n, &iv, &dv))) {
 		if (c->wint) {
-			wrow[k] = (uint64_t)iv;
+			*cell = (uint64_t)iv;
 			return;
 		}
 		dv = (double)iv;
 	} else if (c->wint) {
 		csv_wide_flip(r, c, k);
 	}
-	memcpy(&wrow[k], &dv, 8);
+	memcpy(cell, &dv, 8);
 }
 
-static inline void wide_missing(const struct col *c, int k, uint64_t *wrow)
+static inline void wide_missing(struct rd *r, const struct col *c, int k)
 {
 	double nan = NAN;
 
 	if (c->wint)
-		wrow[k] = (uint64_t)GWB_I64_NA;
+		r->wcol[k][r->rows] = (uint64_t)GWB_I64_NA;
 	else
-		memcpy(&wrow[k], &nan, 8);
-}
-
-/* The 64-bit cells of the row being read (NULL without wide). */
-static inline uint64_t *wide_row(const struct rd *r)
-{
-	return r->wide ? csv_wide_cells(r, r->chunk[r->nchunk - 1], r->cur_rows) : NULL;
+		memcpy(&r->wcol[k][r->rows], &nan, 8);
 }
 
 /* A plain number at *pp (sign, digits, fraction, exponent: no blanks, at most 19 digits) that
@@ -1052,6 +1085,72 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 	return fast_number(pp, end, v);
 }
 
+/* fast_decimal that also gives the exact 64-bit value (issue 30): *kind 1 with *iv for an
+ * integer literal int64 holds, 2 with *dv (the correctly rounded double) for any other
+ * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal. */
+static inline bool fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv,
+				  double *dv, int *kind)
+{
+	const char *p = *pp;
+
+	*kind = 0;
+	if (end - p >= 18) {
+		bool neg = *p == '-';
+		const char *q = p + ((*p == '-') | (*p == '+'));
+		uint64_t a, b, m;
+		memcpy(&a, q, 8);
+		m = ((a + 0x4646464646464646ull) | (a - 0x3030303030303030ull)) & 0x8080808080808080ull;
+		int n1 = m ? __builtin_ctzll(m) >> 3 : 8;
+		if (n1 > 0 && n1 < 8 && q[n1] == '.') {
+			memcpy(&b, q + n1 + 1, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[n1 + 1 + n2];
+			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
+				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
+				uint64_t w;
+				double d;
+				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + n1 + 1 + n2;
+				w = (uint64_t)parse8(a) * pow10_u64[n2] + parse8(b);
+				d = (double)(int64_t)w / pow10_tab[n2];   /* w < 10^14: exact */
+				*dv = neg ? -d : d;
+				*kind = 2;
+				return float_fast(w, -n2, neg, v);
+			}
+		} else if (n1 > 0 && n1 < 8 && q[n1] != '.' && q[n1] != 'e' && q[n1] != 'E') {
+			int s1 = 8 * (8 - n1);
+			int64_t w;
+			a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+			*pp = q + n1;
+			w = (int64_t)parse8(a);
+			*v = with_sign((float)w, neg);
+			*iv = neg ? -w : w;
+			*kind = 1;
+			return true;
+		} else if (n1 == 8 && end - q >= 16) {
+			memcpy(&b, q + 8, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[8 + n2];
+			if (n2 > 0 && n2 < 8 && t != '.' && t != 'e' && t != 'E') {
+				int s2 = 8 * (8 - n2);
+				uint64_t w;
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + 8 + n2;
+				w = (uint64_t)parse8(a) * pow10_u64[n2] + parse8(b);   /* < 10^15 */
+				*iv = neg ? -(int64_t)w : (int64_t)w;
+				*kind = 1;
+				return float_fast(w, 0, neg, v);
+			}
+		}
+	}
+	return fast_number(pp, end, v);
+}
+
 /* The fast path for the common record: numbers only, unquoted, no blanks, every column
  * numeric. One pass over the bytes parses each number and checks the separator after it,
  * writing straight into the row. Anything else (a quote, text, an empty field, a missing
@@ -1063,14 +1162,17 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
-	uint64_t *wrow = wide_row(r);
+	const bool wide = r->wide;
 	int j, k = 0;
 
 	for (j = 0; j < ncol; j++) {
 		const char *s0 = p;
+		int64_t iv = 0;
+		double dv = 0;
+		int kind = 0;
 		float v;
 
-		if (!fast_decimal(&p, end, &v))
+		if (!(wide ? fast_decimal_w(&p, end, &v, &iv, &dv, &kind) : fast_decimal(&p, end, &v)))
 			return false;
 		if (p == end) {
 			if (!r->eof || j != ncol - 1)
@@ -1081,8 +1183,8 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 		if (j == target) {
 			*tval = v;
 		} else {
-			if (wrow)
-				wide_put(r, &r->cols[j], k, s0, (size_t)(p - s0), wrow);
+			if (wide)
+				wide_put(r, &r->cols[j], k, s0, (size_t)(p - s0), kind, iv, dv);
 			row[k++] = v;
 		}
 		if (j < ncol - 1)
@@ -1108,7 +1210,7 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
-	uint64_t *wrow = wide_row(r);
+	const bool wide = r->wide;
 	size_t miss = 0;
 	int j;
 
@@ -1116,6 +1218,9 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 		struct col *c = &r->cols[j];
 		const char *s = p;
 		size_t n = 0;
+		int64_t wiv = 0;
+		double wdv = 0;
+		int wkind = 0;
 		float v;
 
 		if (p == end)
@@ -1155,13 +1260,15 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 		} else {
 			if (c->numeric && !r->numeric_missing) {
 				const char *q = p;
-				if (fast_decimal(&q, end, &v) && q < end &&
+				if ((wide ? fast_decimal_w(&q, end, &v, &wiv, &wdv, &wkind)
+					  : fast_decimal(&q, end, &v)) && q < end &&
 				    (*q == sep || *q == '\n' || *q == '\r')) {
 					s = p;
 					n = (size_t)(q - p);
 					p = q;
 					goto store;
 				}
+				wkind = 0;
 			}
 			s = p;
 			p = scan_field(p, end, sep);
@@ -1192,11 +1299,11 @@ store:
 		if (j == target) {
 			*tval = v;
 		} else {
-			if (wrow && c->numeric) {
+			if (wide && c->numeric) {
 				if (isnan(v))
-					wide_missing(c, c->feature, wrow);
+					wide_missing(r, c, c->feature);
 				else
-					wide_put(r, c, c->feature, s, n, wrow);
+					wide_put(r, c, c->feature, s, n, wkind, wiv, wdv);
 			}
 			row[c->feature] = v;
 		}
@@ -1235,11 +1342,10 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 			       "the separator '%s'", r->nf, r->info.header ? "header" : "first row",
 			       r->ncol, r->sep == '\t' ? "\\t" : (char[]){r->sep, 0});
 	}
-	uint64_t *wrow;
+	const bool wide = r->wide;
 
 	if ((st = csv_reserve_row(r, &row)))
 		return st;
-	wrow = wide_row(r);
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
 		const struct field *f = &r->f[j];
@@ -1300,11 +1406,11 @@ store:
 		if (j == r->target) {
 			r->tv[r->rows] = v;
 		} else {
-			if (wrow && c->numeric) {
+			if (wide && c->numeric) {
 				if (isnan(v))
-					wide_missing(c, c->feature, wrow);
+					wide_missing(r, c, c->feature);
 				else
-					wide_put(r, c, c->feature, p, n, wrow);
+					wide_put(r, c, c->feature, p, n, 0, 0, 0);
 			}
 			row[c->feature] = v;
 		}

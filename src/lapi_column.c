@@ -292,11 +292,15 @@ static int col_tostring(lua_State *L)
 	for (i = 0; i < c.n; i++)
 		miss += isnan(gwb_col_at(&c, i)) != 0;
 	luaL_buffinit(L, &B);
-	snprintf(line, sizeof(line), "Column '%s': %s, %s", lc->name, gwb_lua_coldtype(&c),
+	snprintf(line, sizeof(line), "Column '%s': %s, %s", lc->name, gwb_lua_colkind(&c),
 		 gwb_fmt_count(cnt, sizeof(cnt), (long long)c.n, "row", NULL));
 	luaL_addstring(&B, line);
 	if (miss) {
 		snprintf(line, sizeof(line), ", %zu missing", miss);
+		luaL_addstring(&B, line);
+	}
+	if (!c.text && !c.levels && c.type != GWB_COL_U8) {   /* the number type */
+		snprintf(line, sizeof(line), " (%s)", gwb_lua_coldtype(&c));
 		luaL_addstring(&B, line);
 	}
 	for (i = 0; i < c.n; i++) {
