@@ -78,17 +78,6 @@ int gwb_lua_ds_column(lua_State *L)
 			}
 			return 1;
 		}
-		if (d->wide && d->wide[j]) {   /* the exact values: integers, or the float64s */
-			const gwb_num64 *w = d->wide[j];
-			for (i = 0; i < d->rows; i++) {
-				if (w->type == GWB_DT_I64 && w->i[i] != GWB_I64_NA)
-					lua_pushinteger(L, (lua_Integer)w->i[i]);
-				else
-					lua_pushnumber(L, gwb_dataset_at(d, j, i));
-				lua_rawseti(L, -2, (lua_Integer)i + 1);
-			}
-			return 1;
-		}
 		for (i = 0; i < d->rows; i++) {
 			if (d->cat_levels[j] && !isnan(x[i]))
 				lua_pushinteger(L, (lua_Integer)x[i] + 1);
