@@ -287,11 +287,14 @@ static void opt_dtypes(lua_State *L, int idx, gwb_csv_opts *o)
 	n = 0;
 	lua_pushnil(L);
 	while (lua_next(L, -3)) {
-		if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
-		    numtype_of(lua_tostring(L, -1)) < 0)
-			luaL_error(L, "data.load: dtypes entries are column = \"f32\" | \"f64\" | "
-				   "\"i64\" (got %s = %s)", luaL_tolstring(L, -2, NULL),
-				   luaL_tolstring(L, -2, NULL));
+		if (lua_type(L, -2) != LUA_TSTRING)
+			luaL_error(L, "data.load: dtypes keys are column names (got a %s)",
+				   luaL_typename(L, -2));
+		if (lua_type(L, -1) != LUA_TSTRING || numtype_of(lua_tostring(L, -1)) < 0)
+			luaL_error(L, "data.load: dtypes.%s is \"f32\", \"f64\" or \"i64\" (got %s%s%s)",
+				   lua_tostring(L, -2), lua_type(L, -1) == LUA_TSTRING ? "\"" : "a ",
+				   lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) :
+				   luaL_typename(L, -1), lua_type(L, -1) == LUA_TSTRING ? "\"" : "");
 		names[n] = lua_tostring(L, -2);
 		types[n++] = numtype_of(lua_tostring(L, -1));
 		lua_pop(L, 1);
@@ -865,8 +868,10 @@ static const gwb_reg funcs[] = {
 	 "d:save writes beside it, else col1, col2, ...; other dtypes, big-endian, 1-D or 3-D\n"
 	 "arrays are refused). path \"-\" is stdin. The CSV is streamed; the separator\n"
 	 "(comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
-	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
-	 "read as correctly rounded float32; text columns become categorical with a dictionary,\n"
+	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. A column\n"
+	 "of integers (ids, counts, epoch seconds) is read as int64 and any other numeric column\n"
+	 "as float64, exactly (c.dtype \"i64\" / \"f64\"; d.id[i] is a Lua integer); models read\n"
+	 "their correctly rounded float32 (X, d:column). text columns become categorical,\n"
 	 "except free text: a column whose sampled values mostly differ (comments, titles) is kept\n"
 	 "as strings, kind \"text\" (d.col[i] is the string; models refuse it by name).\n"
 	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
@@ -875,6 +880,8 @@ static const gwb_reg funcs[] = {
 	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  text = {\"comment\", ...} (read these columns as free text),\n"
+	 "  dtype = \"f32\" (every number float32 only, as gwb read them before; CSV and\n"
+	 "  Parquet), dtypes = {id = \"i64\", x = \"f32\" | \"f64\"} (one column's type),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes); a\n"
 	 "truncated or corrupt gzip/zstd file, its compressed and uncompressed byte offsets.\n"
