@@ -85,6 +85,7 @@ gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out)
 			const gwb_num64 *w = d->wide[j];
 			out->type = w->type == GWB_DT_I64 ? GWB_COL_I64 : GWB_COL_F64;
 			out->v = w->type == GWB_DT_I64 ? (const void *)w->i : (const void *)w->f;
+			out->x32 = d->X + (size_t)j * d->rows;
 		}
 		if (d->cat_levels && d->cat_levels[j]) {
 			out->levels = d->cat_levels[j];

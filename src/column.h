@@ -36,6 +36,10 @@ typedef struct gwb_col {
 	 * string and NaN where not, so missing values read as everywhere else, and what needs
 	 * numbers or labels refuses the column (gwb_col_is_text) */
 	char *const *text;
+	/* a 64-bit column of a Dataset (GWB_COL_I64 / GWB_COL_F64 over wide[j]): X's float32
+	 * values of it, which a new table copies rather than rounding the exact ones again;
+	 * NULL otherwise */
+	const float *x32;
 } gwb_col;
 
 static inline bool gwb_col_is_text(const gwb_col *c)

@@ -402,8 +402,9 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 			}
 		}
 		if (src->wide && src->wide[s]) {
+			/* (X's float32 values were copied with the rest of X) */
 			gwb_num64 *w = gwb_num64_take(src->wide[s], idx, dst->rows);
-			if (!w || gwb_dataset_set_wide(dst, j, w)) {
+			if (!w || gwb_dataset_attach_wide(dst, j, w)) {
 				gwb_num64_free(w);
 				goto oom;
 			}

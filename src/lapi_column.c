@@ -576,7 +576,7 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 			size_t *perm;
 			for (i = 0; i < k; i++)
 				cf[i] = -(double)cnt[i];
-			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0, NULL};
+			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0, NULL, NULL};
 			key.desc = false;
 			if ((st = gwb_table_order(&key, 1, k, &perm)) == GWB_OK) {
 				memcpy(ord, perm, k * sizeof(size_t));
@@ -609,9 +609,9 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 		memcpy(&cf[i], &n, sizeof(n));
 	}
 	spec[0] = (gwb_colspec){name, {k, c->type == GWB_COL_I64 ? GWB_COL_I64 : GWB_COL_F64, vc,
-				       c->levels, c->nlevels, tv}, NULL};
-	spec[1] = (gwb_colspec){"count", {k, GWB_COL_I64, cf, NULL, 0, NULL}, NULL};
-	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0, NULL}, NULL};
+				       c->levels, c->nlevels, tv, NULL}, NULL};
+	spec[1] = (gwb_colspec){"count", {k, GWB_COL_I64, cf, NULL, 0, NULL, NULL}, NULL};
+	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0, NULL, NULL}, NULL};
 	st = gwb_table_build(k, spec, 3, -1, &r);
 	free(vc);
 	gwb_lua_check(L, st);

@@ -476,7 +476,7 @@ static int g_agg(lua_State *L)
 				io[i] = (int64_t)out[i];
 			ot = GWB_COL_I64;
 		}
-		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, ot, out, NULL, 0, NULL}, NULL};
+		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, ot, out, NULL, 0, NULL, NULL}, NULL};
 		if ((a[k].agg == GWB_AGG_FIRST || a[k].agg == GWB_AGG_LAST) && c.levels) {
 			spec[lg->nk + k].src.levels = c.levels;
 			spec[lg->nk + k].src.nlevels = c.nlevels;
@@ -693,7 +693,7 @@ static int m_with(lua_State *L)
 			gwb_expr_free(e);
 			if (st)
 				return verb_fail(L, "with", st);
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL, NULL};
 		} else if (lua_isfunction(L, -1)) {
 			double *out = gwb_lua_push_colowned(L, d->rows, GWB_COL_F64, newnames[k]);
 			size_t i;
@@ -720,7 +720,7 @@ static int m_with(lua_State *L)
 				}
 				lua_pop(L, 1);
 			}
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL, NULL};
 		} else {
 			return luaL_error(L, "with: %s = %s: give a Column, an expression (\"a / b\") or "
 					  "a function of a row", newnames[k], luaL_typename(L, -1));

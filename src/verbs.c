@@ -1144,6 +1144,13 @@ static void gather_run(void *ctx, int64_t lo, int64_t hi, int part)
 	int64_t i;
 
 	(void)part;
+	if (s->src.x32) {   /* a Dataset's 64-bit column: its float32 X as it is */
+		for (i = lo; i < hi; i++) {
+			size_t r = s->idx ? s->idx[i] : (size_t)i;
+			x->out[i] = r == GWB_ROW_NONE ? NAN : s->src.x32[r];
+		}
+		return;
+	}
 	if (!s->idx) {
 		if (s->src.type == GWB_COL_F32) {
 			memcpy(x->out + lo, (const float *)s->src.v + lo, (size_t)(hi - lo) * sizeof(float));
@@ -1222,7 +1229,8 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 				w.i = NULL;
 			if (!(c = gwb_num64_take(&w, cols[j].idx, rows)))
 				goto nomem;
-			if (gwb_dataset_set_wide(d, f, c)) {
+			if (cols[j].src.x32 ? gwb_dataset_attach_wide(d, f, c) :
+			    gwb_dataset_set_wide(d, f, c)) {
 				gwb_num64_free(c);
 				goto nomem;
 			}

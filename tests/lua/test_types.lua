@@ -244,10 +244,14 @@ end)
 T.test("verbs keep the types; describe, head and Column printing show them", function()
   local d = data.load(small, { target = "y" })
   local t = d:sample(40, { seed = 1 })
+  local row, dc, tc = {}, d:column("cents"), t:column("cents")
+  for i = 1, d.rows do row[d.id[i]] = i end
   for i = 1, 40 do
     local r = d:filter(d.id:eq(t.id[i]))
     T.eq(r.rows, 1)
     T.eq(r.cents[1], t.cents[i])
+    -- X (what models read) is carried, not rounded again from the float64
+    T.eq(tc[i], dc[row[t.id[i]]])
   end
   T.eq(d:take({ 5, 6 }).id[1], 9007199254740993)
   T.eq(d:drop { "v" }.id.dtype, "i64")
