@@ -117,6 +117,17 @@ static int ds_tostring(lua_State *L)
 		lua_pushfstring(L, "   text columns: %d", ntext);
 		luaL_addvalue(&B);
 	}
+	{   /* the number types (issue 30) */
+		int ni = 0, nf = 0;
+		for (j = 0; j < d->features; j++) {
+			ni += gwb_dataset_dtype(d, j) == GWB_DT_I64;
+			nf += gwb_dataset_dtype(d, j) == GWB_DT_F64;
+		}
+		if (ni || nf) {
+			lua_pushfstring(L, "   int64: %d, float64: %d", ni, nf);
+			luaL_addvalue(&B);
+		}
+	}
 	if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
 		/* (the table stays below; the buffer is only ever added to from the top) */
 		char line[400];
