@@ -292,3 +292,38 @@ T.test("models train on int64 and float64 columns: the same forest as float32 wh
   T.eq(m1.oob, m2.oob)
   T.ok(m1:score(d) > 0.9)
 end)
+
+T.test("pyarrow reads the int64 and float64 columns gwb writes, and gwb reads pyarrow's", function()
+  if os.execute("python3 -c 'import pyarrow' 2>/dev/null") ~= true then
+    T.skip("pyarrow is not importable here (pip install pyarrow)")
+  end
+  local d = data.load(dir .. "/types_missing.csv", { target = "y" })
+  local out, back = dir .. "/types_gwb.parquet", dir .. "/types_pa.parquet"
+  d:save(out)
+  local py = dir .. "/types_check.py"
+  T.writefile(py, string.format([[
+import pyarrow as pa, pyarrow.parquet as pq
+t = pq.read_table('%s')
+assert t.schema.field('id').type == pa.int64(), t.schema
+assert t.column('id').to_pylist() == [9007199254740993, None, None, 9007199254740995], t.column('id')
+assert t.schema.field('x').type == pa.int64()
+big = pa.table({'id': pa.array([9223372036854775807, -9223372036854775807, 16777217, None], pa.int64()),
+                'n': pa.array([1, 2, 3, 4], pa.int32()),
+                'amt': pa.array([0.1, 0.2, 1e300, None], pa.float64()),
+                'y': pa.array([0, 1, 0, 1], pa.int64())})
+pq.write_table(big, '%s')
+]], out, back))
+  T.ok(os.execute("python3 " .. py) == true, "pyarrow side")
+  local e = data.load(back, { target = "y" })
+  T.eq(e.id.dtype, "i64")
+  T.eq(e.id[1], math.maxinteger)
+  T.eq(e.id[2], -math.maxinteger)
+  T.eq(e.id[3], 16777217)
+  T.eq(e.id[4], nil)
+  T.eq(e.n.dtype, "i64", "INT32 reads as int64")
+  T.eq(e.amt.dtype, "f64")
+  T.eq(e.amt[1], 0.1)
+  T.eq(e.amt[3], 1e300)
+  T.eq(e.amt[4], nil)
+  T.eq(data.load(back, { target = "y", dtype = "f32" }).id.dtype, "f32")
+end)
