@@ -1,5 +1,6 @@
 /* csv.h - streaming RFC 4180 reader that builds a Dataset: delimiter and header sniffing,
- * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers, categorical
+ * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers (and the exact
+ * int64 or float64 value of each numeric column beside them, dataset.h), categorical
  * (string) columns with dictionaries, and errors that name file:line:column. The file is read
  * in blocks (never slurped); rows are kept row-major in blocks that are transposed into the
  * column-major Dataset and released one by one, so the peak stays near the final size. A large
@@ -80,8 +81,9 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *o, gwb_dataset **o
 			gwb_csv_info *info);
 
 /* Write d as CSV (header line, features, target last) to path. decimals < 0 writes every
- * value exactly (%.9g: reading it back gives the same float32); decimals >= 0 writes fixed
- * point with that many decimals (faster, lossy). Missing values are empty fields; text is
+ * value exactly (%.9g: reading it back gives the same float32; an int64 column's digits, a
+ * float64 column's shortest round-trip decimal); decimals >= 0 writes fixed point with that
+ * many decimals (faster, lossy; int64 columns still exact). Missing values are empty fields; text is
  * quoted when it holds the separator, a quote, a newline or edge blanks. Rows are formatted
  * by `threads` pthreads (0 = one per CPU) and written in order. */
 gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,

@@ -720,8 +720,10 @@ static void wcat_column(void *arg, size_t k, int worker)
 		if (c->w[i].r.rows)
 			memcpy(v + at, c->w[i].r.wcol[k], c->w[i].r.rows * sizeof(uint64_t));
 		at += c->w[i].r.rows;
-		free(c->w[i].r.wcol[k]);   /* (the peak: one column's parts twice, not all) */
-		c->w[i].r.wcol[k] = NULL;
+		if (c->w[i].r.wcol) {   /* (a range without rows has none) */
+			free(c->w[i].r.wcol[k]);   /* (the peak: one column's parts twice) */
+			c->w[i].r.wcol[k] = NULL;
+		}
 	}
 }
 
