@@ -327,3 +327,24 @@ pq.write_table(big, '%s')
   T.eq(e.amt[4], nil)
   T.eq(data.load(back, { target = "y", dtype = "f32" }).id.dtype, "f32")
 end)
+
+T.test("integers int64 cannot hold read as float64; the rest of a column decides its type", function()
+  local path = dir .. "/types_edge.csv"
+  T.writefile(path, table.concat({
+    "huge,minval,plus,expo,y",
+    "123456789012345678901234,-9223372036854775808,+5,1e3,0",
+    "1,1,\"7\",2,1",
+    "2,2, 9 ,3,0",
+  }, "\n") .. "\n")
+  local d = data.load(path, { target = "y" })
+  T.eq(d.huge.dtype, "f64", "past int64")
+  T.eq(d.huge[1], 1.2345678901234568e23)
+  T.eq(d.minval.dtype, "f64", "INT64_MIN is int64's missing marker: the column is float64")
+  T.eq(d.minval[1], -9223372036854775808.0)
+  T.eq(d.plus.dtype, "i64", "+5, a quoted 7 and a blank-padded 9 are integers")
+  T.eq(d.plus[1], 5)
+  T.eq(d.plus[2], 7)
+  T.eq(d.plus[3], 9)
+  T.eq(d.expo.dtype, "f64", "1e3 is not an integer literal")
+  T.eq(d.expo[1], 1000.0)
+end)
