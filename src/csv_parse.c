@@ -930,8 +930,9 @@ bool csv_wide_reserve(struct rd *r, size_t rows)
 		return true;
 	if (!r->wcol && !(r->wcol = calloc(F + 1, sizeof(*r->wcol))))
 		return false;
-	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least) */
-		cap = r->west / (2 * (size_t)r->ncol) + 1024;
+	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least; a
+		       * small floor: a file of a million columns has a million arrays) */
+		cap = r->west / (2 * (size_t)r->ncol) + 16;
 		if (cap > ((size_t)1 << 26))
 			cap = (size_t)1 << 26;
 	}
