@@ -262,6 +262,19 @@ static void assert_same(const gwb_dataset *a, const gwb_csv_info *ia, const gwb_
 		for (k = 0; k < a->cat_count[j]; k++)
 			assert_string_equal(a->cat_levels[j][k], b->cat_levels[j][k]);
 	}
+	/* the 64-bit columns (issue 30): the same type and the same bits in every reader */
+	for (j = 0; j < a->features; j++) {
+		gwb_numtype ta = gwb_dataset_dtype(a, j), tb = gwb_dataset_dtype(b, j);
+		const void *va, *vb;
+		if (ta != tb)
+			fail_msg("%s: column %d is of type %d, want %d", what, j + 1, (int)tb, (int)ta);
+		if (ta == GWB_DT_F32)
+			continue;
+		va = ta == GWB_DT_I64 ? (const void *)a->wide[j]->i : (const void *)a->wide[j]->f;
+		vb = ta == GWB_DT_I64 ? (const void *)b->wide[j]->i : (const void *)b->wide[j]->f;
+		if (memcmp(va, vb, a->rows * 8))
+			fail_msg("%s: the 64-bit values of column %d differ", what, j + 1);
+	}
 	if (ia->lines != ib->lines || ia->missing != ib->missing || ia->crlf != ib->crlf ||
 	    ia->header != ib->header || ia->sep != ib->sep)
 		fail_msg("%s: lines %zu missing %zu crlf %d, want %zu %zu %d", what, ib->lines,
