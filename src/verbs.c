@@ -661,6 +661,13 @@ static gwb_status accumulate(acc_ctx *x)
 	return GWB_OK;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -717,6 +724,19 @@ static void seg_run(void *ctx, int64_t lo, int64_t hi, int part)
 	}
 	for (gi = lo; gi < hi; gi++) {
 		size_t s = x->g->start[gi], e = x->g->start[gi + 1], k = 0, i, d;
+		if (x->a == GWB_AGG_NUNIQUE && x->c->type == GWB_COL_I64) {
+			/* int64: distinct by value (2^53 and 2^53 + 1 are two), not as doubles */
+			int64_t *iv = (int64_t *)(void *)buf;
+			const int64_t *v = x->c->v;
+			for (i = s; i < e; i++)
+				if (v[x->g->order[i]] != GWB_I64_NA)
+					iv[k++] = v[x->g->order[i]];
+			qsort(iv, k, sizeof(int64_t), cmp_i64);
+			for (i = 0, d = 0; i < k; i++)
+				d += !i || iv[i] != iv[i - 1];
+			x->out[gi] = (double)d;
+			continue;
+		}
 		for (i = s; i < e; i++) {
 			double v = gwb_col_at(x->c, x->g->order[i]);
 			if (!isnan(v))

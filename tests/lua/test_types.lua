@@ -219,6 +219,12 @@ T.test("sort, group_by, join, filter, unique on int64 keys float32 would merge",
     T.eq(g.first[i], g.id[i])
     T.eq(g.mx[i], g.id[i])
   end
+  local pair = d:filter(d.id:isin { 9007199254740993, 9007199254740992 }):with { g = "k * 0" }
+  local nu = pair:group_by("g"):agg { u = "nunique(id)", n = "count(id)", lo = "min(id)" }
+  T.eq(nu.rows, 1)
+  T.eq(nu.n[1], 2)
+  T.eq(nu.u[1], 2, "nunique tells 2^53 from 2^53 + 1")
+  T.eq(nu.lo[1], 9007199254740992)
   T.eq(#d.id:unique(), 500)
   T.eq(d.id:value_counts().rows, 500)
   T.eq(d:filter(d.id:eq(2095257565)).rows, 1)
