@@ -172,7 +172,7 @@ static void rd_free(struct rd *r)
 	free(r->scratch);
 	for (i = 0; i < r->nchunk; i++)
 		if (r->chunk[i])   /* (csv_store_chunks releases those it stored) */
-			munmap(r->chunk[i], csv_chunk_bytes(r));
+			munmap(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
 	free(r->chunk);
 	free(r->chunk_n);
 	free(r->tv);

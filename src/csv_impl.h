@@ -144,11 +144,6 @@ struct rd {
 	struct dict *part_text;
 };
 
-/* A chunk's bytes. */
-static inline size_t csv_chunk_bytes(const struct rd *r)
-{
-	return r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
-}
 /* csv_parse.c: feature k's (column c's) values of the rows read so far from int64 to double
  * (c->wint becomes 0); room for row r->rows in every 64-bit column (false: out of memory);
  * the columns released. */

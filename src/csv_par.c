@@ -73,7 +73,7 @@ static void *store_group(void *arg)
 			break;
 		}
 		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
-		munmap(r->chunk[i], csv_chunk_bytes(r));
+		munmap(r->chunk[i], r->chunk_rows * F * sizeof(float));
 		r->chunk[i] = NULL;
 		row += r->chunk_n[i];
 		j->stored += r->chunk_n[i];
@@ -780,13 +780,13 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->ncol = r->ncol;
 		q->target = r->target;
 		q->names = r->names;
+		q->wide = r->wide;   /* 64-bit columns of about the range's rows (csv_wide_reserve) */
+		q->west = w[n].b - w[n].a + 4096;
 		q->info.header = r->info.header;
 		q->missing = r->missing;
 		q->n_missing = r->n_missing;
 		q->numeric_missing = r->numeric_missing;
 		q->chunk_rows = r->chunk_rows;
-		q->wide = r->wide;
-		q->west = w[n].b - w[n].a + 4096;
 		q->size = r->size;
 		q->fd = -1;
 		q->cap = ((size_t)1 << 20);
@@ -930,7 +930,7 @@ out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
 		for (k = 0; k < q->nchunk; k++)
-			munmap(q->chunk[k], csv_chunk_bytes(q));
+			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);

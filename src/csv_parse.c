@@ -749,7 +749,7 @@ static void *map_aligned(size_t n)
 
 static gwb_status new_chunk(struct rd *r)
 {
-	size_t bytes = csv_chunk_bytes(r);
+	size_t bytes = r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
 	void *m;
 
 	if (r->nchunk == r->chunk_cap) {
