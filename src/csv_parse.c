@@ -910,10 +910,10 @@ static bool num64(const char *s, size_t n, int64_t *iv, double *dv)
 
 void csv_wide_flip(struct rd *r, struct col *c, int k)
 {
-	uint64_t *cell = r->wcol[k];
+	uint64_t *cell = r->wcol ? r->wcol[k] : NULL;   /* (none before a first row) */
 	size_t row;
 
-	for (row = 0; row < r->rows; row++) {
+	for (row = 0; cell && row < r->rows; row++) {
 		int64_t v = (int64_t)cell[row];
 		double d = v == GWB_I64_NA ? NAN : (double)v;
 		memcpy(&cell[row], &d, 8);
