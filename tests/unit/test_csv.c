@@ -864,7 +864,7 @@ static void test_csv_wide_ranges(void **state)
 		n += (size_t)snprintf(t + n, cap - n, "%d,%d,%lld,%d\n", i, i * 3,
 				      9007199254740993LL + i, i % 2);
 	}
-	p = tmpfile_with("wide.csv", t, n);
+	p = tmpfile_with("par.csv", t, n);   /* (a name the cleanup list has) */
 	assert_true(check_all_readers(p, NULL, 0) > 1);
 	gwb_csv_opts_init(&o);
 	o.progress = false;
@@ -1025,7 +1025,7 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv", "wide.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
