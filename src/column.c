@@ -35,6 +35,12 @@ void gwb_col_block(const gwb_col *c, size_t lo, size_t n, double *out)
 	case GWB_COL_F64:
 		memcpy(out, (const double *)c->v + lo, n * sizeof(double));
 		break;
+	case GWB_COL_I64: {
+		const int64_t *x = (const int64_t *)c->v + lo;
+		for (i = 0; i < n; i++)
+			out[i] = x[i] == GWB_I64_NA ? NAN : (double)x[i];
+		break;
+	}
 	default: {
 		const uint8_t *x = (const uint8_t *)c->v + lo;
 		for (i = 0; i < n; i++)
@@ -75,6 +81,12 @@ gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out)
 	if (j >= 0 && j < d->features) {
 		out->type = GWB_COL_F32;
 		out->v = d->X + (size_t)j * d->rows;
+		if (d->wide && d->wide[j]) {
+			const gwb_num64 *w = d->wide[j];
+			out->type = w->type == GWB_DT_I64 ? GWB_COL_I64 : GWB_COL_F64;
+			out->v = w->type == GWB_DT_I64 ? (const void *)w->i : (const void *)w->f;
+			out->x32 = d->X + (size_t)j * d->rows;
+		}
 		if (d->cat_levels && d->cat_levels[j]) {
 			out->levels = d->cat_levels[j];
 			out->nlevels = d->cat_count[j];
@@ -105,6 +117,8 @@ typedef struct sum_part {
 	gwb_ksum sum, dev;
 	size_t count;
 	double min, max;
+	int64_t imin, imax, isum;   /* an int64 column's */
+	bool iovf;                  /* isum overflowed */
 	char pad[64];
 } sum_part;
 
@@ -124,6 +138,19 @@ static void sum_run(void *vctx, int64_t lo, int64_t hi, int part)
 	double buf[BLOCK];
 	int64_t i, k, m;
 
+	if (!x->pass && x->c->type == GWB_COL_I64) {
+		const int64_t *iv = x->c->v;
+		for (i = lo; i < hi; i++) {
+			int64_t v = iv[i];
+			if (v == GWB_I64_NA)
+				continue;
+			if (v < p->imin)
+				p->imin = v;
+			if (v > p->imax)
+				p->imax = v;
+			p->iovf |= __builtin_add_overflow(p->isum, v, &p->isum);
+		}
+	}
 	for (i = lo; i < hi; i += BLOCK) {
 		m = hi - i < BLOCK ? hi - i : BLOCK;
 		gwb_col_block(x->c, (size_t)i, (size_t)m, buf);
@@ -158,6 +185,8 @@ gwb_status gwb_col_summary(const gwb_col *c, gwb_colsum *out)
 	for (i = 0; i < PARTS; i++) {
 		x->part[i].min = INFINITY;
 		x->part[i].max = -INFINITY;
+		x->part[i].imin = INT64_MAX;
+		x->part[i].imax = INT64_MIN;
 	}
 	gwb_parallel_for((int64_t)c->n, GRAIN, sum_run, x);
 	out->min = INFINITY;
@@ -173,6 +202,23 @@ gwb_status gwb_col_summary(const gwb_col *c, gwb_colsum *out)
 	}
 	out->missing = c->n - out->count;
 	out->sum = s.s + s.c;
+	if (c->type == GWB_COL_I64) {
+		bool ovf = false;
+		out->i64 = true;
+		out->imin = INT64_MAX;
+		out->imax = INT64_MIN;
+		for (i = 0; i < PARTS; i++) {
+			ovf |= x->part[i].iovf;
+			ovf |= __builtin_add_overflow(out->isum, x->part[i].isum, &out->isum);
+			if (x->part[i].imin < out->imin)
+				out->imin = x->part[i].imin;
+			if (x->part[i].imax > out->imax)
+				out->imax = x->part[i].imax;
+		}
+		out->isum_ok = !ovf;
+		if (out->isum_ok)
+			out->sum = (double)out->isum;
+	}
 	if (!out->count) {
 		out->min = out->max = out->mean = out->var = out->std = NAN;
 		free(x);
@@ -295,7 +341,39 @@ typedef struct mask_ctx {
 	const double *set;
 	size_t k;
 	uint8_t *out;
+	bool ints;       /* an int64 column against int64 constants: ia, ib, iset */
+	int64_t ia, ib;
+	const int64_t *iset;
 } mask_ctx;
+
+/* mask_run for an int64 column and int64 constants: exact (NA: false, but for NE) */
+static void mask_run_i64(mask_ctx *x, int64_t lo, int64_t hi)
+{
+	const int64_t *v = x->c->v;
+	uint8_t *o = x->out;
+	int64_t i, a = x->ia, b = x->ib;
+	size_t s;
+
+	for (i = lo; i < hi; i++) {
+		int64_t w = v[i];
+		bool na = w == GWB_I64_NA;
+		switch (x->op) {
+		case GWB_CMP_LT: o[i] = !na && w < a; break;
+		case GWB_CMP_LE: o[i] = !na && w <= a; break;
+		case GWB_CMP_GT: o[i] = !na && w > a; break;
+		case GWB_CMP_GE: o[i] = !na && w >= a; break;
+		case GWB_CMP_EQ: o[i] = !na && w == a; break;
+		case GWB_CMP_NE: o[i] = na || w != a; break;
+		case 10: o[i] = !na && w >= a && w <= b; break;
+		case 11:
+			o[i] = 0;
+			for (s = 0; s < x->k && !na && !o[i]; s++)
+				o[i] = w == x->iset[s];
+			break;
+		default: o[i] = na;
+		}
+	}
+}
 
 static void mask_run(void *vctx, int64_t lo, int64_t hi, int part)
 {
@@ -305,6 +383,10 @@ static void mask_run(void *vctx, int64_t lo, int64_t hi, int part)
 	size_t s;
 
 	(void)part;
+	if (x->ints || (x->op == 12 && x->c->type == GWB_COL_I64)) {
+		mask_run_i64(x, lo, hi);
+		return;
+	}
 	for (i = lo; i < hi; i += BLOCK) {
 		uint8_t *o = x->out + i;
 		m = hi - i < BLOCK ? hi - i : BLOCK;
@@ -342,19 +424,65 @@ static void run_mask(mask_ctx *x)
 
 void gwb_col_compare(const gwb_col *c, gwb_cmp op, double v, uint8_t *out)
 {
-	mask_ctx x = {c, (int)op, v, 0, NULL, 0, out};
+	mask_ctx x = {c, (int)op, v, 0, NULL, 0, out, false, 0, 0, NULL};
+	int64_t iv;
+
+	if (c->type == GWB_COL_I64 && gwb_f64_to_i64(v, &iv) && iv != GWB_I64_NA) {
+		gwb_col_compare_i64(c, op, iv, out);
+		return;
+	}
+	run_mask(&x);
+}
+
+void gwb_col_compare_i64(const gwb_col *c, gwb_cmp op, int64_t v, uint8_t *out)
+{
+	mask_ctx x = {c, (int)op, (double)v, 0, NULL, 0, out, c->type == GWB_COL_I64, v, 0, NULL};
+
 	run_mask(&x);
 }
 
 void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out)
 {
-	mask_ctx x = {c, 10, a, b, NULL, 0, out};
+	mask_ctx x = {c, 10, a, b, NULL, 0, out, false, 0, 0, NULL};
+	int64_t ia, ib;
+
+	if (c->type == GWB_COL_I64 && gwb_f64_to_i64(a, &ia) && gwb_f64_to_i64(b, &ib)) {
+		gwb_col_between_i64(c, ia, ib, out);
+		return;
+	}
+	run_mask(&x);
+}
+
+void gwb_col_between_i64(const gwb_col *c, int64_t a, int64_t b, uint8_t *out)
+{
+	mask_ctx x = {c, 10, (double)a, (double)b, NULL, 0, out, c->type == GWB_COL_I64, a, b, NULL};
+
+	run_mask(&x);
+}
+
+void gwb_col_isin_i64(const gwb_col *c, const int64_t *set, size_t k, uint8_t *out)
+{
+	mask_ctx x = {c, 11, 0, 0, NULL, k, out, true, 0, 0, set};
+	double *r = NULL;
+	size_t i;
+
+	if (c->type != GWB_COL_I64) {
+		if (!(r = malloc((k + 1) * sizeof(double)))) {
+			memset(out, 0, c->n);
+			return;
+		}
+		for (i = 0; i < k; i++)
+			r[i] = (double)set[i];
+		gwb_col_isin(c, r, k, out);
+		free(r);
+		return;
+	}
 	run_mask(&x);
 }
 
 void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out)
 {
-	mask_ctx x = {c, 11, 0, 0, set, k, out};
+	mask_ctx x = {c, 11, 0, 0, set, k, out, false, 0, 0, NULL};
 	double *r = NULL;
 	size_t i;
 
@@ -369,7 +497,7 @@ void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out)
 
 void gwb_col_isnan(const gwb_col *c, uint8_t *out)
 {
-	mask_ctx x = {c, 12, 0, 0, NULL, 0, out};
+	mask_ctx x = {c, 12, 0, 0, NULL, 0, out, false, 0, 0, NULL};
 	run_mask(&x);
 }
 
@@ -424,6 +552,70 @@ void gwb_col_arith(const gwb_col *a, double sa, const gwb_col *b, double sb, int
 
 /* --- distinct values ----------------------------------------------------------------------- */
 
+/* gwb_col_distinct of an int64 column: exact values (*vals holds int64_t) */
+static gwb_status distinct_i64(const gwb_col *c, double **vals, size_t **counts, size_t *k)
+{
+	const int64_t *x = c->v;
+	size_t cap = 64, used = 0, i, h, q, *slot = NULL, *cnt = NULL;
+	int64_t *v = NULL;
+
+	slot = malloc(cap * sizeof(size_t));
+	v = malloc(cap / 2 * sizeof(int64_t));
+	cnt = malloc(cap / 2 * sizeof(size_t));
+	if (!slot || !v || !cnt)
+		goto oom;
+	memset(slot, 0xff, cap * sizeof(size_t));
+	for (i = 0; i < c->n; i++) {
+		int64_t w = x[i];
+		if (w == GWB_I64_NA)
+			continue;
+		for (h = gwb_mix64((uint64_t)w) & (cap - 1); slot[h] != SIZE_MAX; h = (h + 1) & (cap - 1))
+			if (v[slot[h]] == w)
+				break;
+		if (slot[h] != SIZE_MAX) {
+			cnt[slot[h]]++;
+			continue;
+		}
+		slot[h] = used;
+		v[used] = w;
+		cnt[used++] = 1;
+		if (used * 2 >= cap) {
+			size_t ncap = cap * 2, *ns = malloc(ncap * sizeof(size_t)), *nc;
+			int64_t *nv = realloc(v, ncap / 2 * sizeof(int64_t));
+			if (nv)
+				v = nv;
+			nc = realloc(cnt, ncap / 2 * sizeof(size_t));
+			if (nc)
+				cnt = nc;
+			if (!ns || !nv || !nc) {
+				free(ns);
+				goto oom;
+			}
+			memset(ns, 0xff, ncap * sizeof(size_t));
+			for (q = 0; q < used; q++) {
+				size_t g;
+				for (g = gwb_mix64((uint64_t)v[q]) & (ncap - 1); ns[g] != SIZE_MAX;
+				     g = (g + 1) & (ncap - 1))
+					;
+				ns[g] = q;
+			}
+			free(slot);
+			slot = ns;
+			cap = ncap;
+		}
+	}
+	free(slot);
+	*vals = (double *)(void *)v;
+	*counts = cnt;
+	*k = used;
+	return GWB_OK;
+oom:
+	free(slot);
+	free(v);
+	free(cnt);
+	return gwb_error(GWB_ENOMEM, "distinct values: out of memory (%zu rows)", c->n);
+}
+
 gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, size_t *k)
 {
 	size_t cap = 64, used = 0, mask, i, *cnt = NULL, *slot = NULL;
@@ -472,6 +664,8 @@ gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, si
 		*k = used;
 		return GWB_OK;
 	}
+	if (c->type == GWB_COL_I64)
+		return distinct_i64(c, vals, counts, k);
 	/* numbers: open addressing on the bits, the table doubling at half full */
 	slot = malloc(cap * sizeof(size_t));
 	v = malloc(cap / 2 * sizeof(double));

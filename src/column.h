@@ -23,6 +23,7 @@ typedef enum gwb_col_type {
 	GWB_COL_I32,      /* int32 class codes of a classification target; < 0 = missing */
 	GWB_COL_F64,      /* double, NaN = missing (arithmetic results) */
 	GWB_COL_U8,       /* bool: 0 or 1 (masks) */
+	GWB_COL_I64,      /* int64, GWB_I64_NA = missing (a 64-bit integer column, dataset.h) */
 } gwb_col_type;
 
 typedef struct gwb_col {
@@ -35,6 +36,10 @@ typedef struct gwb_col {
 	 * string and NaN where not, so missing values read as everywhere else, and what needs
 	 * numbers or labels refuses the column (gwb_col_is_text) */
 	char *const *text;
+	/* a 64-bit column of a Dataset (GWB_COL_I64 / GWB_COL_F64 over wide[j]): X's float32
+	 * values of it, which a new table copies rather than rounding the exact ones again;
+	 * NULL otherwise */
+	const float *x32;
 } gwb_col;
 
 static inline bool gwb_col_is_text(const gwb_col *c)
@@ -51,8 +56,29 @@ static inline double gwb_col_at(const gwb_col *c, size_t i)
 		return k < 0 ? NAN : (double)k;
 	}
 	case GWB_COL_F64: return ((const double *)c->v)[i];
+	case GWB_COL_I64: {
+		int64_t k = ((const int64_t *)c->v)[i];
+		return k == GWB_I64_NA ? NAN : (double)k;
+	}
 	default: return ((const uint8_t *)c->v)[i];
 	}
+}
+
+/* Whether value x (a double, not NaN) is an integer that int64 holds; *out then is it. */
+static inline bool gwb_f64_to_i64(double x, int64_t *out)
+{
+	/* -2^63 <= x < 2^63, and integral */
+	if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0) || x != floor(x))
+		return false;
+	*out = (int64_t)x;
+	return true;
+}
+
+/* The order-preserving key of an int64 (GWB_I64_NA: UINT64_MAX, after every value): the
+ * values map to 0 .. UINT64_MAX - 1 (the sort and group keys of verbs.c). */
+static inline uint64_t gwb_okey_i64(int64_t x)
+{
+	return x == GWB_I64_NA ? UINT64_MAX : ((uint64_t)x ^ (1ull << 63)) - 1;
 }
 
 /* Neumaier's compensated sum: s + c is the sum of what was added (every sum of a column or a
@@ -91,7 +117,8 @@ int gwb_f32_digits(float f);
 /* Values [lo, lo + n) of c as doubles (NaN = missing) into out. */
 void gwb_col_block(const gwb_col *c, size_t lo, size_t n, double *out);
 
-/* Column j of d: 0..features-1 a feature, features the target. GWB_EINVAL outside. */
+/* Column j of d: 0..features-1 a feature, features the target. GWB_EINVAL outside. A 64-bit
+ * feature (dataset.h's wide) is seen as GWB_COL_I64 or GWB_COL_F64 over its exact values. */
 gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out);
 
 /* The summary of the values that are not missing: sums compensated (Neumaier) per thread and
@@ -99,6 +126,9 @@ gwb_status gwb_col_of(const gwb_dataset *d, int j, gwb_col *out);
 typedef struct gwb_colsum {
 	size_t count, missing;
 	double sum, mean, min, max, var, std;
+	/* an int64 column's exact min, max and (isum_ok: when it fits int64) sum */
+	bool i64, isum_ok;
+	int64_t imin, imax, isum;
 } gwb_colsum;
 gwb_status gwb_col_summary(const gwb_col *c, gwb_colsum *out);
 
@@ -108,13 +138,18 @@ gwb_status gwb_col_quantiles(const gwb_col *c, const double *q, int nq, double *
 /* The same over n doubles, which it reorders (no NaN among them). */
 void gwb_quantiles_inplace(double *x, size_t n, const double *q, int nq, double *out);
 
-/* Masks: out[i] = 1 where the comparison holds (NaN: false, except for GWB_CMP_NE). */
+/* Masks: out[i] = 1 where the comparison holds (NaN: false, except for GWB_CMP_NE). An int64
+ * column compares exactly with a constant that is an integer (the _i64 forms take one that
+ * a double cannot hold, a Lua integer above 2^53); with any other constant, as doubles. */
 typedef enum gwb_cmp { GWB_CMP_LT, GWB_CMP_LE, GWB_CMP_GT, GWB_CMP_GE, GWB_CMP_EQ,
 		       GWB_CMP_NE } gwb_cmp;
 void gwb_col_compare(const gwb_col *c, gwb_cmp op, double x, uint8_t *out);
 void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out);   /* a <= v <= b */
 void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out);
 void gwb_col_isnan(const gwb_col *c, uint8_t *out);
+void gwb_col_compare_i64(const gwb_col *c, gwb_cmp op, int64_t x, uint8_t *out);
+void gwb_col_between_i64(const gwb_col *c, int64_t a, int64_t b, uint8_t *out);
+void gwb_col_isin_i64(const gwb_col *c, const int64_t *set, size_t k, uint8_t *out);
 
 /* Element-wise arithmetic into out[0..n): a op b, with either side a column (NULL: the scalar
  * instead). op is one of + - * / (and 'n' for negation of a). */
@@ -122,7 +157,8 @@ void gwb_col_arith(const gwb_col *a, double sa, const gwb_col *b, double sb, int
 
 /* The distinct values that are not missing, with their counts, in order of first appearance
  * (numbers by bit pattern, -0 as 0; categories by code). *vals and *counts are the caller's
- * (free()); *k the number of distinct values. */
+ * (free()); *k the number of distinct values. For a GWB_COL_I64 column *vals holds int64_t
+ * values (exact; read it as (int64_t *)*vals). */
 gwb_status gwb_col_distinct(const gwb_col *c, double **vals, size_t **counts, size_t *k);
 
 /* Rows where the mask is set, in order: *idx (the caller's, free()) and *k. */

@@ -176,6 +176,7 @@ static void rd_free(struct rd *r)
 	free(r->chunk);
 	free(r->chunk_n);
 	free(r->tv);
+	csv_wide_free(r);
 	if (r->cols)
 		for (j = 0; j < r->ncol; j++)
 			csv_dict_free(&r->cols[j].dict);
@@ -493,6 +494,67 @@ static gwb_status build_text(struct rd *r, int j, const float *x, gwb_text **out
 	return GWB_OK;
 }
 
+/* The 64-bit columns this read makes (issue 30): each numeric feature's type, the one its
+ * values have (int64 while every value was an integer literal, else float64) unless dtype or
+ * dtypes ask otherwise, a gwb_num64 for each in (*wides)[feature] (NULL: float32 only) that
+ * takes the reader's column (r->wcol). */
+static gwb_status wide_plan(struct rd *r, const gwb_csv_opts *o, gwb_num64 ***wides)
+{
+	int F = r->ncol - 1, j, k;
+	gwb_num64 **w;
+
+	*wides = NULL;
+	for (k = 0; k < o->n_dtypes; k++) {
+		j = csv_dict_find(&r->name_set, o->dtype_names[k], strlen(o->dtype_names[k]));
+		if (j < 0 || j == r->target || !r->cols[j].numeric)
+			return gwb_error(GWB_EINVAL, "%s: dtypes: column \"%s\" %s", r->path,
+					 o->dtype_names[k], j < 0 ? "is not in the file" :
+					 j == r->target ? "is the target (a target is float32 or "
+					 "classes)" : "holds text, not numbers");
+	}
+	if (!r->wide)
+		return GWB_OK;
+	if (!(w = calloc((size_t)F + 1, sizeof(*w))))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+	*wides = w;
+	for (j = 0; j < r->ncol; j++) {
+		struct col *c = &r->cols[j];
+		int want = o->f32 ? GWB_DT_F32 : -1, f = c->feature;
+		gwb_numtype t;
+		if (j == r->target || !c->numeric)
+			continue;
+		for (k = 0; k < o->n_dtypes; k++)
+			if (!strcmp(o->dtype_names[k], r->names[j]))
+				want = o->dtype_types[k];
+		if (want == GWB_DT_F32)
+			continue;
+		if (want == GWB_DT_I64 && !c->wint)
+			return gwb_error(GWB_EINVAL, "%s: dtypes: column \"%s\" holds numbers that are "
+					 "not integers (a fraction, an exponent or beyond int64); "
+					 "\"i64\" needs integers: ask for \"f64\"", r->path,
+					 r->names[j]);
+		t = want == GWB_DT_F64 || !c->wint ? GWB_DT_F64 : GWB_DT_I64;
+		if (!r->wcol || !r->wcol[f] || !(w[f] = calloc(1, sizeof(*w[f]))))
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		w[f]->type = t;
+		if (t == GWB_DT_F64 && c->wint) {   /* int64 values asked as float64 */
+			uint64_t *v = r->wcol[f];
+			size_t i;
+			for (i = 0; i < r->rows; i++) {
+				int64_t x = (int64_t)v[i];
+				double dv = x == GWB_I64_NA ? NAN : (double)x;
+				memcpy(&v[i], &dv, 8);
+			}
+		}
+		if (t == GWB_DT_I64)
+			w[f]->i = (int64_t *)(void *)r->wcol[f];
+		else
+			w[f]->f = (double *)(void *)r->wcol[f];
+		r->wcol[f] = NULL;
+	}
+	return GWB_OK;
+}
+
 /* Build the dataset from what was read; frees chunks as they are transposed. */
 static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 {
@@ -502,6 +564,7 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	float *vals = NULL;
 	size_t i, nd = 0, done;
 	gwb_dataset *d = NULL;
+	gwb_num64 **wides = NULL;
 	gwb_status st;
 	bool integral = true;
 
@@ -573,6 +636,8 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	}
 	if ((st = gwb_dataset_new(r->rows, F, task, classes, &d)))
 		goto fail;
+	if ((st = wide_plan(r, o, &wides)))
+		goto fail;
 	/* (no huge pages for X: the transpose writes the start of every column first, so 2 MiB
 	 * pages would make F x 2 MiB resident ahead of the chunks released; and measured on a
 	 * 1M x 16 load, their faults (zeroing and compaction, 2 MiB each) took 80 ms against
@@ -583,6 +648,13 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	if ((st = csv_store_chunks(r, d->X, &done)))
 		goto fail;
 	r->nchunk = 0;
+	for (j = 0; wides && j < F; j++) {   /* X keeps the correctly rounded float32 of the text */
+		if (wides[j] && (st = gwb_dataset_attach_wide(d, j, wides[j])))
+			goto fail;
+		wides[j] = NULL;
+	}
+	free(wides);
+	wides = NULL;
 	/* names, dictionaries in sorted order */
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
@@ -658,6 +730,9 @@ static gwb_status build(struct rd *r, const gwb_csv_opts *o, gwb_dataset **out)
 	return GWB_OK;
 fail:
 	free(vals);
+	for (j = 0; wides && j < F; j++)
+		gwb_num64_free(wides[j]);
+	free(wides);
 	gwb_dataset_free(d);
 	return st;
 }
@@ -834,6 +909,11 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 		r.cols[k].text = 1;
 		r.cols[k].dict.text = true;
 	}
+	/* 64-bit cells beside the float32 ones unless every numeric feature is float32 */
+	r.wide = !opts->f32 || opts->n_dtypes > 0;
+	r.west = r.size;
+	for (j = 0; j < r.ncol; j++)
+		r.cols[j].wint = 1;
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)
 		r.chunk_rows = 64;

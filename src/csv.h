@@ -1,5 +1,6 @@
 /* csv.h - streaming RFC 4180 reader that builds a Dataset: delimiter and header sniffing,
- * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers, categorical
+ * quoting, CRLF, UTF-8 BOM, missing values, correctly rounded float32 numbers (and the exact
+ * int64 or float64 value of each numeric column beside them, dataset.h), categorical
  * (string) columns with dictionaries, and errors that name file:line:column. The file is read
  * in blocks (never slurped); rows are kept row-major in blocks that are transposed into the
  * column-major Dataset and released one by one, so the peak stays near the final size. A large
@@ -41,6 +42,14 @@ typedef struct gwb_csv_opts {
 	                               * can be, 0 = PAR_MIN_BYTES (4 MiB) */
 	bool slow;                    /* tests: one thread, every record through the general
 	                               * tokenizer (the reference the fast paths must match) */
+	/* Number types (issue 30). By default a numeric feature whose every value is an integer
+	 * literal that int64 holds is int64, any other numeric feature float64 (dataset.h's
+	 * wide; X holds the float32 of each, as before). f32: every numeric feature float32 only
+	 * (dtype = "f32"); dtype_names[k] gets dtype_types[k] (a gwb_numtype; dtypes = {...}). */
+	bool f32;
+	const char *const *dtype_names;
+	const int *dtype_types;
+	int n_dtypes;
 } gwb_csv_opts;
 
 /* What the reader found, for messages and the REPL summary. */
@@ -72,8 +81,9 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *o, gwb_dataset **o
 			gwb_csv_info *info);
 
 /* Write d as CSV (header line, features, target last) to path. decimals < 0 writes every
- * value exactly (%.9g: reading it back gives the same float32); decimals >= 0 writes fixed
- * point with that many decimals (faster, lossy). Missing values are empty fields; text is
+ * value exactly (%.9g: reading it back gives the same float32; an int64 column's digits, a
+ * float64 column's shortest round-trip decimal); decimals >= 0 writes fixed point with that
+ * many decimals (faster, lossy; int64 columns still exact). Missing values are empty fields; text is
  * quoted when it holds the separator, a quote, a newline or edge blanks. Rows are formatted
  * by `threads` pthreads (0 = one per CPU) and written in order. */
 gwb_status gwb_csv_write(const gwb_dataset *d, const char *path, char sep, int decimals,

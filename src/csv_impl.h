@@ -80,6 +80,10 @@ struct col {
 	int row0_text;
 	size_t seen_num, seen_text;   /* numbers and text among the sampled data rows */
 	size_t seen_distinct;         /* distinct texts among them */
+	/* a numeric feature's 64-bit values (rd.wcol): 1 while every value read so far was an
+	 * integer literal int64 holds (the values are int64, GWB_I64_NA missing), 0 once one
+	 * was not (doubles, NaN missing: csv_wide_flip turned the earlier ones) */
+	int wint;
 };
 
 struct rd {
@@ -116,6 +120,12 @@ struct rd {
 	struct dict name_set;   /* the names, code = column (set_names) */
 	int target;        /* column index of the target */
 
+	/* with wide, the numeric features' exact values, column by column as they are read:
+	 * wcol[k] (NULL for the other features) holds wcap rows (grown by csv_wide_reserve, the
+	 * first time to about west bytes' worth); build hands them to the Dataset */
+	bool wide;
+	uint64_t **wcol;
+	size_t wcap, west;
 	/* rows, row-major in mmap'd chunks */
 	float **chunk;
 	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
@@ -133,6 +143,13 @@ struct rd {
 	/* and text column j's strings of range i, in row order: part_text[i * ncol + j] */
 	struct dict *part_text;
 };
+
+/* csv_parse.c: feature k's (column c's) values of the rows read so far from int64 to double
+ * (c->wint becomes 0); room for row r->rows in every 64-bit column (false: out of memory);
+ * the columns released. */
+void csv_wide_flip(struct rd *r, struct col *c, int k);
+bool csv_wide_reserve(struct rd *r, size_t rows);
+void csv_wide_free(struct rd *r);
 
 /* csv_parse.c: the dictionaries. csv_dict_code: the code of s[0..n), adding it when new; -1 out
  * of memory, -2 too many levels. csv_dict_find: the code of a name, -1 when absent. */

@@ -688,6 +688,45 @@ void csv_part_free(struct rd *r)
 /* Try the parallel reader from file offset `start` (the first data row); parity: count the
  * quotes first. PAR_DONE (rows in r), PAR_DECLINED or PAR_MISMATCH (r untouched), PAR_ERROR
  * (st set). */
+/* The ranges' 64-bit columns into r's, one column an item: the first range's grown in place
+ * (realloc), the others copied after it. */
+struct wcat {
+	struct rd *r;
+	struct pworker *w;
+	int n;
+	size_t total;
+	atomic_int oom;
+};
+
+static void wcat_column(void *arg, size_t k, int worker)
+{
+	struct wcat *c = arg;
+	size_t at;
+	uint64_t *v;
+	int i;
+
+	(void)worker;
+	for (i = 0; i < c->n && !c->w[i].r.rows; i++)
+		;
+	if (i == c->n || !c->w[i].r.wcol || !c->w[i].r.wcol[k])
+		return;
+	if (!(v = realloc(c->w[i].r.wcol[k], (c->total + 1) * sizeof(uint64_t)))) {
+		atomic_store(&c->oom, 1);
+		return;
+	}
+	c->w[i].r.wcol[k] = NULL;
+	c->r->wcol[k] = v;
+	for (at = c->w[i].r.rows, i++; i < c->n; i++) {
+		if (c->w[i].r.rows)
+			memcpy(v + at, c->w[i].r.wcol[k], c->w[i].r.rows * sizeof(uint64_t));
+		at += c->w[i].r.rows;
+		if (c->w[i].r.wcol) {   /* (a range without rows has none) */
+			free(c->w[i].r.wcol[k]);   /* (the peak: one column's parts twice) */
+			c->w[i].r.wcol[k] = NULL;
+		}
+	}
+}
+
 int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min, bool parity,
 		      bool progress, gwb_status *st)
 {
@@ -741,6 +780,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->ncol = r->ncol;
 		q->target = r->target;
 		q->names = r->names;
+		q->wide = r->wide;   /* 64-bit columns of about the range's rows (csv_wide_reserve) */
+		q->west = w[n].b - w[n].a + 4096;
 		q->info.header = r->info.header;
 		q->missing = r->missing;
 		q->n_missing = r->n_missing;
@@ -818,6 +859,21 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	}
 	if (result != PAR_DONE)
 		goto out;
+	/* 64-bit cells: a column is int64 when every range's cells are; a range that kept int64
+	 * cells where another had to take doubles turns its own (csv_wide_flip) */
+	for (j = 0; r->wide && j < r->ncol; j++) {
+		int all = 1;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		for (i = 0; i < n; i++)
+			all &= w[i].r.cols[j].wint;
+		for (i = 0; i < n && !all; i++) {
+			struct rd *q = &w[i].r;
+			if (q->cols[j].wint)
+				csv_wide_flip(q, &q->cols[j], r->cols[j].feature);
+		}
+		r->cols[j].wint = all;
+	}
 	/* hand the workers' chunks and targets to r, in range order */
 	r->chunk = calloc(total_chunks + 1, sizeof(*r->chunk));
 	r->chunk_n = calloc(total_chunks + 1, sizeof(*r->chunk_n));
@@ -853,6 +909,23 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	}
 	r->cur_rows = r->nchunk ? r->chunk_n[r->nchunk - 1] : 0;
 	r->tv_cap = total_rows + 1;
+	if (r->wide && total_rows) {
+		/* the ranges' 64-bit columns end to end, a column to a worker */
+		struct wcat cat = {r, w, n, total_rows, ATOMIC_VAR_INIT(0)};
+		size_t F = (size_t)r->ncol - 1;
+		if (!(r->wcol = calloc(F + 1, sizeof(*r->wcol)))) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = PAR_ERROR;
+			goto out;
+		}
+		gwb_parallel_items(threads, F, wcat_column, &cat);
+		if (atomic_load(&cat.oom)) {
+			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+			result = PAR_ERROR;
+			goto out;
+		}
+		r->wcap = total_rows + 1;
+	}
 out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
@@ -861,6 +934,7 @@ out:
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);
+		csv_wide_free(q);
 		free(q->buf);
 		free(q->f);
 		free(q->scratch);
@@ -879,7 +953,9 @@ out:
 		r->chunk_n = NULL;
 		r->tv = NULL;
 		r->nchunk = r->chunk_cap = r->rows = r->cur_rows = r->tv_cap = 0;
+		csv_wide_free(r);
 		for (j = 0; j < r->ncol; j++) {
+			r->cols[j].wint = 1;
 			csv_dict_free(&r->cols[j].dict);
 			r->cols[j].dict.text = r->cols[j].text;
 		}

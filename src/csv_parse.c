@@ -786,6 +786,8 @@ gwb_status csv_reserve_row(struct rd *r, float **row)
 	if (r->cur_rows == r->chunk_rows || !r->nchunk)
 		if ((st = new_chunk(r)))
 			return st;
+	if (r->wide && r->rows >= r->wcap && !csv_wide_reserve(r, r->rows))
+		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows", r->path, r->rows);
 	if (r->rows == r->tv_cap) {
 		size_t cap = r->tv_cap ? r->tv_cap * 2 : 1024;
 		float *nt = realloc(r->tv, cap * sizeof(*nt));
@@ -838,6 +840,155 @@ static inline const char *digits(const char *p, const char *end, uint64_t *w)
 	for (; p < end && (unsigned)(*p - '0') < 10; p++)
 		*w = *w * 10 + (unsigned)(*p - '0');
 	return p;
+}
+
+/* --- exact 64-bit values (issue 30) ------------------------------------------------------- */
+
+/* The exact value of the number s[0..n) (one the float parser accepted, not a NaN): true with
+ * *iv for an integer literal that int64 holds (GWB_I64_NA excepted), else false with *dv, the
+ * correctly rounded double (Clinger's fast path, strtod for the rest). */
+static bool num64(const char *s, size_t n, int64_t *iv, double *dv)
+{
+	const char *p = s, *e = s + n, *q;
+	uint64_t w = 0;
+	int nd, nfrac = 0, exp10 = 0;
+	bool neg;
+
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	neg = p < e && *p == '-';
+	p += p < e && (*p == '-' || *p == '+');
+	q = p;
+	p = digits(p, e, &w);
+	nd = (int)(p - q);
+	if (p == e && nd > 0 && nd <= 19 && w <= (uint64_t)INT64_MAX) {
+		*iv = neg ? -(int64_t)w : (int64_t)w;
+		return true;
+	}
+	if (p < e && *p == '.') {
+		q = ++p;
+		p = digits(p, e, &w);
+		nfrac = (int)(p - q);
+	}
+	nd += nfrac;
+	exp10 = -nfrac;
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		int es = 1, ex = 0;
+		if (++p < e && (*p == '+' || *p == '-'))
+			es = *p++ == '-' ? -1 : 1;
+		for (q = p; p < e && (unsigned)(*p - '0') < 10 && ex < 10000; p++)
+			ex = ex * 10 + (*p - '0');
+		exp10 += es * ex;
+	}
+	if (p == e && nd > 0 && nd <= 19 && w <= ((uint64_t)1 << 53) && exp10 >= -22 &&
+	    exp10 <= 22) {
+		double d = (double)(int64_t)w;
+		d = exp10 < 0 ? d / pow10_tab[-exp10] : d * pow10_tab[exp10];
+		*dv = neg ? -d : d;
+		return false;
+	}
+	{
+		char tmp[128], *buf = tmp;
+		size_t len = (size_t)(e - s);
+		while (len && (*s == ' ' || *s == '\t'))
+			s++, len--;
+		if (len >= sizeof(tmp) && !(buf = malloc(len + 1))) {
+			*dv = NAN;
+			return false;
+		}
+		memcpy(buf, s, len);
+		buf[len] = 0;
+		pthread_once(&c_locale_once, make_c_locale);
+		*dv = c_locale ? strtod_l(buf, NULL, c_locale) : strtod(buf, NULL);
+		if (buf != tmp)
+			free(buf);
+	}
+	return false;
+}
+
+void csv_wide_flip(struct rd *r, struct col *c, int k)
+{
+	uint64_t *cell = r->wcol ? r->wcol[k] : NULL;   /* (none before a first row) */
+	size_t row;
+
+	for (row = 0; cell && row < r->rows; row++) {
+		int64_t v = (int64_t)cell[row];
+		double d = v == GWB_I64_NA ? NAN : (double)v;
+		memcpy(&cell[row], &d, 8);
+	}
+	c->wint = 0;
+}
+
+bool csv_wide_reserve(struct rd *r, size_t rows)
+{
+	size_t cap = r->wcap, k, F = (size_t)r->ncol - 1;
+	int j;
+
+	if (rows < cap)
+		return true;
+	if (!r->wcol && !(r->wcol = calloc(F + 1, sizeof(*r->wcol))))
+		return false;
+	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least; a
+		       * small floor: a file of a million columns has a million arrays) */
+		cap = r->west / (2 * (size_t)r->ncol) + 16;
+		if (cap > ((size_t)1 << 26))
+			cap = (size_t)1 << 26;
+	}
+	while (cap <= rows)
+		cap *= 2;
+	for (j = 0; j < r->ncol; j++) {
+		uint64_t *n;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		k = (size_t)r->cols[j].feature;
+		if (!(n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t))))
+			return false;
+		r->wcol[k] = n;
+	}
+	r->wcap = cap;
+	return true;
+}
+
+void csv_wide_free(struct rd *r)
+{
+	size_t k;
+
+	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++)
+		free(r->wcol[k]);
+	free(r->wcol);
+	r->wcol = NULL;
+	r->wcap = 0;
+}
+
+/* Feature k's value of this row: the exact value of s[0..n) (a number, not a NaN): kind 1
+ * the integer iv, 2 the double dv, 0 not known yet (num64 reads it). */
+static inline void wide_put(struct rd *r, struct col *c, int k, const char *s, size_t n,
+			    int kind, int64_t iv, double dv)
+{
+	uint64_t *cell = &r->wcol[k][r->rows];
+
+	if (kind == 1 || (kind == 0 && num64(s, n, &iv, &dv))) {
+		if (c->wint) {
+			*cell = (uint64_t)iv;
+			return;
+		}
+		dv = (double)iv;
+	} else if (c->wint) {
+		csv_wide_flip(r, c, k);
+	}
+	memcpy(cell, &dv, 8);
+}
+
+static inline void wide_missing(struct rd *r, const struct col *c, int k)
+{
+	double nan = NAN;
+
+	if (c->wint)
+		r->wcol[k][r->rows] = (uint64_t)GWB_I64_NA;
+	else
+		memcpy(&r->wcol[k][r->rows], &nan, 8);
 }
 
 /* A plain number at *pp (sign, digits, fraction, exponent: no blanks, at most 19 digits) that
@@ -935,6 +1086,72 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 	return fast_number(pp, end, v);
 }
 
+/* fast_decimal that also gives the exact 64-bit value (issue 30): *kind 1 with *iv for an
+ * integer literal int64 holds, 2 with *dv (the correctly rounded double) for any other
+ * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal. */
+static inline bool fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv,
+				  double *dv, int *kind)
+{
+	const char *p = *pp;
+
+	*kind = 0;
+	if (end - p >= 18) {
+		bool neg = *p == '-';
+		const char *q = p + ((*p == '-') | (*p == '+'));
+		uint64_t a, b, m;
+		memcpy(&a, q, 8);
+		m = ((a + 0x4646464646464646ull) | (a - 0x3030303030303030ull)) & 0x8080808080808080ull;
+		int n1 = m ? __builtin_ctzll(m) >> 3 : 8;
+		if (n1 > 0 && n1 < 8 && q[n1] == '.') {
+			memcpy(&b, q + n1 + 1, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[n1 + 1 + n2];
+			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
+				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
+				uint64_t w;
+				double d;
+				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + n1 + 1 + n2;
+				w = (uint64_t)parse8(a) * pow10_u64[n2] + parse8(b);
+				d = (double)(int64_t)w / pow10_tab[n2];   /* w < 10^14: exact */
+				*dv = neg ? -d : d;
+				*kind = 2;
+				return float_fast(w, -n2, neg, v);
+			}
+		} else if (n1 > 0 && n1 < 8 && q[n1] != '.' && q[n1] != 'e' && q[n1] != 'E') {
+			int s1 = 8 * (8 - n1);
+			int64_t w;
+			a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
+			*pp = q + n1;
+			w = (int64_t)parse8(a);
+			*v = with_sign((float)w, neg);
+			*iv = neg ? -w : w;
+			*kind = 1;
+			return true;
+		} else if (n1 == 8 && end - q >= 16) {
+			memcpy(&b, q + 8, 8);
+			m = ((b + 0x4646464646464646ull) | (b - 0x3030303030303030ull)) &
+			    0x8080808080808080ull;
+			int n2 = m ? __builtin_ctzll(m) >> 3 : 8;
+			char t = q[8 + n2];
+			if (n2 > 0 && n2 < 8 && t != '.' && t != 'e' && t != 'E') {
+				int s2 = 8 * (8 - n2);
+				uint64_t w;
+				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
+				*pp = q + 8 + n2;
+				w = (uint64_t)parse8(a) * pow10_u64[n2] + parse8(b);   /* < 10^15 */
+				*iv = neg ? -(int64_t)w : (int64_t)w;
+				*kind = 1;
+				return float_fast(w, 0, neg, v);
+			}
+		}
+	}
+	return fast_number(pp, end, v);
+}
+
 /* The fast path for the common record: numbers only, unquoted, no blanks, every column
  * numeric. One pass over the bytes parses each number and checks the separator after it,
  * writing straight into the row. Anything else (a quote, text, an empty field, a missing
@@ -946,12 +1163,17 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
+	const bool wide = r->wide;
 	int j, k = 0;
 
 	for (j = 0; j < ncol; j++) {
+		const char *s0 = p;
+		int64_t iv = 0;
+		double dv = 0;
+		int kind = 0;
 		float v;
 
-		if (!fast_decimal(&p, end, &v))
+		if (!(wide ? fast_decimal_w(&p, end, &v, &iv, &dv, &kind) : fast_decimal(&p, end, &v)))
 			return false;
 		if (p == end) {
 			if (!r->eof || j != ncol - 1)
@@ -959,10 +1181,13 @@ bool csv_fast_row(struct rd *r, size_t cur, size_t *next, float *row, float *tva
 		} else if (j < ncol - 1 ? *p != sep : (*p != '\n' && *p != '\r')) {
 			return false;
 		}
-		if (j == target)
+		if (j == target) {
 			*tval = v;
-		else
+		} else {
+			if (wide)
+				wide_put(r, &r->cols[j], k, s0, (size_t)(p - s0), kind, iv, dv);
 			row[k++] = v;
+		}
 		if (j < ncol - 1)
 			p++;
 	}
@@ -986,13 +1211,17 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 	const char *p = r->buf + cur, *end = r->buf + r->len;
 	const char sep = r->sep;
 	const int ncol = r->ncol, target = r->target;
+	const bool wide = r->wide;
 	size_t miss = 0;
 	int j;
 
 	for (j = 0; j < ncol; j++) {
 		struct col *c = &r->cols[j];
-		const char *s;
-		size_t n;
+		const char *s = p;
+		size_t n = 0;
+		int64_t wiv = 0;
+		double wdv = 0;
+		int wkind = 0;
 		float v;
 
 		if (p == end)
@@ -1032,11 +1261,15 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 		} else {
 			if (c->numeric && !r->numeric_missing) {
 				const char *q = p;
-				if (fast_decimal(&q, end, &v) && q < end &&
+				if ((wide ? fast_decimal_w(&q, end, &v, &wiv, &wdv, &wkind)
+					  : fast_decimal(&q, end, &v)) && q < end &&
 				    (*q == sep || *q == '\n' || *q == '\r')) {
+					s = p;
+					n = (size_t)(q - p);
 					p = q;
 					goto store;
 				}
+				wkind = 0;
 			}
 			s = p;
 			p = scan_field(p, end, sep);
@@ -1064,10 +1297,17 @@ bool csv_mixed_row(struct rd *r, size_t cur, size_t *next, float *row, float *tv
 			v = (float)code;
 		}
 store:
-		if (j == target)
+		if (j == target) {
 			*tval = v;
-		else
+		} else {
+			if (wide && c->numeric) {
+				if (isnan(v))
+					wide_missing(r, c, c->feature);
+				else
+					wide_put(r, c, c->feature, s, n, wkind, wiv, wdv);
+			}
 			row[c->feature] = v;
+		}
 		if (j < ncol - 1) {
 			if (*p != sep)
 				return false;
@@ -1103,13 +1343,15 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 			       "the separator '%s'", r->nf, r->info.header ? "header" : "first row",
 			       r->ncol, r->sep == '\t' ? "\\t" : (char[]){r->sep, 0});
 	}
+	const bool wide = r->wide;
+
 	if ((st = csv_reserve_row(r, &row)))
 		return st;
 	for (j = 0; j < r->ncol; j++) {
 		struct col *c = &r->cols[j];
 		const struct field *f = &r->f[j];
-		const char *p;
-		size_t n;
+		const char *p = f->p;
+		size_t n = f->n;
 		float v;
 		if (f->q == 0 && c->numeric && !r->numeric_missing) {
 			/* the hot path: an unquoted number */
@@ -1141,7 +1383,7 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 					       "missing value pass missing = {%s}",
 					       csv_show(p, n, b, sizeof(b)), r->names[j], r->names[j],
 					       csv_show(p, n, b, sizeof(b)));
-			if (ovf)
+			if (ovf && !r->wide)   /* (a float64 column holds it; X then holds +-inf) */
 				return csv_fail_at(r, GWB_EPARSE, rec, line,
 					       (size_t)(f->p - r->buf) - (f->q ? 1 : 0),
 					       "number %s in column \"%s\" is outside the float32 "
@@ -1162,10 +1404,17 @@ gwb_status csv_convert_row(struct rd *r, size_t rec, size_t line)
 			v = (float)code;
 		}
 store:
-		if (j == r->target)
+		if (j == r->target) {
 			r->tv[r->rows] = v;
-		else
+		} else {
+			if (wide && c->numeric) {
+				if (isnan(v))
+					wide_missing(r, c, c->feature);
+				else
+					wide_put(r, c, c->feature, p, n, 0, 0, 0);
+			}
 			row[c->feature] = v;
+		}
 	}
 	r->cur_rows++;
 	r->rows++;

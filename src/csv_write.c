@@ -5,6 +5,7 @@
  * way (zio.c). The caller keeps the Dataset. */
 #define _GNU_SOURCE
 #include "csv_impl.h"
+#include "fmt.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -129,6 +130,41 @@ static void wnum(struct wjob *w, float v)
 	}
 }
 
+/* an int64 value exactly (GWB_I64_NA: an empty field) */
+static void wint64(struct wjob *w, int64_t v)
+{
+	char t[24], *o;
+	uint64_t u;
+	int k = 0;
+
+	if (v == GWB_I64_NA || wreserve(w, 24))
+		return;
+	o = w->buf + w->len;
+	u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	if (v < 0)
+		*o++ = '-';
+	do {
+		t[k++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (k)
+		*o++ = t[--k];
+	w->len = (size_t)(o - w->buf);
+}
+
+/* a float64 value: fixed decimals when asked, else the shortest that reads back the same */
+static void wf64(struct wjob *w, double v)
+{
+	if (isnan(v) || wreserve(w, 48))
+		return;
+	if (w->decimals >= 0 && fabs(v) < 1e15) {   /* (at most 16 + 1 + 9 characters) */
+		w->len += (size_t)snprintf(w->buf + w->len, 48, "%.*f", w->decimals, v);
+		return;
+	}
+	gwb_fmt_f64(w->buf + w->len, 48, v);
+	w->len += strlen(w->buf + w->len);
+}
+
 static void *wformat(void *arg)
 {
 	struct wjob *w = arg;
@@ -140,7 +176,12 @@ static void *wformat(void *arg)
 	for (i = w->r0; i < w->r1 && !w->oom; i++) {
 		for (j = 0; j < d->features; j++) {
 			float v = d->X[(size_t)j * d->rows + i];
-			if (gwb_dataset_is_text(d, j) && d->text[j]->v[i])
+			if (d->wide && d->wide[j]) {   /* 64-bit: every digit (issue 30) */
+				if (d->wide[j]->type == GWB_DT_I64)
+					wint64(w, d->wide[j]->i[i]);
+				else
+					wf64(w, d->wide[j]->f[i]);
+			} else if (gwb_dataset_is_text(d, j) && d->text[j]->v[i])
 				wtext(w, d->text[j]->v[i]);
 			else if (d->cat_levels[j] && !isnan(v) && v >= 0 && (int)v < d->cat_count[j])
 				wtext(w, d->cat_levels[j][(int)v]);

@@ -94,7 +94,125 @@ void gwb_dataset_free(gwb_dataset *d)
 		for (j = 0; j < d->features; j++)
 			gwb_text_free(d->text[j]);
 	free(d->text);
+	if (d->wide)
+		for (j = 0; j < d->features; j++)
+			gwb_num64_free(d->wide[j]);
+	free(d->wide);
 	free(d);
+}
+
+gwb_num64 *gwb_num64_new(gwb_numtype t, size_t rows)
+{
+	gwb_num64 *w = calloc(1, sizeof(*w));
+	size_t i;
+
+	if (!w)
+		return NULL;
+	w->type = t;
+	if (t == GWB_DT_I64) {
+		if (!(w->i = malloc((rows + 1) * sizeof(int64_t))))
+			goto oom;
+		for (i = 0; i < rows; i++)
+			w->i[i] = GWB_I64_NA;
+	} else {
+		if (!(w->f = malloc((rows + 1) * sizeof(double))))
+			goto oom;
+		for (i = 0; i < rows; i++)
+			w->f[i] = NAN;
+	}
+	return w;
+oom:
+	free(w);
+	return NULL;
+}
+
+void gwb_num64_free(gwb_num64 *w)
+{
+	if (!w)
+		return;
+	free(w->i);
+	free(w->f);
+	free(w);
+}
+
+gwb_num64 *gwb_num64_take(const gwb_num64 *w, const size_t *idx, size_t n)
+{
+	gwb_num64 *c = calloc(1, sizeof(*c));
+	size_t i;
+
+	if (!c)
+		return NULL;
+	c->type = w->type;
+	if (w->type == GWB_DT_I64) {
+		if (!(c->i = malloc((n + 1) * sizeof(int64_t))))
+			goto oom;
+		for (i = 0; i < n; i++) {
+			size_t r = idx ? idx[i] : i;
+			c->i[i] = r == SIZE_MAX ? GWB_I64_NA : w->i[r];
+		}
+	} else {
+		if (!(c->f = malloc((n + 1) * sizeof(double))))
+			goto oom;
+		for (i = 0; i < n; i++) {
+			size_t r = idx ? idx[i] : i;
+			c->f[i] = r == SIZE_MAX ? NAN : w->f[r];
+		}
+	}
+	return c;
+oom:
+	free(c);
+	return NULL;
+}
+
+gwb_status gwb_dataset_attach_wide(gwb_dataset *d, int j, gwb_num64 *w)
+{
+	if (!d->wide && !(d->wide = calloc((size_t)d->features + 1, sizeof(*d->wide))))
+		return gwb_error(GWB_ENOMEM, "dataset: out of memory for the 64-bit columns");
+	gwb_num64_free(d->wide[j]);
+	d->wide[j] = w;
+	d->sum_ok = false;
+	return GWB_OK;
+}
+
+gwb_status gwb_dataset_set_wide(gwb_dataset *d, int j, gwb_num64 *w)
+{
+	float *x = d->X + (size_t)j * d->rows;
+	size_t i;
+	gwb_status st;
+
+	if ((st = gwb_dataset_attach_wide(d, j, w)))
+		return st;
+	if (w->type == GWB_DT_I64)
+		for (i = 0; i < d->rows; i++)
+			x[i] = w->i[i] == GWB_I64_NA ? NAN : (float)w->i[i];
+	else
+		for (i = 0; i < d->rows; i++)
+			x[i] = (float)w->f[i];
+	d->sum_ok = false;
+	return GWB_OK;
+}
+
+bool gwb_dataset_has_wide(const gwb_dataset *d)
+{
+	int j;
+
+	for (j = 0; d->wide && j < d->features; j++)
+		if (d->wide[j])
+			return true;
+	return false;
+}
+
+const char *gwb_dataset_dtype_name(const gwb_dataset *d, int j)
+{
+	if (gwb_dataset_is_text(d, j))
+		return "text";
+	if (d->cat_levels && d->cat_levels[j])
+		return "category";
+	switch (gwb_dataset_dtype(d, j)) {
+	case GWB_DT_I64: return "i64";
+	case GWB_DT_F64: return "f64";
+	default: return "f32";
+	}
 }
 
 gwb_text *gwb_text_new(size_t rows)
@@ -280,6 +398,14 @@ static gwb_status copy_meta(const gwb_dataset *src, gwb_dataset *dst, const int 
 			gwb_text *t = text_copy(src->text[s], idx, dst->rows);
 			if (!t || gwb_dataset_set_text(dst, j, t)) {
 				gwb_text_free(t);
+				goto oom;
+			}
+		}
+		if (src->wide && src->wide[s]) {
+			/* (X's float32 values were copied with the rest of X) */
+			gwb_num64 *w = gwb_num64_take(src->wide[s], idx, dst->rows);
+			if (!w || gwb_dataset_attach_wide(dst, j, w)) {
+				gwb_num64_free(w);
 				goto oom;
 			}
 		}
@@ -527,6 +653,8 @@ size_t gwb_dataset_bytes(const gwb_dataset *d)
 				b += sizeof(char *) + strlen(d->cat_levels[j][k]) + 1;
 		if (gwb_dataset_is_text(d, j))
 			b += d->rows * sizeof(char *) + gwb_arena_bytes(d->text[j]->arena);
+		if (d->wide && d->wide[j])
+			b += sizeof(gwb_num64) + d->rows * 8;
 	}
 	for (k = 0; k < d->classes; k++)
 		if (d->class_names && d->class_names[k])
@@ -567,6 +695,85 @@ gwb_status gwb_dataset_check(const gwb_dataset *d)
 }
 
 /* --- describe ----------------------------------------------------------------------------- */
+
+/* gwb_colstats_of for a 64-bit column: min, max and mean of the exact values, distinct by
+ * their bits (an int64 or a double, -0 as 0). */
+static gwb_status colstats_wide(const gwb_num64 *w, size_t n, gwb_colstats *out)
+{
+	size_t i, k = 0, nslot = 64, distinct = 0;
+	double sum = 0, c = 0, mn = INFINITY, mx = -INFINITY, mean, ss = 0;
+	uint64_t *set;
+	uint8_t *used;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < n; i++) {
+		double v = w->type == GWB_DT_I64 ? (w->i[i] == GWB_I64_NA ? NAN : (double)w->i[i])
+						 : w->f[i];
+		double t;
+		if (isnan(v)) {
+			out->missing++;
+			continue;
+		}
+		k++;
+		t = sum + v;   /* Neumaier, as column.h's gwb_ksum */
+		c += fabs(sum) >= fabs(v) ? (sum - t) + v : (v - t) + sum;
+		sum = t;
+		mn = v < mn ? v : mn;
+		mx = v > mx ? v : mx;
+	}
+	if (!k) {
+		out->min = out->max = out->mean = out->std = NAN;
+		return GWB_OK;
+	}
+	mean = (sum + c) / (double)k;
+	for (i = 0; i < n; i++) {
+		double v = w->type == GWB_DT_I64 ? (w->i[i] == GWB_I64_NA ? NAN : (double)w->i[i])
+						 : w->f[i];
+		if (!isnan(v))
+			ss += (v - mean) * (v - mean);
+	}
+	out->min = mn;
+	out->max = mx;
+	out->mean = mean;
+	out->std = k > 1 ? sqrt(ss / (double)(k - 1)) : 0.0;
+	while (nslot < 2 * k)
+		nslot *= 2;
+	set = malloc(nslot * sizeof(*set));
+	used = calloc(nslot, 1);
+	if (!set || !used) {
+		free(set);
+		free(used);
+		return gwb_error(GWB_ENOMEM, "describe: out of memory (%zu bytes)", nslot * 9);
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t b, h;
+		if (w->type == GWB_DT_I64) {
+			if (w->i[i] == GWB_I64_NA)
+				continue;
+			b = (uint64_t)w->i[i];
+		} else {
+			double v = w->f[i];
+			if (isnan(v))
+				continue;
+			if (v == 0)
+				v = 0.0;
+			memcpy(&b, &v, sizeof(b));
+		}
+		h = b * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+		for (h &= nslot - 1; used[h] && set[h] != b; h = (h + 1) & (nslot - 1))
+			;
+		if (!used[h]) {
+			used[h] = 1;
+			set[h] = b;
+			distinct++;
+		}
+	}
+	free(set);
+	free(used);
+	out->distinct = distinct;
+	return GWB_OK;
+}
 
 gwb_status gwb_colstats_of(const float *x, size_t n, gwb_colstats *out)
 {
@@ -653,6 +860,8 @@ static void dcolumn(void *arg, size_t c, int worker)
 		o->min = o->max = o->mean = o->std = NAN;
 		o->missing = gwb_dataset_missing(j->d, (int)c);
 		st = gwb_text_distinct(j->d->text[c]->v, j->d->rows, NULL, NULL, &o->distinct);
+	} else if (j->d->wide && j->d->wide[c]) {
+		st = colstats_wide(j->d->wide[c], j->d->rows, &j->out[c]);
 	} else {
 		st = gwb_colstats_of(j->d->X + c * j->d->rows, j->d->rows, &j->out[c]);
 	}
@@ -704,6 +913,13 @@ uint64_t gwb_dataset_checksum(gwb_dataset *d)
 			else
 				gwb_xxh64_update(&h, "\xff", 1);
 		}
+	}
+	for (int j = 0; d->wide && j < d->features; j++) {
+		const gwb_num64 *w = d->wide[j];
+		if (!w)
+			continue;
+		gwb_xxh64_update(&h, &w->type, sizeof(w->type));
+		gwb_xxh64_update(&h, w->i ? (const void *)w->i : (const void *)w->f, d->rows * 8);
 	}
 	d->sum = gwb_xxh64_final(&h);
 	d->sum_ok = true;

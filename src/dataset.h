@@ -5,6 +5,7 @@
 #ifndef GWB_DATASET_H
 #define GWB_DATASET_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,19 @@ typedef struct gwb_text {
 	gwb_arena *arena;
 } gwb_text;
 
+/* The exact numbers of a column read as 64-bit (issue 30): int64 for integers (ids, counts,
+ * epoch seconds), float64 for other numbers. X keeps the float32 rounding of the same values
+ * (NaN where missing) for models and the GPU; everything that shows, compares, groups, sums or
+ * saves a value reads these. A missing int64 is GWB_I64_NA (INT64_MIN, R's NA_integer_ rule:
+ * a file holding that very value reads the column as float64); a missing float64 is NaN. */
+typedef enum gwb_numtype { GWB_DT_F32 = 0, GWB_DT_I64 = 1, GWB_DT_F64 = 2 } gwb_numtype;
+#define GWB_I64_NA INT64_MIN
+typedef struct gwb_num64 {
+	gwb_numtype type;   /* GWB_DT_I64 or GWB_DT_F64 */
+	int64_t *i;       /* GWB_DT_I64: one value a row; else NULL */
+	double *f;        /* GWB_DT_F64: one value a row; else NULL */
+} gwb_num64;
+
 typedef struct gwb_dataset {
 	size_t rows;
 	int features;
@@ -49,6 +63,9 @@ typedef struct gwb_dataset {
 	 * missing, so missing values read as in any column;
 	 * forests and other models refuse a text column by name (gwb_dataset_text_check). */
 	gwb_text **text;
+	/* 64-bit feature columns: wide[j] NULL for float32, category and text columns (wide
+	 * itself NULL when there are none); X holds their float32 rounding */
+	gwb_num64 **wide;
 	/* GPU residency (d:to("gpu")): a buffer (buffer.h) over X, resident on the device and used
 	 * in place by GPU operations; NULL when the dataset lives on the host only. X stays valid:
 	 * a dataset never changes after it is made, so the host copy is the cache every host read
@@ -110,6 +127,41 @@ static inline bool gwb_text_looks_free(size_t n, size_t distinct)
 {
 	return n >= 64 && distinct * 2 > n;
 }
+
+/* 64-bit columns. gwb_num64_new: rows values of type t (GWB_DT_I64 or GWB_DT_F64), all
+ * missing; NULL out of memory; gwb_num64_free (NULL is fine). gwb_dataset_set_wide: makes
+ * feature j of d a 64-bit column that owns w and writes X's column as its float32 rounding
+ * (NaN where missing); GWB_ENOMEM when d's array cannot be made. */
+gwb_num64 *gwb_num64_new(gwb_numtype t, size_t rows);
+void gwb_num64_free(gwb_num64 *w);
+gwb_status gwb_dataset_set_wide(gwb_dataset *d, int j, gwb_num64 *w);
+/* The same without writing X (a reader that made X's float32 values itself, correctly rounded
+ * from the text). */
+gwb_status gwb_dataset_attach_wide(gwb_dataset *d, int j, gwb_num64 *w);
+/* Whether d has any 64-bit column. */
+bool gwb_dataset_has_wide(const gwb_dataset *d);
+/* Feature j's type: GWB_DT_I64, GWB_DT_F64 or GWB_DT_F32 (category, text and float32 columns). */
+static inline gwb_numtype gwb_dataset_dtype(const gwb_dataset *d, int j)
+{
+	return d->wide && j >= 0 && j < d->features && d->wide[j] ? d->wide[j]->type : GWB_DT_F32;
+}
+/* The name of a feature's type for people and Lua: "i64", "f64", "f32", "category", "text". */
+const char *gwb_dataset_dtype_name(const gwb_dataset *d, int j);
+/* Cell (row i, feature j) as a double: exact for float32 and float64 columns and for int64
+ * values up to 2^53 (NaN where missing). */
+static inline double gwb_dataset_at(const gwb_dataset *d, int j, size_t i)
+{
+	const gwb_num64 *w = d->wide ? d->wide[j] : NULL;
+
+	if (!w)
+		return d->X[(size_t)j * d->rows + i];
+	if (w->type == GWB_DT_I64)
+		return w->i[i] == GWB_I64_NA ? NAN : (double)w->i[i];
+	return w->f[i];
+}
+/* Copy of w's rows idx[0..n) (idx NULL: the first n; an entry SIZE_MAX: missing); NULL out of
+ * memory. */
+gwb_num64 *gwb_num64_take(const gwb_num64 *w, const size_t *idx, size_t n);
 
 /* 0-based index of the feature called name, or -1. */
 int gwb_dataset_find(const gwb_dataset *d, const char *name);

@@ -7,9 +7,12 @@
  *   payload: string target; features x string name; classes x string class name;
  *     features x u32 level count, then the levels (strings) of each categorical column;
  *     rows x features float32 (column-major); rows int32 labels or rows float32 targets;
- *     version 2 only: u32 text columns, then each one's u32 feature index, rows x u32 (the
- *     string's length + 1; 0 = missing) and the strings' bytes one after another.
- *   A table without text columns is written as version 1, which older gwb reads too.
+ *     version 2 and 3: u32 text columns, then each one's u32 feature index, rows x u32 (the
+ *     string's length + 1; 0 = missing) and the strings' bytes one after another;
+ *     version 3: u32 64-bit columns, then each one's u32 feature index, u32 type (1 int64,
+ *     INT64_MIN missing; 2 float64, NaN missing) and rows x 8 bytes (X holds their float32).
+ *   A table is written in the oldest version that holds it (1: no text and no 64-bit
+ *   columns; 2: text but no 64-bit columns), which older gwb reads too.
  *   string: u32 length, then the bytes (no terminator).
  * The magic's \x89 and \r\n\x1a catch 7-bit and text-mode transfers, as PNG's do. */
 #define _GNU_SOURCE
@@ -121,6 +124,12 @@ static int text_columns(const gwb_dataset *d)
 	return k;
 }
 
+/* The version d is written in: the oldest that holds it. */
+static uint32_t version_of(const gwb_dataset *d)
+{
+	return gwb_dataset_has_wide(d) ? 3 : text_columns(d) ? 2 : 1;
+}
+
 /* The payload (after a zeroed header the caller rewrote at the end). */
 static void put_payload(struct wr *w, const gwb_dataset *d)
 {
@@ -144,7 +153,7 @@ static void put_payload(struct wr *w, const gwb_dataset *d)
 		put(w, d->y, d->rows * sizeof(int32_t));
 	else
 		put(w, d->yr, d->rows * sizeof(float));
-	if ((k = text_columns(d)) > 0) {   /* version 2's text section */
+	if ((k = text_columns(d)) > 0 || version_of(d) >= 3) {   /* versions 2, 3: text */
 		uint32_t *len = malloc((d->rows + 1) * sizeof(*len));
 		size_t i;
 		if (!len) {
@@ -155,7 +164,7 @@ static void put_payload(struct wr *w, const gwb_dataset *d)
 		}
 		put_u32(w, (uint32_t)k);
 		for (j = 0; j < d->features && !w->st; j++) {
-			char *const *v = d->text[j] ? d->text[j]->v : NULL;
+			char *const *v = gwb_dataset_is_text(d, j) ? d->text[j]->v : NULL;
 			if (!v)
 				continue;
 			put_u32(w, (uint32_t)j);
@@ -176,12 +185,26 @@ static void put_payload(struct wr *w, const gwb_dataset *d)
 		}
 		free(len);
 	}
+	if (version_of(d) >= 3) {   /* version 3: the 64-bit columns */
+		for (j = 0, k = 0; j < d->features; j++)
+			k += gwb_dataset_dtype(d, j) != GWB_DT_F32;
+		put_u32(w, (uint32_t)k);
+		for (j = 0; j < d->features && !w->st; j++) {
+			const gwb_num64 *c = d->wide[j];
+			if (!c)
+				continue;
+			put_u32(w, (uint32_t)j);
+			put_u32(w, (uint32_t)c->type);
+			put(w, c->type == GWB_DT_I64 ? (const void *)c->i : (const void *)c->f,
+			    d->rows * 8);
+		}
+	}
 }
 
 static void make_header(unsigned char *hdr, const gwb_dataset *d, struct wr *w)
 {
 	memcpy(hdr, magic, 8);
-	le_put32(hdr + 8, text_columns(d) ? GWB_DSIO_VERSION : 1);
+	le_put32(hdr + 8, version_of(d));
 	le_put32(hdr + 12, HDR);
 	le_put64(hdr + 16, d->rows);
 	le_put32(hdr + 24, (uint32_t)d->features);
@@ -308,6 +331,50 @@ static gwb_status get_str(struct rdr *r, char **out, const char *what)
 	if (memchr(*out, 0, n))
 		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %s holds a NUL byte", r->path,
 				 what);
+	return GWB_OK;
+}
+
+/* Version 3's 64-bit columns into d (format at the top). */
+static gwb_status get_wide(struct rdr *r, gwb_dataset *d)
+{
+	uint32_t n, col, type, k;
+	gwb_num64 *w;
+	gwb_status st;
+	char what[64];
+
+	if ((st = get(r, &n, 4, "the 64-bit column count")))
+		return st;
+	if (n > (uint32_t)d->features)
+		return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %u 64-bit columns among %d "
+				 "features", r->path, n, d->features);
+	for (k = 0; k < n; k++) {
+		if ((st = get(r, &col, 4, "a 64-bit column's index")) ||
+		    (st = get(r, &type, 4, "a 64-bit column's type")))
+			return st;
+		if (col >= (uint32_t)d->features || gwb_dataset_dtype(d, (int)col) != GWB_DT_F32 ||
+		    gwb_dataset_is_text(d, (int)col) || d->cat_levels[col] ||
+		    (type != GWB_DT_I64 && type != GWB_DT_F64))
+			return gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: 64-bit column %u of type %u "
+					 "(features %d)", r->path, col + 1, type, d->features);
+		if (!(w = calloc(1, sizeof(*w))))
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
+		w->type = (gwb_numtype)type;
+		if (type == GWB_DT_I64)
+			w->i = malloc((d->rows + 1) * 8);
+		else
+			w->f = malloc((d->rows + 1) * 8);
+		if (!w->i && !w->f) {
+			gwb_num64_free(w);
+			return gwb_error(GWB_ENOMEM, "%s: out of memory for 64-bit column %u", r->path,
+					 col + 1);
+		}
+		snprintf(what, sizeof(what), "the 64-bit values of feature %u", col + 1);
+		if ((st = get(r, w->i ? (void *)w->i : (void *)w->f, d->rows * 8, what)) ||
+		    (st = gwb_dataset_attach_wide(d, (int)col, w))) {
+			gwb_num64_free(w);
+			return st;
+		}
+	}
 	return GWB_OK;
 }
 
@@ -587,6 +654,8 @@ static gwb_status load_from(struct rdr *rp, uint64_t size, gwb_dataset **out)
 	if (st)
 		goto fail;
 	if (version >= 2 && (st = get_text(&r, d)))
+		goto fail;
+	if (version >= 3 && (st = get_wide(&r, d)))
 		goto fail;
 	if (r.left) {
 		st = gwb_error(GWB_ECORRUPT, "%s: corrupt .gwbd: %llu unexplained payload bytes",

@@ -17,7 +17,8 @@
 extern "C" {
 #endif
 
-#define GWB_DSIO_VERSION 2   /* the newest this gwb reads and writes (2: text columns) */
+#define GWB_DSIO_VERSION 3   /* the newest this gwb reads and writes (2: text columns, 3:
+			      * int64 and float64 columns) */
 
 /* Write d to path (through path.tmp and a rename, so a failed save leaves no half file). */
 gwb_status gwb_dsio_save(const gwb_dataset *d, const char *path);

@@ -7,6 +7,7 @@
 #include "expr.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,12 +17,15 @@
 #include "sparse.h"   /* gwb_parallel_for */
 
 enum op { OP_COL, OP_NUM, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE,
-	  OP_EQ, OP_NE, OP_AND, OP_OR, OP_NOT, OP_ISNAN };
+	  OP_EQ, OP_NE, OP_AND, OP_OR, OP_NOT, OP_ISNAN,
+	  OP_CMPI };   /* an int64 column compared with an integer, exactly: col, num = the
+			* comparison (OP_LT .. OP_NE), ival = the integer */
 
 typedef struct ins {
 	int op;
 	int col;
 	double num;
+	int64_t ival;
 } ins;
 
 struct gwb_expr {
@@ -40,6 +44,9 @@ typedef struct val {
 	int pos;      /* character where it starts (for messages) */
 	int konst;    /* a literal number: its OP_NUM instruction, else -1 */
 	bool f32;     /* a float32 column itself (constants compared with it are rounded to float) */
+	bool i64;     /* an int64 column itself (compared with an integer literal exactly) */
+	bool kint;    /* a literal integer that int64 holds: ki */
+	int64_t ki;
 	char *str;    /* K_STR: the label */
 } val;
 
@@ -53,6 +60,8 @@ typedef struct parser {
 	int tok;      /* one of the T_ values or a character */
 	int tpos;
 	double num;
+	bool numint;  /* T_NUM is an integer literal that int64 holds: inum */
+	int64_t inum;
 	char *text;   /* T_NAME / T_STR */
 	gwb_status st;
 } parser;
@@ -97,10 +106,13 @@ static void next(parser *P)
 		return;
 	}
 	if (isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))) {
-		char *end;
+		char *end, *iend;
 		P->num = strtod(s, &end);
 		P->tok = T_NUM;
 		P->p = end;
+		errno = 0;
+		P->inum = strtoll(s, &iend, 10);
+		P->numint = iend == end && errno == 0;
 		if (isalpha((unsigned char)*end) || *end == '_')
 			fail(P, (int)(end - P->src), "a number runs into a name");
 		return;
@@ -165,7 +177,7 @@ static int emit(parser *P, int op, int col, double num, int push)
 		e->code = c;
 		e->cap = nc;
 	}
-	e->code[e->n] = (ins){op, col, num};
+	e->code[e->n] = (ins){op, col, num, 0};
 	e->depth += push;
 	if (e->depth > e->maxdepth)
 		e->maxdepth = e->depth;
@@ -252,6 +264,8 @@ static bool prefix(parser *P, val *out)
 	case T_NUM:
 		out->konst = emit(P, OP_NUM, 0, P->num, 1);
 		out->kind = K_NUM;
+		out->kint = P->numint;
+		out->ki = P->inum;
 		next(P);
 		return !P->st;
 	case T_STR:
@@ -310,6 +324,7 @@ static bool prefix(parser *P, val *out)
 		out->kind = P->cols[j].levels ? K_CAT : P->cols[j].type == GWB_COL_U8 ? K_BOOL : K_NUM;
 		out->col = j;
 		out->f32 = P->cols[j].type == GWB_COL_F32 && !P->cols[j].levels;
+		out->i64 = P->cols[j].type == GWB_COL_I64 && !P->cols[j].levels;
 		return !P->st;
 	}
 	case '(':
@@ -404,6 +419,24 @@ static bool infix(parser *P, int tok, int pos, val *l, val *r, val *out)
 				return !fail(P, pos, "'%s' compares %s with %s", sym,
 					     kind_name(P, l, b1, sizeof(b1)),
 					     kind_name(P, r, b2, sizeof(b2)));
+		}
+		/* an int64 column and an integer literal, the two last instructions: one exact
+		 * comparison instead (id == 9007199254740993 is not id == 9007199254740992) */
+		if (P->e->n >= 2 && ((l->i64 && r->kint && r->konst == P->e->n - 1) ||
+				     (r->i64 && l->kint && l->konst == P->e->n - 2))) {
+			bool flip = r->i64;
+			int col = P->e->code[P->e->n - (flip ? 1 : 2)].col, k;
+			int64_t v = flip ? l->ki : r->ki;
+			if (flip)   /* 5 < id is id > 5 */
+				op = op == OP_LT ? OP_GT : op == OP_GT ? OP_LT : op == OP_LE ? OP_GE :
+				     op == OP_GE ? OP_LE : op;
+			P->e->n -= 2;
+			P->e->depth -= 2;
+			k = emit(P, OP_CMPI, col, (double)op, 1);
+			if (k >= 0)
+				P->e->code[k].ival = v;
+			out->kind = K_BOOL;
+			return !P->st;
 		}
 		/* a float32 column holds the float nearest to what the file said: compare it with
 		 * the float nearest to a constant (x == 5.1 finds the 5.1s) */
@@ -559,6 +592,20 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 			case OP_OR: for (k = 0; k < m; k++) a[k] = a[k] != 0 || b[k] != 0; sp--; break;
 			case OP_NEG: for (k = 0; k < m; k++) t[k] = -t[k]; break;
 			case OP_NOT: for (k = 0; k < m; k++) t[k] = t[k] == 0; break;
+			case OP_CMPI: {
+				const int64_t *v = (const int64_t *)x->cols[in->col].v + i;
+				int64_t c = in->ival;
+				int cop = (int)in->num;
+				t = stack + (size_t)sp++ * EBLOCK;
+				for (k = 0; k < m; k++) {
+					int64_t w = v[k];
+					t[k] = w == GWB_I64_NA ? cop == OP_NE :
+					       cop == OP_LT ? w < c : cop == OP_LE ? w <= c :
+					       cop == OP_GT ? w > c : cop == OP_GE ? w >= c :
+					       cop == OP_EQ ? w == c : w != c;
+				}
+				break;
+			}
 			default: for (k = 0; k < m; k++) t[k] = isnan(t[k]) != 0;
 			}
 		}

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 char *gwb_fmt_bytes(char *buf, size_t n, double b)
@@ -91,4 +92,17 @@ size_t gwb_utf8_seq(const unsigned char *s, size_t n)
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return k;
+}
+
+char *gwb_fmt_f64(char *buf, size_t n, double v)
+{
+	int p;
+
+	for (p = 15; p < 17; p++) {
+		snprintf(buf, n, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	snprintf(buf, n, "%.17g", v);
+	return buf;
 }

@@ -16,6 +16,9 @@ char *gwb_fmt_ms(char *buf, size_t n, double ms);
 
 /* "1 iteration", "3 iterations": count and the noun, singular for exactly one (nouns that add
  * "es" or change pass their plural: gwb_fmt_count(b, n, k, "matrix", "matrices")). */
+/* The shortest "%.*g" (15 to 17 digits) of v that reads back as the same double: how a
+ * float64 value is shown and written (CSV) so that it round-trips. */
+char *gwb_fmt_f64(char *buf, size_t n, double v);
 char *gwb_fmt_count(char *buf, size_t n, long long count, const char *one, const char *many);
 
 /* The length (1 to 4) of the valid UTF-8 sequence that starts s (n bytes available), or 0

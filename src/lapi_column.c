@@ -205,9 +205,27 @@ void gwb_lua_push_colvalue(lua_State *L, const gwb_col *c, size_t i)
 		lua_pushboolean(L, v != 0);
 	else if (c->type == GWB_COL_F32)
 		lua_pushnumber(L, gwb_f32_decimal((float)v));
+	else if (c->type == GWB_COL_I64)
+		lua_pushinteger(L, (lua_Integer)((const int64_t *)c->v)[i]);   /* exact */
 	else
 		lua_pushnumber(L, v);
 }
+
+const char *gwb_lua_coldtype(const gwb_col *c)
+{
+	if (c->text)
+		return "text";
+	if (c->levels)
+		return "category";
+	switch (c->type) {
+	case GWB_COL_I64: return "i64";
+	case GWB_COL_F64: return "f64";
+	case GWB_COL_U8: return "bool";
+	case GWB_COL_I32: return "i32";
+	default: return "f32";
+	}
+}
+
 
 static int col_len(lua_State *L)
 {
@@ -238,6 +256,10 @@ static int col_index(lua_State *L)
 		}
 		if (!strcmp(k, "kind")) {
 			lua_pushstring(L, gwb_lua_colkind(&c));
+			return 1;
+		}
+		if (!strcmp(k, "dtype")) {
+			lua_pushstring(L, gwb_lua_coldtype(&c));
 			return 1;
 		}
 		if (!strcmp(k, "rows")) {
@@ -277,6 +299,10 @@ static int col_tostring(lua_State *L)
 		snprintf(line, sizeof(line), ", %zu missing", miss);
 		luaL_addstring(&B, line);
 	}
+	if (!c.text && !c.levels && c.type != GWB_COL_U8) {   /* the number type */
+		snprintf(line, sizeof(line), " (%s)", gwb_lua_coldtype(&c));
+		luaL_addstring(&B, line);
+	}
 	for (i = 0; i < c.n; i++) {
 		double v;
 		if (i == show && c.n > 10) {
@@ -296,7 +322,14 @@ static int col_tostring(lua_State *L)
 			snprintf(line, sizeof(line), "\n  %8zu  %s", i + 1, v != 0 ? "true" : "false");
 		else if (c.type == GWB_COL_F32)
 			snprintf(line, sizeof(line), "\n  %8zu  %.*g", i + 1, gwb_f32_digits((float)v), v);
-		else
+		else if (c.type == GWB_COL_I64)
+			snprintf(line, sizeof(line), "\n  %8zu  %lld", i + 1,
+				 (long long)((const int64_t *)c.v)[i]);
+		else if (c.type == GWB_COL_F64) {
+			char num[40];
+			gwb_fmt_f64(num, sizeof(num), v);
+			snprintf(line, sizeof(line), "\n  %8zu  %s", i + 1, num);
+		} else
 			snprintf(line, sizeof(line), "\n  %8zu  %.10g", i + 1, v);
 		luaL_addstring(&B, line);
 	}
@@ -320,7 +353,12 @@ static gwb_colsum summary(lua_State *L, const char *fn, bool numbers)
 
 static int c_sum(lua_State *L)
 {
-	lua_pushnumber(L, summary(L, "sum", true).sum);
+	gwb_colsum s = summary(L, "sum", true);
+
+	if (s.i64 && s.isum_ok)   /* an int64 column's sum, exact while it fits */
+		lua_pushinteger(L, (lua_Integer)s.isum);
+	else
+		lua_pushnumber(L, s.sum);
 	return 1;
 }
 
@@ -332,13 +370,23 @@ static int c_mean(lua_State *L)
 
 static int c_min(lua_State *L)
 {
-	lua_pushnumber(L, summary(L, "min", true).min);
+	gwb_colsum s = summary(L, "min", true);
+
+	if (s.i64 && s.count)
+		lua_pushinteger(L, (lua_Integer)s.imin);
+	else
+		lua_pushnumber(L, s.min);
 	return 1;
 }
 
 static int c_max(lua_State *L)
 {
-	lua_pushnumber(L, summary(L, "max", true).max);
+	gwb_colsum s = summary(L, "max", true);
+
+	if (s.i64 && s.count)
+		lua_pushinteger(L, (lua_Integer)s.imax);
+	else
+		lua_pushnumber(L, s.max);
 	return 1;
 }
 
@@ -457,6 +505,8 @@ static int c_unique(lua_State *L)
 			lua_pushboolean(L, v[i] != 0);
 		else if (c.type == GWB_COL_F32)
 			lua_pushnumber(L, gwb_f32_decimal((float)v[i]));
+		else if (c.type == GWB_COL_I64)
+			lua_pushinteger(L, (lua_Integer)((const int64_t *)(void *)v)[i]);
 		else
 			lua_pushnumber(L, v[i]);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
@@ -526,7 +576,7 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 			size_t *perm;
 			for (i = 0; i < k; i++)
 				cf[i] = -(double)cnt[i];
-			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0, NULL};
+			key.col = (gwb_col){k, GWB_COL_F64, cf, NULL, 0, NULL, NULL};
 			key.desc = false;
 			if ((st = gwb_table_order(&key, 1, k, &perm)) == GWB_OK) {
 				memcpy(ord, perm, k * sizeof(size_t));
@@ -535,7 +585,7 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 		}
 	}
 	for (i = 0; i < k; i++) {
-		vc[i] = v[ord[i]];
+		memcpy(&vc[i], &v[ord[i]], sizeof(double));   /* an int64 column's: int64 bits */
 		cf[i] = (double)cnt[ord[i]];
 		fr[i] = cf[i] / tot;
 	}
@@ -554,9 +604,14 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 		free(vc);
 		return gwb_lua_fail(L, st);
 	}
-	spec[0] = (gwb_colspec){name, {k, GWB_COL_F64, vc, c->levels, c->nlevels, tv}, NULL};
-	spec[1] = (gwb_colspec){"count", {k, GWB_COL_F64, cf, NULL, 0, NULL}, NULL};
-	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0, NULL}, NULL};
+	for (i = 0; i < k; i++) {   /* counts are integers */
+		int64_t n = (int64_t)cf[i];
+		memcpy(&cf[i], &n, sizeof(n));
+	}
+	spec[0] = (gwb_colspec){name, {k, c->type == GWB_COL_I64 ? GWB_COL_I64 : GWB_COL_F64, vc,
+				       c->levels, c->nlevels, tv, NULL}, NULL};
+	spec[1] = (gwb_colspec){"count", {k, GWB_COL_I64, cf, NULL, 0, NULL, NULL}, NULL};
+	spec[2] = (gwb_colspec){"fraction", {k, GWB_COL_F64, fr, NULL, 0, NULL, NULL}, NULL};
 	st = gwb_table_build(k, spec, 3, -1, &r);
 	free(vc);
 	gwb_lua_check(L, st);
@@ -665,7 +720,10 @@ static int compare(lua_State *L, gwb_cmp op, const char *fn)
 	x = value_arg(L, &c, lc, 2, fn);
 	snprintf(name, sizeof(name), "%.100s:%s", lc->name, fn);
 	m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, name);
-	gwb_col_compare(&c, op, x, m);
+	if (c.type == GWB_COL_I64 && lua_isinteger(L, 2) && lua_tointeger(L, 2) != GWB_I64_NA)
+		gwb_col_compare_i64(&c, op, (int64_t)lua_tointeger(L, 2), m);   /* exact */
+	else
+		gwb_col_compare(&c, op, x, m);
 	return 1;
 }
 
@@ -687,7 +745,11 @@ static int c_between(lua_State *L)
 	a = value_arg(L, &c, lc, 2, "between");
 	b = value_arg(L, &c, lc, 3, "between");
 	m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, "between");
-	gwb_col_between(&c, a, b, m);
+	if (c.type == GWB_COL_I64 && lua_isinteger(L, 2) && lua_isinteger(L, 3))
+		gwb_col_between_i64(&c, (int64_t)lua_tointeger(L, 2), (int64_t)lua_tointeger(L, 3),
+				    m);
+	else
+		gwb_col_between(&c, a, b, m);
 	return 1;
 }
 
@@ -722,6 +784,24 @@ static int c_isin(lua_State *L)
 		return 1;
 	}
 	set = lua_newuserdatauv(L, sizeof(double) * (k + 1), 0);
+	if (c.type == GWB_COL_I64) {   /* integers compare exactly; others as doubles */
+		int64_t *iset = (int64_t *)(void *)set;
+		bool ints = true;
+		for (i = 0; i < k && ints; i++) {
+			double x;
+			lua_geti(L, 2, (lua_Integer)i + 1);
+			if (lua_isinteger(L, -1))
+				iset[i] = (int64_t)lua_tointeger(L, -1);
+			else if (!gwb_f64_to_i64((x = value_arg(L, &c, lc, -1, "isin")), &iset[i]))
+				ints = false;
+			lua_pop(L, 1);
+		}
+		if (ints) {
+			m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, "isin");
+			gwb_col_isin_i64(&c, iset, k, m);
+			return 1;
+		}
+	}
 	for (i = 0; i < k; i++) {
 		lua_geti(L, 2, (lua_Integer)i + 1);
 		set[i] = value_arg(L, &c, lc, -1, "isin");

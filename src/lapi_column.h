@@ -50,6 +50,9 @@ gwb_col gwb_lua_getcol(lua_State *L, int idx, lcol **out);
 
 /* "category", "bool" or "number". */
 const char *gwb_lua_colkind(const gwb_col *c);
+/* c.dtype: "i64", "f64", "f32", "category", "text" (and "bool", "i32" for masks and class
+ * codes) */
+const char *gwb_lua_coldtype(const gwb_col *c);
 
 /* Push value i of c as Lua sees it: a number, a label, a boolean; nil when missing. */
 void gwb_lua_push_colvalue(lua_State *L, const gwb_col *c, size_t i);

@@ -117,6 +117,17 @@ static int ds_tostring(lua_State *L)
 		lua_pushfstring(L, "   text columns: %d", ntext);
 		luaL_addvalue(&B);
 	}
+	{   /* the number types (issue 30) */
+		int ni = 0, nf = 0;
+		for (j = 0; j < d->features; j++) {
+			ni += gwb_dataset_dtype(d, j) == GWB_DT_I64;
+			nf += gwb_dataset_dtype(d, j) == GWB_DT_F64;
+		}
+		if (ni || nf) {
+			lua_pushfstring(L, "   int64: %d, float64: %d", ni, nf);
+			luaL_addvalue(&B);
+		}
+	}
 	if (lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
 		/* (the table stays below; the buffer is only ever added to from the top) */
 		char line[400];
@@ -245,7 +256,66 @@ static int ds_index(lua_State *L)
 /* --- data.load / data.save / data.synth ---------------------------------------------------- */
 
 static const char *const load_keys[] = {"target", "sep", "header", "missing", "task",
-					"categorical", "text", "progress", "threads", "columns", NULL};
+					"categorical", "text", "progress", "threads", "columns",
+					"dtype", "dtypes", NULL};
+
+/* A number type's name ("f32", "f64", "i64") -> gwb_numtype, -1 otherwise. */
+static int numtype_of(const char *s)
+{
+	return !strcmp(s, "f32") ? GWB_DT_F32 : !strcmp(s, "f64") ? GWB_DT_F64 :
+	       !strcmp(s, "i64") ? GWB_DT_I64 : -1;
+}
+
+/* data.load's dtype = "f32" | "auto" and dtypes = {col = "f32" | "f64" | "i64"} into o (the
+ * arrays in a userdata anchored in the registry until the next load). */
+static void opt_dtypes(lua_State *L, int idx, gwb_csv_opts *o)
+{
+	const char *all = gwb_opt_str(L, idx, "data.load", "dtype", NULL);
+	const char **names;
+	int *types, n = 0;
+
+	if (all && strcmp(all, "auto") && strcmp(all, "f32"))
+		luaL_error(L, "data.load: dtype is \"auto\" (int64 for integer columns, float64 for "
+			   "other numbers) or \"f32\" (every number float32), not \"%s\"; dtypes = "
+			   "{col = \"f32\" | \"f64\" | \"i64\"} sets one column", all);
+	o->f32 = all && !strcmp(all, "f32");
+	if (lua_getfield(L, idx, "dtypes") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "data.load: dtypes is a table {col = \"f32\" | \"f64\" | \"i64\"} "
+			   "(got %s)", luaL_typename(L, -1));
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		n++;
+		lua_pop(L, 1);
+	}
+	names = lua_newuserdatauv(L, (sizeof(char *) + sizeof(int)) * ((size_t)n + 1), 1);
+	types = (int *)(void *)(names + n + 1);
+	lua_pushvalue(L, -2);
+	lua_setiuservalue(L, -2, 1);   /* the strings live as long as the arrays */
+	n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, -3)) {
+		if (lua_type(L, -2) != LUA_TSTRING)
+			luaL_error(L, "data.load: dtypes keys are column names (got a %s)",
+				   luaL_typename(L, -2));
+		if (lua_type(L, -1) != LUA_TSTRING || numtype_of(lua_tostring(L, -1)) < 0)
+			luaL_error(L, "data.load: dtypes.%s is \"f32\", \"f64\" or \"i64\" (got %s%s%s)",
+				   lua_tostring(L, -2), lua_type(L, -1) == LUA_TSTRING ? "\"" : "a ",
+				   lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) :
+				   luaL_typename(L, -1), lua_type(L, -1) == LUA_TSTRING ? "\"" : "");
+		names[n] = lua_tostring(L, -2);
+		types[n++] = numtype_of(lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	o->dtype_names = names;
+	o->dtype_types = types;
+	o->n_dtypes = n;
+	lua_setfield(L, LUA_REGISTRYINDEX, "gwb.data.dtypes");
+	lua_pop(L, 1);
+}
 
 /* Read a list of strings (or one string) from opts[key] into a NULL-terminated array on a
  * Lua-owned buffer. */
@@ -422,6 +492,7 @@ static int load_from(lua_State *L)
 		o.missing = opt_strlist(L, 2, "data.load", "missing", &o.n_missing);
 		o.categorical = opt_strlist(L, 2, "data.load", "categorical", &o.n_categorical);
 		o.text = opt_strlist(L, 2, "data.load", "text", &o.n_text);
+		opt_dtypes(L, 2, &o);
 	}
 	st = gwb_csv_load(src, &o, &b->d, &info);
 	if (st)
@@ -808,8 +879,10 @@ static const gwb_reg funcs[] = {
 	 "d:save writes beside it, else col1, col2, ...; other dtypes, big-endian, 1-D or 3-D\n"
 	 "arrays are refused). path \"-\" is stdin. The CSV is streamed; the separator\n"
 	 "(comma, tab, semicolon, |) and the header line are sniffed; quoted fields may\n"
-	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. Numbers are\n"
-	 "read as correctly rounded float32; text columns become categorical with a dictionary,\n"
+	 "hold separators, quotes (\"\") and newlines; CRLF and a UTF-8 BOM are fine. A column\n"
+	 "of integers (ids, counts, epoch seconds) is read as int64 and any other numeric column\n"
+	 "as float64, exactly (c.dtype \"i64\" / \"f64\"; d.id[i] is a Lua integer); models read\n"
+	 "their correctly rounded float32 (X, d:column). text columns become categorical,\n"
 	 "except free text: a column whose sampled values mostly differ (comments, titles) is kept\n"
 	 "as strings, kind \"text\" (d.col[i] is the string; models refuse it by name).\n"
 	 "Options: target = name or 1-based index (default the last column; -1 = last),\n"
@@ -818,6 +891,8 @@ static const gwb_reg funcs[] = {
 	 "  task = \"classification\" | \"regression\" (default: text or few distinct integers ->\n"
 	 "  classification), categorical = {\"zip\", ...} (read these columns as categories),\n"
 	 "  text = {\"comment\", ...} (read these columns as free text),\n"
+	 "  dtype = \"f32\" (every number float32 only, as gwb read them before; CSV and\n"
+	 "  Parquet), dtypes = {id = \"i64\", x = \"f32\" | \"f64\"} (one column's type),\n"
 	 "  progress = true (a progress bar for large files on a terminal).\n"
 	 "Errors name file:line:column (ragged rows, text in a numeric column, bad quotes); a\n"
 	 "truncated or corrupt gzip/zstd file, its compressed and uncompressed byte offsets.\n"

@@ -62,6 +62,19 @@ int gwb_lua_parquet_load(lua_State *L, int opts, const char *path, const char *s
 		o.threads = gwb_opt_threads(L, opts, "data.load");
 		if (o.threads < 0)
 			return luaL_error(L, "data.load: threads must be >= 0 (got %d)", o.threads);
+		{
+			const char *dt = gwb_opt_str(L, opts, "data.load", "dtype", NULL);
+			if (dt && strcmp(dt, "auto") && strcmp(dt, "f32"))
+				return luaL_error(L, "data.load: dtype is \"auto\" (a Parquet file's "
+						  "INT32/INT64 int64, DOUBLE float64) or \"f32\" (every "
+						  "number float32), not \"%s\"", dt);
+			o.f32 = dt && !strcmp(dt, "f32");
+			if (lua_getfield(L, opts, "dtypes") != LUA_TNIL)
+				return luaL_error(L, "data.load: dtypes applies to CSV files; a Parquet "
+						  "file's columns have their types (dtype = \"f32\" "
+						  "reads every number as float32)");
+			lua_pop(L, 1);
+		}
 		t = lua_getfield(L, opts, "columns");
 		if (t == LUA_TTABLE) {
 			int n = (int)lua_rawlen(L, -1);

@@ -15,6 +15,7 @@
 
 #include "column.h"
 #include "dataset.h"
+#include "fmt.h"
 #include "lapi.h"
 #include "lapi_data.h"
 
@@ -25,9 +26,13 @@
 /* Give the table on top of the stack a metatable that prints it as an aligned table with the
  * columns listed in the array at index cols (absolute); rows are the table's array part, or
  * the array at index rows (absolute) when rows != 0. */
-static void set_table_meta(lua_State *L, int cols, int rows)
+static void set_table_meta_exact(lua_State *L, int cols, int rows, int exact)
 {
-	lua_createtable(L, 0, 4);
+	lua_createtable(L, 0, 5);
+	if (exact) {
+		lua_pushvalue(L, exact);
+		lua_setfield(L, -2, "__exact");
+	}
 	lua_pushvalue(L, cols);
 	lua_setfield(L, -2, "__columns");
 	if (rows) {
@@ -39,6 +44,11 @@ static void set_table_meta(lua_State *L, int cols, int rows)
 	lua_getfield(L, LUA_REGISTRYINDEX, "gwb.Table.tostring");
 	lua_setfield(L, -2, "__tostring");
 	lua_setmetatable(L, -2);
+}
+
+static void set_table_meta(lua_State *L, int cols, int rows)
+{
+	set_table_meta_exact(L, cols, rows, 0);
 }
 
 /* Display width of one code point: wcwidth() where the locale knows it, else a table of the
@@ -163,7 +173,7 @@ static int cell_copy(const char *s, size_t len, char *out, size_t sz)
 
 /* The text of the value at v as a cell; *right = 1 for numbers (right-aligned). Returns its
  * display width. Never calls metamethods. */
-static int cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
+static int cell_text(lua_State *L, int v, char *buf, size_t sz, int *right, bool exact)
 {
 	char t[64];
 	const char *s = t;
@@ -177,6 +187,8 @@ static int cell_text(lua_State *L, int v, char *buf, size_t sz, int *right)
 			snprintf(t, sizeof(t), "%lld", (long long)lua_tointeger(L, v));
 		else if (isnan(lua_tonumber(L, v)))
 			snprintf(t, sizeof(t), "NA");
+		else if (exact)   /* a float64 column's: every digit it holds */
+			gwb_fmt_f64(t, sizeof(t), lua_tonumber(L, v));
 		else
 			snprintf(t, sizeof(t), "%.6g", lua_tonumber(L, v));
 		break;
@@ -272,15 +284,27 @@ static void push_row_cell(lua_State *L, int rows_idx, lua_Integer r, int key)
 	lua_remove(L, -2);
 }
 
+/* Whether the column named at key is in the set at exact (float64: shown in full). */
+static bool col_exact(lua_State *L, int exact, int key)
+{
+	bool b;
+
+	lua_pushvalue(L, key);
+	b = lua_rawget(L, exact) != LUA_TNIL;
+	lua_pop(L, 1);
+	return b;
+}
+
 #define MAX_SHOW_ROWS 200
 #define MAX_WIDTH 118
 
 int gwb_lua_table_tostring(lua_State *L)
 {
 	lua_Integer ncol, nrow, shown, c, r, k, nsel = 0, gap = -1;
-	int cols, rows_idx, width = 0, tw, right, gw;
+	int cols, rows_idx, exact, width = 0, tw, right, gw;
 	int *w;
 	lua_Integer *sel;
+	bool ex;
 	char cell[4 * MAX_CELL_COLS + 8], t[64];
 	strbuf B;
 
@@ -294,6 +318,11 @@ int gwb_lua_table_tostring(lua_State *L)
 		lua_pushvalue(L, 1);
 	}
 	rows_idx = lua_gettop(L);
+	if (lua_getfield(L, -2, "__exact") != LUA_TTABLE) {   /* float64 columns, by name */
+		lua_pop(L, 1);
+		lua_newtable(L);
+	}
+	exact = lua_gettop(L);
 	ncol = (lua_Integer)lua_rawlen(L, cols);
 	nrow = (lua_Integer)lua_rawlen(L, rows_idx);
 	shown = nrow < MAX_SHOW_ROWS ? nrow : MAX_SHOW_ROWS;
@@ -302,11 +331,12 @@ int gwb_lua_table_tostring(lua_State *L)
 	sel = lua_newuserdatauv(L, sizeof(lua_Integer) * (size_t)(ncol + 1), 0);
 	for (c = 0; c < ncol; c++) {
 		lua_rawgeti(L, cols, c + 1);
-		w[c] = cell_text(L, -1, cell, sizeof(cell), &right);
+		w[c] = cell_text(L, -1, cell, sizeof(cell), &right, false);
 		w[ncol + c] = 0;
+		ex = col_exact(L, exact, lua_gettop(L));
 		for (r = 0; r < shown; r++) {
 			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
-			tw = cell_text(L, -1, cell, sizeof(cell), &right);
+			tw = cell_text(L, -1, cell, sizeof(cell), &right, ex);
 			if (tw > w[c])
 				w[c] = tw;
 			w[ncol + c] |= right;
@@ -344,7 +374,7 @@ int gwb_lua_table_tostring(lua_State *L)
 		if (k == gap)
 			sb_cell(&B, t, gw, gw, 0, 0, 0);
 		lua_rawgeti(L, cols, c + 1);
-		tw = cell_text(L, -1, cell, sizeof(cell), &right);
+		tw = cell_text(L, -1, cell, sizeof(cell), &right, false);
 		lua_pop(L, 1);
 		sb_cell(&B, cell, tw, w[c], w[ncol + c], k == 0, k == nsel - 1);
 	}
@@ -365,8 +395,9 @@ int gwb_lua_table_tostring(lua_State *L)
 			if (k == gap)
 				sb_cell(&B, "...", 3, gw, 0, 0, 0);
 			lua_rawgeti(L, cols, c + 1);
+			ex = col_exact(L, exact, lua_gettop(L));
 			push_row_cell(L, rows_idx, r + 1, lua_gettop(L));
-			tw = cell_text(L, -1, cell, sizeof(cell), &right);
+			tw = cell_text(L, -1, cell, sizeof(cell), &right, ex);
 			lua_pop(L, 2);
 			sb_cell(&B, cell, tw, w[c], w[ncol + c], k == 0, k == nsel - 1);
 		}
@@ -389,6 +420,14 @@ static void push_cell(lua_State *L, const gwb_dataset *d, int j, size_t i)
 {
 	float v = d->X[(size_t)j * d->rows + i];
 
+	if (d->wide && d->wide[j]) {   /* the exact value: an integer, or the float64 */
+		const gwb_num64 *w = d->wide[j];
+		if (w->type == GWB_DT_I64 && w->i[i] != GWB_I64_NA)
+			lua_pushinteger(L, (lua_Integer)w->i[i]);
+		else
+			lua_pushnumber(L, gwb_dataset_at(d, j, i));
+		return;
+	}
 	if (gwb_dataset_is_text(d, j)) {
 		if (d->text[j]->v[i])
 			lua_pushstring(L, d->text[j]->v[i]);
@@ -434,6 +473,12 @@ static int head_or_tail(lua_State *L, bool tail)
 		lua_rawseti(L, -2, d->features + 1);
 	}
 	top = lua_gettop(L);
+	lua_newtable(L);   /* the float64 columns, shown in full */
+	for (j = 0; j < d->features; j++)
+		if (gwb_dataset_dtype(d, j) == GWB_DT_F64) {
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, d->names[j] ? d->names[j] : "?");
+		}
 	lua_createtable(L, (int)rows, 0);
 	for (i = from; i < from + rows; i++) {
 		lua_createtable(L, 0, d->features + 1);
@@ -447,7 +492,7 @@ static int head_or_tail(lua_State *L, bool tail)
 		}
 		lua_rawseti(L, -2, (lua_Integer)(i - from) + 1);
 	}
-	set_table_meta(L, top, 0);
+	set_table_meta_exact(L, top, 0, top + 1);
 	return 1;
 }
 
@@ -511,16 +556,16 @@ static void describe_more(lua_State *L, const gwb_dataset *d, int j)
 int gwb_lua_ds_describe(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
-	static const char *const cols[] = {"column", "type", "min", "25%", "median", "75%", "max",
-					   "mean", "std", "missing", "distinct", "top"};
+	static const char *const cols[] = {"column", "type", "dtype", "min", "25%", "median", "75%",
+					   "max", "mean", "std", "missing", "distinct", "top"};
 	gwb_colstats *s, ts;
-	int j, top, c, ncols = 11;   /* "top" only where there are categories */
+	int j, top, c, ncols = 12;   /* "top" only where there are categories */
 
 	for (j = 0; j < d->features; j++)
 		if (d->cat_levels[j])
-			ncols = 12;
+			ncols = 13;
 	if (!d->no_target && d->task == GWB_TASK_CLASSIFICATION)
-		ncols = 12;
+		ncols = 13;
 	s = lua_newuserdatauv(L, sizeof(*s) * ((size_t)d->features + 1), 0);
 	gwb_lua_check(L, gwb_dataset_describe(d, s, 0));
 	lua_createtable(L, ncols, 0);
@@ -548,10 +593,22 @@ int gwb_lua_ds_describe(lua_State *L)
 				gwb_lua_setnum(L, "min", s[j].min);
 				gwb_lua_setnum(L, "max", s[j].max);
 				gwb_lua_setnum(L, "mean", s[j].mean);
+				if (gwb_dataset_dtype(d, j) == GWB_DT_I64 && s[j].missing < d->rows) {
+					/* an int64 column's exact min and max */
+					gwb_col cv;
+					gwb_colsum cs;
+					gwb_col_of(d, j, &cv);
+					if (gwb_col_summary(&cv, &cs) == GWB_OK && cs.count) {
+						gwb_lua_setint(L, "min", cs.imin);
+						gwb_lua_setint(L, "max", cs.imax);
+					}
+				}
 				gwb_lua_setnum(L, "std", s[j].std);
 			}
 			gwb_lua_setint(L, "missing", (lua_Integer)s[j].missing);
 			gwb_lua_setint(L, "distinct", (lua_Integer)s[j].distinct);
+			lua_pushstring(L, gwb_dataset_dtype_name(d, j));
+			lua_setfield(L, -2, "dtype");
 		} else {
 			name = d->target ? d->target : "target";
 			lua_pushboolean(L, 1);

@@ -455,10 +455,28 @@ static int g_agg(lua_State *L)
 		double *out = vals + (size_t)k * G;
 		if (a[k].col >= 0)
 			gwb_col_of(d, a[k].col, &c);
-		st = gwb_groups_agg(g, (gwb_agg)a[k].agg, a[k].col >= 0 ? &c : NULL, out);
+		gwb_col_type ot = GWB_COL_F64;
+		bool exact = false;
+		if (a[k].col >= 0 && gwb_agg_exact_i64((gwb_agg)a[k].agg, &c)) {
+			/* an int64 column's sum, min, max, first, last: exact int64 */
+			if ((st = gwb_groups_agg_i64(g, (gwb_agg)a[k].agg, &c, (int64_t *)(void *)out,
+						     &exact)))
+				break;
+			ot = exact ? GWB_COL_I64 : GWB_COL_F64;
+		}
+		if (!exact)
+			st = gwb_groups_agg(g, (gwb_agg)a[k].agg, a[k].col >= 0 ? &c : NULL, out);
 		if (st)
 			break;
-		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, GWB_COL_F64, out, NULL, 0, NULL}, NULL};
+		if (!exact && (a[k].agg == GWB_AGG_COUNT || a[k].agg == GWB_AGG_COUNT_ALL ||
+			       a[k].agg == GWB_AGG_NUNIQUE)) {
+			/* counts are integers */
+			int64_t *io = (int64_t *)(void *)out;
+			for (i = 0; i < G; i++)
+				io[i] = (int64_t)out[i];
+			ot = GWB_COL_I64;
+		}
+		spec[lg->nk + k] = (gwb_colspec){a[k].name, {G, ot, out, NULL, 0, NULL, NULL}, NULL};
 		if ((a[k].agg == GWB_AGG_FIRST || a[k].agg == GWB_AGG_LAST) && c.levels) {
 			spec[lg->nk + k].src.levels = c.levels;
 			spec[lg->nk + k].src.nlevels = c.nlevels;
@@ -675,7 +693,7 @@ static int m_with(lua_State *L)
 			gwb_expr_free(e);
 			if (st)
 				return verb_fail(L, "with", st);
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL, NULL};
 		} else if (lua_isfunction(L, -1)) {
 			double *out = gwb_lua_push_colowned(L, d->rows, GWB_COL_F64, newnames[k]);
 			size_t i;
@@ -702,7 +720,7 @@ static int m_with(lua_State *L)
 				}
 				lua_pop(L, 1);
 			}
-			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL};
+			c = (gwb_col){d->rows, GWB_COL_F64, out, NULL, 0, NULL, NULL};
 		} else {
 			return luaL_error(L, "with: %s = %s: give a Column, an expression (\"a / b\") or "
 					  "a function of a row", newnames[k], luaL_typename(L, -1));

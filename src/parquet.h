@@ -29,6 +29,8 @@ typedef struct gwb_parquet_opts {
 	                               * every column */
 	int n_columns;
 	int threads;                  /* row groups decoded at once; 0 = one per CPU */
+	bool f32;                     /* dtype = "f32": every number float32 only; else INT32 and
+	                               * INT64 are int64, DOUBLE (and decimals) float64 */
 } gwb_parquet_opts;
 
 typedef struct gwb_parquet_info {

@@ -163,6 +163,8 @@ typedef struct pcol {
 	bool free_text;           /* text kept as strings (gwb_text), decided from a sample */
 	double div;               /* decimal: 10^scale; else 1 */
 	float *out;               /* its column: rows floats (X, or yr for the target) */
+	uint64_t *wout;           /* a 64-bit feature's exact values (dataset.h's wide), or NULL */
+	bool wint;                /* ...int64 (INT32, INT64 but decimals), else float64 */
 } pcol;
 
 typedef struct scratch scratch;
@@ -187,6 +189,7 @@ struct scratch {
 	uint32_t *lev; size_t nlev;
 	uint32_t *idx; size_t nidx;
 	float *val;    size_t nval;
+	uint64_t *w64; size_t nw64;   /* the 64-bit values beside val (pcol.wout) */
 	int64_t *i64;  size_t ni64;
 	uint8_t *str;  size_t nstr;
 };
@@ -211,6 +214,7 @@ static void scratch_free(scratch *s)
 	free(s->lev);
 	free(s->idx);
 	free(s->val);
+	free(s->w64);
 	free(s->i64);
 	free(s->str);
 }
@@ -223,6 +227,7 @@ typedef struct chunk {
 	strtab *tab;
 	size_t page_at;           /* the page being read (for messages) */
 	float *dnum;              /* dictionary: numbers... */
+	uint64_t *dw64;           /* (and their 64-bit values, for a pcol.wout column) */
 	int32_t *dcode;           /* ...or codes into tab */
 	size_t ndict;
 	bool have_dict;
@@ -263,9 +268,23 @@ static float num_i64(const pcol *c, int64_t v)
 	return c->div != 1 ? (float)((double)v / c->div) : (float)v;
 }
 
-/* PLAIN numbers: n values of c's type from p[0..end) into out; *used = bytes */
+/* A 64-bit value of column c (pcol.wout) from an integer: itself (int64), or a decimal's
+ * value as a double. */
+static uint64_t wide_i64(const pcol *c, int64_t v)
+{
+	double d;
+
+	if (c->wint)
+		return (uint64_t)v;
+	d = c->div != 1 ? (double)v / c->div : (double)v;
+	memcpy(&v, &d, 8);
+	return (uint64_t)v;
+}
+
+/* PLAIN numbers: n values of c's type from p[0..end) into out (and, for a 64-bit column, w64
+ * when not NULL); *used = bytes */
 static bool plain_nums(const pcol *c, const uint8_t *p, const uint8_t *end, float *out, size_t n,
-		       size_t *used)
+		       size_t *used, uint64_t *w64)
 {
 	size_t i, w = c->el->type == PQ_INT64 || c->el->type == PQ_DOUBLE ? 8 : 4, need;
 
@@ -287,11 +306,17 @@ static bool plain_nums(const pcol *c, const uint8_t *p, const uint8_t *end, floa
 	}
 	for (i = 0; i < n; i++, p += w) {
 		switch (c->el->type) {
-		case PQ_INT32: out[i] = num_i64(c, (int32_t)le32(p)); break;
+		case PQ_INT32:
+			out[i] = num_i64(c, (int32_t)le32(p));
+			if (w64)
+				w64[i] = wide_i64(c, (int32_t)le32(p));
+			break;
 		case PQ_INT64: {
 			int64_t v;
 			memcpy(&v, p, 8);
 			out[i] = num_i64(c, v);
+			if (w64)
+				w64[i] = wide_i64(c, v);
 			break;
 		}
 		case PQ_FLOAT: memcpy(&out[i], p, 4); break;
@@ -299,6 +324,8 @@ static bool plain_nums(const pcol *c, const uint8_t *p, const uint8_t *end, floa
 			double v;
 			memcpy(&v, p, 8);
 			out[i] = (float)v;
+			if (w64)
+				memcpy(&w64[i], &v, 8);
 		}
 		}
 	}
@@ -399,6 +426,7 @@ static gwb_status page_values(chunk *k, int enc, const uint8_t *p, const uint8_t
 			      size_t nn, float *vals, uint32_t *idx)
 {
 	const pcol *c = k->c;
+	uint64_t *w64 = c->wout ? k->s->w64 : NULL;
 	size_t used, i;
 	int type = c->el->type;
 
@@ -406,7 +434,7 @@ static gwb_status page_values(chunk *k, int enc, const uint8_t *p, const uint8_t
 	case PQ_ENC_PLAIN:
 		if (c->text)
 			return plain_strs(k, p, end, idx, nn);
-		if (!plain_nums(c, p, end, vals, nn, &used))
+		if (!plain_nums(c, p, end, vals, nn, &used, w64))
 			return corrupt(k, "%zu PLAIN values need more bytes than the page's %zu", nn,
 				       (size_t)(end - p));
 		return GWB_OK;
@@ -433,6 +461,8 @@ static gwb_status page_values(chunk *k, int enc, const uint8_t *p, const uint8_t
 				idx[i] = (uint32_t)k->dcode[idx[i]];
 			else
 				vals[i] = k->dnum[idx[i]];
+			if (w64)
+				w64[i] = k->dw64[idx[i]];
 		}
 		return GWB_OK;
 	}
@@ -456,9 +486,12 @@ static gwb_status page_values(chunk *k, int enc, const uint8_t *p, const uint8_t
 				return gwb_error(GWB_ENOMEM, "%s: out of memory", k->r->path);
 			if (!pq_delta_get(p, end, k->s->i64, nn, &used))
 				return corrupt(k, "bad DELTA_BINARY_PACKED data for %zu values", nn);
-			for (i = 0; i < nn; i++)
-				vals[i] = num_i64(c, type == PQ_INT32 ? (int32_t)k->s->i64[i]
-								      : k->s->i64[i]);
+			for (i = 0; i < nn; i++) {
+				int64_t v = type == PQ_INT32 ? (int32_t)k->s->i64[i] : k->s->i64[i];
+				vals[i] = num_i64(c, v);
+				if (w64)
+					w64[i] = wide_i64(c, v);
+			}
 			return GWB_OK;
 		}
 		break;
@@ -477,7 +510,7 @@ static gwb_status page_values(chunk *k, int enc, const uint8_t *p, const uint8_t
 			for (i = 0; i < nn; i++) {
 				for (b = 0; b < w; b++)
 					v[b] = p[b * nn + i];
-				if (!plain_nums(c, v, v + w, vals + i, 1, &used))
+				if (!plain_nums(c, v, v + w, vals + i, 1, &used, w64 ? w64 + i : NULL))
 					return corrupt(k, "BYTE_STREAM_SPLIT data");
 			}
 			return GWB_OK;
@@ -519,9 +552,10 @@ static gwb_status dict_page(chunk *k, const uint8_t *p, const uint8_t *end, int3
 		k->dcode = (int32_t *)codes;
 	} else {
 		size_t used;
-		if (!(k->dnum = malloc((n + 1) * sizeof(float))))
+		if (!(k->dnum = malloc((n + 1) * sizeof(float))) ||
+		    (k->c->wout && !(k->dw64 = malloc((n + 1) * sizeof(uint64_t)))))
 			return gwb_error(GWB_ENOMEM, "%s: out of memory", k->r->path);
-		if (!plain_nums(k->c, p, end, k->dnum, n, &used))
+		if (!plain_nums(k->c, p, end, k->dnum, n, &used, k->dw64))
 			return corrupt(k, "a dictionary of %zu values cut short", n);
 	}
 	k->ndict = n;
@@ -535,7 +569,7 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 			     size_t limit)
 {
 	const pq_colmeta *cm = &r->m.rg[g].cols[c->leaf];
-	chunk k = {r, g, c, tab, 0, NULL, NULL, 0, false, s};
+	chunk k = {r, g, c, tab, 0, NULL, NULL, NULL, 0, false, s};
 	size_t rows = r->first[g + 1] - r->first[g], done = 0, start, end, pos;
 	float *out = c->out + r->first[g];
 	gwb_status st = GWB_OK;
@@ -682,7 +716,8 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 		}
 		if (!grow((void **)&s->lev, &s->nlev, n + 1, sizeof(uint32_t)) ||
 		    !grow((void **)&s->idx, &s->nidx, n + 1, sizeof(uint32_t)) ||
-		    !grow((void **)&s->val, &s->nval, n + 1, sizeof(float)))
+		    !grow((void **)&s->val, &s->nval, n + 1, sizeof(float)) ||
+		    (c->wout && !grow((void **)&s->w64, &s->nw64, n + 1, sizeof(uint64_t))))
 			goto oom;
 		/* definition levels (flat: 0 = null, 1 = a value) */
 		nn = n;
@@ -728,10 +763,21 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 			}
 		} else if (c->max_def) {
 			size_t j = 0;
+			if (c->wout) {   /* nulls: int64's NA or NaN */
+				uint64_t *wo = c->wout + r->first[g] + done, na = (uint64_t)GWB_I64_NA;
+				double nan = NAN;
+				if (!c->wint)
+					memcpy(&na, &nan, 8);
+				for (i = 0; i < n; i++)
+					wo[i] = s->lev[i] ? s->w64[j++] : na;
+				j = 0;
+			}
 			for (i = 0; i < n; i++)
 				out[done + i] = s->lev[i] ? (c->text ? (float)s->idx[j++] : s->val[j++])
 							  : NAN;
 		} else {
+			if (c->wout)
+				memcpy(c->wout + r->first[g] + done, s->w64, n * sizeof(uint64_t));
 			for (i = 0; i < n; i++)
 				out[done + i] = c->text ? (float)s->idx[i] : s->val[i];
 		}
@@ -739,6 +785,7 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 	}
 out:
 	free(k.dnum);
+	free(k.dw64);
 	free(k.dcode);
 	return st;
 oom:
@@ -1375,9 +1422,29 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 		if (k == tsel) {
 			c->out = d->yr;
 		} else {
+			int pt = c->el->type;
 			c->out = d->X + (size_t)i * rows;
 			if (!(d->names[i] = strdup(c->el->name)))
 				goto oom;
+			if (!o->f32 && (pt == PQ_INT32 || pt == PQ_INT64 || pt == PQ_DOUBLE)) {
+				/* INT32 and INT64 int64 (decimals float64), DOUBLE float64 (issue 30) */
+				gwb_num64 *w;
+				c->wint = pt != PQ_DOUBLE && c->div == 1;
+				if (!(w = gwb_num64_new(c->wint ? GWB_DT_I64 : GWB_DT_F64, 0)))
+					goto oom;
+				free(w->i);
+				free(w->f);
+				w->i = NULL;
+				w->f = NULL;
+				if (c->wint)
+					c->wout = (uint64_t *)(void *)(w->i = malloc((rows + 1) * 8));
+				else
+					c->wout = (uint64_t *)(void *)(w->f = malloc((rows + 1) * 8));
+				if (!c->wout || gwb_dataset_attach_wide(d, i, w)) {
+					gwb_num64_free(w);
+					goto oom;
+				}
+			}
 			i++;
 		}
 	}

@@ -1,5 +1,6 @@
 /* parquet_write.c - a Dataset written as a Parquet file (parquet.h): row groups of at most
- * row_group rows, each column one chunk of one v1 data page (PLAIN FLOAT for numbers; a PLAIN
+ * row_group rows, each column one chunk of one v1 data page (PLAIN FLOAT for numbers, INT64 and
+ * DOUBLE for int64 and float64 columns; a PLAIN
  * dictionary page of the levels and RLE_DICTIONARY indices for categories and a text target),
  * REQUIRED columns, or OPTIONAL with RLE definition levels where a column has missing
  * values; pages compressed with snappy (the default), zstd, gzip or not at all; the footer
@@ -28,8 +29,19 @@ typedef struct wcol {
 	char **levels;           /* text: the dictionary */
 	int nlev;
 	char *const *text;       /* a text column's strings (NULL = missing), written PLAIN */
+	const gwb_num64 *wide;   /* a 64-bit column's values, written INT64 or DOUBLE */
 	bool optional;
 } wcol;
+
+/* the physical type column c is written as */
+static int col_type(const wcol *c)
+{
+	if (c->levels || c->text)
+		return PQ_BYTE_ARRAY;
+	if (c->wide)
+		return c->wide->type == GWB_DT_I64 ? PQ_INT64 : PQ_DOUBLE;
+	return PQ_FLOAT;
+}
 
 /* written as BYTE_ARRAY (UTF-8 strings) */
 static inline bool col_str(const wcol *c)
@@ -146,6 +158,16 @@ static gwb_status put_chunk(pq_buf *f, int codec, const wcol *c, size_t r0, size
 		}
 		pq_put_byte(&body, (uint8_t)bw);
 		pq_rle_put(&body, v, nn, bw);
+	} else if (c->wide) {   /* 8 bytes a value, the missing ones left out */
+		for (i = 0; i < n; i++) {
+			float x = col_at(c, r0 + i);
+			if (isnan(x) && c->optional)
+				continue;
+			if (c->wide->type == GWB_DT_I64)
+				pq_put(&body, &c->wide->i[r0 + i], 8);
+			else
+				pq_put(&body, &c->wide->f[r0 + i], 8);
+		}
 	} else {
 		for (i = 0; i < n; i++) {
 			float x = col_at(c, r0 + i);
@@ -237,6 +259,8 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 		}
 		if (gwb_dataset_is_text(d, j))
 			c->text = d->text[j]->v;
+		if (gwb_dataset_dtype(d, j) != GWB_DT_F32)
+			c->wide = d->wide[j];
 		for (i = 0; i < rows && !c->optional; i++)
 			c->optional = isnan(x[i]);
 	}
@@ -292,7 +316,7 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 		for (j = 0; j < nc; j++) {
 			const wcol *c = &cols[j];
 			l2 = 0;
-			pq_tw_i32(&f, &l2, 1, col_str(c) ? PQ_BYTE_ARRAY : PQ_FLOAT);
+			pq_tw_i32(&f, &l2, 1, col_type(c));
 			pq_tw_i32(&f, &l2, 3, c->optional ? PQ_OPTIONAL : PQ_REQUIRED);
 			pq_tw_bin(&f, &l2, 4, c->name, strlen(c->name));
 			if (col_str(c)) {
@@ -320,7 +344,7 @@ gwb_status gwb_parquet_save(const gwb_dataset *d, const char *path, const gwb_pa
 				total += w->uncomp;
 				pq_tw_i64(&f, &l3, 2, w->dict_at >= 0 ? w->dict_at : w->data_at);
 				pq_tw_struct(&f, &l3, 3);
-				pq_tw_i32(&f, &l4, 1, col_str(c) ? PQ_BYTE_ARRAY : PQ_FLOAT);
+				pq_tw_i32(&f, &l4, 1, col_type(c));
 				pq_tw_list(&f, &l4, 2, PQ_T_I32, c->levels ? 3 : 2);
 				pq_tw_elem_i32(&f, c->levels ? PQ_ENC_PLAIN : PQ_ENC_PLAIN);
 				pq_tw_elem_i32(&f, PQ_ENC_RLE);

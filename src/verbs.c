@@ -104,6 +104,8 @@ static inline uint64_t key_at(const keyfill *k, size_t r)
 		v = isnan(x) || x < 0 || x >= k->c->nlevels ? UINT64_MAX : k->rank[(size_t)x];
 	} else if (k->c->type == GWB_COL_F32) {
 		v = okey_f32(((const float *)k->c->v)[r]);
+	} else if (k->c->type == GWB_COL_I64) {
+		v = gwb_okey_i64(((const int64_t *)k->c->v)[r]);   /* exact: 2^53 + 1 is its own */
 	} else {
 		v = okey_f64(gwb_col_at(k->c, r));
 	}
@@ -659,6 +661,13 @@ static gwb_status accumulate(acc_ctx *x)
 	return GWB_OK;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -715,6 +724,19 @@ static void seg_run(void *ctx, int64_t lo, int64_t hi, int part)
 	}
 	for (gi = lo; gi < hi; gi++) {
 		size_t s = x->g->start[gi], e = x->g->start[gi + 1], k = 0, i, d;
+		if (x->a == GWB_AGG_NUNIQUE && x->c->type == GWB_COL_I64) {
+			/* int64: distinct by value (2^53 and 2^53 + 1 are two), not as doubles */
+			int64_t *iv = (int64_t *)(void *)buf;
+			const int64_t *v = x->c->v;
+			for (i = s; i < e; i++)
+				if (v[x->g->order[i]] != GWB_I64_NA)
+					iv[k++] = v[x->g->order[i]];
+			qsort(iv, k, sizeof(int64_t), cmp_i64);
+			for (i = 0, d = 0; i < k; i++)
+				d += !i || iv[i] != iv[i - 1];
+			x->out[gi] = (double)d;
+			continue;
+		}
 		for (i = s; i < e; i++) {
 			double v = gwb_col_at(x->c, x->g->order[i]);
 			if (!isnan(v))
@@ -842,6 +864,62 @@ out:
 	return st;
 }
 
+bool gwb_agg_exact_i64(gwb_agg a, const gwb_col *c)
+{
+	return c && c->type == GWB_COL_I64 && !c->levels &&
+	       (a == GWB_AGG_SUM || a == GWB_AGG_MIN || a == GWB_AGG_MAX || a == GWB_AGG_FIRST ||
+		a == GWB_AGG_LAST);
+}
+
+gwb_status gwb_groups_agg_i64(gwb_groups *g, gwb_agg a, const gwb_col *c, int64_t *out,
+			      bool *exact)
+{
+	const int64_t *v = c->v;
+	size_t G = g->ngroups, i;
+	bool *seen = calloc(G + 1, 1);
+
+	*exact = true;
+	if (!seen)
+		return oom("agg", g->rows);
+	for (i = 0; i < G; i++)
+		out[i] = a == GWB_AGG_SUM ? 0 : GWB_I64_NA;
+	if (a == GWB_AGG_LAST) {
+		for (i = g->rows; i-- > 0;)
+			if (v[i] != GWB_I64_NA && !seen[g->gid[i]]) {
+				seen[g->gid[i]] = true;
+				out[g->gid[i]] = v[i];
+			}
+		free(seen);
+		return GWB_OK;
+	}
+	for (i = 0; i < g->rows; i++) {
+		size_t k = g->gid[i];
+		int64_t x = v[i];
+		if (x == GWB_I64_NA)
+			continue;
+		switch (a) {
+		case GWB_AGG_SUM:
+			if (__builtin_add_overflow(out[k], x, &out[k]) || out[k] == GWB_I64_NA)
+				*exact = false;
+			break;
+		case GWB_AGG_MIN:
+			if (!seen[k] || x < out[k])
+				out[k] = x;
+			break;
+		case GWB_AGG_MAX:
+			if (!seen[k] || x > out[k])
+				out[k] = x;
+			break;
+		default:   /* first */
+			if (!seen[k])
+				out[k] = x;
+		}
+		seen[k] = true;
+	}
+	free(seen);   /* (a group without a value sums to 0, as in gwb_groups_agg) */
+	return gwb_intr_pending() ? intr("agg") : GWB_OK;
+}
+
 /* --- join ---------------------------------------------------------------------------------- */
 
 typedef struct join_ctx {
@@ -896,7 +974,7 @@ static void join_run(void *ctx, int64_t clo, int64_t chi, int part)
 
 /* keys of a join side: numbers by bits; categories by the code of the label in the left
  * column's dictionary (labels the left lacks: never match) */
-static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, uint64_t *out)
+static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, bool ints, uint64_t *out)
 {
 	size_t i;
 
@@ -943,6 +1021,11 @@ static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, uint64_t *out)
 		free(map);
 		return GWB_OK;
 	}
+	if (ints) {   /* both sides int64: exactly */
+		for (i = 0; i < c->n; i++)
+			out[i] = gwb_okey_i64(((const int64_t *)c->v)[i]);
+		return GWB_OK;
+	}
 	for (i = 0; i < c->n; i++)
 		out[i] = okey_f64(gwb_col_at(c, i));
 	return GWB_OK;
@@ -959,6 +1042,7 @@ gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_
 	u64map m = {0};
 	join_ctx x = {0};
 	gwb_status st = GWB_OK;
+	bool ints = lk->type == GWB_COL_I64 && rk->type == GWB_COL_I64;
 	int ch;
 
 	*li = *ri = NULL;
@@ -967,7 +1051,7 @@ gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_
 		st = oom("join", lk->n);
 		goto out;
 	}
-	if ((st = join_keys(lk, lk, lkey)) || (st = join_keys(rk, lk, rkey)))
+	if ((st = join_keys(lk, lk, ints, lkey)) || (st = join_keys(rk, lk, ints, rkey)))
 		goto out;
 	/* the right side's keys numbered in order of appearance, its rows listed by key */
 	rid = malloc((rk->n + 1) * sizeof(uint32_t));
@@ -1080,6 +1164,13 @@ static void gather_run(void *ctx, int64_t lo, int64_t hi, int part)
 	int64_t i;
 
 	(void)part;
+	if (s->src.x32) {   /* a Dataset's 64-bit column: its float32 X as it is */
+		for (i = lo; i < hi; i++) {
+			size_t r = s->idx ? s->idx[i] : (size_t)i;
+			x->out[i] = r == GWB_ROW_NONE ? NAN : s->src.x32[r];
+		}
+		return;
+	}
 	if (!s->idx) {
 		if (s->src.type == GWB_COL_F32) {
 			memcpy(x->out + lo, (const float *)s->src.v + lo, (size_t)(hi - lo) * sizeof(float));
@@ -1145,6 +1236,24 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 			if (!(d->cat_levels[f] = copy_levels(cols[j].src.levels, cols[j].src.nlevels)))
 				goto nomem;
 			d->cat_count[f] = cols[j].src.nlevels;
+		}
+		if ((cols[j].src.type == GWB_COL_I64 || cols[j].src.type == GWB_COL_F64) &&
+		    !cols[j].src.levels && !cols[j].src.text) {
+			/* a 64-bit column stays one: its exact values, X their rounding */
+			gwb_num64 w = {cols[j].src.type == GWB_COL_I64 ? GWB_DT_I64 : GWB_DT_F64,
+				       (int64_t *)cols[j].src.v, (double *)cols[j].src.v};
+			gwb_num64 *c;
+			if (w.type == GWB_DT_I64)
+				w.f = NULL;
+			else
+				w.i = NULL;
+			if (!(c = gwb_num64_take(&w, cols[j].idx, rows)))
+				goto nomem;
+			if (cols[j].src.x32 ? gwb_dataset_attach_wide(d, f, c) :
+			    gwb_dataset_set_wide(d, f, c)) {
+				gwb_num64_free(c);
+				goto nomem;
+			}
 		}
 		if (cols[j].src.text) {
 			gwb_text *tx = gwb_text_new(rows);

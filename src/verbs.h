@@ -71,6 +71,13 @@ const char *gwb_agg_name(gwb_agg a);
  * nunique (distinct values not missing). Sums compensated; NaN where a group has no value. */
 gwb_status gwb_groups_agg(gwb_groups *g, gwb_agg a, const gwb_col *c, double *out);
 
+/* An int64 column's sum, min, max, first and last kept exact (gwb_agg_exact_i64: whether a
+ * gets this for c): out[g] as int64 (GWB_I64_NA where a group has no value); *exact false
+ * when a sum overflowed int64 (then take gwb_groups_agg's doubles). */
+bool gwb_agg_exact_i64(gwb_agg a, const gwb_col *c);
+gwb_status gwb_groups_agg_i64(gwb_groups *g, gwb_agg a, const gwb_col *c, int64_t *out,
+			      bool *exact);
+
 /* Row pairs of the join of left key lk with right key rk (same kind; categories matched by
  * label): for each left row in order, the right rows with an equal key in their order;
  * left = true keeps a left row without a match once, with GWB_ROW_NONE on the right.

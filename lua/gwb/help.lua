@@ -24,7 +24,8 @@ M.classes = {
     } },
   ["gwb.Column"] = { short = "Column", var = "c", what = "one column of a Dataset (d.name, d[j], d:col(name)), a mask or an arithmetic result; c[i] is row i (nil when missing)",
     fields = {
-      name = "the column's name", kind = '"number", "category" or "bool" (a mask)', rows = "its length (#c)",
+      name = "the column's name", kind = '"number", "category", "text" or "bool" (a mask)',
+      dtype = '"i64", "f64", "f32", "category", "text" (c[i] of an i64 column is a Lua integer)', rows = "its length (#c)",
       labels = "a category's labels",
     } },
   ["gwb.GroupBy"] = { short = "GroupBy", var = "g", what = "rows grouped by key columns (d:group_by(keys)); g:agg{...}",

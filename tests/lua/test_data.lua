@@ -69,11 +69,12 @@ T.test("summary, head, describe and class_counts print aligned tables", function
   T.eq(#ds, 5)
   T.near(ds.sepal_length.mean, 5.8433333, 1e-5)
   T.near(ds.sepal_length.std, 0.8280661, 1e-5)        -- sample std, as pandas
-  T.eq(ds.sepal_length.min, f32(4.3)); T.eq(ds.sepal_length.max, f32(7.9))
+  T.eq(ds.sepal_length.min, 4.3); T.eq(ds.sepal_length.max, 7.9)   -- float64: the file's values
+  T.eq(ds.sepal_length.dtype, "f64")
   T.eq(ds.sepal_length.distinct, 35)
   T.eq(ds.petal_width.missing, 0)
   T.eq(ds[5].column, "species"); T.eq(ds[5].distinct, 3)
-  T.ok(tostring(ds):find("column%s+type%s+min%s+25%%%s+median%s+75%%%s+max%s+mean%s+std%s+missing%s+distinct%s+top"),
+  T.ok(tostring(ds):find("column%s+type%s+dtype%s+min%s+25%%%s+median%s+75%%%s+max%s+mean%s+std%s+missing%s+distinct%s+top"),
     tostring(ds))
   T.near(ds.sepal_length.median, 5.8, 1e-6); T.near(ds.petal_length["25%"], 1.6, 1e-6)
   T.near(ds.petal_length["75%"], 5.1, 1e-6); T.eq(ds.species.top, "setosa (50)")
@@ -170,7 +171,9 @@ T.test("numbers are correctly rounded float32", function()
   local tie = data.load(write("tie.csv", "v,t\n1.000000059604644775390625,0\n1.0000000596046447753906251,1\n"))
   T.eq(tie:column("v")[1], 1.0)
   T.eq(tie:column("v")[2], f32(1.00000012))
-  T.raises(function() data.load(write("big.csv", "v,t\n1e39,0\n2,1\n")) end, "float32 range")
+  T.raises(function() data.load(write("big.csv", "v,t\n1e39,0\n2,1\n"), { dtype = "f32" }) end,
+    "float32 range")
+  T.eq(data.load(write("big.csv", "v,t\n1e39,0\n2,1\n")).v[1], 1e39, "float64 holds it")
 end)
 
 T.test("categorical features and targets: dictionaries in sorted order", function()

@@ -84,8 +84,8 @@ T.test("Dataset, head, describe, class_counts print at 1..10,000 rows and 1..1,0
       local ls = check_table(tostring(ds), cols + 1, what .. " describe")
       -- every column, or (too wide) the first ones, the count hidden and the last
       local h = ls[1]:gsub(" +top$", "")   -- top: only where there are categories
-      T.ok(h:find("^column +type +min +25%% +median +75%% +max +mean +std +missing +distinct$") or
-        h:find("^column +type +min +25%% +median .*%.%.%. %(%d+ more columns%)"), ls[1])
+      T.ok(h:find("^column +type +dtype +min +25%% +median +75%% +max +mean +std +missing +distinct$") or
+        h:find("^column +type +dtype +min +25%% +median .*%.%.%. %(%d+ more columns%)"), ls[1])
       if task == "classification" then
         check_table(tostring(d:class_counts()), d.classes, what .. " class_counts")
       end
