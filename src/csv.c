@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hugemap.h"
 #include "intr.h"
 #include "switches.h"
 #include "suggest.h"
@@ -180,7 +180,7 @@ static void rd_free(struct rd *r)
 	free(r->scratch);
 	for (i = 0; i < r->nchunk; i++)
 		if (r->chunk[i])   /* (csv_store_chunks releases those it stored) */
-			munmap(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
+			gwb_hugemap_free(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
 	free(r->chunk);
 	free(r->chunk_n);
 	free(r->tv);

@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
+#include "hugemap.h"
 #include "intr.h"
 #include "pool.h"
 #include "transpose.h"
@@ -74,7 +74,7 @@ static void *store_group(void *arg)
 			break;
 		}
 		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
-		munmap(r->chunk[i], r->chunk_rows * F * sizeof(float));
+		gwb_hugemap_free(r->chunk[i], r->chunk_rows * F * sizeof(float));
 		r->chunk[i] = NULL;
 		row += r->chunk_n[i];
 		j->stored += r->chunk_n[i];
@@ -895,7 +895,7 @@ out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
 		for (k = 0; k < q->nchunk; k++)
-			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
+			gwb_hugemap_free(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);
