@@ -47,7 +47,8 @@ void gwb_csv_opts_init(gwb_csv_opts *o)
 /* What a "binary data" message adds when the bytes came out of a gzip/zstd stream. */
 static const char *z_hint(const struct rd *r)
 {
-	return r->z || r->zi ? " (only CSV is read compressed: decompress a .gwbd or .npy file first)" : "";
+	return r->z || r->zi ? " (only CSV is read compressed: decompress a .gwbd or .npy file "
+			       "first)" : "";
 }
 
 /* Move buf[keep..len) to the front and read more. Grows the buffer when keep is 0 and it is
@@ -725,16 +726,18 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	par = !slow && opts->threads != 1 && (opts->threads > 1 || gwb_cpu_count() > 1);
 	par_min = opts->par_min ? opts->par_min : PAR_MIN_BYTES;
 	/* gzip or zstd, by the magic bytes whatever the name: the block read so far is the
-	 * stream's head. A regular file expected to decompress to par_min bytes or more is
-	 * decoded into an image on a thread of its own, which the byte-range reader reads as it
-	 * grows (the decoding and the parsing overlap); anything else (pipes, stdin, small files,
-	 * one thread) streams through a zio.c reader under refill, sequentially (r.size 0 keeps
-	 * the byte-range reader off), decoding ahead on a thread of its own unless one thread
-	 * was asked for. Progress follows the compressed bytes when streaming. */
+	 * stream's head. A regular file expected to decompress to par_min bytes or more (and
+	 * to fit in half the available memory) is decoded into an image on a thread of its own,
+	 * which the byte-range reader reads as it grows (the decoding and the parsing overlap);
+	 * anything else (pipes, stdin, small files, huge ones, one thread) streams through a
+	 * zio.c reader under refill, sequentially (r.size 0 keeps the byte-range reader off),
+	 * decoding ahead on a thread of its own unless one thread was asked for. Progress
+	 * follows the compressed bytes when streaming. */
 	if ((r.zkind = gwb_z_sniff(r.buf, r.len)) != GWB_Z_NONE) {
 		uint64_t hint = r.size ? gwb_z_size_hint(r.fd, r.zkind, r.buf, r.len, r.size) : 0;
 		r.zsize = r.size;
-		if (par && hint >= par_min && gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
+		if (par && hint >= par_min && gwb_zimage_fits(hint) &&
+		    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 			if ((st = gwb_zimage_new(&r.zi, r.fd, r.zkind, path, r.buf, r.len)))
 				goto out;
 			r.size = (size_t)hint;

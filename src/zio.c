@@ -14,6 +14,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -534,6 +535,29 @@ uint64_t gwb_z_size_hint(int fd, gwb_zkind kind, const void *head, size_t nhead,
 			hint = c;
 	}
 	return hint ? hint : zsize * 3;   /* text compresses about three to one */
+}
+
+bool gwb_zimage_fits(uint64_t bytes)
+{
+	unsigned long long kb = 0;
+	uint64_t avail = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				avail = (uint64_t)kb << 10;
+				break;
+			}
+		fclose(f);
+	}
+	if (!avail) {   /* no /proc: the machine's memory */
+		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		if (pages > 0 && page > 0)
+			avail = (uint64_t)pages * (uint64_t)page;
+	}
+	return avail && bytes <= avail / 2;
 }
 
 static void *image_main(void *arg)

@@ -71,6 +71,11 @@ typedef struct gwb_zimage gwb_zimage;
  * work: the stream may hold more or less. */
 uint64_t gwb_z_size_hint(int fd, gwb_zkind kind, const void *head, size_t nhead, uint64_t zsize);
 
+/* Whether an image of about bytes fits: at most half the memory the kernel reports available
+ * (MemAvailable; else the machine's memory). A stream too large for one is read through a
+ * gwb_zreader, a block at a time. */
+bool gwb_zimage_fits(uint64_t bytes);
+
 /* Start decoding fd as kind into an image (head, fd and path as for gwb_zreader_new; fd stays
  * the caller's and must stay open until gwb_zimage_free). */
 gwb_status gwb_zimage_new(gwb_zimage **im, int fd, gwb_zkind kind, const char *path,

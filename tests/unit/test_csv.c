@@ -1091,7 +1091,8 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv", "plain.csv", "plain.csv.gz", "cut.csv.gz", "crc.csv.gz", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv",
+					    "plain.csv", "plain.csv.gz", "cut.csv.gz", "crc.csv.gz", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
