@@ -445,7 +445,9 @@ print("s=%.4f rows=%d" % (t, n))
   if la then la:close() end
   print_table(string.format("1c. issue 28: held-out mixed files, data.load at 2 threads beside the peers " ..
     "(wall clock, medians of %d rounds in turns; load average at the end %s)", ROUNDS, load))
-  print(string.format("1c results (commit %s, %d rounds, load average %s):", gwb.commit or "?", ROUNDS, load))
+  local _, vers = py("import importlib\nfor m in ('polars', 'pyarrow', 'pandas'):\n    try: print(m + '=' + importlib.import_module(m).__version__)\n    except Exception: print(m + '=missing')")
+  print(string.format("1c results (commit %s, %d rounds, load average %s; %s):", gwb.commit or "?", ROUNDS, load,
+    (vers:gsub("%s+", " "):gsub(" $", ""))))
   for _, l in ipairs(results) do print(l) end
 end
 
