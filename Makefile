@@ -57,9 +57,12 @@ ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) -pthread -fno-strict-aliasing $(LUA_CFL
 # libpng16.a: p:save("x.png") (src/plot_png.c); libsnappy.a: Parquet's snappy pages
 # (src/parquet_enc.c; its C++ needs libstdc++.so.6, which every gcc system has); libzstd.a,
 # libz.a: gzip/zstd CSV (src/zio.c), Parquet's zstd/gzip pages and PNG's deflate;
-# libjansson.a: the .npy sidecar (src/npy.c).
+# libjansson.a: the .npy sidecar (src/npy.c). ISA-L (igzip: the gzip inflate of src/zio.c):
+# libisal.a where one is installed, else Debian's libisal.so.2 by soname (Debian ships no .a;
+# scripts/fetch-device-deps unpacks libisal2 for the GPU machine, found there by DEPS_LIB's rpath).
+ISAL_LIB := $(if $(wildcard $(DEPS_ROOT)/usr/lib/x86_64-linux-gnu/libisal.a /usr/lib/x86_64-linux-gnu/libisal.a /usr/local/lib/libisal.a),-l:libisal.a,-l:libisal.so.2)
 LDLIBS := $(DEPS_LIB) -l:liblua5.4.a -l:libprotobuf-c.a -l:libpng16.a -l:libsnappy.a \
-          -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ \
+          -l:libzstd.a $(ISAL_LIB) -l:libz.a -l:libjansson.a -lstdc++ \
           -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6 -lpthread -lm -ldl
 
 # MPI (src/mpi.c, the only file that includes <mpi.h>): built in when mpicc is found (Debian's

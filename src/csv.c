@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hugemap.h"
 #include "intr.h"
 #include "switches.h"
 #include "suggest.h"
@@ -47,7 +47,8 @@ void gwb_csv_opts_init(gwb_csv_opts *o)
 /* What a "binary data" message adds when the bytes came out of a gzip/zstd stream. */
 static const char *z_hint(const struct rd *r)
 {
-	return r->z ? " (only CSV is read compressed: decompress a .gwbd or .npy file first)" : "";
+	return r->z || r->zi ? " (only CSV is read compressed: decompress a .gwbd or .npy file "
+			       "first)" : "";
 }
 
 /* Move buf[keep..len) to the front and read more. Grows the buffer when keep is 0 and it is
@@ -72,7 +73,14 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 		r->cap = cap;
 	}
 	while (r->len < r->cap) {
-		if (r->z) {  /* a gzip or zstd stream: decompressed a block at a time */
+		if (r->zi) {  /* a compressed file's image: read as a file is */
+			size_t zgot;
+			gwb_status st = gwb_zimage_pread(r->zi, r->buf + r->len, r->cap - r->len,
+							 r->off + r->len, &zgot);
+			if (st)
+				return st;
+			got = (ssize_t)zgot;
+		} else if (r->z) {  /* a gzip or zstd stream: decompressed a block at a time */
 			size_t zgot;
 			gwb_status st = gwb_zreader_read(r->z, r->buf + r->len, r->cap - r->len,
 							 &zgot);
@@ -97,7 +105,7 @@ static gwb_status refill(struct rd *r, size_t keep, size_t *shift)
 		if (r->nul_check && memchr(r->buf + r->len, 0, (size_t)got)) {
 			size_t at = (size_t)((char *)memchr(r->buf + r->len, 0, (size_t)got) - r->buf);
 			return gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset "
-					 "%zu); %s%s", r->path, r->z ? "uncompressed" : "byte",
+					 "%zu); %s%s", r->path, r->z || r->zi ? "uncompressed" : "byte",
 					 r->off + at, GWB_LOAD_FORMATS, z_hint(r));
 		}
 		r->len += (size_t)got;
@@ -165,6 +173,7 @@ static void rd_free(struct rd *r)
 	int j;
 
 	gwb_zreader_free(r->z);
+	gwb_zimage_free(r->zi);
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->buf);
@@ -172,7 +181,7 @@ static void rd_free(struct rd *r)
 	free(r->scratch);
 	for (i = 0; i < r->nchunk; i++)
 		if (r->chunk[i])   /* (csv_store_chunks releases those it stored) */
-			munmap(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
+			gwb_hugemap_free(r->chunk[i], r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float));
 	free(r->chunk);
 	free(r->chunk_n);
 	free(r->tv);
@@ -747,7 +756,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	gwb_status st;
 	size_t shift, next;
 	int header = 0, j, k, t;
-	bool progress = false, fast, slow;
+	bool progress = false, fast, slow, par;
+	size_t par_min;
 	double t0 = gwb_now();
 
 	*out = NULL;
@@ -785,16 +795,33 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	if ((st = refill(&r, 0, &shift)))
 		goto out;
+	/* the switches (switches.h): csv.fast off reads every record through the tokenizer (as
+	 * opts->slow does), csv.parallel off keeps to one thread */
+	slow = opts->slow || !gwb_switch_on(GWB_SW_CSV_FAST);
+	par = !slow && opts->threads != 1 && (opts->threads > 1 || gwb_cpu_count() > 1);
+	par_min = opts->par_min ? opts->par_min : PAR_MIN_BYTES;
 	/* gzip or zstd, by the magic bytes whatever the name: the block read so far is the
-	 * stream's head, and refill decompresses from here on (sequentially: r.size 0 keeps the
-	 * byte-range reader off; progress follows the compressed bytes) */
+	 * stream's head. A regular file expected to decompress to par_min bytes or more (and
+	 * to fit in half the available memory) is decoded into an image on a thread of its own,
+	 * which the byte-range reader reads as it grows (the decoding and the parsing overlap);
+	 * anything else (pipes, stdin, small files, huge ones, one thread) streams through a
+	 * zio.c reader under refill, sequentially (r.size 0 keeps the byte-range reader off),
+	 * decoding ahead on a thread of its own unless one thread was asked for. Progress
+	 * follows the compressed bytes when streaming. */
 	if ((r.zkind = gwb_z_sniff(r.buf, r.len)) != GWB_Z_NONE) {
-		/* decoding runs ahead on a thread of its own unless one thread was asked for */
-		if ((st = gwb_zreader_new(&r.z, r.fd, r.zkind, path, r.buf, r.len,
-					  opts->threads != 1 && gwb_cpu_count() > 1)))
-			goto out;
+		uint64_t hint = r.size ? gwb_z_size_hint(r.fd, r.zkind, r.buf, r.len, r.size) : 0;
 		r.zsize = r.size;
-		r.size = 0;
+		if (par && hint >= par_min && gwb_zimage_fits(hint) &&
+		    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
+			if ((st = gwb_zimage_new(&r.zi, r.fd, r.zkind, path, r.buf, r.len)))
+				goto out;
+			r.size = (size_t)hint;
+		} else {
+			if ((st = gwb_zreader_new(&r.z, r.fd, r.zkind, path, r.buf, r.len,
+						  opts->threads != 1 && gwb_cpu_count() > 1)))
+				goto out;
+			r.size = 0;
+		}
 		r.len = 0;
 		r.eof = false;
 		if ((st = refill(&r, 0, &shift)))
@@ -807,7 +834,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	}
 	if (memchr(r.buf, 0, r.len)) {
 		st = gwb_error(GWB_EPARSE, "%s: binary data (a NUL byte at %s offset %zu); %s%s",
-			       path, r.z ? "uncompressed" : "byte",
+			       path, r.z || r.zi ? "uncompressed" : "byte",
 			       (size_t)((char *)memchr(r.buf, 0, r.len) - r.buf), GWB_LOAD_FORMATS,
 			       z_hint(&r));
 		goto out;
@@ -917,8 +944,8 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	r.chunk_rows = CHUNK_BYTES / ((size_t)(r.ncol - 1) * sizeof(float));
 	if (r.chunk_rows < 64)
 		r.chunk_rows = 64;
-	/* progress by bytes: of the file, of the compressed file, or read so far when the size
-	 * is unknown (a pipe given by path) */
+	/* progress by bytes: of the file (a compressed file's image: its expected size), of the
+	 * compressed file, or read so far when the size is unknown (a pipe given by path) */
 	if (opts->progress && (r.z ? r.zsize >= PROGRESS_MIN_BYTES / 4
 			       : r.size >= PROGRESS_MIN_BYTES || !S_ISREG(sb.st_mode))) {
 		gwb_progress_begin("load", (double)(r.z ? r.zsize : r.size));
@@ -928,11 +955,7 @@ gwb_status gwb_csv_load(const char *path, const gwb_csv_opts *opts, gwb_dataset 
 	fast = !r.numeric_missing;
 	for (j = 0; j < r.ncol; j++)
 		fast &= r.cols[j].numeric;
-	/* the switches (switches.h): csv.fast off reads every record through the tokenizer (as
-	 * opts->slow does), csv.parallel off keeps to one thread */
-	slow = opts->slow || !gwb_switch_on(GWB_SW_CSV_FAST);
-	if (!slow && r.size && r.size >= (opts->par_min ? opts->par_min : PAR_MIN_BYTES) &&
-	    gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
+	if (!slow && r.size && r.size >= par_min && gwb_switch_on(GWB_SW_CSV_PARALLEL)) {
 		int threads = opts->threads > 0 ? opts->threads : gwb_cpu_count();
 		if (threads > 1) {
 			/* a quoted field with a line break in the first block: count the quotes first
@@ -1005,6 +1028,12 @@ rows_done:
 		r.info.compression = gwb_z_name(r.zkind);
 		r.info.compressed_bytes = (size_t)gwb_zreader_in(r.z);
 		r.info.bytes = (size_t)gwb_zreader_out(r.z);
+	} else if (r.zi) {
+		uint64_t zin, zout;
+		gwb_zimage_done(r.zi, &zin, &zout);
+		r.info.compression = gwb_z_name(r.zkind);
+		r.info.compressed_bytes = (size_t)zin;
+		r.info.bytes = (size_t)zout;
 	} else if (!r.info.bytes) {
 		r.info.bytes = r.off + r.len;  /* a stream of unknown size: what was read */
 	}
@@ -1013,6 +1042,8 @@ rows_done:
 		r.info.missing += r.cols[j].missing;
 	gwb_zreader_free(r.z);
 	r.z = NULL;
+	gwb_zimage_free(r.zi);
+	r.zi = NULL;
 	close(r.fd);
 	r.fd = -1;
 	free(r.buf);

@@ -108,6 +108,12 @@ struct rd {
 	struct gwb_zreader *z;  /* a gzip/zstd input's decompressor (zio.h), else NULL */
 	int zkind;         /* its gwb_zkind */
 	size_t zsize;      /* the compressed file's size (0 unknown); size is 0 then */
+	/* a compressed regular file for the parallel reader: its decompressed image (zio.h),
+	 * read at offsets as a file is; size is then the expected decompressed size (a hint:
+	 * the last range reads on to the end), and zfail marks the image's own error (a damaged
+	 * stream: reported as it is, not re-read by the sequential reader) */
+	struct gwb_zimage *zi;
+	bool zfail;
 	gwb_csv_info info;
 
 	const char *const *missing;

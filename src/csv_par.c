@@ -13,15 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
+#include "hugemap.h"
 #include "intr.h"
 #include "pool.h"
 #include "transpose.h"
+#include "zio.h"
 
 struct run_jobs {
 	char *jobs;
@@ -73,7 +74,7 @@ static void *store_group(void *arg)
 			break;
 		}
 		gwb_transpose_f32(r->chunk[i], r->chunk_n[i], F, F, j->X + row, r->rows, 32, 1);
-		munmap(r->chunk[i], r->chunk_rows * F * sizeof(float));
+		gwb_hugemap_free(r->chunk[i], r->chunk_rows * F * sizeof(float));
 		r->chunk[i] = NULL;
 		row += r->chunk_n[i];
 		j->stored += r->chunk_n[i];
@@ -183,7 +184,18 @@ static gwb_status prefill(struct rd *r, int fd, size_t keep, size_t limit)
 		}
 		if (want > limit - (r->off + r->len))
 			want = limit - (r->off + r->len);
-		got = pread(fd, r->buf + r->len, want, (off_t)(r->off + r->len));
+		if (r->zi) {   /* a compressed file's image: waits for the bytes to be decoded */
+			size_t zgot;
+			gwb_status st = gwb_zimage_pread(r->zi, r->buf + r->len, want, r->off + r->len,
+							 &zgot);
+			if (st) {
+				r->zfail = true;
+				return st;
+			}
+			got = (ssize_t)zgot;
+		} else {
+			got = pread(fd, r->buf + r->len, want, (off_t)(r->off + r->len));
+		}
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -209,10 +221,11 @@ static void *pfail(struct pworker *w, gwb_status st)
 	return NULL;
 }
 
-/* A parse error declines (the sequential reader finds it again); anything else fails. */
+/* A parse error declines (the sequential reader finds it again); anything else fails, and so
+ * does a damaged compressed stream (its message has the offsets already). */
 static void *pdecline(struct pworker *w, gwb_status st)
 {
-	if (st != GWB_EPARSE)
+	if (st != GWB_EPARSE || w->r.zfail)
 		return pfail(w, st);
 	w->declined = 1;
 	atomic_store(w->stop, 1);
@@ -252,7 +265,18 @@ static bool pcount_span(struct pworker *w, size_t at, size_t hi, size_t *q)
 		if (atomic_load(w->stop))
 			return true;
 		size_t want = hi - at < r->cap ? hi - at : r->cap;
-		ssize_t got = pread(w->fd, r->buf, want, (off_t)at);
+		ssize_t got;
+		if (r->zi) {
+			size_t zgot;
+			gwb_status st = gwb_zimage_pread(r->zi, r->buf, want, at, &zgot);
+			if (st) {
+				pfail(w, st);
+				return true;
+			}
+			got = (ssize_t)zgot;
+		} else {
+			got = pread(w->fd, r->buf, want, (off_t)at);
+		}
 		if (got < 0 && errno == EINTR) {
 			if (gwb_intr_pending()) {
 				pfail(w, gwb_error(GWB_EINTR, "%s: loading interrupted", r->path));
@@ -766,6 +790,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		w[n].b = w[n].a + per < r->size ? w[n].a + per : r->size;
 		if (w[n].a >= r->size)
 			w[n].a = w[n].b = r->size;
+		if (r->zi && n == ranges - 1)
+			w[n].b = SIZE_MAX;   /* the size was a hint: the last range reads to the end */
 		w[n].qa = n ? w[n].a - 1 : w[n].a;
 		w[n].qb = w[n].b - 1;
 		w[n].fd = r->fd;
@@ -787,7 +813,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->n_missing = r->n_missing;
 		q->numeric_missing = r->numeric_missing;
 		q->chunk_rows = r->chunk_rows;
-		q->size = r->size;
+		q->size = r->zi ? SIZE_MAX : r->size;
+		q->zi = r->zi;
 		q->fd = -1;
 		q->cap = ((size_t)1 << 20);
 		q->buf = malloc(q->cap + 1);
@@ -818,6 +845,17 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		;
 	if (i == n)
 		prun(w, n, threads, pwork);
+	if (r->zi) {
+		/* ranges the size hint put past the end found no record: they start and end there */
+		uint64_t zin, zout;
+		if (gwb_zimage_done(r->zi, &zin, &zout))
+			for (i = 0; i < n; i++) {
+				if (w[i].start > zout)
+					w[i].start = (size_t)zout;
+				if (w[i].end > zout)
+					w[i].end = (size_t)zout;
+			}
+	}
 	for (i = 0; i < n; i++) {
 		if (w[i].st && result != PAR_ERROR) {
 			*st = gwb_error(w[i].st, "%s", w[i].msg);
@@ -930,7 +968,7 @@ out:
 	for (i = 0; i < n; i++) {
 		struct rd *q = &w[i].r;
 		for (k = 0; k < q->nchunk; k++)
-			munmap(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
+			gwb_hugemap_free(q->chunk[k], q->chunk_rows * (size_t)(q->ncol - 1) * sizeof(float));
 		free(q->chunk);
 		free(q->chunk_n);
 		free(q->tv);

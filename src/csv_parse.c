@@ -19,11 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+
+#include "hugemap.h"
 
 /* --- numbers ---------------------------------------------------------------------------- */
 
@@ -705,48 +706,6 @@ int csv_dict_find(const struct dict *d, const char *s, size_t n)
 	return -1;
 }
 
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/* Ask for transparent huge pages over the 2 MiB-aligned interior of [p, p + n): a table is
- * written once, page by page, and 2 MiB faults cost far less than 512 small ones. Only a
- * hint: without THP nothing changes. */
-static void hint_huge(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
-
-	if (b > a)
-		madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)n;
-#endif
-}
-
-/* An anonymous mapping of n bytes aligned to 2 MiB (so that all of it can use huge pages);
- * released with munmap(p, n). NULL when out of memory. */
-static void *map_aligned(size_t n)
-{
-	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a;
-	char *m;
-
-	n = (n + page - 1) / page * page;
-	len = n + HUGE_PAGE;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		return NULL;
-	a = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	if (a > (uintptr_t)m)
-		munmap(m, a - (uintptr_t)m);
-	if ((uintptr_t)m + len > a + n)
-		munmap((void *)(a + n), (uintptr_t)m + len - (a + n));
-	hint_huge((void *)a, n);
-	return (void *)a;
-}
-
 static gwb_status new_chunk(struct rd *r)
 {
 	size_t bytes = r->chunk_rows * (size_t)(r->ncol - 1) * sizeof(float);
@@ -767,7 +726,7 @@ static gwb_status new_chunk(struct rd *r)
 	}
 	if (r->nchunk)
 		r->chunk_n[r->nchunk - 1] = r->cur_rows;
-	m = map_aligned(bytes ? bytes : 1);
+	m = gwb_hugemap_new(bytes);
 	if (!m)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory after %zu rows (%zu bytes held)",
 				 r->path, r->rows, r->nchunk * bytes);

@@ -1,29 +1,41 @@
 /* zio.c - gzip and zstd streams (zio.h): the magic-byte sniffer, a decompressing reader over a
- * file descriptor (zlib's inflate with gzip framing, member after member; libzstd's
+ * file descriptor (ISA-L's igzip inflate with gzip framing, member after member; libzstd's
  * decompression stream, frame after frame), run on a thread of its own a few blocks ahead of
- * the reader when pipelined, and a compressing writer into an atomic file.
- * It uses zlib, libzstd (both linked statically), fileio.c (gwb_afile_write) and status.c;
- * nothing of gwb above them. */
+ * the reader when pipelined, the same decoder filling a decompressed image in memory that
+ * several threads read at offsets as it grows, and a compressing writer (zlib's deflate,
+ * libzstd) into an atomic file.
+ * It uses ISA-L, zlib, libzstd, fileio.c (gwb_afile_write), intr.c (Ctrl-C while waiting),
+ * hugemap.c (the image's chunks on huge pages) and status.c; nothing of gwb above them. */
 #define _GNU_SOURCE
 #include "zio.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include <isa-l/igzip_lib.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+
+#include "hugemap.h"
+#include "intr.h"
 
 #define IN_BLOCK ((size_t)256 << 10)   /* compressed bytes read at a time */
 #define OUT_BLOCK ((size_t)256 << 10)  /* compressed bytes written at a time */
 #define ZLIB_CHUNK ((size_t)1 << 30)   /* zlib counts in uInt */
 #define PIPE_BLOCK ((size_t)1 << 20)   /* uncompressed bytes per block of the pipeline */
 #define PIPE_BLOCKS 4                  /* blocks decoded ahead of the reader */
+#define IMG_CHUNK ((size_t)4 << 20)    /* an image's memory comes in chunks of this size */
+#define IMG_STEP ((size_t)1 << 20)     /* bytes decoded between two publications */
+#define IMG_MAX_CHUNKS ((size_t)1 << 18)  /* 1 TiB of decompressed data */
 
 gwb_zkind gwb_z_sniff(const void *p, size_t n)
 {
@@ -85,9 +97,8 @@ struct gwb_zreader {
 	uint64_t out_total;  /* uncompressed bytes produced */
 	bool in_eof;         /* fd has no more bytes */
 	bool done;           /* the stream ended cleanly */
-	/* gzip */
-	z_stream zs;
-	bool zs_live;        /* inflateInit2 succeeded */
+	/* gzip: ISA-L's inflate, the gzip header and the CRC-32/ISIZE trailer checked */
+	struct inflate_state *is;
 	bool member_end;     /* between gzip members: another one, zero padding or the end */
 	bool zero_pad;       /* zero bytes followed the last member */
 	/* zstd */
@@ -183,10 +194,10 @@ gwb_status gwb_zreader_new(gwb_zreader **out, int fd, gwb_zkind kind, const char
 	memcpy(z->in, head, nhead);
 	z->ilen = nhead;
 	if (kind == GWB_Z_GZIP) {
-		/* 15 + 16: a 32 KiB window, gzip framing (header and CRC-32 trailer checked) */
-		if (inflateInit2(&z->zs, 15 + 16) != Z_OK)
+		if (!(z->is = malloc(sizeof(*z->is))))
 			goto nomem;
-		z->zs_live = true;
+		isal_inflate_init(z->is);
+		z->is->crc_flag = ISAL_GZIP;
 	} else {
 		z->ds = ZSTD_createDStream();
 		if (!z->ds || ZSTD_isError(ZSTD_initDStream(z->ds)))
@@ -219,6 +230,27 @@ nomem:
 			 gwb_z_name(kind));
 }
 
+/* What an ISA-L inflate error means. */
+static const char *isal_why(int ret)
+{
+	switch (ret) {
+	case ISAL_INCORRECT_CHECKSUM:
+		return "the CRC-32 or length in a gzip trailer does not match the data";
+	case ISAL_INVALID_WRAPPER:
+		return "an invalid gzip header";
+	case ISAL_UNSUPPORTED_METHOD:
+		return "a gzip member compressed with a method other than deflate";
+	case ISAL_INVALID_LOOKBACK:
+		return "invalid distance too far back";
+	case ISAL_INVALID_SYMBOL:
+		return "invalid code in the deflate data";
+	case ISAL_NEED_DICT:
+		return "a preset dictionary is needed";
+	default:
+		return "invalid deflate block";
+	}
+}
+
 /* gzip: inflate member after member; between members only another member's magic or zero
  * padding (as gzip itself accepts) may follow. */
 static gwb_status read_gzip(gwb_zreader *z, unsigned char *p, size_t n, size_t *got)
@@ -228,6 +260,7 @@ static gwb_status read_gzip(gwb_zreader *z, unsigned char *p, size_t n, size_t *
 
 	while (done < n && !z->done) {
 		size_t in0, out0;
+		uint32_t avail;
 		int ret;
 
 		if (z->ipos == z->ilen && !z->in_eof && (st = fill(z)))
@@ -246,36 +279,32 @@ static gwb_status read_gzip(gwb_zreader *z, unsigned char *p, size_t n, size_t *
 			if (z->zero_pad || z->in[z->ipos] != 0x1f)
 				return corrupt(z, "bytes after the end of the gzip data that start no "
 					       "further gzip member");
-			if (inflateReset(&z->zs) != Z_OK)
-				return corrupt(z, "cannot restart the decoder");
+			isal_inflate_reset(z->is);
+			z->is->crc_flag = ISAL_GZIP;
 			z->member_end = false;
 		}
 		in0 = z->ilen - z->ipos;
 		out0 = n - done;
-		z->zs.next_in = z->in + z->ipos;
-		z->zs.avail_in = (uInt)in0;
-		z->zs.next_out = p + done;
-		z->zs.avail_out = (uInt)(out0 < ZLIB_CHUNK ? out0 : ZLIB_CHUNK);
-		{
-			uInt avail = z->zs.avail_out;
-			ret = inflate(&z->zs, Z_NO_FLUSH);
-			z->ipos += in0 - z->zs.avail_in;
-			done += avail - z->zs.avail_out;
-			z->out_total += avail - z->zs.avail_out;
-			if (ret == Z_STREAM_END) {
-				z->member_end = true;
-				continue;
-			}
-			if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT || ret == Z_STREAM_ERROR)
-				return corrupt(z, z->zs.msg ? z->zs.msg : "invalid deflate data");
-			if (ret == Z_MEM_ERROR)
-				return gwb_error(GWB_ENOMEM, "%s: out of memory in the gzip decoder",
-						 z->path);
-			/* Z_OK or Z_BUF_ERROR: no progress with room to write means it wants input */
-			if (in0 == z->zs.avail_in && avail == z->zs.avail_out && z->in_eof &&
-			    z->ipos == z->ilen)
-				return truncated(z);
+		avail = (uint32_t)(out0 < ZLIB_CHUNK ? out0 : ZLIB_CHUNK);
+		z->is->next_in = z->in + z->ipos;
+		z->is->avail_in = (uint32_t)in0;   /* at most icap */
+		z->is->next_out = p + done;
+		z->is->avail_out = avail;
+		ret = isal_inflate(z->is);
+		z->ipos += in0 - z->is->avail_in;
+		done += avail - z->is->avail_out;
+		z->out_total += avail - z->is->avail_out;
+		if (ret < 0 || ret == ISAL_NEED_DICT)
+			return corrupt(z, isal_why(ret));
+		if (z->is->block_state == ISAL_BLOCK_FINISH) {
+			/* the trailer checked: bytes the decoder read ahead belong to what follows */
+			z->member_end = true;
+			continue;
 		}
+		/* no progress with room to write means it wants input, and there is none */
+		if (in0 == z->is->avail_in && avail == z->is->avail_out && z->in_eof &&
+		    z->ipos == z->ilen)
+			return truncated(z);
 	}
 	*got = done;
 	return GWB_OK;
@@ -462,12 +491,241 @@ void gwb_zreader_free(gwb_zreader *z)
 	for (i = 0; i < PIPE_BLOCKS; i++)
 		free(z->blk[i].p);
 	free(z->errmsg);
-	if (z->zs_live)
-		inflateEnd(&z->zs);
+	free(z->is);
 	ZSTD_freeDStream(z->ds);
 	free(z->in);
 	free(z->path);
 	free(z);
+}
+
+/* --- the decompressed image ---------------------------------------------------------------- */
+
+struct gwb_zimage {
+	gwb_zreader *z;      /* the decoder (not pipelined): the thread's alone while it runs */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char **chunk;   /* IMG_MAX_CHUNKS slots, filled in order (never moved; on huge
+				  * pages: 31k fewer faults for 131 MB, 8 % less CPU a load) */
+	uint64_t avail;      /* bytes decoded and published: readable by every thread */
+	uint64_t in_seen;    /* compressed bytes consumed by then */
+	bool fin;            /* the decoder is done: the end of the stream, or err */
+	bool stop;           /* the image is being freed */
+	gwb_status err;
+	char *errmsg;        /* the decoder thread's message for err */
+};
+
+uint64_t gwb_z_size_hint(int fd, gwb_zkind kind, const void *head, size_t nhead, uint64_t zsize)
+{
+	uint64_t hint = 0;
+
+	if (kind == GWB_Z_GZIP && zsize >= 18) {
+		/* ISIZE, the last member's length mod 2^32: the whole file's when it is one member
+		 * (taken only when it is no smaller than the compressed file) */
+		unsigned char t[4];
+		if (pread(fd, t, 4, (off_t)(zsize - 4)) == 4)
+			hint = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 |
+			       (uint64_t)t[3] << 24;
+		if (hint < zsize)
+			hint = 0;
+	} else if (kind == GWB_Z_ZSTD) {
+		/* the first frame's content size, when the writer stored it (zstd(1) does) */
+		unsigned long long c = ZSTD_getFrameContentSize(head, nhead);
+		if (c != ZSTD_CONTENTSIZE_UNKNOWN && c != ZSTD_CONTENTSIZE_ERROR && c >= zsize)
+			hint = c;
+	}
+	return hint ? hint : zsize * 3;   /* text compresses about three to one */
+}
+
+bool gwb_zimage_fits(uint64_t bytes)
+{
+	unsigned long long kb = 0;
+	uint64_t avail = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				avail = (uint64_t)kb << 10;
+				break;
+			}
+		fclose(f);
+	}
+	if (!avail) {   /* no /proc: the machine's memory */
+		long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		if (pages > 0 && page > 0)
+			avail = (uint64_t)pages * (uint64_t)page;
+	}
+	return avail && bytes <= avail / 2;
+}
+
+static void *image_main(void *arg)
+{
+	gwb_zimage *im = arg;
+	size_t k = 0, pos = 0;   /* the chunk being filled, and bytes in it */
+
+	for (;;) {
+		gwb_status st = GWB_OK;
+		size_t got = 0;
+		bool stop;
+
+		pthread_mutex_lock(&im->mu);
+		stop = im->stop;
+		pthread_mutex_unlock(&im->mu);
+		if (stop)
+			return NULL;
+		if (pos == IMG_CHUNK) {
+			k++;
+			pos = 0;
+		}
+		if (k == IMG_MAX_CHUNKS)
+			st = gwb_error(GWB_ENOMEM, "%s: more than %llu GiB decompressed; decompress the "
+				       "file first", im->z->path,
+				       (unsigned long long)(IMG_MAX_CHUNKS * IMG_CHUNK >> 30));
+		else if (!im->chunk[k] && !(im->chunk[k] = gwb_hugemap_new(IMG_CHUNK)))
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory for the decompressed data (%llu "
+				       "MB so far)", im->z->path,
+				       (unsigned long long)(im->avail / 1000000));
+		if (!st)
+			st = decode(im->z, im->chunk[k] + pos,
+				    IMG_CHUNK - pos < IMG_STEP ? IMG_CHUNK - pos : IMG_STEP, &got);
+		pthread_mutex_lock(&im->mu);
+		if (st) {
+			im->err = st;
+			im->errmsg = strdup(gwb_errmsg());
+			im->fin = true;
+		} else if (!got) {
+			im->fin = true;
+		}
+		pos += got;
+		im->avail += got;
+		im->in_seen = at_in(im->z);
+		pthread_cond_broadcast(&im->cv);
+		pthread_mutex_unlock(&im->mu);
+		if (st || !got)
+			return NULL;
+	}
+}
+
+gwb_status gwb_zimage_new(gwb_zimage **out, int fd, gwb_zkind kind, const char *path,
+			  const void *head, size_t nhead)
+{
+	gwb_zimage *im;
+	gwb_status st;
+
+	*out = NULL;
+	if (!(im = calloc(1, sizeof(*im))) ||
+	    !(im->chunk = calloc(IMG_MAX_CHUNKS, sizeof(*im->chunk)))) {
+		free(im);
+		return gwb_error(GWB_ENOMEM, "%s: out of memory for the decompressor", path);
+	}
+	if ((st = gwb_zreader_new(&im->z, fd, kind, path, head, nhead, false))) {
+		free(im->chunk);
+		free(im);
+		return st;
+	}
+	if (pthread_mutex_init(&im->mu, NULL))
+		goto nothread;
+	if (pthread_cond_init(&im->cv, NULL)) {
+		pthread_mutex_destroy(&im->mu);
+		goto nothread;
+	}
+	if (pthread_create(&im->th, NULL, image_main, im)) {
+		pthread_cond_destroy(&im->cv);
+		pthread_mutex_destroy(&im->mu);
+		goto nothread;
+	}
+	*out = im;
+	return GWB_OK;
+nothread:
+	gwb_zreader_free(im->z);
+	free(im->chunk);
+	free(im);
+	return gwb_error(GWB_ENOMEM, "%s: no thread for the %s decoder", path, gwb_z_name(kind));
+}
+
+gwb_status gwb_zimage_pread(gwb_zimage *im, void *p, size_t n, uint64_t off, size_t *got)
+{
+	unsigned char *dst = p;
+	uint64_t avail, want = off + n;
+	size_t done = 0;
+
+	*got = 0;
+	if (!n)
+		return GWB_OK;
+	pthread_mutex_lock(&im->mu);
+	while (im->avail < want && !im->fin) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;   /* Ctrl-C is looked at every 50 ms */
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&im->cv, &im->mu, &ts);
+		if (gwb_intr_pending() && im->avail < want && !im->fin) {
+			pthread_mutex_unlock(&im->mu);
+			return gwb_error(GWB_EINTR, "%s: loading interrupted", im->z->path);
+		}
+	}
+	avail = im->avail;
+	if (avail < want && im->err) {
+		gwb_status st = im->err;
+		pthread_mutex_unlock(&im->mu);
+		/* every good byte before the error is read first, as the stream reader does */
+		if (off >= avail)
+			return gwb_error(st, "%s", im->errmsg ? im->errmsg : "decoder failed");
+		want = avail;
+	} else {
+		pthread_mutex_unlock(&im->mu);
+	}
+	if (want > avail)
+		want = avail;
+	/* the chunks below avail are written and never move: copied without the lock */
+	while (off + done < want) {
+		uint64_t at = off + done;
+		size_t k = (size_t)(at / IMG_CHUNK), o = (size_t)(at % IMG_CHUNK);
+		size_t m = IMG_CHUNK - o;
+		if (m > want - at)
+			m = (size_t)(want - at);
+		memcpy(dst + done, im->chunk[k] + o, m);
+		done += m;
+	}
+	*got = done;
+	return GWB_OK;
+}
+
+bool gwb_zimage_done(gwb_zimage *im, uint64_t *in, uint64_t *out)
+{
+	bool fin;
+
+	pthread_mutex_lock(&im->mu);
+	fin = im->fin && !im->err;
+	*in = im->in_seen;
+	*out = im->avail;
+	pthread_mutex_unlock(&im->mu);
+	return fin;
+}
+
+void gwb_zimage_free(gwb_zimage *im)
+{
+	size_t k;
+
+	if (!im)
+		return;
+	pthread_mutex_lock(&im->mu);
+	im->stop = true;
+	pthread_mutex_unlock(&im->mu);
+	pthread_join(im->th, NULL);
+	pthread_cond_destroy(&im->cv);
+	pthread_mutex_destroy(&im->mu);
+	for (k = 0; k < IMG_MAX_CHUNKS && im->chunk[k]; k++)
+		gwb_hugemap_free(im->chunk[k], IMG_CHUNK);
+	free(im->chunk);
+	free(im->errmsg);
+	gwb_zreader_free(im->z);
+	free(im);
 }
 
 /* --- writing ------------------------------------------------------------------------------- */

@@ -1,8 +1,10 @@
-/* zio.h - compressed streams: gzip (zlib) and zstd (libzstd), told apart by their magic bytes
- * whatever a file's name says. A gwb_zreader decompresses a file descriptor block by block for
- * the CSV reader's refill (memory stays a block, never the whole file); multi-member gzip and
- * concatenated zstd frames read as one stream. A gwb_zwriter compresses into an atomic file
- * (fileio.h) for d:write_csv("x.csv.gz" | ".zst"). The caller owns both and frees them. */
+/* zio.h - compressed streams: gzip (ISA-L's igzip reads, zlib writes) and zstd (libzstd), told
+ * apart by their magic bytes whatever a file's name says. A gwb_zreader decompresses a file
+ * descriptor block by block for the CSV reader's refill (memory stays a block: pipes, stdin);
+ * a gwb_zimage decodes a regular file into memory on a thread of its own while the parallel
+ * CSV reader's threads read it at offsets. Multi-member gzip and concatenated zstd frames
+ * read as one stream. A gwb_zwriter compresses into an atomic file (fileio.h) for
+ * d:write_csv("x.csv.gz" | ".zst"). The caller owns all three and frees them. */
 #ifndef GWB_ZIO_H
 #define GWB_ZIO_H
 
@@ -55,6 +57,42 @@ uint64_t gwb_zreader_out(gwb_zreader *z);
 
 /* Release the decoder, its buffers and its thread (fd stays open). NULL is allowed. */
 void gwb_zreader_free(gwb_zreader *z);
+
+/* --- the decompressed image ---------------------------------------------------------------
+ * For the parallel CSV reader: a thread of the image's own decodes the whole stream into
+ * memory (chunks of 4 MiB, kept until the image is freed) while any number of threads read it
+ * at offsets, as they would pread a file, each waiting only for the bytes it asks for. */
+
+typedef struct gwb_zimage gwb_zimage;
+
+/* The expected decompressed size of a compressed regular file of zsize bytes whose first
+ * bytes are head[0..nhead): gzip's ISIZE trailer (the last member's length), zstd's first
+ * frame content size, else (or when smaller than zsize) 3 x zsize. A hint for cutting the
+ * work: the stream may hold more or less. */
+uint64_t gwb_z_size_hint(int fd, gwb_zkind kind, const void *head, size_t nhead, uint64_t zsize);
+
+/* Whether an image of about bytes fits: at most half the memory the kernel reports available
+ * (MemAvailable; else the machine's memory). A stream too large for one is read through a
+ * gwb_zreader, a block at a time. */
+bool gwb_zimage_fits(uint64_t bytes);
+
+/* Start decoding fd as kind into an image (head, fd and path as for gwb_zreader_new; fd stays
+ * the caller's and must stay open until gwb_zimage_free). */
+gwb_status gwb_zimage_new(gwb_zimage **im, int fd, gwb_zkind kind, const char *path,
+			  const void *head, size_t nhead);
+
+/* As pread: up to n decompressed bytes from offset off into p, waiting until they are decoded;
+ * *got < n only at the end of the stream (0 at or after it). A truncated or corrupt stream:
+ * the bytes before the damage, then the decoder's error (gwb_zreader_read's messages) to every
+ * read past it; GWB_EINTR when Ctrl-C comes while waiting. Any thread. */
+gwb_status gwb_zimage_pread(gwb_zimage *im, void *p, size_t n, uint64_t off, size_t *got);
+
+/* True once the whole stream decoded without error; *in and *out: the compressed bytes
+ * consumed and the decompressed bytes produced so far. */
+bool gwb_zimage_done(gwb_zimage *im, uint64_t *in, uint64_t *out);
+
+/* Stop the decoder and release the image. NULL is allowed. */
+void gwb_zimage_free(gwb_zimage *im);
 
 /* --- writing ------------------------------------------------------------------------------- */
 

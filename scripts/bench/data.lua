@@ -264,14 +264,22 @@ end
 -- The held-out mixed CSV (scripts/bench/mixed_csv.lua: an id, six floats, a category, free text
 -- with quoted commas and "" escapes, 5 % empty cells) at 20 MB and 200 MB, then a 1M-row file of
 -- that shape as .csv.gz and as Parquet (snappy, zstd; written by pyarrow), each loaded by
--- data.load at 2 threads beside pandas, polars and pyarrow (2 threads where they have threads),
--- wall clock, taking turns: each round one gwb load in this process, then one read by each peer
--- in a process of its own (after an untimed read of the same file); medians of the rounds.
--- Targets: plain and gzip CSV no slower than polars, Parquet no slower than
--- pyarrow.parquet.read_table. A format data.load refuses is a "not supported by this gwb" row.
--- GWB_BENCH_ROUNDS (5) sets the rounds.
+-- data.load at 2 threads beside pandas, polars and pyarrow (2 threads where they have threads:
+-- POLARS_MAX_THREADS=2, pyarrow.set_cpu_count(2)), wall clock, taking turns: each round one gwb
+-- load in this process, then one read by each peer in a process of its own (after an untimed
+-- read of the same file); the file's bytes are read through before every gwb load and before
+-- every peer's process, so that each side finds them in the page cache. Min and median of the
+-- rounds. Targets (issue 28): plain and gzip CSV no slower than polars.read_csv, Parquet no
+-- slower than pyarrow.parquet.read_table: the medians compared. A format data.load refuses is
+-- a "not supported by this gwb" row. One line a case at the end, for scripts:
+--   RESULT <case> gwb_s=<median> gwb_min=<min> peer=<name> peer_s=<median> peer_min=<min>
+--     ratio=<gwb_s / peer_s> target=<=1.00 MET|MISSED
+-- GWB_BENCH_ROUNDS (5) sets the rounds; GWB_BENCH_CASES=csv20,csv200,gz,snappy,zstd a subset.
+-- Run it alone: GWB_BENCH_ONLY=heldout build/gwb scripts/bench/data.lua
 if want("heldout") then
   local ROUNDS = tonumber(os.getenv("GWB_BENCH_ROUNDS") or "") or (quick and 3 or 5)
+  local cases_env = os.getenv("GWB_BENCH_CASES")
+  local function want_case(c) return not cases_env or ("," .. cases_env .. ","):find("," .. c .. ",", 1, true) end
   local here = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")) or "scripts/bench"
   local write_mixed28 = dofile(here .. "/mixed_csv.lua")
   local peers_code = [[
@@ -287,6 +295,7 @@ elif which == "pyarrow":
     f = (lambda p: pyarrow.parquet.read_table(p)) if kind == "parquet" else (lambda p: pyarrow.csv.read_csv(p))
 elif which == "polars":
     import polars
+    assert polars.thread_pool_size() == 2, polars.thread_pool_size()
     f = (lambda p: polars.read_parquet(p)) if kind == "parquet" else (lambda p: polars.read_csv(p, infer_schema_length=10000))
 f(path)
 t = time.perf_counter(); n = len(f(path)); t = time.perf_counter() - t
@@ -300,9 +309,17 @@ print("s=%.4f rows=%d" % (t, n))
     { "pyarrow", "pyarrow", { csv = ".csv (2 threads)", parquet = ".parquet.read_table (2 threads)" } },
   }
   local function median(t)
-    if #t == 0 then return nil end
-    table.sort(t)
-    return t[(#t + 1) // 2]
+    if not t or #t == 0 then return nil end
+    local c = {}
+    for i, v in ipairs(t) do c[i] = v end
+    table.sort(c)
+    local n = #c
+    return n % 2 == 1 and c[(n + 1) // 2] or (c[n // 2] + c[n // 2 + 1]) / 2
+  end
+  local function min_of(t)
+    local m
+    for _, v in ipairs(t or {}) do m = m and math.min(m, v) or v end
+    return m
   end
   -- the file's bytes read through first, untimed, as each peer's untimed read does for it: on
   -- these VMs the page cache is small, and the peers' processes between two loads evict it
@@ -314,6 +331,7 @@ print("s=%.4f rows=%d" % (t, n))
   end
   local function gwb_once(path)
     collectgarbage()
+    collectgarbage()
     warm(path)
     local t0 = now()
     local ok, d = pcall(data.load, path, { progress = false, threads = 2 })
@@ -321,6 +339,7 @@ print("s=%.4f rows=%d" % (t, n))
     if not ok then return nil, tostring(d) end
     return t, d.rows, d.source and d.source.threads
   end
+  local results = {}
   -- one file: rows of gwb and the peers; target = the peer gwb must not be slower than
   local function case(label, path, kind, target)
     local mb = filesize(path) / 1e6
@@ -334,6 +353,7 @@ print("s=%.4f rows=%d" % (t, n))
       end
       for _, pe in ipairs(peer_list) do
         if has_py(pe[2]) then
+          warm(path)
           local p = io.popen(python .. " " .. sh_quote(pyfile) .. " " .. sh_quote(path) .. " " .. pe[1] .. " " .. kind .. " 2>&1")
           local out = p:read("a")
           p:close()
@@ -343,14 +363,19 @@ print("s=%.4f rows=%d" % (t, n))
         end
       end
     end
-    local gm = median(g)
+    local gm, gmin = median(g), min_of(g)
+    local function list(t)
+      local o = {}
+      for i, v in ipairs(t or {}) do o[i] = string.format("%.3f", v) end
+      return table.concat(o, " ")
+    end
     if refused then
       row(string.format("%s (%.0f MB), gwb", label, mb), "not supported by this gwb", "",
         (refused:gsub("\n.*", "")):sub(1, 90))
     else
       row(string.format("%s (%.0f MB), gwb 2 threads", label, mb), string.format("%.3f s", gm), "",
-        string.format("%.0f MB/s; %d rows, parsed by %s threads; all: %s", mb / gm, rows, tostring(used),
-          table.concat((function() local o = {} for i, v in ipairs(g) do o[i] = string.format("%.3f", v) end return o end)(), " ")))
+        string.format("%.0f MB/s; %d rows, parsed by %s threads; min %.3f; all: %s", mb / gm, rows,
+          tostring(used), gmin, list(g)))
     end
     for _, pe in ipairs(peer_list) do
       local s = times[pe[1]] and median(times[pe[1]])
@@ -359,54 +384,71 @@ print("s=%.4f rows=%d" % (t, n))
       else
         row("  " .. pe[1] .. pe[3][kind], "", s and string.format("%.3f s", s) or
           "failed: " .. ((errs[pe[1]] or ""):gsub("%s+", " ")):sub(-80),
-          s and gm and string.format("peer / gwb = %.2f", s / gm) or "")
+          s and gm and string.format("peer / gwb = %.2f; min %.3f; all: %s", s / gm, min_of(times[pe[1]]),
+            list(times[pe[1]])) or "")
       end
       if pe[1] == target[1] then
-        row("  target: gwb no slower than " .. target[2], "", "",
-          refused and "not measured (not supported by this gwb)" or not s and "not measured (peer missing)" or
-          (gm <= s and "met" or string.format("NOT met (gwb %.2f x)", gm / s)))
+        local verdict = refused and "MISSED (not supported by this gwb)" or not s and "MISSED (peer missing)" or
+          (gm <= s and "MET" or "MISSED")
+        row("  target: gwb no slower than " .. target[2], "", "", verdict)
+        results[#results + 1] = string.format("RESULT %-28s gwb_s=%s gwb_min=%s peer=%s peer_s=%s peer_min=%s ratio=%s target=<=1.00 %s",
+          label:gsub("%s+", "_"), gm and string.format("%.3f", gm) or "nan", gmin and string.format("%.3f", gmin) or "nan",
+          target[1], s and string.format("%.3f", s) or "nan",
+          times[pe[1]] and min_of(times[pe[1]]) and string.format("%.3f", min_of(times[pe[1]])) or "nan",
+          gm and s and string.format("%.2f", gm / s) or "nan", verdict)
       end
     end
   end
   for _, mb in ipairs(quick and { 5 } or { 20, 200 }) do
-    local path = tmp .. "/gwb-bench-mixed28-" .. mb .. ".csv"
-    local nrows = write_mixed28(path, mb, 28)
-    case(string.format("held-out mixed CSV %d rows", nrows), path, "csv", { "polars", "polars.read_csv" })
-    os.remove(path)
+    if want_case("csv" .. mb) or (quick and want_case("csv20")) then
+      local path = tmp .. "/gwb-bench-mixed28-" .. mb .. ".csv"
+      local nrows = write_mixed28(path, mb, 28)
+      case(string.format("mixed-csv-%dMB %d rows", mb, nrows), path, "csv", { "polars", "polars.read_csv" })
+      os.remove(path)
+    end
   end
-  do
+  if want_case("gz") or want_case("snappy") or want_case("zstd") then
     local nrows = quick and 50000 or 1000000
     local base = tmp .. "/gwb-bench-mixed28-rows"
     write_mixed28(base .. ".csv", 1e9, 28, nrows)
-    local gz_ok = os.execute("gzip -c " .. sh_quote(base .. ".csv") .. " > " .. sh_quote(base .. ".csv.gz"))
-    if gz_ok then
-      case(string.format("held-out mixed %d rows .csv.gz", nrows), base .. ".csv.gz", "csv",
-        { "polars", "polars.read_csv" })
-    else
-      row("held-out mixed .csv.gz", "", "", "gzip not found: the file was not written")
+    if want_case("gz") then
+      -- gzip -6, one member (what gzip(1) writes by default)
+      local gz_ok = os.execute("gzip -6 -c " .. sh_quote(base .. ".csv") .. " > " .. sh_quote(base .. ".csv.gz"))
+      if gz_ok then
+        case(string.format("mixed-csv.gz %d rows", nrows), base .. ".csv.gz", "csv",
+          { "polars", "polars.read_csv" })
+      else
+        row("held-out mixed .csv.gz", "", "", "gzip not found: the file was not written")
+      end
     end
     for _, codec in ipairs { "snappy", "zstd" } do
-      local pq = base .. "." .. codec .. ".parquet"
-      local _, out = py("import pyarrow.csv, pyarrow.parquet\nt = pyarrow.csv.read_csv('" .. base ..
-        ".csv')\npyarrow.parquet.write_table(t, '" .. pq .. "', compression='" .. codec .. "')\nprint('ok=1')")
-      if out:match("ok=1") then
-        case(string.format("held-out mixed %d rows Parquet %s", nrows, codec), pq, "parquet",
-          { "pyarrow", "pyarrow.parquet.read_table" })
-      else
-        row("held-out mixed Parquet " .. codec, "", "", "pyarrow is needed to write the file: " ..
-          (out:gsub("%s+", " ")):sub(-60))
+      if want_case(codec) then
+        local pq = base .. "." .. codec .. ".parquet"
+        local _, out = py("import pyarrow.csv, pyarrow.parquet\nt = pyarrow.csv.read_csv('" .. base ..
+          ".csv')\npyarrow.parquet.write_table(t, '" .. pq .. "', compression='" .. codec .. "')\nprint('ok=1')")
+        if out:match("ok=1") then
+          case(string.format("parquet-%s %d rows", codec, nrows), pq, "parquet",
+            { "pyarrow", "pyarrow.parquet.read_table" })
+        else
+          row("held-out mixed Parquet " .. codec, "", "", "pyarrow is needed to write the file: " ..
+            (out:gsub("%s+", " ")):sub(-60))
+        end
+        os.remove(pq)
       end
-      os.remove(pq)
     end
     os.remove(base .. ".csv")
     os.remove(base .. ".csv.gz")
   end
   os.remove(pyfile)
   local la = io.open("/proc/loadavg")
-  print_table(string.format("1c. issue 28: held-out mixed files, data.load at 2 threads beside the peers " ..
-    "(wall clock, medians of %d rounds in turns; load average at the end %s)", ROUNDS,
-    la and la:read("l"):match("^(%S+)") or "?"))
+  local load = la and la:read("l") or "?"
   if la then la:close() end
+  print_table(string.format("1c. issue 28: held-out mixed files, data.load at 2 threads beside the peers " ..
+    "(wall clock, medians of %d rounds in turns; load average at the end %s)", ROUNDS, load))
+  local _, vers = py("import importlib\nfor m in ('polars', 'pyarrow', 'pandas'):\n    try: print(m + '=' + importlib.import_module(m).__version__)\n    except Exception: print(m + '=missing')")
+  print(string.format("1c results (commit %s, %d rounds, load average %s; %s):", gwb.commit or "?", ROUNDS, load,
+    (vers:gsub("%s+", " "):gsub(" $", ""))))
+  for _, l in ipairs(results) do print(l) end
 end
 
 -- ---------------------------------------------------------------- synth speed

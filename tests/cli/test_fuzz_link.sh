@@ -12,8 +12,11 @@ command -v cc >/dev/null || skip "no C compiler (cc)"
 FLAGS=(-std=c11 -g -O1 -pthread $(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 	-I"$ROOT/src" -I"$ROOT/tests/fuzz" -DGWB_SRCDIR="\"$ROOT\"")
 grep -qa __asan_init "$GWB" && FLAGS+=(-fsanitize=address,undefined)
+# ISA-L as the Makefile links it: libisal.a where one is installed, else libisal.so.2
+ISAL=-l:libisal.so.2
+for a in /usr/lib/x86_64-linux-gnu/libisal.a /usr/local/lib/libisal.a; do [ -f "$a" ] && ISAL=-l:libisal.a; done
 LIBS=(-l:liblua5.4.a -l:libprotobuf-c.a -l:libreadline.so.8 -l:libncursesw.so.6 -l:libtinfo.so.6
-	-l:libpng16.a -l:libsnappy.a -l:libzstd.a -l:libz.a -l:libjansson.a -lstdc++ -lpthread -lm -ldl)
+	-l:libpng16.a -l:libsnappy.a -l:libzstd.a "$ISAL" -l:libz.a -l:libjansson.a -lstdc++ -lpthread -lm -ldl)
 # a build with MPI (src/mpi.o calls it) links Open MPI as the Makefile does (mpicc --showme:link)
 if nm "$OBJ/src/mpi.o" 2>/dev/null | grep -q ' U MPI_Init'; then
 	command -v mpicc >/dev/null || skip "the build has MPI but mpicc is not installed"

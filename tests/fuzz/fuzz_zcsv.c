@@ -2,10 +2,12 @@
  * first byte chooses. Bit 0 set: the rest is a file as it is (the seeds are gzip and zstd
  * files, multi-member and multi-frame ones among them, so mutations reach every corner of
  * the decoders: corrupt, truncated, trailing bytes); it must load or fail with a message,
- * never crash, leak or misbehave. Bit 0 clear: the rest is CSV text, compressed here with
- * gwb's own writer (gzip when bit 1 is set, else zstd); the compressed file must load exactly
- * as the text does (or fail as it does), and every shorter prefix of it tried (the cut taken
- * from bits 2-7) must fail: a truncated stream never loads. */
+ * never crash, leak or misbehave, streamed (bit 1 clear) or decoded into an image that the
+ * byte-range reader reads on 3 threads (bit 1 set). Bit 0 clear: the rest is CSV text,
+ * compressed here with gwb's own writer (gzip when bit 1 is set, else zstd); the compressed
+ * file must load exactly as the text does (or fail as it does), streamed and through the
+ * image, and every shorter prefix of it tried (the cut taken from bits 2-7) must fail both
+ * ways: a truncated stream never loads. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -36,13 +38,19 @@ static int memfile(const void *p, size_t n, char *path, size_t cap)
 	return fd;
 }
 
-static gwb_status load(const char *path, gwb_dataset **d)
+/* image: a compressed file decoded into memory for the byte-range reader (par_min 1, three
+ * threads); else streamed to the sequential reader (small files: par_min stays 4 MiB). */
+static gwb_status load(const char *path, gwb_dataset **d, bool image)
 {
 	gwb_csv_opts o;
 
 	gwb_csv_opts_init(&o);
 	o.progress = false;
 	o.block = 97;   /* small blocks: refills (and decoder calls) inside every record */
+	if (image) {
+		o.par_min = 1;
+		o.threads = 3;
+	}
 	*d = NULL;
 	return gwb_csv_load(path, &o, d, NULL);
 }
@@ -100,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((fd = memfile(data, size, path, sizeof(path))) < 0)
 		return 0;
 	if (flags & 1) {
-		if (load(path, &d) == GWB_OK) {
+		if (load(path, &d, flags & 2) == GWB_OK) {
 			if (gwb_dataset_check(d) != GWB_OK)
 				abort();
 			gwb_dataset_free(d);
@@ -112,18 +120,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  &zn);
 	if (zfd < 0)
 		abort();   /* compressing into memory cannot fail */
-	sp = load(path, &d);
-	sz = load(zpath, &e);
-	/* a file that starts like a compressed one is read as one: only plain text compares */
-	if (gwb_z_sniff(data, size) == GWB_Z_NONE &&
-	    ((sp == GWB_OK) != (sz == GWB_OK) || (sp == GWB_OK && !same(d, e))))
-		abort();
+	sp = load(path, &d, false);
+	for (int image = 0; image < 2; image++) {
+		sz = load(zpath, &e, image);
+		/* a file that starts like a compressed one is read as one: only plain text
+		 * compares */
+		if (gwb_z_sniff(data, size) == GWB_Z_NONE &&
+		    ((sp == GWB_OK) != (sz == GWB_OK) || (sp == GWB_OK && !same(d, e))))
+			abort();
+		gwb_dataset_free(e);
+		e = NULL;
+	}
 	gwb_dataset_free(d);
-	gwb_dataset_free(e);
 	/* a prefix of the stream (cut somewhere past the magic bytes) never loads */
 	if (zn > 4) {
 		size_t cut = 4 + (size_t)(flags >> 2) * (zn - 4) / 64;
-		if (ftruncate(zfd, (off_t)cut) == 0 && load(zpath, &e) == GWB_OK)
+		if (ftruncate(zfd, (off_t)cut) == 0 &&
+		    (load(zpath, &e, false) == GWB_OK || load(zpath, &e, true) == GWB_OK))
 			abort();
 		gwb_dataset_free(e);
 	}

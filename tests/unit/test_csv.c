@@ -21,6 +21,9 @@
 #include "synth.h"
 #include "transpose.h"
 
+#include <zlib.h>
+#include <zstd.h>
+
 static char tmpdir[256];
 
 static const char *tmpfile_with(const char *name, const char *text, size_t n)
@@ -996,6 +999,131 @@ static void test_csv_progress_and_interrupt(void **state)
 	gwb_progress_set_sink(NULL, NULL);
 }
 
+/* p[0..n) as one gzip member appended at out + *m (room for it: the caller's). */
+static void gz_member(const char *p, size_t n, unsigned char *out, size_t *m, size_t cap)
+{
+	z_stream zs;
+
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (Bytef *)(uintptr_t)p;
+	zs.avail_in = (uInt)n;
+	zs.next_out = out + *m;
+	zs.avail_out = (uInt)(cap - *m);
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	*m = cap - zs.avail_out;
+	deflateEnd(&zs);
+}
+
+/* A compressed file loads as its text does through both decompressing paths: streamed to the
+ * sequential reader (one thread) and as an image read by the byte-range reader as it is
+ * decoded (par_min 1, 2 to 7 threads; the size hint exact, too small for a multi-member file,
+ * or too large, which leaves ranges past the end); multi-member gzip and multi-frame zstd read
+ * whole; a truncated stream and a CRC that does not match fail with the same message on
+ * every path. */
+static void test_csv_compressed_parallel(void **state)
+{
+	static const int ths[] = {1, 2, 3, 7};
+	size_t cap = 3u << 20, n, m, cut, k;
+	char *t = malloc(cap), what[96];
+	unsigned char *z = malloc(cap);
+	gwb_csv_opts o;
+	gwb_csv_info iref, info;
+	gwb_dataset *ref, *d;
+	const char *p;
+	int form, q;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(z);
+	for (q = 0; q < 2; q++) {
+		n = mixed_text(t, cap, 12000, 40 + (uint64_t)q, q == 1, q == 1);
+		p = tmpfile_with("plain.csv", t, n);
+		gwb_csv_opts_init(&o);
+		o.progress = false;
+		o.slow = true;
+		o.threads = 1;
+		assert_int_equal(gwb_csv_load(p, &o, &ref, &iref), GWB_OK);
+		o.slow = false;
+		o.par_min = 1;
+		for (form = 0; form < 5; form++) {
+			/* 0 one gzip member, 1 three members (the hint: the last one's ISIZE, too
+			 * small), 2 one member and as many zero bytes as the text has (gzip's padding:
+			 * no ISIZE at the end, the hint 3 x the file, too large), 3 one zstd frame, 4
+			 * two zstd frames */
+			m = 0;
+			cut = form == 1 ? n / 3 : n;
+			if (form <= 2) {
+				gz_member(t, cut, z, &m, cap);
+				if (form == 1) {
+					gz_member(t + cut, cut, z, &m, cap);
+					gz_member(t + 2 * cut, n - 2 * cut, z, &m, cap);
+				}
+				if (form == 2) {
+					assert_true(m + n <= cap);
+					memset(z + m, 0, n);
+					m += n;
+				}
+			} else {
+				size_t h = form == 4 ? n / 2 : n, r;
+				r = ZSTD_compress(z, cap, t, h, 3);
+				assert_false(ZSTD_isError(r));
+				m = r;
+				if (form == 4) {
+					r = ZSTD_compress(z + m, cap - m, t + h, n - h, 3);
+					assert_false(ZSTD_isError(r));
+					m += r;
+				}
+			}
+			p = tmpfile_with("plain.csv.gz", (const char *)z, m);
+			for (k = 0; k < sizeof(ths) / sizeof(*ths); k++) {
+				o.threads = ths[k];
+				snprintf(what, sizeof(what), "form %d, %d threads", form, ths[k]);
+				if (gwb_csv_load(p, &o, &d, &info))
+					fail_msg("%s: %s", what, gwb_errmsg());
+				assert_same(ref, &iref, d, &info, what);
+				assert_int_equal(info.bytes, n);
+				if (form != 2)   /* (the padding is read, not decoded) */
+					assert_int_equal(info.compressed_bytes, m);
+				if (ths[k] > 1 && info.threads != ths[k])
+					fail_msg("%s: read by %d threads", what, info.threads);
+				gwb_dataset_free(d);
+			}
+			/* truncated at two thirds: the same message streamed and from the image */
+			if (form != 2) {
+				char first[600] = "";
+				p = tmpfile_with("cut.csv.gz", (const char *)z, m * 2 / 3);
+				for (k = 0; k < sizeof(ths) / sizeof(*ths); k++) {
+					o.threads = ths[k];
+					assert_int_equal(gwb_csv_load(p, &o, &d, &info), GWB_EPARSE);
+					assert_null(d);
+					assert_non_null(strstr(gwb_errmsg(), "truncated"));
+					if (!k)
+						snprintf(first, sizeof(first), "%s", gwb_errmsg());
+					else if (strcmp(first, gwb_errmsg()))
+						fail_msg("form %d, %d threads: \"%s\", one thread \"%s\"", form,
+							 ths[k], gwb_errmsg(), first);
+				}
+			}
+			/* a gzip trailer whose CRC-32 does not match */
+			if (form <= 1) {
+				z[m - 6] ^= 0x5a;
+				p = tmpfile_with("crc.csv.gz", (const char *)z, m);
+				for (k = 0; k < sizeof(ths) / sizeof(*ths); k++) {
+					o.threads = ths[k];
+					assert_int_equal(gwb_csv_load(p, &o, &d, &info), GWB_EPARSE);
+					assert_null(d);
+					if (!strstr(gwb_errmsg(), "CRC-32"))
+						fail_msg("form %d, %d threads: %s", form, ths[k], gwb_errmsg());
+				}
+			}
+		}
+		gwb_dataset_free(ref);
+	}
+	free(t);
+	free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1017,6 +1145,7 @@ int main(void)
 		cmocka_unit_test(test_synth_threads),
 		cmocka_unit_test(test_dataset_take_select),
 		cmocka_unit_test(test_csv_progress_and_interrupt),
+		cmocka_unit_test(test_csv_compressed_parallel),
 	};
 	int rc;
 
@@ -1025,7 +1154,8 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	static const char *const files[] = {"s.csv", "r.csv", "e.csv", "g.csv", "g.gwbd",
-					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv", NULL};
+					    "flip.gwbd", "cut.gwbd", "big.csv", "nums.csv", "blk.csv", "blkerr.csv", "par.csv", "mixed.csv",
+					    "plain.csv", "plain.csv.gz", "cut.csv.gz", "crc.csv.gz", NULL};
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; files[i]; i++) {
 		char p[600];
