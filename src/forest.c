@@ -615,95 +615,67 @@ static int argmax(const double *v, int K)
 	return best;
 }
 
-gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, int threads,
-				    float *out)
+/* The one prediction under predict, predict_proba and predict_labels_proba: on the GPU where
+ * "auto" finds the work large enough (kernels/rf_predict.cu), else one sum of the trees per row
+ * on the CPU. Classification fills labels (the first argmax of the double sums) and proba
+ * (sums / trees), regression values; each output may be NULL. */
+static gwb_status predict_out(const gwb_forest *f, const gwb_dataset *d, int threads,
+			      int32_t *labels, float *proba, float *values)
 {
 	double *acc;
-	size_t i, n;
+	size_t i, K = (size_t)f->outputs;
 	gwb_status st;
 
-	if (f->task != GWB_TASK_CLASSIFICATION)
-		return gwb_error(GWB_EINVAL, "rf: predict_proba needs a classification forest; this "
-				 "one is a regression forest (use predict)");
 	if ((st = gwb_forest_check_data(f, d)))
 		return st;
 #ifdef GWB_HAVE_CUDA
 	if (gwb_forest_predict_maybe_gpu(f, d)) {
-		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
 		bool done = false;
-		if ((st = gwb_rf_predict_auto(f, d, out, NULL, NULL, &done)) || done)
+		if ((st = gwb_rf_predict_auto(f, d, proba, labels, values, &done)) || done)
 			return st;
 	}
 #endif
 	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
 		return st;
-	n = d->rows * (size_t)f->outputs;
-	for (i = 0; i < n; i++)
-		out[i] = (float)(acc[i] / f->trees);
+	for (i = 0; i < d->rows; i++) {
+		const double *a = acc + i * K;
+		if (f->task != GWB_TASK_CLASSIFICATION) {
+			if (values)
+				values[i] = (float)(a[0] / f->trees);
+			continue;
+		}
+		if (labels)
+			labels[i] = argmax(a, (int)K);
+		for (size_t k = 0; proba && k < K; k++)
+			proba[i * K + k] = (float)(a[k] / f->trees);
+	}
 	free(acc);
 	return GWB_OK;
+}
+
+gwb_status gwb_forest_predict_proba(const gwb_forest *f, const gwb_dataset *d, int threads,
+				    float *out)
+{
+	if (f->task != GWB_TASK_CLASSIFICATION)
+		return gwb_error(GWB_EINVAL, "rf: predict_proba needs a classification forest; this "
+				 "one is a regression forest (use predict)");
+	return predict_out(f, d, threads, NULL, out, NULL);
 }
 
 gwb_status gwb_forest_predict(const gwb_forest *f, const gwb_dataset *d, int threads,
 			      int32_t *labels, float *values)
 {
-	double *acc;
-	size_t i;
-	gwb_status st;
-
-	if ((st = gwb_forest_check_data(f, d)))
-		return st;
-#ifdef GWB_HAVE_CUDA
-	if (gwb_forest_predict_maybe_gpu(f, d)) {
-		/* on the GPU when "auto" finds the work large enough (kernels/rf_predict.cu) */
-		bool done = false;
-		if ((st = gwb_rf_predict_auto(f, d, NULL, labels, values, &done)) || done)
-			return st;
-	}
-#endif
-	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
-		return st;
-	for (i = 0; i < d->rows; i++) {
-		if (f->task == GWB_TASK_CLASSIFICATION) {
-			if (labels)
-				labels[i] = argmax(acc + i * (size_t)f->outputs, f->outputs);
-		} else if (values) {
-			values[i] = (float)(acc[i] / f->trees);
-		}
-	}
-	free(acc);
-	return GWB_OK;
+	return predict_out(f, d, threads, labels, NULL,
+			   f->task == GWB_TASK_CLASSIFICATION ? NULL : values);
 }
 
 gwb_status gwb_forest_predict_labels_proba(const gwb_forest *f, const gwb_dataset *d,
 					   int threads, int32_t *labels, float *proba)
 {
-	double *acc;
-	size_t i, K = (size_t)f->outputs;
-	int k;
-	gwb_status st;
-
 	if (f->task != GWB_TASK_CLASSIFICATION)
 		return gwb_error(GWB_EINVAL, "rf: labels and probabilities need a classification "
 				 "forest; this one is a regression forest (use predict)");
-	if ((st = gwb_forest_check_data(f, d)))
-		return st;
-#ifdef GWB_HAVE_CUDA
-	if (gwb_forest_predict_maybe_gpu(f, d)) {
-		bool done = false;
-		if ((st = gwb_rf_predict_auto(f, d, proba, labels, NULL, &done)) || done)
-			return st;
-	}
-#endif
-	if ((st = predict_sums(f, d->X, d->rows, threads, false, &acc, NULL)))
-		return st;
-	for (i = 0; i < d->rows; i++) {
-		labels[i] = argmax(acc + i * K, (int)K);
-		for (k = 0; k < (int)K; k++)
-			proba[i * K + (size_t)k] = (float)(acc[i * K + (size_t)k] / f->trees);
-	}
-	free(acc);
-	return GWB_OK;
+	return predict_out(f, d, threads, labels, proba, NULL);
 }
 
 /* map[c] = f's class code for d's class code c, or -1 when f has no class of that name. */

@@ -122,6 +122,28 @@ static void copy_table(lua_State *L, int idx)
 	}
 }
 
+/* Set in the table at dst group g's value of every grid key but trees (keys[tvals - 1]): g is
+ * a number in the mixed radix of nvals, the last key fastest. run: as rf.train takes it (a
+ * depth of 0, "no limit" in a grid, as GWB_RF_MAX_DEPTH); else as the grid gave it. */
+static void set_group(lua_State *L, int dst, int lists, const char *const *keys,
+		      const int *nvals, int nk, int tvals, int g, bool run)
+{
+	for (int i = nk - 1; i >= 0; i--) {
+		if (i + 1 == tvals)
+			continue;
+		lua_getfield(L, lists, keys[i]);
+		lua_rawgeti(L, -1, g % nvals[i] + 1);
+		g /= nvals[i];
+		if (run && !strcmp(keys[i], "depth") && lua_isinteger(L, -1) &&
+		    !lua_tointeger(L, -1)) {
+			lua_pop(L, 1);
+			lua_pushinteger(L, GWB_RF_MAX_DEPTH);
+		}
+		lua_setfield(L, dst, keys[i]);
+		lua_pop(L, 1);
+	}
+}
+
 static int l_search(lua_State *L)
 {
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
@@ -386,23 +408,9 @@ static int l_search(lua_State *L)
 		}
 		if (nd) {
 			/* the option table of the deepest member: base + its values */
-			int g = base_g + deep * stride, rem = g;
 			copy_table(L, base);
 			setv = lua_gettop(L);
-			for (i = nk - 1; i >= 0; i--) {
-				if (i + 1 == tvals)
-					continue;
-				lua_getfield(L, lists, keys[i]);
-				lua_rawgeti(L, -1, rem % nvals[i] + 1);
-				rem /= nvals[i];
-				if (!strcmp(keys[i], "depth") && lua_isinteger(L, -1) &&
-				    !lua_tointeger(L, -1)) {
-					lua_pop(L, 1);  /* depth 0 in a grid: no limit */
-					lua_pushinteger(L, GWB_RF_MAX_DEPTH);
-				}
-				lua_setfield(L, setv, keys[i]);
-				lua_pop(L, 1);
-			}
+			set_group(L, setv, lists, keys, nvals, nk, tvals, base_g + deep * stride, true);
 			for (c = 0; c < nc; c++) {
 				lua_Integer tv = 0;
 				if (tvals) {
@@ -448,18 +456,10 @@ static int l_search(lua_State *L)
 		}
 		/* each member's settings, in the grid's numbering */
 		for (e = 0; e < nde_all; e++) {
-			int g = base_g + e * stride, rem = g, ei = dpos[e];
+			int g = base_g + e * stride, ei = dpos[e];
 			lua_newtable(L);  /* the setting's values, for the result */
 			int shown = lua_gettop(L);
-			for (i = nk - 1; i >= 0; i--) {
-				if (i + 1 == tvals)
-					continue;
-				lua_getfield(L, lists, keys[i]);
-				lua_rawgeti(L, -1, rem % nvals[i] + 1);
-				rem /= nvals[i];
-				lua_setfield(L, shown, keys[i]);
-				lua_pop(L, 1);
-			}
+			set_group(L, shown, lists, keys, nvals, nk, tvals, g, false);
 			for (c = 0; c < nt; c++) {
 				int s = g * nt + c, j = -1, m;
 				if (ei >= 0 && sel[s])
