@@ -883,15 +883,16 @@ void csv_wide_flip(struct rd *r, struct col *c, int k)
 bool csv_wide_reserve(struct rd *r, size_t rows)
 {
 	size_t cap = r->wcap, k, F = (size_t)r->ncol - 1;
-	int j;
+	int j, failed = -1;
 
 	if (rows < cap)
 		return true;
 	if (!r->wcol && !(r->wcol = calloc(F + 1, sizeof(*r->wcol))))
 		return false;
 	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least; a
-		       * small floor: a file of a million columns has a million arrays) */
-		cap = r->west / (2 * (size_t)r->ncol) + 16;
+		       * small floor: a file of a million columns has a million arrays); mapped
+		       * columns take the bound (1 byte a field), only what is written costs */
+		cap = r->west / ((r->wmap ? 1 : 2) * (size_t)r->ncol) + 16;
 		if (cap > ((size_t)1 << 26))
 			cap = (size_t)1 << 26;
 	}
@@ -902,20 +903,54 @@ bool csv_wide_reserve(struct rd *r, size_t rows)
 		if (j == r->target || !r->cols[j].numeric)
 			continue;
 		k = (size_t)r->cols[j].feature;
-		if (!(n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t))))
-			return false;
+		if (!r->wmap)
+			n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t));
+		else if (r->wcol[k])
+			n = gwb_hugemap_resize(r->wcol[k], csv_wide_bytes(r->wcap), csv_wide_bytes(cap));
+		else
+			n = gwb_hugemap_reserve(csv_wide_bytes(cap));
+		if (!n) {
+			failed = j;
+			goto fail;
+		}
 		r->wcol[k] = n;
 	}
 	r->wcap = cap;
 	return true;
+fail:
+	/* a mapped column's size follows wcap: those grown before the failure go back to it */
+	for (j = 0; r->wmap && j < failed; j++) {
+		uint64_t *n;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		k = (size_t)r->cols[j].feature;
+		if (!r->wcap) {
+			gwb_hugemap_free(r->wcol[k], csv_wide_bytes(cap));
+			r->wcol[k] = NULL;
+		} else if ((n = gwb_hugemap_resize(r->wcol[k], csv_wide_bytes(cap),
+						    csv_wide_bytes(r->wcap)))) {
+			r->wcol[k] = n;
+		}
+	}
+	return false;
+}
+
+size_t csv_wide_bytes(size_t cap)
+{
+	/* (two pages over: csv_par.c's join lays whole pages a page past a column's end) */
+	return (cap + 1) * sizeof(uint64_t) + 2 * gwb_hugemap_page();
 }
 
 void csv_wide_free(struct rd *r)
 {
 	size_t k;
 
-	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++)
-		free(r->wcol[k]);
+	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++) {
+		if (r->wmap)
+			gwb_hugemap_free(r->wcol[k], csv_wide_bytes(r->wcap));
+		else
+			free(r->wcol[k]);
+	}
 	free(r->wcol);
 	r->wcol = NULL;
 	r->wcap = 0;
