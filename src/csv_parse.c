@@ -1104,7 +1104,7 @@ static inline bool fast_decimal_w(const char **pp, const char *end, float *v, in
 			char t = q[n1 + 1 + n2];
 			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
 				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
-				uint64_t w;
+				uint64_t w, bits;
 				double d;
 				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
 				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
@@ -1113,6 +1113,14 @@ static inline bool fast_decimal_w(const char **pp, const char *end, float *v, in
 				d = (double)(int64_t)w / pow10_tab[n2];   /* w < 10^14: exact */
 				*dv = neg ? -d : d;
 				*kind = 2;
+				/* d is the correctly rounded double of the decimal (10^-7 < d < 10^14,
+				 * or 0), so its float is the decimal's unless d lies exactly on a float
+				 * midpoint (float_fast's guard): the float without a second rounding */
+				memcpy(&bits, &d, sizeof(bits));
+				if (w && (bits & 0x1fffffffu) != 0x10000000u) {
+					*v = with_sign((float)d, neg);
+					return true;
+				}
 				return float_fast(w, -n2, neg, v);
 			}
 		} else if (n1 > 0 && n1 < 8 && q[n1] != '.' && q[n1] != 'e' && q[n1] != 'E') {
