@@ -1082,9 +1082,11 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 
 /* fast_decimal that also gives the exact 64-bit value (issue 30): *kind 1 with *iv for an
  * integer literal int64 holds, 2 with *dv (the correctly rounded double) for any other
- * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal. */
-static inline bool fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv,
-				  double *dv, int *kind)
+ * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal.
+ * Inlined always (the compiler kept it out of line: its four results then went through the
+ * stack, a call per numeric field). */
+static inline __attribute__((always_inline)) bool
+fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv, double *dv, int *kind)
 {
 	const char *p = *pp;
 
