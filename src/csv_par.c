@@ -830,8 +830,9 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		all_numeric &= r->cols[j].numeric != 0;
 		nwide += j != r->target && r->cols[j].numeric;
 	}
-	/* the ranges' 64-bit columns in mappings of their bound, joined by moving their pages
-	 * (wjoin_column), unless there would be too many mappings for the kernel's limit */
+	/* the ranges' 64-bit columns in mappings (about the range's rows, grown by moving pages),
+	 * joined by moving their pages (wjoin_column), unless there would be too many mappings
+	 * for the kernel's limit */
 	wmap = r->wide && nwide * (size_t)ranges <= WMAP_MAX;
 	atomic_init(&stop, 0);
 	atomic_init(&done, start);

@@ -890,9 +890,8 @@ bool csv_wide_reserve(struct rd *r, size_t rows)
 	if (!r->wcol && !(r->wcol = calloc(F + 1, sizeof(*r->wcol))))
 		return false;
 	if (!cap) {   /* about the rows the bytes to read hold (2 bytes a field at least; a
-		       * small floor: a file of a million columns has a million arrays); mapped
-		       * columns take the bound (1 byte a field), only what is written costs */
-		cap = r->west / ((r->wmap ? 1 : 2) * (size_t)r->ncol) + 16;
+		       * small floor: a file of a million columns has a million arrays) */
+		cap = r->west / (2 * (size_t)r->ncol) + 16;
 		if (cap > ((size_t)1 << 26))
 			cap = (size_t)1 << 26;
 	}
