@@ -546,6 +546,7 @@ static gwb_status wide_plan(struct rd *r, const gwb_csv_opts *o, gwb_num64 ***wi
 		if (!r->wcol || !r->wcol[f] || !(w[f] = calloc(1, sizeof(*w[f]))))
 			return gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 		w[f]->type = t;
+		w[f]->map = r->wmap ? csv_wide_bytes(r->wcap) : 0;
 		if (t == GWB_DT_F64 && c->wint) {   /* int64 values asked as float64 */
 			uint64_t *v = r->wcol[f];
 			size_t i;

@@ -23,6 +23,9 @@
  * threads below 64 MiB, so a slow core does not set the time). */
 #define PAR_MIN_BYTES ((size_t)4 << 20)
 #define PAR_RANGE_MIN ((size_t)1 << 20)
+/* The parallel reader keeps the ranges' 64-bit columns in mappings (rd.wmap) while there are
+ * at most this many (64-bit columns x ranges: the kernel limits a process's mappings). */
+#define WMAP_MAX 4096
 
 /* --- dictionaries: string -> code, in order of first appearance --------------------------- */
 
@@ -132,6 +135,10 @@ struct rd {
 	bool wide;
 	uint64_t **wcol;
 	size_t wcap, west;
+	/* the wcol arrays are gwb_hugemap mappings of csv_wide_bytes(r) bytes (the parallel
+	 * reader's: grown by moving pages, joined by moving them to their final place), not
+	 * malloc'd */
+	bool wmap;
 	/* rows, row-major in mmap'd chunks */
 	float **chunk;
 	size_t nchunk, chunk_cap, chunk_rows, cur_rows, rows;
@@ -152,10 +159,11 @@ struct rd {
 
 /* csv_parse.c: feature k's (column c's) values of the rows read so far from int64 to double
  * (c->wint becomes 0); room for row r->rows in every 64-bit column (false: out of memory);
- * the columns released. */
+ * the columns released; the bytes of a mapped column (wmap) of cap rows. */
 void csv_wide_flip(struct rd *r, struct col *c, int k);
 bool csv_wide_reserve(struct rd *r, size_t rows);
 void csv_wide_free(struct rd *r);
+size_t csv_wide_bytes(size_t cap);
 
 /* csv_parse.c: the dictionaries. csv_dict_code: the code of s[0..n), adding it when new; -1 out
  * of memory, -2 too many levels. csv_dict_find: the code of a name, -1 when absent. */

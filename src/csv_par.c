@@ -751,6 +751,51 @@ static void wcat_column(void *arg, size_t k, int worker)
 	}
 }
 
+/* The same, the ranges' columns being mappings (wmap): their pages moved into one mapping of
+ * csv_wide_bytes(total + 1) bytes (gwb_hugemap_move), range after range, each laid from the
+ * first page boundary at or after its place and then moved down the rest of a page onto it
+ * (memmove: the bytes stay in pages already written, no new page is touched); the previous
+ * range is in place by then, and its pages past the boundary are taken over. Where the kernel
+ * refuses a move, the range is copied. */
+static void wjoin_column(void *arg, size_t k, int worker)
+{
+	struct wcat *c = arg;
+	size_t page = gwb_hugemap_page(), D = 0, bytes = csv_wide_bytes(c->total + 1);
+	char *v;
+	int i;
+
+	(void)worker;
+	for (i = 0; i < c->n && (!c->w[i].r.wcol || !c->w[i].r.wcol[k]); i++)
+		;
+	if (i == c->n)
+		return;   /* (not a 64-bit column) */
+	if (!(v = gwb_hugemap_reserve(bytes))) {
+		atomic_store(&c->oom, 1);
+		return;
+	}
+	for (i = 0; i < c->n; i++) {
+		struct rd *q = &c->w[i].r;
+		size_t n = q->rows * sizeof(uint64_t), A = (D + page - 1) / page * page, whole;
+		char *src = q->wcol ? (char *)q->wcol[k] : NULL;
+		if (!src)
+			continue;   /* (a range without rows has none) */
+		whole = (n + page - 1) / page * page;
+		if (n && gwb_hugemap_move(src, whole, v + A)) {
+			if (A > D)
+				memmove(v + D, v + A, n);
+			if (whole < csv_wide_bytes(q->wcap))
+				gwb_hugemap_free(src + whole, csv_wide_bytes(q->wcap) - whole);
+		} else {
+			if (n)
+				memcpy(v + D, src, n);
+			gwb_hugemap_free(src, csv_wide_bytes(q->wcap));
+		}
+		q->wcol[k] = NULL;
+		D += n;
+	}
+	c->r->wcol[k] = (uint64_t *)(void *)v;
+}
+
 int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min, bool parity,
 		      bool progress, gwb_status *st)
 {
@@ -759,7 +804,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 	atomic_size_t done;
 	size_t per, total_rows = 0, total_chunks = 0, k;
 	int n, i, j, result = PAR_DONE;
-	bool all_numeric = true;
+	bool all_numeric = true, wmap;
+	size_t nwide = 0;
 
 	if (threads > 64)
 		threads = 64;
@@ -780,8 +826,14 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 		return PAR_ERROR;
 	}
-	for (j = 0; j < r->ncol; j++)
+	for (j = 0; j < r->ncol; j++) {
 		all_numeric &= r->cols[j].numeric != 0;
+		nwide += j != r->target && r->cols[j].numeric;
+	}
+	/* the ranges' 64-bit columns in mappings (about the range's rows, grown by moving pages),
+	 * joined by moving their pages (wjoin_column), unless there would be too many mappings
+	 * for the kernel's limit */
+	wmap = r->wide && nwide * (size_t)ranges <= WMAP_MAX;
 	atomic_init(&stop, 0);
 	atomic_init(&done, start);
 	for (n = 0; n < ranges; n++) {
@@ -807,7 +859,8 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 		q->target = r->target;
 		q->names = r->names;
 		q->wide = r->wide;   /* 64-bit columns of about the range's rows (csv_wide_reserve) */
-		q->west = w[n].b - w[n].a + 4096;
+		q->wmap = wmap;
+		q->west = (w[n].b == SIZE_MAX ? per : w[n].b - w[n].a) + 4096;
 		q->info.header = r->info.header;
 		q->missing = r->missing;
 		q->n_missing = r->n_missing;
@@ -956,13 +1009,14 @@ int csv_parallel_load(struct rd *r, size_t start, int threads, size_t range_min,
 			result = PAR_ERROR;
 			goto out;
 		}
-		gwb_parallel_items(threads, F, wcat_column, &cat);
+		r->wcap = total_rows + 1;
+		r->wmap = wmap;   /* (before: rd_free releases what was joined on an error) */
+		gwb_parallel_items(threads, F, wmap ? wjoin_column : wcat_column, &cat);
 		if (atomic_load(&cat.oom)) {
 			*st = gwb_error(GWB_ENOMEM, "%s: out of memory", r->path);
 			result = PAR_ERROR;
 			goto out;
 		}
-		r->wcap = total_rows + 1;
 	}
 out:
 	for (i = 0; i < n; i++) {

@@ -883,7 +883,7 @@ void csv_wide_flip(struct rd *r, struct col *c, int k)
 bool csv_wide_reserve(struct rd *r, size_t rows)
 {
 	size_t cap = r->wcap, k, F = (size_t)r->ncol - 1;
-	int j;
+	int j, failed = -1;
 
 	if (rows < cap)
 		return true;
@@ -902,20 +902,54 @@ bool csv_wide_reserve(struct rd *r, size_t rows)
 		if (j == r->target || !r->cols[j].numeric)
 			continue;
 		k = (size_t)r->cols[j].feature;
-		if (!(n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t))))
-			return false;
+		if (!r->wmap)
+			n = realloc(r->wcol[k], (cap + 1) * sizeof(uint64_t));
+		else if (r->wcol[k])
+			n = gwb_hugemap_resize(r->wcol[k], csv_wide_bytes(r->wcap), csv_wide_bytes(cap));
+		else
+			n = gwb_hugemap_reserve(csv_wide_bytes(cap));
+		if (!n) {
+			failed = j;
+			goto fail;
+		}
 		r->wcol[k] = n;
 	}
 	r->wcap = cap;
 	return true;
+fail:
+	/* a mapped column's size follows wcap: those grown before the failure go back to it */
+	for (j = 0; r->wmap && j < failed; j++) {
+		uint64_t *n;
+		if (j == r->target || !r->cols[j].numeric)
+			continue;
+		k = (size_t)r->cols[j].feature;
+		if (!r->wcap) {
+			gwb_hugemap_free(r->wcol[k], csv_wide_bytes(cap));
+			r->wcol[k] = NULL;
+		} else if ((n = gwb_hugemap_resize(r->wcol[k], csv_wide_bytes(cap),
+						    csv_wide_bytes(r->wcap)))) {
+			r->wcol[k] = n;
+		}
+	}
+	return false;
+}
+
+size_t csv_wide_bytes(size_t cap)
+{
+	/* (two pages over: csv_par.c's join lays whole pages a page past a column's end) */
+	return (cap + 1) * sizeof(uint64_t) + 2 * gwb_hugemap_page();
 }
 
 void csv_wide_free(struct rd *r)
 {
 	size_t k;
 
-	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++)
-		free(r->wcol[k]);
+	for (k = 0; r->wcol && k + 1 < (size_t)r->ncol; k++) {
+		if (r->wmap)
+			gwb_hugemap_free(r->wcol[k], csv_wide_bytes(r->wcap));
+		else
+			free(r->wcol[k]);
+	}
 	free(r->wcol);
 	r->wcol = NULL;
 	r->wcap = 0;
@@ -1047,9 +1081,11 @@ static inline bool fast_decimal(const char **pp, const char *end, float *v)
 
 /* fast_decimal that also gives the exact 64-bit value (issue 30): *kind 1 with *iv for an
  * integer literal int64 holds, 2 with *dv (the correctly rounded double) for any other
- * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal. */
-static inline bool fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv,
-				  double *dv, int *kind)
+ * number, 0 when the caller must work it out (num64). Same float, same end as fast_decimal.
+ * Inlined always (the compiler kept it out of line: its four results then went through the
+ * stack, a call per numeric field). */
+static inline __attribute__((always_inline)) bool
+fast_decimal_w(const char **pp, const char *end, float *v, int64_t *iv, double *dv, int *kind)
 {
 	const char *p = *pp;
 
@@ -1069,7 +1105,7 @@ static inline bool fast_decimal_w(const char **pp, const char *end, float *v, in
 			char t = q[n1 + 1 + n2];
 			if (n2 > 0 && n2 < 8 && t != 'e' && t != 'E') {
 				int s1 = 8 * (8 - n1), s2 = 8 * (8 - n2);
-				uint64_t w;
+				uint64_t w, bits;
 				double d;
 				a = (a << s1) | (0x3030303030303030ull & ((1ull << s1) - 1));
 				b = (b << s2) | (0x3030303030303030ull & ((1ull << s2) - 1));
@@ -1078,6 +1114,14 @@ static inline bool fast_decimal_w(const char **pp, const char *end, float *v, in
 				d = (double)(int64_t)w / pow10_tab[n2];   /* w < 10^14: exact */
 				*dv = neg ? -d : d;
 				*kind = 2;
+				/* d is the correctly rounded double of the decimal (10^-7 < d < 10^14,
+				 * or 0), so its float is the decimal's unless d lies exactly on a float
+				 * midpoint (float_fast's guard): the float without a second rounding */
+				memcpy(&bits, &d, sizeof(bits));
+				if (w && (bits & 0x1fffffffu) != 0x10000000u) {
+					*v = with_sign((float)d, neg);
+					return true;
+				}
 				return float_fast(w, -n2, neg, v);
 			}
 		} else if (n1 > 0 && n1 < 8 && q[n1] != '.' && q[n1] != 'e' && q[n1] != 'E') {

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "dataset.h"
 #include "hash.h"
+#include "hugemap.h"
 #include "buffer.h"
 #include "gpu.h"
 #include "intr.h"
@@ -130,8 +131,12 @@ void gwb_num64_free(gwb_num64 *w)
 {
 	if (!w)
 		return;
-	free(w->i);
-	free(w->f);
+	if (w->map) {
+		gwb_hugemap_free(w->i ? (void *)w->i : (void *)w->f, w->map);
+	} else {
+		free(w->i);
+		free(w->f);
+	}
 	free(w);
 }
 

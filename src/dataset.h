@@ -41,6 +41,8 @@ typedef struct gwb_num64 {
 	gwb_numtype type;   /* GWB_DT_I64 or GWB_DT_F64 */
 	int64_t *i;       /* GWB_DT_I64: one value a row; else NULL */
 	double *f;        /* GWB_DT_F64: one value a row; else NULL */
+	size_t map;       /* 0: i or f is malloc'd; else the bytes of the gwb_hugemap mapping that
+			   * holds it (the parallel CSV reader's columns, whose pages it moved) */
 } gwb_num64;
 
 typedef struct gwb_dataset {

@@ -1241,7 +1241,7 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 		    !cols[j].src.levels && !cols[j].src.text) {
 			/* a 64-bit column stays one: its exact values, X their rounding */
 			gwb_num64 w = {cols[j].src.type == GWB_COL_I64 ? GWB_DT_I64 : GWB_DT_F64,
-				       (int64_t *)cols[j].src.v, (double *)cols[j].src.v};
+				       (int64_t *)cols[j].src.v, (double *)cols[j].src.v, 0};
 			gwb_num64 *c;
 			if (w.type == GWB_DT_I64)
 				w.f = NULL;
