@@ -444,27 +444,26 @@ static int l_knn_laplacian(lua_State *L)
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
 	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", "gpus",
-	NULL};
+	"ranks", NULL};
+
+/* ranks = "all" (under mpirun: the rows dealt to the ranks) or "self" (each rank alone) */
+static bool opt_alone(lua_State *L, const char *fn)
+{
+	const char *rk = gwb_opt_str(L, 2, fn, "ranks", "all");
+	if (strcmp(rk, "all") && strcmp(rk, "self"))
+		luaL_error(L, "%s: ranks must be \"all\" (under mpirun: the rows dealt to the MPI "
+			   "ranks, halo exchanged) or \"self\" (each rank solves alone) (got \"%s\")",
+			   fn, rk);
+	return !strcmp(rk, "self");
+}
 
 /* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
  * its CSR arrays (computed once per matrix and cached). Pushes the table. */
 static void push_csr_info(lua_State *L, gwb_csr *A)
 {
 	char hex[24];
-	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
 
-	if (!A->sum_ok) {  /* once: a CSR is never written after it is built */
-		gwb_xxh64_state h;
-		gwb_xxh64_init(&h, 0);
-		gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
-				 (size_t)(A->rows + 1) * ib);
-		gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
-				 (size_t)A->nnz * ib);
-		gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
-		A->sum = gwb_xxh64_final(&h);
-		A->sum_ok = true;
-	}
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)A->sum);
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_csr_checksum(A));
 	lua_createtable(L, 0, 5);
 	if (*A->name)
 		SETS("name", A->name);
@@ -535,6 +534,7 @@ static int solve_sparse(lua_State *L)
 	o.reorth_tol = gwb_opt_num(L, 2, fn, "reorth_tol", 0);
 	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
 	o.vectors = gwb_opt_bool(L, 2, fn, "vectors", true);
+	o.alone = opt_alone(L, fn);
 	const char *sk = gwb_opt_str(L, 2, fn, "spmv", "auto");
 	if (!strcmp(sk, "auto"))
 		o.spmv_kind = 0;
@@ -571,7 +571,7 @@ static int solve_sparse(lua_State *L)
 static int svd_sparse(lua_State *L)
 {
 	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
-					    "backend", "method", "tag", NULL};
+					    "backend", "method", "tag", "ranks", NULL};
 	gwb_csr *A = sp_check(L, 1);
 	const char *fn = "eig.svd";
 	gwb_svd_opts o;
@@ -598,6 +598,7 @@ static int svd_sparse(lua_State *L)
 	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
 	o.vectors = gwb_opt_bool(L, 2, fn, "vectors", true);
 	o.backend = gwb_opt_backend(L, 2, fn);
+	o.alone = opt_alone(L, fn);
 	const char *m = gwb_opt_str(L, 2, fn, "method", "auto");
 	if (strcmp(m, "auto") && strcmp(m, "randomized") && strcmp(m, "rsvd"))
 		return luaL_error(L, "eig.svd: for a SparseMatrix, method must be \"auto\" or "

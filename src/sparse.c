@@ -2,6 +2,8 @@
  * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
 #define _GNU_SOURCE
 #include "sparse.h"
+
+#include "hash.h"
 #include "blas.h"
 
 #include "fileio.h"
@@ -99,6 +101,23 @@ void gwb_csr_free(gwb_csr *A)
 	free(A->ci64);
 	free(A->val);
 	free(A);
+}
+
+uint64_t gwb_csr_checksum(gwb_csr *A)
+{
+	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+	if (!A->sum_ok) {
+		gwb_xxh64_state h;
+		gwb_xxh64_init(&h, 0);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+				 (size_t)(A->rows + 1) * ib);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+				 (size_t)A->nnz * ib);
+		gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+		A->sum = gwb_xxh64_final(&h);
+		A->sum_ok = true;
+	}
+	return A->sum;
 }
 
 size_t gwb_csr_bytes(const gwb_csr *A)

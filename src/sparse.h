@@ -56,6 +56,11 @@ gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wid
 			 gwb_csr **out);
 void gwb_csr_free(gwb_csr *A);
 
+/* XXH64 of the CSR arrays (offsets, indices, values), computed once and cached in A->sum (a
+ * CSR is never written after it is built): the run log's checksum, and what the ranks of an
+ * MPI job compare before a distributed solve. */
+uint64_t gwb_csr_checksum(gwb_csr *A);
+
 /* Bytes held by the matrix (indices + values). */
 size_t gwb_csr_bytes(const gwb_csr *A);
 
@@ -125,6 +130,8 @@ typedef struct gwb_svd_opts {
 	uint64_t seed;
 	bool vectors;         /* keep u (left) and v (right, e->vectors) in the result */
 	gwb_backend backend;
+	bool alone;           /* ranks = "self": under mpirun, this process solves alone (the
+			       * default deals the rows of A and of A^T to the ranks) */
 } gwb_svd_opts;
 void gwb_svd_opts_default(gwb_svd_opts *o);
 struct gwb_eigen;
