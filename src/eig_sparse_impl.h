@@ -97,6 +97,10 @@ struct gwb_sp_ops {
 	gwb_status (*axpby_norm)(size_t len, double a, const double *x, double b,
 				 const double *y, double c, double *z, double *nrm);
 	gwb_status (*rowscale)(sp_op *o, const double *d, const double *X, double *Y, int b);
+	/* one fused filter step on column-major blocks, Out = alpha A X + beta X + gamma Z (Z
+	 * may be NULL when gamma is 0); NULL: the product, then axpby */
+	gwb_status (*cheb_step)(sp_op *o, const double *X, const double *Z, double *Out, int m,
+				double alpha, double beta, double gamma);
 	/* the filter's row-major blocks (refused where o->rows is never set): Y = s A X, one
 	 * fused step Out = alpha A X + beta X + gamma Z, and the layout changes (to_rows: A is
 	 * column-major n x b, B row-major; else back) */

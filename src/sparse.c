@@ -303,6 +303,8 @@ struct spmv_ctx {
 	int b;
 	double alpha;
 	double *dot;   /* gwb_csr_spmv_dot: per part, the sum of x_i y_i and its compensation */
+	double beta, gamma;  /* gwb_csr_spmm_axpby: y = alpha A x + beta x + gamma z */
+	const double *z;     /* (NULL: gamma is 0) */
 };
 
 /* Knuth's TwoSum: *s + p with the rounding error added to *e (branch-free) */
@@ -332,6 +334,9 @@ static inline void two_sum(double *s, double *e, double p)
 				if (q < e)                                                    \
 					s0 += v[q] * x[CI[q]];                                \
 				double yi = alpha * (s0 + s1);                                \
+				if (c->beta != 0 || c->z)                                     \
+					yi += c->beta * x[i] +                                \
+					      (c->z ? c->gamma * c->z[(size_t)k0 * A->rows + i] : 0); \
 				y[i] = yi;                                                    \
 				if (dot)                                                      \
 					two_sum(&ds, &de, x[i] * yi);                         \
@@ -349,8 +354,16 @@ static inline void two_sum(double *s, double *e, double p)
 				for (int k = 0; k < nb; k++)                                  \
 					s[k] += a * xc[(size_t)k * A->cols];                  \
 			}                                                                     \
-			for (int k = 0; k < nb; k++)                                          \
-				y[i + (size_t)k * A->rows] = alpha * s[k];                    \
+			if (c->beta != 0 || c->z) {                                           \
+				const double *zz = c->z ? c->z + (size_t)k0 * A->rows : NULL; \
+				for (int k = 0; k < nb; k++)                                  \
+					y[i + (size_t)k * A->rows] = alpha * s[k] +           \
+						c->beta * x[i + (size_t)k * A->cols] +        \
+						(zz ? c->gamma * zz[i + (size_t)k * A->rows] : 0); \
+			} else {                                                              \
+				for (int k = 0; k < nb; k++)                                  \
+					y[i + (size_t)k * A->rows] = alpha * s[k];            \
+			}                                                                     \
 		}                                                                             \
 	}
 
@@ -381,7 +394,7 @@ static int64_t spmv_grain(const gwb_csr *A, int b)
 
 void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y)
 {
-	struct spmv_ctx c = {A, x, y, 1, 1.0, NULL};
+	struct spmv_ctx c = {A, x, y, 1, 1.0, NULL, 0, 0, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 }
 
@@ -392,14 +405,21 @@ void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b)
 
 void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b)
 {
-	struct spmv_ctx c = {A, X, Y, b, alpha, NULL};
+	struct spmv_ctx c = {A, X, Y, b, alpha, NULL, 0, 0, NULL};
+	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
+}
+
+void gwb_csr_spmm_axpby(const gwb_csr *A, double alpha, const double *X, double beta,
+			const double *Z, double gamma, double *Y, int b)
+{
+	struct spmv_ctx c = {A, X, Y, b, alpha, NULL, beta, gamma, gamma != 0 ? Z : NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
 }
 
 double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y)
 {
 	double dot[128] = {0};
-	struct spmv_ctx c = {A, x, y, 1, alpha, dot};
+	struct spmv_ctx c = {A, x, y, 1, alpha, dot, 0, 0, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 	double s = 0, e = 0;
 	for (int t = 0; t < 64; t++) {

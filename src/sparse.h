@@ -76,6 +76,10 @@ void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y);
 void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b);
 /* Y = alpha A X (the scaling applied as Y is written). */
 void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b);
+/* Y = alpha A X + beta X + gamma Z for a square A (Z may be NULL when gamma is 0; Y must not
+ * be X or Z): a Chebyshev filter's step in one pass over the rows, Z and Y n x b like X. */
+void gwb_csr_spmm_axpby(const gwb_csr *A, double alpha, const double *X, double beta,
+			const double *Z, double gamma, double *Y, int b);
 /* y = alpha A x for a square A, returning x^T y (compensated sums): Lanczos' product and its
  * diagonal coefficient in one pass over y. */
 double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y);

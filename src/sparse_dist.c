@@ -388,8 +388,9 @@ static void halo_part(void *p, int64_t lo, int64_t hi, int part)
 		c->dot[part] = d;
 }
 
-gwb_status gwb_csr_dist_spmm(gwb_csr_dist *D, double alpha, const double *X, double *Y, int b,
-			     double *dot)
+/* Y = alpha A X + beta X + gamma Z (beta, gamma: square plans only), *dot as for spmm */
+static gwb_status dist_product(gwb_csr_dist *D, double alpha, const double *X, double beta,
+			       const double *Z, double gamma, double *Y, int b, double *dot)
 {
 	gwb_status st;
 	int64_t ns = D->soff[D->nsend];
@@ -416,6 +417,8 @@ gwb_status gwb_csr_dist_spmm(gwb_csr_dist *D, double alpha, const double *X, dou
 	double dd = 0;
 	if (dot)
 		dd = gwb_csr_spmv_dot(D->D, alpha, X, Y);
+	else if (beta != 0 || gamma != 0)
+		gwb_csr_spmm_axpby(D->D, alpha, X, beta, Z, gamma, Y, b);
 	else
 		gwb_csr_spmm_scaled(D->D, alpha, X, Y, b);
 	if ((st = gwb_mpi_xchg_wait(D->x)))
@@ -440,4 +443,18 @@ gwb_status gwb_csr_dist_spmm(gwb_csr_dist *D, double alpha, const double *X, dou
 	if (dot)
 		*dot = dd;
 	return GWB_OK;
+}
+
+gwb_status gwb_csr_dist_spmm(gwb_csr_dist *D, double alpha, const double *X, double *Y, int b,
+			     double *dot)
+{
+	return dist_product(D, alpha, X, 0, NULL, 0, Y, b, dot);
+}
+
+gwb_status gwb_csr_dist_spmm_axpby(gwb_csr_dist *D, double alpha, const double *X, double beta,
+				   const double *Z, double gamma, double *Y, int b)
+{
+	if (D->nrows != D->nin)
+		return gwb_error(GWB_EINVAL, "%s: a fused step needs a square plan", D->fn);
+	return dist_product(D, alpha, X, beta, Z, gamma, Y, b, NULL);
 }

@@ -39,6 +39,11 @@ void gwb_csr_dist_free(gwb_csr_dist *D);
 gwb_status gwb_csr_dist_spmm(gwb_csr_dist *D, double alpha, const double *X, double *Y, int b,
 			     double *dot);
 
+/* Y = alpha A X + beta X + gamma Z (a Chebyshev step; square plans: the rows are the slice of
+ * x), in the same pass over the rows as the product; Z may be NULL when gamma is 0. */
+gwb_status gwb_csr_dist_spmm_axpby(gwb_csr_dist *D, double alpha, const double *X, double beta,
+				   const double *Z, double gamma, double *Y, int b);
+
 /* Bytes of x this rank sends and receives per product of one column (the halo), the ranks it
  * talks to, and its nonzeros. */
 void gwb_csr_dist_volume(const gwb_csr_dist *D, int64_t *send, int64_t *recv, int *neighbours,
