@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 GWB=${GWB:-build/gwb}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
-export GWB_MPI_CASES=${GWB_MPI_CASES:-rf,sparse}
+export GWB_MPI_CASES=${GWB_MPI_CASES:-rf,sparse} GWB_MPI_SCALE=${GWB_MPI_SCALE:-1} GWB_MPI_SPARSE_SCALE=${GWB_MPI_SPARSE_SCALE:-1}
 cores=$(nproc)
 save=$(mktemp -d "${TMPDIR:-/tmp}/gwb-mpi-bench.XXXXXX")
 trap 'rm -rf "$save"' EXIT
