@@ -610,6 +610,12 @@ gwb_status sp_lanczos(solve *S, const double *v0)
 	S->stop_above = INFINITY;
 	if ((st = lanczos_run(S, v0)) || !S->converged)
 		return st;
+	if (S->opt->no_defl_check) {  /* deflated_check = false: as ARPACK and SLEPc */
+		snprintf(note, sizeof(note), "%.200s; no deflated check (deflated_check = false)",
+			 S->note);
+		memcpy(S->note, note, sizeof(note));
+		return GWB_OK;
+	}
 	memcpy(note, S->note, sizeof(note));
 	if (o->N < 2 * (int64_t)k + 2)
 		return GWB_OK;   /* no room for a deflated run */
