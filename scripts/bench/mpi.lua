@@ -8,6 +8,8 @@
 --   sparse: eig.solve of the 3-D Laplacian of 128^3 = 2.1M unknowns (k = 10 smallest) and of a
 --       random symmetric matrix of 1M rows and 20M nonzeros (k = 10 largest), tol 1e-10, the
 --       rows dealt to the ranks; GWB_MPI_SPARSE_SCALE scales the orders (0.05: a quick run).
+--       The random case runs a second time with deflated_check = false (Lanczos without its
+--       multiplicity check, as SLEPc). GWB_MPI_SPARSE_ONLY (a Lua pattern) picks cases by name.
 --       With GWB_MPI_SAVE=DIR, np = 1 saves each matrix as DIR/<case>.gwbs for the SLEPc peer
 --       (scripts/bench/mpi_sparse_peers.py), which mpi.sh runs at the same np.
 -- Result lines (rank 0): mpi case=... np=... wall_s=... eff=... sent_MB=... recv_MB=... [...]
@@ -62,13 +64,20 @@ if want("sparse") then
 		{name = string.format("eig.randsym_%d_nnz%dM_k10_largest", nr, math.floor(20 * nr / 1e6 + 0.5)),
 		 t1 = "GWB_MPI_T1_RAND", which = "largest",
 		 make = function() return mat.randsym(nr, {density = 20 / nr, seed = 1}) end},
+		-- the same solve without Lanczos' deflated multiplicity check (SLEPc has none)
+		{name = string.format("eig.randsym_%d_nnz%dM_k10_largest_nocheck", nr, math.floor(20 * nr / 1e6 + 0.5)),
+		 t1 = "GWB_MPI_T1_RANDNC", which = "largest", nocheck = true, reuse = true},
 	}
+	local only = os.getenv("GWB_MPI_SPARSE_ONLY")  -- a Lua pattern: run the cases it finds
+	local A
 	for _, c in ipairs(list) do
-		local A = c.make()
-		if save and m.size == 1 then A:save(save .. "/" .. c.name .. ".gwbs") end
+		if not only or c.name:find(only) then
+		if not c.reuse or not A then A = (c.make or list[2].make)() end
+		if save and m.size == 1 and not c.reuse then A:save(save .. "/" .. c.name .. ".gwbs") end
 		local e
 		timed(c.name, function()
-			e = eig.solve(A, {k = 10, which = c.which, tol = 1e-10, backend = "cpu"})
+			e = eig.solve(A, {k = 10, which = c.which, tol = 1e-10, backend = "cpu",
+			                  deflated_check = not c.nocheck})
 		end, tonumber(os.getenv(c.t1) or ""), function()
 			local res = 0
 			for i = 1, #e.values do res = math.max(res, e.residuals[i]) end
@@ -76,7 +85,6 @@ if want("sparse") then
 				A.rows, A.nnz, e.method, e.note:match("(%d+) products A x") or "?", res,
 				e.note:match("||A||_2 ~ ([%d.e+-]+)") or "?", e.values[1], e.values[#e.values])
 		end)
-		A = nil
-		collectgarbage()
+		end
 	end
 end

@@ -18,13 +18,16 @@ cores=$(nproc)
 save=$(mktemp -d "${TMPDIR:-/tmp}/gwb-mpi-bench.XXXXXX")
 trap 'rm -rf "$save"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo ?) $cores cores cases $GWB_MPI_CASES scale ${GWB_MPI_SCALE:-1} sparse_scale ${GWB_MPI_SPARSE_SCALE:-1} load $(cut -d' ' -f1-3 /proc/loadavg)"
+export GWB_MPI_SPARSE_ONLY=${GWB_MPI_SPARSE_ONLY:-.}
 out=$(GWB_THREADS=${GWB_THREADS:-$cores} GWB_MPI_SAVE=$save mpirun --oversubscribe -np 1 \
 	-x GWB_THREADS -x GWB_MPI_SAVE -x GWB_MPI_CASES -x GWB_MPI_SCALE -x GWB_MPI_SPARSE_SCALE \
+	-x GWB_MPI_SPARSE_ONLY \
 	"$GWB" --no-panel -q scripts/bench/mpi.lua)
 echo "$out"
 t1() { sed -n "s/^mpi case=$1.* np=1 wall_s=\([0-9.]*\).*/\1/p" <<<"$out" | head -1; }
 export GWB_MPI_T1_TRAIN=$(t1 'rf\.train') GWB_MPI_T1_CV=$(t1 'rf\.cv') \
-	GWB_MPI_T1_LAP=$(t1 'eig\.lap3d') GWB_MPI_T1_RAND=$(t1 'eig\.randsym')
+	GWB_MPI_T1_LAP=$(t1 'eig\.lap3d') GWB_MPI_T1_RAND=$(t1 'eig\.randsym[^ ]*largest') \
+	GWB_MPI_T1_RANDNC=$(t1 'eig\.randsym[^ ]*nocheck')
 
 # SLEPc on every saved matrix at np ranks, with gwb's tolerance: ||r|| <= tol ||A||_2 (gwb's
 # estimate of ||A||_2 from its np = 1 line, given to SLEPc as an absolute tolerance)
@@ -46,8 +49,8 @@ for np in ${MPI_NPS:-2}; do
 	th=$(( cores / np )); [ "$th" -ge 1 ] || th=1
 	echo "# np=$np load $(cut -d' ' -f1-3 /proc/loadavg)"
 	GWB_THREADS=${GWB_THREADS:-$th} mpirun --oversubscribe -np "$np" -x GWB_THREADS \
-		-x GWB_MPI_T1_TRAIN -x GWB_MPI_T1_CV -x GWB_MPI_T1_LAP -x GWB_MPI_T1_RAND \
-		-x GWB_MPI_CASES -x GWB_MPI_SCALE -x GWB_MPI_SPARSE_SCALE \
+		-x GWB_MPI_T1_TRAIN -x GWB_MPI_T1_CV -x GWB_MPI_T1_LAP -x GWB_MPI_T1_RAND -x GWB_MPI_T1_RANDNC \
+		-x GWB_MPI_CASES -x GWB_MPI_SCALE -x GWB_MPI_SPARSE_SCALE -x GWB_MPI_SPARSE_ONLY \
 		"$GWB" --no-panel -q scripts/bench/mpi.lua | grep -v '^mpi data='
 	peers "$np"
 done
