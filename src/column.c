@@ -736,21 +736,70 @@ oom:
 	return gwb_error(GWB_ENOMEM, "distinct values: out of memory (%zu rows)", c->n);
 }
 
+#define MASK_BLOCKS 64   /* fixed blocks of gwb_mask_rows: counted, then filled */
+
+typedef struct maskrows_ctx {
+	const uint8_t *mask;
+	size_t n;
+	size_t cnt[MASK_BLOCKS];   /* rows set in each block, then where its rows go */
+	size_t *idx;
+} maskrows_ctx;
+
+static void maskrows_count(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	maskrows_ctx *x = ctx;
+
+	(void)part;
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / MASK_BLOCKS, hi = x->n * (size_t)(b + 1) / MASK_BLOCKS, m = 0;
+		for (size_t i = lo; i < hi; i++)
+			m += x->mask[i] != 0;
+		x->cnt[b] = m;
+	}
+}
+
+static void maskrows_fill(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	maskrows_ctx *x = ctx;
+
+	(void)part;
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / MASK_BLOCKS, hi = x->n * (size_t)(b + 1) / MASK_BLOCKS;
+		size_t *r = x->idx + x->cnt[b];
+		size_t m = 0;
+		while (hi > lo && !x->mask[hi - 1])   /* up to the block's last kept row, */
+			hi--;
+		for (size_t i = lo; i < hi; i++) {   /* branch-free: every row written, kept ones advance */
+			r[m] = i;
+			m += x->mask[i] != 0;
+		}
+	}
+}
+
 gwb_status gwb_mask_rows(const uint8_t *mask, size_t n, size_t **idx, size_t *k)
 {
-	size_t i, m = 0, *r;
+	maskrows_ctx *x = calloc(1, sizeof(*x));
+	size_t m = 0, t;
+	int b;
 
-	for (i = 0; i < n; i++)
-		m += mask[i] != 0;
-	r = malloc((m + 1) * sizeof(size_t));
-	if (!r)
-		return gwb_error(GWB_ENOMEM, "filter: out of memory for %zu row indices", m);
-	m = 0;
-	for (i = 0; i < n; i++) {
-		r[m] = i;
-		m += mask[i] != 0;
+	if (!x)
+		return gwb_error(GWB_ENOMEM, "filter: out of memory");
+	x->mask = mask;
+	x->n = n;
+	gwb_parallel_for(MASK_BLOCKS, MASK_BLOCKS / 16, maskrows_count, x);
+	for (b = 0; b < MASK_BLOCKS; b++) {
+		t = x->cnt[b];
+		x->cnt[b] = m;
+		m += t;
 	}
-	*idx = r;
+	x->idx = malloc((m + 1) * sizeof(size_t));
+	if (!x->idx) {
+		free(x);
+		return gwb_error(GWB_ENOMEM, "filter: out of memory for %zu row indices", m);
+	}
+	gwb_parallel_for(MASK_BLOCKS, MASK_BLOCKS / 16, maskrows_fill, x);
+	*idx = x->idx;
 	*k = m;
+	free(x);
 	return GWB_OK;
 }

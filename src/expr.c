@@ -18,8 +18,11 @@
 
 enum op { OP_COL, OP_NUM, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE,
 	  OP_EQ, OP_NE, OP_AND, OP_OR, OP_NOT, OP_ISNAN,
-	  OP_CMPI };   /* an int64 column compared with an integer, exactly: col, num = the
+	  OP_CMPI,     /* an int64 column compared with an integer, exactly: col, num = the
 			* comparison (OP_LT .. OP_NE), ival = the integer */
+	  OP_CMPC };   /* a column compared with a constant as doubles (OP_COL, OP_NUM and the
+			* comparison fused when compiling): col, num = the constant, ival = the
+			* comparison (OP_LT .. OP_NE) */
 
 typedef struct ins {
 	int op;
@@ -32,6 +35,7 @@ struct gwb_expr {
 	ins *code;
 	int n, cap, depth, maxdepth;
 	bool mask;
+	bool bytes;   /* only comparisons with constants and & | ~: run on blocks of bytes */
 };
 
 /* kinds of a value while compiling */
@@ -486,6 +490,30 @@ static bool expr(parser *P, int rbp, val *out)
 	return !P->st;
 }
 
+/* Column-against-constant comparisons (OP_COL, OP_NUM, then OP_LT .. OP_NE) become one
+ * OP_CMPC, which compares the column's values where they lie instead of copying them into a
+ * block and filling another with the constant: the same doubles compared, in one pass. */
+static void fuse(gwb_expr *e)
+{
+	int i, o;
+
+	for (i = 0, o = 0; i < e->n; i++, o++) {
+		if (i + 2 < e->n && e->code[i].op == OP_COL && e->code[i + 1].op == OP_NUM &&
+		    e->code[i + 2].op >= OP_LT && e->code[i + 2].op <= OP_NE) {
+			ins f = {OP_CMPC, e->code[i].col, e->code[i + 1].num, e->code[i + 2].op};
+			e->code[o] = f;
+			i += 2;
+			continue;
+		}
+		e->code[o] = e->code[i];
+	}
+	e->n = o;
+	e->bytes = e->mask;
+	for (i = 0; i < e->n; i++)
+		e->bytes &= e->code[i].op == OP_CMPC || e->code[i].op == OP_AND ||
+			    e->code[i].op == OP_OR || e->code[i].op == OP_NOT;
+}
+
 gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *cols, int n,
 			    gwb_expr **res)
 {
@@ -519,6 +547,7 @@ gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *
 		return P.st;
 	}
 	P.e->mask = v.kind == K_BOOL;
+	fuse(P.e);
 	*res = P.e;
 	return GWB_OK;
 }
@@ -548,6 +577,119 @@ typedef struct eval_ctx {
 	int failed;
 } eval_ctx;
 
+/* t[k] = (v[k] op c) for a block of a column's values, as doubles (NaN: false but for !=) */
+#define CMP_BLOCK(name, type, otype)                                                            \
+	static void name(const type *v, int64_t m, int op, double c, otype *t)                 \
+	{                                                                                       \
+		int64_t k;                                                                      \
+		switch (op) {                                                                   \
+		case OP_LT: for (k = 0; k < m; k++) t[k] = (double)v[k] < c; break;             \
+		case OP_LE: for (k = 0; k < m; k++) t[k] = (double)v[k] <= c; break;            \
+		case OP_GT: for (k = 0; k < m; k++) t[k] = (double)v[k] > c; break;             \
+		case OP_GE: for (k = 0; k < m; k++) t[k] = (double)v[k] >= c; break;            \
+		case OP_EQ: for (k = 0; k < m; k++) t[k] = (double)v[k] == c; break;            \
+		default: for (k = 0; k < m; k++) t[k] = !((double)v[k] == c);                   \
+		}                                                                               \
+	}
+CMP_BLOCK(cmp_f32, float, double)
+CMP_BLOCK(cmp_f64, double, double)
+
+/* Bytes of a block of comparisons, t[k] = (v[k] op c) as doubles (NaN: false but for !=).
+ * On x86-64, SSE2 compares two doubles at a time and 8 results become 8 bytes at once (the
+ * compiler does not vectorize a double-to-byte comparison); elsewhere the scalar blocks. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* bits 0..7 of x as bytes 0..7 of a word, each 0 or 1 */
+static inline uint64_t spread8(unsigned x)
+{
+	return (((uint64_t)(x & 15) * 0x00204081u) & 0x01010101u) |
+	       ((((uint64_t)(x >> 4) * 0x00204081u) & 0x01010101u) << 32);
+}
+
+/* eight doubles from v + k into a, b, c, d (float32 values widened) */
+#define LOAD8_f64(v, k)                                                                         \
+	__m128d a = _mm_loadu_pd(v + k), b = _mm_loadu_pd(v + k + 2), c = _mm_loadu_pd(v + k + 4), \
+		d = _mm_loadu_pd(v + k + 6)
+#define LOAD8_f32(v, k)                                                                         \
+	__m128 lo4 = _mm_loadu_ps(v + k), hi4 = _mm_loadu_ps(v + k + 4);                         \
+	__m128d a = _mm_cvtps_pd(lo4), b = _mm_cvtps_pd(_mm_movehl_ps(lo4, lo4)),                 \
+		c = _mm_cvtps_pd(hi4), d = _mm_cvtps_pd(_mm_movehl_ps(hi4, hi4))
+#define CMP8(T, CMP)                                                                            \
+	for (; k + 8 <= m; k += 8) {                                                            \
+		LOAD8_##T(v, k);                                                                \
+		unsigned bits = (unsigned)_mm_movemask_pd(CMP(a, cv)) |                         \
+				(unsigned)_mm_movemask_pd(CMP(b, cv)) << 2 |                    \
+				(unsigned)_mm_movemask_pd(CMP(c, cv)) << 4 |                    \
+				(unsigned)_mm_movemask_pd(CMP(d, cv)) << 6;                     \
+		uint64_t w = spread8(bits);                                                     \
+		memcpy(t + k, &w, 8);                                                           \
+	}
+#define BCMP_BLOCK(name, type, T)                                                               \
+	static void name(const type *v, int64_t m, int op, double cd, uint8_t *t)               \
+	{                                                                                       \
+		__m128d cv = _mm_set1_pd(cd);                                                   \
+		int64_t k = 0;                                                                  \
+		switch (op) {                                                                   \
+		case OP_LT: CMP8(T, _mm_cmplt_pd) break;                                        \
+		case OP_LE: CMP8(T, _mm_cmple_pd) break;                                        \
+		case OP_GT: CMP8(T, _mm_cmpgt_pd) break;                                        \
+		case OP_GE: CMP8(T, _mm_cmpge_pd) break;                                        \
+		case OP_EQ: CMP8(T, _mm_cmpeq_pd) break;                                        \
+		default: CMP8(T, _mm_cmpneq_pd)                                                 \
+		}                                                                               \
+		name##_tail(v + k, m - k, op, cd, t + k);                                       \
+	}
+CMP_BLOCK(bcmp_f32_tail, float, uint8_t)
+CMP_BLOCK(bcmp_f64_tail, double, uint8_t)
+BCMP_BLOCK(bcmp_f32, float, f32)
+BCMP_BLOCK(bcmp_f64, double, f64)
+#else
+CMP_BLOCK(bcmp_f32, float, uint8_t)
+CMP_BLOCK(bcmp_f64, double, uint8_t)
+#endif
+
+/* a mask program of comparisons with constants and & | ~ (e->bytes) over rows [lo, hi): the
+ * same comparisons as eval_run's, on bytes; stack: maxdepth blocks of EBLOCK bytes and one of
+ * EBLOCK doubles */
+static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64_t hi,
+		       uint8_t *stack, double *tmp, uint8_t *mask)
+{
+	int64_t i, m, k;
+	int pc, sp;
+
+	for (i = lo; i < hi; i += EBLOCK) {
+		m = hi - i < EBLOCK ? hi - i : EBLOCK;
+		sp = 0;
+		for (pc = 0; pc < e->n; pc++) {
+			const ins *in = &e->code[pc];
+			uint8_t *a = stack + (size_t)(sp - 2) * EBLOCK, *b = a + EBLOCK;
+			uint8_t *t = stack + (size_t)(sp - 1) * EBLOCK;
+			switch (in->op) {
+			case OP_CMPC: {
+				const gwb_col *c = &cols[in->col];
+				t = sp + 1 == 1 && pc + 1 == e->n ? mask + i : stack + (size_t)sp * EBLOCK;
+				sp++;
+				if (c->type == GWB_COL_F32) {
+					bcmp_f32((const float *)c->v + i, m, (int)in->ival, in->num, t);
+				} else if (c->type == GWB_COL_F64) {
+					bcmp_f64((const double *)c->v + i, m, (int)in->ival, in->num, t);
+				} else {
+					gwb_col_block(c, (size_t)i, (size_t)m, tmp);
+					bcmp_f64(tmp, m, (int)in->ival, in->num, t);
+				}
+				break;
+			}
+			case OP_AND: for (k = 0; k < m; k++) a[k] &= b[k]; sp--; break;
+			case OP_OR: for (k = 0; k < m; k++) a[k] |= b[k]; sp--; break;
+			default: for (k = 0; k < m; k++) t[k] ^= 1;   /* OP_NOT */
+			}
+		}
+		if (e->n > 1 || e->code[0].op != OP_CMPC)
+			memcpy(mask + i, stack, (size_t)m);
+	}
+}
+
 static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 {
 	eval_ctx *x = vctx;
@@ -559,6 +701,11 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 	(void)part;
 	if (!stack) {
 		x->failed = 1;
+		return;
+	}
+	if (e->bytes) {
+		eval_bytes(e, x->cols, lo, hi, (uint8_t *)(stack + EBLOCK), stack, x->mask);
+		free(stack);
 		return;
 	}
 	for (i = lo; i < hi; i += EBLOCK) {
@@ -603,6 +750,20 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 					       cop == OP_LT ? w < c : cop == OP_LE ? w <= c :
 					       cop == OP_GT ? w > c : cop == OP_GE ? w >= c :
 					       cop == OP_EQ ? w == c : w != c;
+				}
+				break;
+			}
+			case OP_CMPC: {
+				const gwb_col *c = &x->cols[in->col];
+				double cv = in->num;
+				t = stack + (size_t)sp++ * EBLOCK;
+				if (c->type == GWB_COL_F32)
+					cmp_f32((const float *)c->v + i, m, (int)in->ival, cv, t);
+				else if (c->type == GWB_COL_F64)
+					cmp_f64((const double *)c->v + i, m, (int)in->ival, cv, t);
+				else {
+					gwb_col_block(c, (size_t)i, (size_t)m, t);
+					cmp_f64(t, m, (int)in->ival, cv, t);
 				}
 				break;
 			}
