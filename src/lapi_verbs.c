@@ -601,7 +601,14 @@ static int m_join(lua_State *L)
 	if (!lk.levels != !rk.levels)
 		return luaL_error(L, "join: the key '%s' is a %s on the left and a %s on the right: "
 				  "keys of different kinds never match", on, gwb_lua_colkind(&lk), gwb_lua_colkind(&rk));
-	if ((st = gwb_table_join(&lk, &rk, left, &li, &ri, &rows)))
+	li = ri = NULL;
+	if (left) {   /* a lookup table on the right: d's rows as they are */
+		bool unique;
+		if ((st = gwb_table_lookup(&lk, &rk, &ri, &unique)))
+			return verb_fail(L, "join", st);
+		rows = d->rows;
+	}
+	if (!ri && (st = gwb_table_join(&lk, &rk, left, &li, &ri, &rows)))
 		return verb_fail(L, "join", st);
 	luaL_checkstack(L, nr + 8, "join: too many columns");
 	spec = lua_newuserdatauv(L, sizeof(gwb_colspec) * (size_t)(nl + nr + 1), 0);

@@ -1549,7 +1549,8 @@ gwb_status gwb_groups_agg_i64(gwb_groups *g, gwb_agg a, const gwb_col *c, int64_
 typedef struct join_ctx {
 	const gwb_col *lk;
 	const uint64_t *lkey;      /* left keys in the right's key space, UINT64_MAX = none */
-	const u64map *m;
+	const u64map *m;           /* key -> id; NULL: the keys are the ids (category codes) */
+	size_t nid;                /* the ids */
 	const size_t *start, *rrow;
 	bool left;
 	size_t *cnt;               /* per chunk */
@@ -1571,7 +1572,12 @@ static void join_run(void *ctx, int64_t clo, int64_t chi, int part)
 		for (i = lo; i < hi; i++) {
 			uint64_t k = x->lkey[i];
 			size_t h, s = 0, e = 0, j;
-			if (k != UINT64_MAX) {
+			if (!x->m) {
+				if (k < x->nid) {
+					s = x->start[k];
+					e = x->start[k + 1];
+				}
+			} else if (k != UINT64_MAX) {
 				h = map_slot(x->m, k);
 				if (x->m->id[h] != UINT32_MAX) {
 					s = x->start[x->m->id[h]];
@@ -1598,9 +1604,38 @@ static void join_run(void *ctx, int64_t clo, int64_t chi, int part)
 
 /* keys of a join side: numbers by bits; categories by the code of the label in the left
  * column's dictionary (labels the left lacks: never match) */
+typedef struct jkey_ctx {
+	const gwb_col *c;
+	const int *map;   /* categories: code -> the left's code (-1: none) */
+	bool ints;
+	uint64_t *out;
+} jkey_ctx;
+
+static void jkey_run(void *ctx, int64_t a, int64_t b, int part)
+{
+	jkey_ctx *x = ctx;
+	const gwb_col *c = x->c;
+	int64_t i;
+
+	(void)part;
+	if (x->map) {
+		for (i = a; i < b; i++) {
+			size_t k = cat_at(c, (size_t)i);
+			x->out[i] = k == (size_t)c->nlevels || x->map[k] < 0 ? UINT64_MAX :
+				    (uint64_t)x->map[k];
+		}
+	} else if (x->ints) {   /* both sides int64: exactly */
+		for (i = a; i < b; i++)
+			x->out[i] = gwb_okey_i64(((const int64_t *)c->v)[i]);
+	} else {
+		for (i = a; i < b; i++)
+			x->out[i] = okey_f64(gwb_col_at(c, (size_t)i));
+	}
+}
+
 static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, bool ints, uint64_t *out)
 {
-	size_t i;
+	jkey_ctx jk = {c, NULL, ints, out};
 
 	if (c->levels) {
 		int k, *map = malloc(((size_t)c->nlevels + 1) * sizeof(int));
@@ -1612,8 +1647,10 @@ static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, bool ints, uin
 		}
 		for (k = 0; k < ref->nlevels; k++)
 			ord[k] = k;
-		rank_levels = (const char *const *)ref->levels;
-		qsort(ord, (size_t)ref->nlevels, sizeof(int), cmp_level);
+		if (c->levels != ref->levels) {
+			rank_levels = (const char *const *)ref->levels;
+			qsort(ord, (size_t)ref->nlevels, sizeof(int), cmp_level);
+		}
 		for (k = 0; k < c->nlevels; k++) {
 			int lo = 0, hi = ref->nlevels;
 			const char *want = c->levels[k] ? c->levels[k] : "";
@@ -1637,21 +1674,12 @@ static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, bool ints, uin
 			}
 		}
 		free(ord);
-		for (i = 0; i < c->n; i++) {
-			double x = gwb_col_at(c, i);
-			out[i] = isnan(x) || x < 0 || x >= c->nlevels || map[(size_t)x] < 0 ?
-				 UINT64_MAX : (uint64_t)map[(size_t)x];
-		}
+		jk.map = map;
+		gwb_parallel_for((int64_t)c->n, 65536, jkey_run, &jk);
 		free(map);
 		return GWB_OK;
 	}
-	if (ints) {   /* both sides int64: exactly */
-		for (i = 0; i < c->n; i++)
-			out[i] = gwb_okey_i64(((const int64_t *)c->v)[i]);
-		return GWB_OK;
-	}
-	for (i = 0; i < c->n; i++)
-		out[i] = okey_f64(gwb_col_at(c, i));
+	gwb_parallel_for((int64_t)c->n, 65536, jkey_run, &jk);
 	return GWB_OK;
 }
 
@@ -1660,7 +1688,7 @@ gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_
 {
 	uint64_t *lkey = malloc((lk->n + 1) * sizeof(uint64_t));
 	uint64_t *rkey = malloc((rk->n + 1) * sizeof(uint64_t));
-	size_t *start = NULL, *rrow = NULL, *pos = NULL, i, tot;
+	size_t *start = NULL, *rrow = NULL, *pos = NULL, i, tot, nid;
 	size_t cnt[CHUNKS], off[CHUNKS];
 	uint32_t *rid = NULL;
 	u64map m = {0};
@@ -1683,16 +1711,23 @@ gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_
 		st = oom("join", rk->n);
 		goto out;
 	}
-	for (i = 0; i < rk->n; i++) {
-		rid[i] = rkey[i] == UINT64_MAX ? UINT32_MAX : map_put(&m, rkey[i]);
-		if (rkey[i] != UINT64_MAX && rid[i] == UINT32_MAX) {
-			st = oom("join", rk->n);
-			goto out;
+	if (lk->levels) {   /* category codes of the left's dictionary: the ids themselves */
+		nid = (size_t)lk->nlevels;
+		for (i = 0; i < rk->n; i++)
+			rid[i] = rkey[i] == UINT64_MAX ? UINT32_MAX : (uint32_t)rkey[i];
+	} else {
+		for (i = 0; i < rk->n; i++) {
+			rid[i] = rkey[i] == UINT64_MAX ? UINT32_MAX : map_put(&m, rkey[i]);
+			if (rkey[i] != UINT64_MAX && rid[i] == UINT32_MAX) {
+				st = oom("join", rk->n);
+				goto out;
+			}
 		}
+		nid = m.used;
 	}
-	start = calloc(m.used + 2, sizeof(size_t));
+	start = calloc(nid + 2, sizeof(size_t));
 	rrow = malloc((rk->n + 1) * sizeof(size_t));
-	pos = malloc((m.used + 1) * sizeof(size_t));
+	pos = malloc((nid + 1) * sizeof(size_t));
 	if (!start || !rrow || !pos) {
 		st = oom("join", rk->n);
 		goto out;
@@ -1700,15 +1735,16 @@ gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_
 	for (i = 0; i < rk->n; i++)
 		if (rid[i] != UINT32_MAX)
 			start[rid[i] + 1]++;
-	for (i = 0; i < m.used; i++)
+	for (i = 0; i < nid; i++)
 		start[i + 1] += start[i];
-	memcpy(pos, start, m.used * sizeof(size_t));
+	memcpy(pos, start, nid * sizeof(size_t));
 	for (i = 0; i < rk->n; i++)
 		if (rid[i] != UINT32_MAX)
 			rrow[pos[rid[i]]++] = i;
 	x.lk = lk;
 	x.lkey = lkey;
-	x.m = &m;
+	x.m = lk->levels ? NULL : &m;
+	x.nid = nid;
 	x.start = start;
 	x.rrow = rrow;
 	x.left = left;
@@ -1745,6 +1781,115 @@ out:
 	free(rrow);
 	free(pos);
 	map_free(&m);
+	return st;
+}
+
+/* a lookup: every left row's right row through a direct table (category codes) or the map */
+typedef struct lookup_ctx {
+	const gwb_col *lk;
+	const uint64_t *lkey;   /* numbers: the left keys; NULL for categories */
+	const size_t *at;       /* categories: the left code (nlevels: missing) -> right row */
+	const u64map *m;        /* numbers: key -> right row's index in rows */
+	const size_t *rows;
+	size_t *ri;
+} lookup_ctx;
+
+static void lookup_run(void *ctx, int64_t a, int64_t b, int part)
+{
+	lookup_ctx *x = ctx;
+	int64_t i;
+
+	(void)part;
+	if (x->at) {
+		for (i = a; i < b; i++)
+			x->ri[i] = x->at[cat_at(x->lk, (size_t)i)];
+		return;
+	}
+	for (i = a; i < b; i++) {
+		uint64_t k = x->lkey[i];
+		size_t h;
+		x->ri[i] = GWB_ROW_NONE;
+		if (k == UINT64_MAX)
+			continue;
+		h = map_slot(x->m, k);
+		if (x->m->id[h] != UINT32_MAX)
+			x->ri[i] = x->rows[x->m->id[h]];
+	}
+}
+
+gwb_status gwb_table_lookup(const gwb_col *lk, const gwb_col *rk, size_t **ri, bool *unique)
+{
+	bool ints = lk->type == GWB_COL_I64 && rk->type == GWB_COL_I64;
+	uint64_t *rkey = malloc((rk->n + 1) * sizeof(uint64_t)), *lkey = NULL;
+	size_t *at = NULL, *rows = NULL, i;
+	u64map m = {0};
+	lookup_ctx x = {lk, NULL, NULL, NULL, NULL, NULL};
+	gwb_status st = GWB_OK;
+
+	*ri = NULL;
+	*unique = false;
+	if (!rkey) {
+		st = oom("join", rk->n);
+		goto out;
+	}
+	if ((st = join_keys(rk, lk, ints, rkey)))
+		goto out;
+	if (lk->levels) {   /* right keys as the left's codes: a table over them */
+		size_t nl = (size_t)lk->nlevels;
+		if (!(at = malloc((nl + 1) * sizeof(size_t)))) {
+			st = oom("join", rk->n);
+			goto out;
+		}
+		for (i = 0; i <= nl; i++)
+			at[i] = GWB_ROW_NONE;
+		for (i = 0; i < rk->n; i++) {
+			if (rkey[i] == UINT64_MAX)
+				continue;
+			if (at[rkey[i]] != GWB_ROW_NONE)
+				goto out;   /* a repeated key: not a lookup */
+			at[rkey[i]] = i;
+		}
+		x.at = at;
+	} else {
+		if (!map_init(&m, rk->n < 1024 ? 1024 : rk->n) ||
+		    !(rows = malloc((rk->n + 1) * sizeof(size_t))) ||
+		    !(lkey = malloc((lk->n + 1) * sizeof(uint64_t)))) {
+			st = oom("join", lk->n);
+			goto out;
+		}
+		for (i = 0; i < rk->n; i++) {
+			size_t used = m.used;
+			uint32_t id;
+			if (rkey[i] == UINT64_MAX)
+				continue;
+			if ((id = map_put(&m, rkey[i])) == UINT32_MAX) {
+				st = oom("join", rk->n);
+				goto out;
+			}
+			if (m.used == used)
+				goto out;   /* a repeated key: not a lookup */
+			rows[id] = i;
+		}
+		if ((st = join_keys(lk, lk, ints, lkey)))
+			goto out;
+		x.lkey = lkey;
+		x.m = &m;
+		x.rows = rows;
+	}
+	if (!(x.ri = malloc((lk->n + 1) * sizeof(size_t)))) {
+		st = gwb_error(GWB_ENOMEM, "join: out of memory for %zu result rows", lk->n);
+		goto out;
+	}
+	gwb_parallel_for((int64_t)lk->n, 65536, lookup_run, &x);
+	*ri = x.ri;
+	*unique = true;
+out:
+	free(rkey);
+	free(lkey);
+	free(at);
+	free(rows);
+	if (m.key || m.id)
+		map_free(&m);
 	return st;
 }
 
@@ -1804,6 +1949,12 @@ static void gather_run(void *ctx, int64_t lo, int64_t hi, int part)
 			x->out_y[i] = isnan(v) ? 0 : (int32_t)v;
 		}
 		x->miss[part] = miss;
+		return;
+	}
+	if ((x->out_i || x->out_f) && !idx) {   /* a 64-bit column's exact values as they are */
+		size_t es = x->out_i ? sizeof(int64_t) : sizeof(double);
+		memcpy((char *)(x->out_i ? (void *)x->out_i : (void *)x->out_f) + (size_t)lo * es,
+		       (const char *)s->src.v + (size_t)lo * es, (size_t)(hi - lo) * es);
 		return;
 	}
 	if (x->out_i || x->out_f) {   /* a 64-bit column's exact values */
