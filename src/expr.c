@@ -644,6 +644,36 @@ CMP_BLOCK(bcmp_f32_tail, float, uint8_t)
 CMP_BLOCK(bcmp_f64_tail, double, uint8_t)
 BCMP_BLOCK(bcmp_f32, float, f32)
 BCMP_BLOCK(bcmp_f64, double, f64)
+
+/* A float64 column of a Dataset compared through its float32 copy x (half the bytes): both
+ * are roundings of the same values, and rounding keeps order, so a float32 value more than one
+ * float step below or above the constant's rounding decides the comparison; the values in
+ * that band of three floats (and NaN) are compared exactly, from v. */
+static void bcmp_band(const double *v, const float *x, int64_t m, int op, double cd, uint8_t *t)
+{
+	float fc = (float)cd;
+	__m128 lo = _mm_set1_ps(nextafterf(fc, -INFINITY)), hi = _mm_set1_ps(nextafterf(fc, INFINITY));
+	bool less = op == OP_LT || op == OP_LE || op == OP_NE, more = op == OP_GT || op == OP_GE ||
+							     op == OP_NE;
+	int64_t k = 0;
+
+	for (; k + 8 <= m; k += 8) {
+		__m128 a = _mm_loadu_ps(x + k), b = _mm_loadu_ps(x + k + 4);
+		unsigned lt = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, lo)) |
+			      (unsigned)_mm_movemask_ps(_mm_cmplt_ps(b, lo)) << 4;
+		unsigned gt = (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(a, hi)) |
+			      (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(b, hi)) << 4;
+		unsigned band = ~(lt | gt) & 0xff;
+		uint64_t w = spread8((less ? lt : 0) | (more ? gt : 0));
+		memcpy(t + k, &w, 8);
+		while (band) {
+			int j = __builtin_ctz(band);
+			band &= band - 1;
+			bcmp_f64_tail(v + k + j, 1, op, cd, t + k + j);
+		}
+	}
+	bcmp_f64_tail(v + k, m - k, op, cd, t + k);
+}
 #else
 CMP_BLOCK(bcmp_f32, float, uint8_t)
 CMP_BLOCK(bcmp_f64, double, uint8_t)
@@ -673,7 +703,14 @@ static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64
 				if (c->type == GWB_COL_F32) {
 					bcmp_f32((const float *)c->v + i, m, (int)in->ival, in->num, t);
 				} else if (c->type == GWB_COL_F64) {
-					bcmp_f64((const double *)c->v + i, m, (int)in->ival, in->num, t);
+#ifdef __SSE2__
+					if (c->x32 && fabs(in->num) < 1e30)
+						bcmp_band((const double *)c->v + i, c->x32 + i, m,
+							  (int)in->ival, in->num, t);
+					else
+#endif
+						bcmp_f64((const double *)c->v + i, m, (int)in->ival,
+							 in->num, t);
 				} else {
 					gwb_col_block(c, (size_t)i, (size_t)m, tmp);
 					bcmp_f64(tmp, m, (int)in->ival, in->num, t);

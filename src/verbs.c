@@ -142,6 +142,53 @@ static gwb_status fill_keys(const gwb_col *c, bool desc, const uint32_t *perm, s
 	return GWB_OK;
 }
 
+/* --- text keys ---------------------------------------------------------------------------- */
+
+/* A text column seen as a category where it is a key (sort, group, join): its distinct
+ * strings as labels (borrowed from the column, in order of first appearance) and int32 codes
+ * (-1: missing), so labels order, group and match as a category's do. */
+typedef struct textkey {
+	int32_t *codes;
+	char **levels;
+} textkey;
+
+static void textkey_free(textkey *tk)
+{
+	free(tk->codes);
+	free(tk->levels);
+	tk->codes = NULL;
+	tk->levels = NULL;
+}
+
+/* *out: c itself, or (a text column) its category view, which tk holds until textkey_free */
+static gwb_status key_view(const gwb_col *c, gwb_col *out, textkey *tk)
+{
+	size_t *first = NULL, k, i;
+	gwb_status st;
+
+	*out = *c;
+	tk->codes = NULL;
+	tk->levels = NULL;
+	if (!c->text)
+		return GWB_OK;
+	if (!(tk->codes = malloc((c->n + 1) * sizeof(int32_t))))
+		return oom("text key", c->n);
+	if ((st = gwb_text_codes(c->text, c->n, tk->codes, &first, NULL, &k))) {
+		textkey_free(tk);
+		return st;
+	}
+	if (!(tk->levels = malloc((k + 1) * sizeof(char *)))) {
+		free(first);
+		textkey_free(tk);
+		return oom("text key", c->n);
+	}
+	for (i = 0; i < k; i++)
+		tk->levels[i] = c->text[first[i]];
+	free(first);
+	*out = (gwb_col){c->n, GWB_COL_I32, tk->codes, tk->levels, (int)k, NULL, NULL};
+	return GWB_OK;
+}
+
 /* --- sort ---------------------------------------------------------------------------------- */
 
 #define RBITS 11
@@ -397,7 +444,7 @@ static void widen_run(void *ctx, int64_t a, int64_t b, int part)
 		x->res[i] = x->row[i];
 }
 
-gwb_status gwb_table_order(const gwb_sortkey *keys, int nk, size_t n, size_t **perm)
+static gwb_status table_order(const gwb_sortkey *keys, int nk, size_t n, size_t **perm)
 {
 	uint64_t *kv = NULL, *word = NULL, *mins = NULL;
 	uint32_t *row = NULL;
@@ -979,7 +1026,7 @@ out:
 	return st;
 }
 
-gwb_status gwb_groups_make(const gwb_col *keys, int nk, size_t n, gwb_groups **out)
+static gwb_status groups_make(const gwb_col *keys, int nk, size_t n, gwb_groups **out)
 {
 	gwb_groups *g = calloc(1, sizeof(*g));
 	uint64_t *cur = NULL, *nxt = NULL;
@@ -1683,8 +1730,8 @@ static gwb_status join_keys(const gwb_col *c, const gwb_col *ref, bool ints, uin
 	return GWB_OK;
 }
 
-gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_t **li,
-			  size_t **ri, size_t *n)
+static gwb_status table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_t **li,
+			     size_t **ri, size_t *n)
 {
 	uint64_t *lkey = malloc((lk->n + 1) * sizeof(uint64_t));
 	uint64_t *rkey = malloc((rk->n + 1) * sizeof(uint64_t));
@@ -1817,7 +1864,7 @@ static void lookup_run(void *ctx, int64_t a, int64_t b, int part)
 	}
 }
 
-gwb_status gwb_table_lookup(const gwb_col *lk, const gwb_col *rk, size_t **ri, bool *unique)
+static gwb_status table_lookup(const gwb_col *lk, const gwb_col *rk, size_t **ri, bool *unique)
 {
 	bool ints = lk->type == GWB_COL_I64 && rk->type == GWB_COL_I64;
 	uint64_t *rkey = malloc((rk->n + 1) * sizeof(uint64_t)), *lkey = NULL;
@@ -2147,4 +2194,93 @@ gwb_status gwb_table_build(size_t rows, const gwb_colspec *cols, int n, int targ
 nomem:
 	gwb_dataset_free(d);
 	return gwb_error(GWB_ENOMEM, "table: out of memory for %zu rows x %d columns", rows, n);
+}
+
+/* --- the entry points: text keys seen as categories ------------------------------------------ */
+
+gwb_status gwb_table_order(const gwb_sortkey *keys, int nk, size_t n, size_t **perm)
+{
+	gwb_sortkey *kv = calloc((size_t)nk + 1, sizeof(*kv));
+	textkey *tk = calloc((size_t)nk + 1, sizeof(*tk));
+	gwb_status st = GWB_OK;
+	int k;
+
+	*perm = NULL;
+	if (!kv || !tk) {
+		st = oom("sort", n);
+		goto out;
+	}
+	for (k = 0; k < nk; k++) {
+		kv[k].desc = keys[k].desc;
+		if ((st = key_view(&keys[k].col, &kv[k].col, &tk[k])))
+			goto out;
+	}
+	st = table_order(kv, nk, n, perm);
+out:
+	for (k = 0; tk && k < nk; k++)
+		textkey_free(&tk[k]);
+	free(kv);
+	free(tk);
+	return st;
+}
+
+gwb_status gwb_groups_make(const gwb_col *keys, int nk, size_t n, gwb_groups **out)
+{
+	gwb_col *kv = calloc((size_t)nk + 1, sizeof(*kv));
+	textkey *tk = calloc((size_t)nk + 1, sizeof(*tk));
+	gwb_status st = GWB_OK;
+	int k;
+
+	*out = NULL;
+	if (!kv || !tk) {
+		st = oom("group_by", n);
+		goto out;
+	}
+	for (k = 0; k < nk; k++)
+		if ((st = key_view(&keys[k], &kv[k], &tk[k])))
+			goto out;
+	st = groups_make(kv, nk, n, out);
+out:
+	for (k = 0; tk && k < nk; k++)
+		textkey_free(&tk[k]);
+	free(kv);
+	free(tk);
+	return st;
+}
+
+gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_t **li,
+			  size_t **ri, size_t *n)
+{
+	gwb_col l, r;
+	textkey tl, tr;
+	gwb_status st;
+
+	*li = *ri = NULL;
+	*n = 0;
+	if ((st = key_view(lk, &l, &tl)))
+		return st;
+	if (!(st = key_view(rk, &r, &tr))) {
+		st = table_join(&l, &r, left, li, ri, n);
+		textkey_free(&tr);
+	}
+	textkey_free(&tl);
+	return st;
+}
+
+gwb_status gwb_table_lookup(const gwb_col *lk, const gwb_col *rk, size_t **ri, bool *unique)
+{
+	gwb_col l, r;
+	textkey tl, tr;
+	gwb_status st;
+
+	*ri = NULL;
+	*unique = false;
+	if ((st = key_view(lk, &l, &tl)))
+		return st;
+	if (!(st = key_view(rk, &r, &tr))) {
+		st = table_lookup(&l, &r, ri, unique);
+		textkey_free(&tr);
+	}
+	textkey_free(&tl);
+	return st;
 }
