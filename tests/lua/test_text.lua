@@ -227,6 +227,23 @@ T.test("text keys sort, group and join by their strings, as the same labels in a
     T.eq(inner.rows, cnt, "inner join rows")
   end
   T.raises(function() return e:join(data.load(rp, { target = "t" }), { on = "w" }) end, "no column")
+  -- isin of a long list of strings (a hash set) and a short one (a scan)
+  for _, size in ipairs { 4, 60 } do
+    local set, want = {}, {}
+    for i = 1, size do
+      local row = (i * 97) % 600 + 1
+      if notes[row] then set[#set + 1] = notes[row]; want[notes[row]] = true end
+      set[#set + 1] = "absent " .. i
+    end
+    local m = d.note:isin(set)
+    local n = 0
+    for i = 1, 600 do
+      local w = notes[i] ~= nil and want[notes[i]] == true
+      T.eq(m[i], w, "isin of " .. size .. ": row " .. i)
+      if w then n = n + 1 end
+    end
+    T.ok(n > 0)
+  end
 end)
 
 T.test("models refuse a text column by name; dropping it trains", function()

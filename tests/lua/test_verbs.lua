@@ -245,3 +245,32 @@ T.test("a left join on unique right keys (a lookup) and on repeated ones match L
     end
   end
 end)
+
+T.test("isin with long lists (a hash set) and short ones (a scan) match Lua loops", function()
+  local function check(col, set, want_of, msg)
+    local m = d[col]:isin(set)
+    local got = d:filter(m).id:totable()
+    local want = {}
+    for i, r in ipairs(R) do if want_of(r) then want[#want + 1] = i end end
+    T.eq(#got, #want, msg .. ": rows")
+    for i = 1, #want do
+      if got[i] ~= want[i] then T.eq(got[i], want[i], msg .. ": row " .. i) break end
+    end
+  end
+  for _, size in ipairs { 5, 40 } do
+    local xs, xset, ns, nset, ks, kset = {}, {}, {}, {}, {}, {}
+    for i = 1, size do
+      local x = (i * 37 % 4001 - 2000) / 100
+      xs[#xs + 1] = x; xset[x] = true
+      local n = 9007199254740992 + i * 3 - 32
+      ns[#ns + 1] = n; nset[n] = true
+      local k = string.format("L%02d", i * 7 % 40)
+      ks[#ks + 1] = k; kset[k] = true
+    end
+    xs[#xs + 1] = -0.0   -- -0 finds the zeros of either sign; NaN finds nothing
+    xs[#xs + 1] = 0 / 0
+    check("x", xs, function(r) return r.x ~= nil and (xset[r.x] or r.x == 0) end, "x isin " .. size)
+    check("n", ns, function(r) return r.n ~= nil and nset[r.n] end, "int64 isin " .. size)
+    check("k", ks, function(r) return r.k ~= nil and kset[r.k] end, "category isin " .. size)
+  end
+end)
