@@ -573,7 +573,8 @@ typedef struct eval_ctx {
 	const gwb_expr *e;
 	const gwb_col *cols;
 	double *out;
-	uint8_t *mask;
+	uint8_t *mask;     /* a condition's bytes: mask[i - base] for row i */
+	int64_t base;
 	int failed;
 } eval_ctx;
 
@@ -679,13 +680,33 @@ CMP_BLOCK(bcmp_f32, float, uint8_t)
 CMP_BLOCK(bcmp_f64, double, uint8_t)
 #endif
 
-/* a mask program of comparisons with constants and & | ~ (e->bytes) over rows [lo, hi): the
- * same comparisons as eval_run's, on bytes; stack: maxdepth blocks of EBLOCK bytes and one of
- * EBLOCK doubles */
+/* a[k] &= b[k] (op 0), |= (1) or a[k] ^= 1 (2) for k < m, eight bytes at a time */
+static void bytes_op(uint8_t *a, const uint8_t *b, int64_t m, int op)
+{
+	int64_t k = 0;
+	uint64_t x, y;
+
+	for (; k + 8 <= m; k += 8) {
+		memcpy(&x, a + k, 8);
+		if (op == 2) {
+			x ^= 0x0101010101010101ull;
+		} else {
+			memcpy(&y, b + k, 8);
+			x = op ? x | y : x & y;
+		}
+		memcpy(a + k, &x, 8);
+	}
+	for (; k < m; k++)
+		a[k] = op == 2 ? a[k] ^ 1 : op ? a[k] | b[k] : a[k] & b[k];
+}
+
+/* a mask program of comparisons with constants and & | ~ (e->bytes) over rows [lo, hi) into
+ * mask[0 .. hi - lo): the same comparisons as eval_run's, on bytes; stack: maxdepth blocks of
+ * EBLOCK bytes and one of EBLOCK doubles */
 static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64_t hi,
 		       uint8_t *stack, double *tmp, uint8_t *mask)
 {
-	int64_t i, m, k;
+	int64_t i, m;
 	int pc, sp;
 
 	for (i = lo; i < hi; i += EBLOCK) {
@@ -698,7 +719,7 @@ static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64
 			switch (in->op) {
 			case OP_CMPC: {
 				const gwb_col *c = &cols[in->col];
-				t = sp + 1 == 1 && pc + 1 == e->n ? mask + i : stack + (size_t)sp * EBLOCK;
+				t = sp + 1 == 1 && pc + 1 == e->n ? mask + (i - lo) : stack + (size_t)sp * EBLOCK;
 				sp++;
 				if (c->type == GWB_COL_F32) {
 					bcmp_f32((const float *)c->v + i, m, (int)in->ival, in->num, t);
@@ -717,13 +738,13 @@ static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64
 				}
 				break;
 			}
-			case OP_AND: for (k = 0; k < m; k++) a[k] &= b[k]; sp--; break;
-			case OP_OR: for (k = 0; k < m; k++) a[k] |= b[k]; sp--; break;
-			default: for (k = 0; k < m; k++) t[k] ^= 1;   /* OP_NOT */
+			case OP_AND: bytes_op(a, b, m, 0); sp--; break;
+			case OP_OR: bytes_op(a, b, m, 1); sp--; break;
+			default: bytes_op(t, NULL, m, 2);   /* OP_NOT */
 			}
 		}
 		if (e->n > 1 || e->code[0].op != OP_CMPC)
-			memcpy(mask + i, stack, (size_t)m);
+			memcpy(mask + (i - lo), stack, (size_t)m);
 	}
 }
 
@@ -741,7 +762,7 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 		return;
 	}
 	if (e->bytes) {
-		eval_bytes(e, x->cols, lo, hi, (uint8_t *)(stack + EBLOCK), stack, x->mask);
+		eval_bytes(e, x->cols, lo, hi, (uint8_t *)(stack + EBLOCK), stack, x->mask + (lo - x->base));
 		free(stack);
 		return;
 	}
@@ -809,7 +830,7 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 		}
 		if (x->mask)
 			for (k = 0; k < m; k++)
-				x->mask[i + k] = stack[k] != 0;
+				x->mask[i - x->base + k] = stack[k] != 0;
 		else
 			memcpy(x->out + i, stack, (size_t)m * sizeof(double));
 	}
@@ -819,7 +840,7 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 static gwb_status run(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out,
 		      uint8_t *mask)
 {
-	eval_ctx x = {e, cols, out, mask, 0};
+	eval_ctx x = {e, cols, out, mask, 0, 0};
 
 	gwb_parallel_for((int64_t)rows, 16384, eval_run, &x);
 	if (x.failed)
@@ -839,4 +860,118 @@ gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, ui
 		return gwb_error(GWB_EINVAL, "the expression is a number, not a condition: compare it "
 				 "(e.g. > 0) to filter with it");
 	return run(e, cols, rows, NULL, out);
+}
+
+/* gwb_expr_rows: the condition evaluated block by block into a small mask, each block's rows
+ * listed apart (fixed blocks: the same lists for any thread count), then joined */
+#define ROWS_BLOCKS 64
+#define ROWS_SUB 16384   /* rows a block evaluates at a time */
+
+typedef struct rows_ctx {
+	const gwb_expr *e;
+	const gwb_col *cols;
+	size_t n;
+	size_t *list[ROWS_BLOCKS], cnt[ROWS_BLOCKS];
+	size_t *idx;
+	int failed;
+} rows_ctx;
+
+/* l grown to hold at least need entries (c of them kept); NULL (l freed) out of memory */
+static size_t *grow_list(size_t *l, size_t *cap, size_t need)
+{
+	size_t nc = *cap * 2 > need ? *cap * 2 : need;
+	size_t *r = realloc(l, nc * sizeof(size_t));
+
+	if (!r) {
+		free(l);
+		return NULL;
+	}
+	*cap = nc;
+	return r;
+}
+
+static void rows_run(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	rows_ctx *x = ctx;
+	uint8_t m[ROWS_SUB];
+
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / ROWS_BLOCKS, hi = x->n * (size_t)(b + 1) / ROWS_BLOCKS;
+		size_t cap = (hi - lo) / 16 + 16, c = 0, i, s;
+		size_t *l = malloc(cap * sizeof(size_t));
+		if (!l) {
+			x->failed = 1;
+			return;
+		}
+		for (s = lo; s < hi; s += ROWS_SUB) {
+			size_t e = hi - s < ROWS_SUB ? hi : s + ROWS_SUB;
+			eval_ctx ev = {x->e, x->cols, NULL, m, (int64_t)s, 0};
+			eval_run(&ev, (int64_t)s, (int64_t)e, part);
+			if (ev.failed) {
+				free(l);
+				x->failed = 1;
+				return;
+			}
+			if (cap - c < e - s && !(l = grow_list(l, &cap, c + (e - s)))) {
+				x->failed = 1;
+				return;
+			}
+			for (i = s; i < e; i++) {   /* branch-free: every row written, kept ones advance */
+				l[c] = i;
+				c += m[i - s];
+			}
+		}
+		x->list[b] = l;
+		x->cnt[b] = c;
+	}
+}
+
+static void rows_join(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	rows_ctx *x = ctx;
+	size_t off = 0;
+	int64_t b;
+
+	(void)part;
+	for (b = 0; b < blo; b++)
+		off += x->cnt[b];
+	for (b = blo; b < bhi; b++) {
+		memcpy(x->idx + off, x->list[b], x->cnt[b] * sizeof(size_t));
+		off += x->cnt[b];
+	}
+}
+
+gwb_status gwb_expr_rows(const gwb_expr *e, const gwb_col *cols, size_t rows, size_t **idx,
+			 size_t *k)
+{
+	rows_ctx *x;
+	size_t tot = 0;
+	int b;
+	gwb_status st = GWB_OK;
+
+	*idx = NULL;
+	*k = 0;
+	if (!e->mask)
+		return gwb_error(GWB_EINVAL, "the expression is a number, not a condition: compare it "
+				 "(e.g. > 0) to filter with it");
+	if (!(x = calloc(1, sizeof(*x))))
+		return gwb_error(GWB_ENOMEM, "filter: out of memory");
+	x->e = e;
+	x->cols = cols;
+	x->n = rows;
+	gwb_parallel_for(ROWS_BLOCKS, ROWS_BLOCKS / 16, rows_run, x);
+	for (b = 0; b < ROWS_BLOCKS; b++)
+		tot += x->cnt[b];
+	if (x->failed || !(x->idx = malloc((tot + 1) * sizeof(size_t)))) {
+		st = gwb_error(GWB_ENOMEM, "filter: out of memory for the rows of %zu", rows);
+		goto out;
+	}
+	gwb_parallel_for(ROWS_BLOCKS, ROWS_BLOCKS / 16, rows_join, x);
+	*idx = x->idx;
+	*k = tot;
+out:
+	for (b = 0; b < ROWS_BLOCKS; b++)
+		free(x->list[b]);
+	free(x);
+	return st;
 }

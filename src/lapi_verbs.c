@@ -179,9 +179,23 @@ static int m_filter(lua_State *L)
 	uint8_t *m;
 	gwb_status st;
 
-	m = mask_arg(L, 1, d, 2, "filter");
-	if ((st = gwb_mask_rows(m, d->rows, &idx, &k)))
-		return verb_fail(L, "filter", st);
+	if (lua_type(L, 2) == LUA_TSTRING) {   /* an expression: its rows, no mask in between */
+		char **names;
+		gwb_col *cols;
+		gwb_expr *e;
+		gwb_lua_push_columns(L, d, &names, &cols);
+		if ((st = gwb_expr_compile(lua_tostring(L, 2), names, cols, gwb_lua_ncols(d), &e)))
+			return luaL_error(L, "filter: %s", gwb_errmsg());
+		st = gwb_expr_rows(e, cols, d->rows, &idx, &k);
+		gwb_expr_free(e);
+		if (st)
+			return luaL_error(L, "filter: %s", gwb_errmsg());
+		lua_pop(L, 2);
+	} else {
+		m = mask_arg(L, 1, d, 2, "filter");
+		if ((st = gwb_mask_rows(m, d->rows, &idx, &k)))
+			return verb_fail(L, "filter", st);
+	}
 	{
 		gwb_dataset *r;
 		st = gwb_table_take(d, idx, k, &r);
