@@ -1,12 +1,15 @@
 /* verbs.c - the table verbs' core (verbs.h). Every key becomes an order-preserving unsigned
  * integer (numbers by their bits with the sign folded, categories by the rank of their label,
- * missing values as the largest key), so one machinery serves them all: sort packs the keys'
- * varying bits into 64-bit words and LSD-radix-sorts (key, row) pairs word by word, the last
- * word first (stable, so earlier keys decide); group-by combines the keys' codes into one
+ * a text key as a category of its distinct strings, missing values as the largest key), so
+ * one machinery serves them all: sort packs the keys' varying bits into 64-bit words and
+ * LSD-radix-sorts (key, row) pairs word by word, the last word first (stable, so earlier keys
+ * decide), each pass over fixed row blocks; group-by numbers category keys of few label
+ * combinations in one pass over their codes, and otherwise combines the keys' codes into one
  * number per row and numbers the distinct ones in order, directly when their range is small
- * and through a hash table otherwise; a join numbers the right side's keys the same way. The
- * row loops run on the thread pool (gwb_parallel_for) in fixed chunks, so results never depend
- * on the thread count. */
+ * and through a hash table otherwise; a join looks each left row up when the right keys are
+ * unique (a left join) and otherwise numbers the right side's keys the same way. The row
+ * loops run on the thread pool (gwb_parallel_for) in fixed chunks or blocks, so results
+ * never depend on the thread count. */
 #define _GNU_SOURCE
 #include "verbs.h"
 
@@ -722,8 +725,7 @@ typedef struct catkey_ctx {
 	const gwb_col *c;
 	uint8_t *seen;       /* nlevels + 1: label k occurs; [nlevels]: a row is missing */
 	const uint32_t *map; /* label (nlevels: missing) -> code */
-	uint32_t *out;
-	uint64_t *out64;
+	uint64_t *out;
 } catkey_ctx;
 
 static inline size_t cat_at(const gwb_col *c, size_t i)
@@ -757,23 +759,18 @@ static void catkey_code(void *ctx, int64_t a, int64_t b, int part)
 	int64_t i;
 
 	(void)part;
-	if (x->out)
-		for (i = a; i < b; i++)
-			x->out[i] = x->map[cat_at(x->c, (size_t)i)];
-	else
-		for (i = a; i < b; i++)
-			x->out64[i] = x->map[cat_at(x->c, (size_t)i)];
+	for (i = a; i < b; i++)
+		x->out[i] = x->map[cat_at(x->c, (size_t)i)];
 }
 
-static gwb_status cat_codes(const gwb_col *c, size_t n, uint32_t *out, uint64_t *out64,
-			    size_t *card)
+static gwb_status cat_codes(const gwb_col *c, size_t n, uint64_t *out, size_t *card)
 {
 	size_t nl = (size_t)c->nlevels, k, code = 0;
 	uint8_t *seen = calloc(nl + 1, 1);
 	uint32_t *map = malloc((nl + 1) * sizeof(uint32_t));
 	uint64_t *rank = level_ranks(c);
 	size_t *byrank = malloc((nl + 1) * sizeof(size_t));
-	catkey_ctx x = {c, seen, map, out, out64};
+	catkey_ctx x = {c, seen, map, out};
 
 	if (!seen || !map || !rank || !byrank) {
 		free(seen);
@@ -807,7 +804,7 @@ static gwb_status key_codes(const gwb_col *c, size_t n, uint64_t *v, size_t *car
 
 	*hashed = false;
 	if (c->levels && !c->text)
-		return cat_codes(c, n, NULL, v, card);
+		return cat_codes(c, n, v, card);
 	if ((st = fill_keys(c, false, NULL, n, v)))
 		return st;
 	return number_keys(v, n, card, hashed);
