@@ -274,3 +274,30 @@ T.test("isin with long lists (a hash set) and short ones (a scan) match Lua loop
     check("k", ks, function(r) return r.k ~= nil and kset[r.k] end, "category isin " .. size)
   end
 end)
+
+T.test("a taken float64 column's float32 copy is the source's (midpoint decimals included)", function()
+  -- 1 + 2^-24 lies halfway between two floats: a decimal just above it rounds up as a float,
+  -- though its double is the midpoint itself and would round to even
+  local p = tmp .. "/mid.csv"
+  T.writefile(p, "id,x\n1,1.0000000596046447753906251\n2,2.5\n3,1.0000000596046447753906249\n"
+    .. "4,-1.0000000596046447753906251\n5,\n6,1e-40\n7,3e38\n")
+  local m = data.load(p, { target = "id" })
+  local function same_x32(t, src, msg)
+    local x, ids, sx = t:column("x"), t:column("id"), src:column("x")
+    local sids = src:column("id")
+    local at = {}
+    for i, id in ipairs(sids) do at[id] = i end
+    for i = 1, #ids do
+      local a, b = x[i], sx[at[ids[i]]]
+      if not (a == b or (a ~= a and b ~= b)) then
+        T.eq(a, b, msg .. ": float32 of id " .. ids[i])
+        return
+      end
+    end
+  end
+  T.eq(m:column("x")[1], 1.0000001192092896, "the decimal's float, not the double's")
+  same_x32(m:sort("-x"), m, "sort")
+  same_x32(m:filter("x < 2 | isnan(x)"), m, "filter")
+  same_x32(d:sort("x"), d, "sort of the large table")
+  same_x32(d:filter("k2 == 'c1'"), d, "filter of the large table")
+end)
