@@ -1937,6 +1937,26 @@ out:
 	return st;
 }
 
+/* whether some idx[i] is out of range (the first one is found again, serially) */
+typedef struct check_ctx {
+	const size_t *idx;
+	size_t rows;
+	int bad;
+} check_ctx;
+
+static void check_run(void *ctx, int64_t a, int64_t b, int part)
+{
+	check_ctx *x = ctx;
+	size_t bad = 0;
+	int64_t i;
+
+	(void)part;
+	for (i = a; i < b; i++)
+		bad |= x->idx[i] >= x->rows;
+	if (bad)
+		__atomic_store_n(&x->bad, 1, __ATOMIC_RELAXED);
+}
+
 gwb_status gwb_table_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb_dataset **out)
 {
 	int nc = d->features + !d->no_target, j;
@@ -1947,12 +1967,17 @@ gwb_status gwb_table_take(const gwb_dataset *d, const size_t *idx, size_t n, gwb
 	*out = NULL;
 	if (!spec)
 		return oom("rows", n);
-	for (i = 0; i < n; i++)
-		if (idx[i] >= d->rows) {
-			free(spec);
-			return gwb_error(GWB_EINVAL, "row index %zu out of range (rows = %zu)", idx[i] + 1,
-					 d->rows);
-		}
+	{
+		check_ctx ck = {idx, d->rows, 0};
+		gwb_parallel_for((int64_t)n, 65536, check_run, &ck);
+		if (ck.bad)
+			for (i = 0; i < n; i++)
+				if (idx[i] >= d->rows) {
+					free(spec);
+					return gwb_error(GWB_EINVAL, "row index %zu out of range (rows = %zu)",
+							 idx[i] + 1, d->rows);
+				}
+	}
 	for (j = 0; j < nc; j++) {
 		gwb_col_of(d, j, &spec[j].src);
 		spec[j].name = j < d->features ? d->names[j] : d->target;
