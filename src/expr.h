@@ -33,6 +33,10 @@ bool gwb_expr_is_mask(const gwb_expr *e);
 gwb_status gwb_expr_eval(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out);
 /* A condition's mask (GWB_EINVAL when the expression is a number). */
 gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, uint8_t *out);
+/* The rows where a condition holds, in order: *idx (the caller's, free()) and *k of them; no
+ * mask of every row is made (GWB_EINVAL when the expression is a number). */
+gwb_status gwb_expr_rows(const gwb_expr *e, const gwb_col *cols, size_t rows, size_t **idx,
+			 size_t *k);
 void gwb_expr_free(gwb_expr *e);
 
 #ifdef __cplusplus
