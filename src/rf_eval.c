@@ -353,18 +353,22 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 			ncut++;
 		}
 	}
-	for (f = (int)flo; f < (int)fhi; f++) {
+	{   /* one buffer of the sums for the largest fold, reused fold after fold */
+		size_t most = 0;
+		for (f = (int)flo; f < (int)fhi; f++)
+			if (test[f]->rows > most)
+				most = test[f]->rows;
+		most *= (size_t)(train[flo]->task == GWB_TASK_CLASSIFICATION ? train[flo]->classes : 1);
+		if (fhi > flo && !(sums = malloc((size_t)nc * (size_t)ncut * most * sizeof(double) + 1)))
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory for the folds' predictions");
+	}
+	for (f = (int)flo; f < (int)fhi && !st; f++) {
 		gwb_forest *F = NULL;
 		double t0;
-		gwb_rf_judge j = {.test = test[f], .cuts = cuts, .nd = ncut, .counts = counts, .nc = nc};
+		gwb_rf_judge j = {.test = test[f], .cuts = cuts, .nd = ncut, .counts = counts, .nc = nc,
+				  .sums = sums};
 		size_t per = test[f]->rows * (size_t)(train[f]->task == GWB_TASK_CLASSIFICATION
 						       ? train[f]->classes : 1);
-		free(sums);
-		if (!(sums = malloc((size_t)nc * (size_t)ncut * per * sizeof(double) + 1))) {
-			st = gwb_error(GWB_ENOMEM, "rf: out of memory for the folds' predictions");
-			break;
-		}
-		j.sums = sums;
 		if ((st = gwb_rf_train_judged(train[f], &q, &j, &F)))
 			break;
 		t0 = gwb_now();
