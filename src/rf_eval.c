@@ -358,7 +358,10 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 		for (f = (int)flo; f < (int)fhi; f++)
 			if (test[f]->rows > most)
 				most = test[f]->rows;
-		most *= (size_t)(train[flo]->task == GWB_TASK_CLASSIFICATION ? train[flo]->classes : 1);
+		/* a rank may be dealt no fold (k < ranks): then there is nothing to hold */
+		if (fhi > flo)
+			most *= (size_t)(train[flo]->task == GWB_TASK_CLASSIFICATION
+					 ? train[flo]->classes : 1);
 		if (fhi > flo && !(sums = malloc((size_t)nc * (size_t)ncut * most * sizeof(double) + 1)))
 			st = gwb_error(GWB_ENOMEM, "rf: out of memory for the folds' predictions");
 	}
