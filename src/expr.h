@@ -35,6 +35,22 @@ gwb_status gwb_expr_eval(const gwb_expr *e, const gwb_col *cols, size_t rows, do
 gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, uint8_t *out);
 void gwb_expr_free(gwb_expr *e);
 
+/* The compiled program, for another evaluator of the same semantics (the GPU's, verbs_gpu.h):
+ * postfix instructions over a stack of doubles, one value a row. op is one of gwb_expr_op; col
+ * the column (COL, CMPI); num the constant (NUM) or, for CMPI, the comparison (GWB_XOP_LT ..
+ * GWB_XOP_NE) of an int64 column with the integer ival (missing: true only for NE). The
+ * program belongs to e; *n instructions, *depth the deepest stack. */
+enum gwb_expr_op { GWB_XOP_COL, GWB_XOP_NUM, GWB_XOP_ADD, GWB_XOP_SUB, GWB_XOP_MUL, GWB_XOP_DIV,
+		   GWB_XOP_NEG, GWB_XOP_LT, GWB_XOP_LE, GWB_XOP_GT, GWB_XOP_GE, GWB_XOP_EQ,
+		   GWB_XOP_NE, GWB_XOP_AND, GWB_XOP_OR, GWB_XOP_NOT, GWB_XOP_ISNAN, GWB_XOP_CMPI };
+typedef struct gwb_expr_ins {
+	int op;
+	int col;
+	double num;
+	int64_t ival;
+} gwb_expr_ins;
+const gwb_expr_ins *gwb_expr_program(const gwb_expr *e, int *n, int *depth);
+
 #ifdef __cplusplus
 }
 #endif
