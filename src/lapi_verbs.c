@@ -372,7 +372,8 @@ static int m_value_counts(lua_State *L)
 typedef struct lgroup {
 	int nk;
 	int cols[MAXKEYS];
-	gwb_backend backend;   /* group_by(keys, {backend = ...}) */
+	gwb_backend backend;   /* group_by(keys, {backend = ..., groups = ...}) */
+	int groups;            /* how the device groups: 0 its choice, 1 direct, 2 sort */
 } lgroup;
 
 static int m_group_by(lua_State *L)
@@ -381,11 +382,24 @@ static int m_group_by(lua_State *L)
 	bool desc[MAXKEYS];
 	int cols[MAXKEYS], nk = key_list(L, d, 2, "group_by", false, cols, desc, MAXKEYS);
 	gwb_backend b = verb_backend(L, 3, "group_by");
+	int how = 0;
+	if (lua_istable(L, 3)) {   /* groups = "direct" | "sort": the device's way (measuring) */
+		lua_getfield(L, 3, "groups");
+		if (!lua_isnil(L, -1)) {
+			const char *s = luaL_checkstring(L, -1);
+			how = !strcmp(s, "direct") ? 1 : !strcmp(s, "sort") ? 2 : -1;
+			if (how < 0)
+				return luaL_error(L, "group_by: groups = \"direct\" or \"sort\" (got "
+						  "\"%s\")", s);
+		}
+		lua_pop(L, 1);
+	}
 	lgroup *g = gwb_lua_newudata(L, sizeof(lgroup), 1, GROUPBY_MT);
 
 	g->nk = nk;
 	memcpy(g->cols, cols, sizeof(int) * (size_t)nk);
 	g->backend = b;
+	g->groups = how;
 	lua_pushvalue(L, 1);
 	lua_setiuservalue(L, -2, 1);
 	return 1;
@@ -523,7 +537,10 @@ static int g_agg(lua_State *L)
 			gwb_vagg *va = lua_newuserdatauv(L, sizeof(gwb_vagg) * (size_t)na, 0);
 			for (k = 0; k < na; k++)
 				va[k] = (gwb_vagg){a[k].name, a[k].agg, a[k].col};
-			if ((st = gwb_verbs_gpu_agg(d, lg->cols, lg->nk, va, na, &r)))
+			gwb_verbs_gpu_group_method(lg->groups);
+			st = gwb_verbs_gpu_agg(d, lg->cols, lg->nk, va, na, &r);
+			gwb_verbs_gpu_group_method(0);
+			if (st)
 				return verb_fail(L, "group_by", st);
 			gwb_lua_pushdataset(L, r);
 			return 1;

@@ -27,6 +27,13 @@ static struct {
 	char why[256];
 } note;
 
+static int group_method;   /* gwb_verbs_gpu_group_method */
+
+void gwb_verbs_gpu_group_method(int method)
+{
+	group_method = method;
+}
+
 const char *gwb_verbs_note(const char **why)
 {
 	if (why)
@@ -359,7 +366,12 @@ static gwb_status take_dev(const gwb_dataset *d, const uint32_t *didx, size_t k,
 				goto fail;
 		}
 	}
-	if ((xb && (st = gwb_gpu_copy_out(r->X, xd, xb))) ||
+	/* X through the staging ring: registering a new table's fresh pages would cost more
+	 * than the copy (it never crosses again: its device copy is xd) */
+	gwb_host_untrack(r->X);
+	st = xb ? gwb_gpu_copy_out(r->X, xd, xb) : GWB_OK;
+	gwb_host_track(r->X, xb);
+	if (st ||
 	    (k && (st = gwb_gpu_copy_out(r->y ? (void *)r->y : (void *)r->yr, yd, k * 4))))
 		goto fail;
 	if ((st = gwb_buf_adopt_dev(xd, xb, "data.X", &r->xbuf)))
@@ -435,7 +447,8 @@ gwb_status gwb_verbs_gpu_sort(gwb_dataset *d, const int *cols, const bool *desc,
 	return st;
 }
 
-/* the groups of rows by keys[0..nk) of d; method from GWB_VERBS_GROUP (direct | sort) */
+/* the groups of rows by keys[0..nk) of d; method from GWB_VERBS_GROUP (direct | sort), else
+ * gwb_verbs_gpu_group_method's */
 static gwb_status make_groups(gwb_dataset *d, const int *keys, int nk, gwb_vgroups *g)
 {
 	gwb_vkey vk[GWB_VG_MAXKEYS];
@@ -451,7 +464,7 @@ static gwb_status make_groups(gwb_dataset *d, const int *keys, int nk, gwb_vgrou
 		st = vkey_of(d, keys[k], false, &vk[k], &ranks[k]);
 	if (!st)
 		st = gwb_vg_groups(vk, nk, d->rows, m && !strcmp(m, "sort") ? 2 :
-				   m && !strcmp(m, "direct") ? 1 : 0, g);
+				   m && !strcmp(m, "direct") ? 1 : group_method, g);
 	for (k = 0; k < nk; k++)
 		gwb_gpu_free(ranks[k]);
 	return st;

@@ -61,6 +61,10 @@ typedef struct gwb_vagg {
 } gwb_vagg;
 gwb_status gwb_verbs_gpu_agg(gwb_dataset *d, const int *keys, int nk, const gwb_vagg *a, int na,
 			     gwb_dataset **out);
+/* How the device groups rows for the next group_by / value_counts: 0 its choice (a direct
+ * table when the keys' combined range is small, else sorting), 1 direct, 2 sort-based (the
+ * option groups = "direct" | "sort", for measuring both; GWB_VERBS_GROUP overrides). */
+void gwb_verbs_gpu_group_method(int method);
 /* gwb_col_distinct of column j: the distinct values that are not missing in order of first
  * appearance and their counts (*vals and *counts the caller's, free()). */
 gwb_status gwb_verbs_gpu_distinct(gwb_dataset *d, int j, double **vals, size_t **counts,

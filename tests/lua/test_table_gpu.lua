@@ -132,6 +132,13 @@ T.test("group_by on the device: every aggregate by one and two keys (direct and 
     local c, g = check("group_by " .. name, "data.group_by", function(d, o) return d:group_by(k, o):agg(AGGS) end, LOOSE)
     T.ok(g.rows >= 3, name .. ": groups")
   end
+  -- the device's two ways of grouping, forced: the same groups
+  for _, how in ipairs { "direct", "sort" } do
+    check("group_by k1, k2 with groups = " .. how, "data.group_by", function(d, o)
+      o.groups = how
+      return d:group_by({ "k1", "k2" }, o):agg(AGGS)
+    end, LOOSE)
+  end
   -- one row, and no rows
   check("group_by of one row", nil, function(d, o) return d:filter("id == 9", o):group_by("k1", o):agg(AGGS) end, LOOSE)
   check("group_by of no rows", nil, function(d, o) return d:filter("id < 0", o):group_by({ "k1", "f" }, o):agg(AGGS) end, LOOSE)
