@@ -423,19 +423,39 @@ __global__ void k_codes(Keys ks, Digits dg, size_t n, uint32_t *code, uint32_t *
 			c = c * dg.range[k] + (v == KMAX ? dg.span[k] : v - dg.lo[k]);
 		}
 		code[i] = (uint32_t)c;
-		mark[c] = 1;
+		if (!mark[c])   // (a read first: few groups would see millions of stores)
+			mark[c] = 1;
 	}
 }
 
-__global__ void k_gid_direct(const uint32_t *code, const uint32_t *rank, size_t n, uint32_t *gid,
-			     uint32_t *first, uint32_t *count)
+// group ids, first rows and counts; few groups: per-block shared-memory counters merged once
+template <bool SMEM>
+__global__ void k_gid_direct(const uint32_t *code, const uint32_t *rank, size_t n, int G,
+			     uint32_t *gid, uint32_t *first, uint32_t *count)
 {
+	extern __shared__ uint32_t sg[];
+	uint32_t *sf = sg, *sc = sg + (SMEM ? G : 0);
+	if (SMEM) {
+		for (int g = threadIdx.x; g < G; g += blockDim.x) {
+			sf[g] = 0xffffffffu;
+			sc[g] = 0;
+		}
+		__syncthreads();
+	}
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (size_t)gridDim.x * blockDim.x) {
 		uint32_t g = rank[code[i]] - 1;
 		gid[i] = g;
-		atomicMin(&first[g], (uint32_t)i);
-		atomicAdd(&count[g], 1u);
+		atomicMin(SMEM ? &sf[g] : &first[g], (uint32_t)i);
+		atomicAdd(SMEM ? &sc[g] : &count[g], 1u);
+	}
+	if (SMEM) {
+		__syncthreads();
+		for (int g = threadIdx.x; g < G; g += blockDim.x)
+			if (sc[g]) {
+				atomicMin(&first[g], sf[g]);
+				atomicAdd(&count[g], sc[g]);
+			}
 	}
 }
 
@@ -495,9 +515,14 @@ gwb_status groups_direct(const Keys &ks, const Digits &dg, uint64_t R, size_t n,
 	    (rc = CUDA_CHECK(cudaMemsetAsync(g->first, 0xff, (size_t)G * 4, 0))) ||
 	    (rc = CUDA_CHECK(cudaMemsetAsync(g->count, 0, (size_t)G * 4, 0))))
 		return rc;
-	return gwb_launch("verbs_group_ids", k_gid_direct, dim3(blocks_for(n)), dim3(BLOCK), 0, 0,
-			  n * 12.0, (const uint32_t *)code.as<uint32_t>(), (const uint32_t *)rk, n,
-			  g->gid, g->first, g->count);
+	if (G <= SMEM_GROUPS)
+		return gwb_launch("verbs_group_ids_smem", k_gid_direct<true>,
+				  dim3(blocks_for(n) < 1056 ? blocks_for(n) : 1056), dim3(BLOCK),
+				  (size_t)G * 8, 0, n * 12.0, (const uint32_t *)code.as<uint32_t>(),
+				  (const uint32_t *)rk, n, (int)G, g->gid, g->first, g->count);
+	return gwb_launch("verbs_group_ids", k_gid_direct<false>, dim3(blocks_for(n)), dim3(BLOCK),
+			  0, 0, n * 12.0, (const uint32_t *)code.as<uint32_t>(),
+			  (const uint32_t *)rk, n, (int)G, g->gid, g->first, g->count);
 }
 
 gwb_status groups_sorted(const gwb_vkey *keys, const Keys &ks, size_t n, gwb_vgroups *g)
