@@ -475,6 +475,11 @@ static void dataset_rest_to_cpu(gwb_dataset *d)
 			gwb_buf_free(d->wbuf[j]);
 	free(d->wbuf);
 	d->wbuf = NULL;
+	if (d->rbuf)
+		for (j = 0; j <= d->features; j++)
+			gwb_buf_free(d->rbuf[j]);
+	free(d->rbuf);
+	d->rbuf = NULL;
 }
 
 gwb_status gwb_dataset_to_gpu(gwb_dataset *d)

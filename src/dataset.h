@@ -82,6 +82,9 @@ typedef struct gwb_dataset {
 	 * back with xbuf; device-only (no host copy of their own: wide and y/yr are it). */
 	gwb_buf **wbuf;
 	gwb_buf *ybuf;
+	/* the device ranks of category column j's labels (j = features: the target's classes),
+	 * made by the first GPU verb that keys on it; given back with xbuf (rbuf NULL until then) */
+	gwb_buf **rbuf;
 	/* A table without a target (data.load{target = false}, a group-by's result): task
 	 * regression, target NULL, yr all NaN; training refuses it (d:target(col) sets one). */
 	bool no_target;

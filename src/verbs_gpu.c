@@ -235,16 +235,15 @@ static int cmp_level(const void *a, const void *b)
 	return strcmp(x ? x : "", y ? y : "");
 }
 
-/* the key of column j: a category's ranks (labels in strcmp order, as verbs.c) go up into *rank
- * (the caller's, gwb_gpu_free) */
-static gwb_status vkey_of(const gwb_dataset *d, int j, bool desc, gwb_vkey *k, uint64_t **rank)
+/* the key of column j: a category's ranks (labels in strcmp order, as verbs.c) on the device,
+ * made once per table and column (d->rbuf, given back with its device copy) */
+static gwb_status vkey_of(gwb_dataset *d, int j, bool desc, gwb_vkey *k)
 {
 	gwb_col c;
 	int n, i, *ord;
-	uint64_t *h;
+	uint64_t *h, *dr = NULL;
 	gwb_status st;
 
-	*rank = NULL;
 	gwb_col_of(d, j, &c);
 	k->col = dcol_of(d, j);
 	k->rank = NULL;
@@ -253,29 +252,34 @@ static gwb_status vkey_of(const gwb_dataset *d, int j, bool desc, gwb_vkey *k, u
 	if (!c.levels)
 		return GWB_OK;
 	n = c.nlevels;
-	ord = malloc(((size_t)n + 1) * sizeof(int));
-	h = malloc(((size_t)n + 1) * sizeof(uint64_t));
-	if (!ord || !h) {
+	if (!d->rbuf && !(d->rbuf = calloc((size_t)d->features + 2, sizeof(gwb_buf *))))
+		return gwb_error(GWB_ENOMEM, "keys: out of memory");
+	if (!d->rbuf[j]) {
+		ord = malloc(((size_t)n + 1) * sizeof(int));
+		h = malloc(((size_t)n + 1) * sizeof(uint64_t));
+		if (!ord || !h) {
+			free(ord);
+			free(h);
+			return gwb_error(GWB_ENOMEM, "keys: out of memory for %d labels", n);
+		}
+		for (i = 0; i < n; i++)
+			ord[i] = i;
+		rank_levels = (const char *const *)c.levels;
+		qsort(ord, (size_t)n, sizeof(int), cmp_level);
+		for (i = 0; i < n; i++)
+			h[ord[i]] = (uint64_t)i;
 		free(ord);
+		if (!(st = gwb_gpu_malloc((void **)&dr, ((size_t)n + 1) * 8, "data.ranks")) &&
+		    !(st = gwb_gpu_copy_in(dr, h, (size_t)n * 8)) &&
+		    (st = gwb_buf_adopt_dev(dr, (size_t)n * 8, "data.ranks", &d->rbuf[j])))
+			gwb_gpu_free(dr);
+		else if (st)
+			gwb_gpu_free(dr);
 		free(h);
-		return gwb_error(GWB_ENOMEM, "keys: out of memory for %d labels", n);
+		if (st)
+			return st;
 	}
-	for (i = 0; i < n; i++)
-		ord[i] = i;
-	rank_levels = (const char *const *)c.levels;
-	qsort(ord, (size_t)n, sizeof(int), cmp_level);
-	for (i = 0; i < n; i++)
-		h[ord[i]] = (uint64_t)i;
-	free(ord);
-	if (!(st = gwb_gpu_malloc((void **)rank, ((size_t)n + 1) * 8, "verbs.ranks")))
-		st = gwb_gpu_copy_in(*rank, h, (size_t)n * 8);
-	free(h);
-	if (st) {
-		gwb_gpu_free(*rank);
-		*rank = NULL;
-		return st;
-	}
-	k->rank = *rank;
+	k->rank = d->rbuf[j]->dev;
 	k->nlevels = n;
 	return GWB_OK;
 }
@@ -428,7 +432,6 @@ gwb_status gwb_verbs_gpu_sort(gwb_dataset *d, const int *cols, const bool *desc,
 			      gwb_dataset **out)
 {
 	gwb_vkey keys[16];
-	uint64_t *ranks[16] = {NULL};
 	uint32_t *perm = NULL;
 	gwb_status st = GWB_OK;
 	int k;
@@ -437,13 +440,11 @@ gwb_status gwb_verbs_gpu_sort(gwb_dataset *d, const int *cols, const bool *desc,
 	if (nk > 16)
 		return gwb_error(GWB_EINVAL, "sort: at most 16 keys");
 	for (k = 0; k < nk && !st; k++)
-		st = vkey_of(d, cols[k], desc[k], &keys[k], &ranks[k]);
+		st = vkey_of(d, cols[k], desc[k], &keys[k]);
 	if (!st && !(st = gwb_gpu_malloc((void **)&perm, (d->rows + 1) * 4, "verbs.rows")) &&
 	    !(st = gwb_vg_order(keys, nk, d->rows, perm)))
 		st = take_dev(d, perm, d->rows, out);
 	gwb_gpu_free(perm);
-	for (k = 0; k < nk; k++)
-		gwb_gpu_free(ranks[k]);
 	return st;
 }
 
@@ -452,7 +453,6 @@ gwb_status gwb_verbs_gpu_sort(gwb_dataset *d, const int *cols, const bool *desc,
 static gwb_status make_groups(gwb_dataset *d, const int *keys, int nk, gwb_vgroups *g)
 {
 	gwb_vkey vk[GWB_VG_MAXKEYS];
-	uint64_t *ranks[GWB_VG_MAXKEYS] = {NULL};
 	const char *m = getenv("GWB_VERBS_GROUP");
 	gwb_status st = GWB_OK;
 	int k;
@@ -461,12 +461,10 @@ static gwb_status make_groups(gwb_dataset *d, const int *keys, int nk, gwb_vgrou
 		return gwb_error(GWB_EINVAL, "group_by: more than %d keys on the device",
 				 GWB_VG_MAXKEYS);
 	for (k = 0; k < nk && !st; k++)
-		st = vkey_of(d, keys[k], false, &vk[k], &ranks[k]);
+		st = vkey_of(d, keys[k], false, &vk[k]);
 	if (!st)
 		st = gwb_vg_groups(vk, nk, d->rows, m && !strcmp(m, "sort") ? 2 :
 				   m && !strcmp(m, "direct") ? 1 : group_method, g);
-	for (k = 0; k < nk; k++)
-		gwb_gpu_free(ranks[k]);
 	return st;
 }
 
