@@ -1035,6 +1035,46 @@ __global__ void k_reorder(int nrec, int outputs, Rec a, Rec b, const int *toff)
 		b.value[(size_t)dst * outputs + k] = a.value[(size_t)p * outputs + k];
 }
 
+// ---- judging a fold where it grew (rf.search, forest.h's gwb_rf_judge) ----------------------
+
+// Thread per test row: the batch's trees [0, T_) (forest trees tree0 .. tree0 + T_ - 1) in
+// order, each walked once from its root by the row's codes (the OOB kernel's rule) to the
+// deepest cut; the node at depth cuts[e] (or the leaf reached above it) adds its values to the
+// row's running double sums of cut e (run, rows x nd x O), which after forest tree counts[c] - 1
+// are copied to out (nc x nd x rows x O). Sums in tree order, in double: forest.c's
+// predict_sums of the forest cut at that depth, bit for bit.
+__global__ void k_judge(const uint8_t *__restrict__ codes, size_t N, const int *__restrict__ nb,
+			int T_, int tree0, Rec r, const int *__restrict__ toff, int O,
+			const int *__restrict__ cuts, int nd, const int *__restrict__ counts, int nc,
+			double *run, double *out)
+{
+	size_t row = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (row >= N)
+		return;
+	double *rs = run + row * (size_t)nd * O;
+	for (int t = 0; t < T_; t++) {
+		int base = __ldg(&toff[t]), g = base, f, dd = 0, e = 0;
+		for (;;) {
+			f = __ldg(&r.feat[g]);
+			const float *v = r.value + (size_t)g * O;
+			for (; e < nd && (f < 0 || __ldg(&cuts[e]) == dd); e++)
+				for (int k = 0; k < O; k++)
+					rs[e * O + k] += (double)__ldg(&v[k]);
+			if (e >= nd)
+				break;
+			int code = __ldg(&codes[(size_t)f * N + row]);
+			bool left = code == __ldg(&nb[f]) ? __ldg(&r.nanl[g]) != 0
+							  : code <= (int)__ldg(&r.thr[g]);
+			g = base + (left ? __ldg(&r.left[g]) : __ldg(&r.right[g]));
+			dd++;
+		}
+		for (int c = 0; c < nc; c++)
+			if (__ldg(&counts[c]) == tree0 + t + 1)
+				for (int i = 0; i < nd * O; i++)
+					out[(((size_t)c * nd + i / O) * N + row) * O + i % O] = rs[i];
+	}
+}
+
 // ---- out of bag: on the device, from the codes, bootstrap counts regenerated ------------------
 
 // Thread per training row: for the batch's trees in order, the trees where the row's in-bag
@@ -1473,6 +1513,7 @@ struct Trainer {
 	Buf idx[2], cnt[2], tiles, tree_next, root_w, ghist, tickets, chunk_left, scan_tmp, toff;
 	Buf hs[2], tickets2, nderived;  // sibling subtraction: kept histograms of two levels
 	Buf oob_acc, oob_nt;  // OOB: per-row sums (N x outputs, double) and out-of-bag trees
+	Buf jcodes, jrun, jout, jcuts, jcounts;  // judging (job->judge): the test rows' codes, sums
 	bool oob = false;
 	double oob_ms = 0;
 	size_t sub_budget = 0;  // bytes the kept histograms of one level may take (0 = free / 4)
@@ -1514,7 +1555,8 @@ struct Trainer {
 		release_batch();
 		gwb_quant_free(own_q);
 		own_q = nullptr;
-		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb, &oob_acc, &oob_nt};
+		Buf *all[] = {&codes, &y, &yr, &sw, &cw, &nb, &oob_acc, &oob_nt, &jcodes, &jrun,
+			      &jout, &jcuts, &jcounts};
 		for (Buf *b : all)
 			buf_free(*b);
 		for (int i = 0; i < nbatches; i++)
@@ -1546,6 +1588,8 @@ struct Trainer {
 	gwb_status quantize(gwb_quant **out);
 	gwb_status train();
 	gwb_status oob_finish();
+	gwb_status judge_begin(const gwb_quant *qz);
+	gwb_status judge_finish();
 	gwb_status oob_back(const gwb_forest *fb, int front);
 	gwb_quant *own_q = nullptr;
 	const gwb_forest *back_fb = nullptr;  // hybrid: the CPU side's trees [back_front, trees)
@@ -1810,6 +1854,17 @@ gwb_status Trainer::run_batch(int tree0, int T_, HostBatch &hb)
 			     rec.view(), rec2.view(), (const int *)P<int>(toff))))
 		return rc;
 	hb.trees = T_;
+	if (job->judge) {
+		// the fold's rows walk this batch's trees here; nothing comes back until the end
+		const gwb_rf_judge *j = job->judge;
+		size_t NT = j->test->rows;
+		return gwb_launch("rf_judge", k_judge, dim3(grid1(NT, 128)), dim3(128), 0, 0,
+				  (double)NT * T_ * (8.0 * 12 + 8.0 * j->nd * cfg.outputs * 2),
+				  (const uint8_t *)P<uint8_t>(jcodes), NT, (const int *)P<int>(nb), T_,
+				  tree0 - job->tree_first, rec2.view(), (const int *)P<int>(toff),
+				  cfg.outputs, (const int *)P<int>(jcuts), j->nd,
+				  (const int *)P<int>(jcounts), j->nc, P<double>(jrun), P<double>(jout));
+	}
 	hb.nodes = nrec;
 	int *toff_h = (int *)malloc(((size_t)T_ + 1) * sizeof(int));
 	hb.toff = (int64_t *)malloc(((size_t)T_ + 1) * sizeof(int64_t));
@@ -2117,6 +2172,8 @@ gwb_status Trainer::train()
 	d.cw = (!reg && !intmode && job->class_weight) ? P<double>(cw) : nullptr;
 	d.ycenter = reg ? job->y_center : 0;
 
+	if (job->judge && (rc = judge_begin(qz)))
+		return rc;
 	// OOB on the device (the sums stay here until the last batch; rf.h)
 	oob = p->bootstrap && p->oob;
 	if (oob &&
@@ -2216,12 +2273,71 @@ gwb_status Trainer::train()
 	}
 	if (oob && (rc = oob_finish()))
 		return rc;
+	if (job->judge && (rc = judge_finish()))
+		return rc;
 	g_sub_stats.active = cfg.sub != 0;
 	g_sub_stats.min_rows = cfg.sub_min;
 	g_sub_stats.kept = sub_kept;
 	g_sub_stats.derived = sub_derived;
 	g_sub_stats.fallbacks = sub_fallbacks;
 	return GWB_OK;
+}
+
+// Judging (job->judge): the test rows coded on the device against the edges the trees split
+// on (k_quantize, the training rows' rule), the cuts and counts, and zeroed running sums.
+gwb_status Trainer::judge_begin(const gwb_quant *qz)
+{
+	const gwb_rf_judge *j = job->judge;
+	const gwb_dataset *t = j->test;
+	size_t NT = t->rows, F = (size_t)d.F, O = (size_t)cfg.outputs;
+	int maxnb = qz->bins - 1;
+	Buf X, edges, hn;
+	X.tag = edges.tag = hn.tag = jcodes.tag = jrun.tag = jout.tag = jcuts.tag = jcounts.tag =
+		"rf.judge";
+	gwb_status rc;
+
+	if (t->features != d.F || !NT)
+		return gwb_error(GWB_EINVAL, "rf: the rows to judge have %d features (the forest's: "
+				 "%d) and %zu rows", t->features, d.F, NT);
+	const float *Xd = gwb_dataset_gpu_X(t);
+	if (!Xd) {
+		if ((rc = buf_need(X, NT * F * 4)) || (rc = upload(X.p, t->X, NT * F * 4)))
+			return rc;
+		Xd = (const float *)X.p;
+	}
+	if (!(rc = buf_need(edges, F * (size_t)maxnb * 4 + 4)) && !(rc = buf_need(hn, F * 4)) &&
+	    !(rc = buf_need(jcodes, NT * F)) &&
+	    !(rc = buf_need(jrun, NT * (size_t)j->nd * O * 8)) &&
+	    !(rc = buf_need(jout, (size_t)j->nc * j->nd * NT * O * 8)) &&
+	    !(rc = buf_need(jcuts, (size_t)j->nd * 4)) && !(rc = buf_need(jcounts, (size_t)j->nc * 4)) &&
+	    !(rc = gwb_copy(edges.p, qz->edges, F * (size_t)maxnb * 4, GWB_H2D, false)) &&
+	    !(rc = gwb_copy(jcuts.p, j->cuts, (size_t)j->nd * 4, GWB_H2D, false)) &&
+	    !(rc = gwb_copy(jcounts.p, j->counts, (size_t)j->nc * 4, GWB_H2D, false)) &&
+	    !(rc = CUDA_CHECK(cudaMemset(jrun.p, 0, NT * (size_t)j->nd * O * 8))) &&
+	    !(rc = CUDA_CHECK(cudaMemset(jout.p, 0, (size_t)j->nc * j->nd * NT * O * 8))) &&
+	    !(rc = CUDA_CHECK(cudaMemset(hn.p, 0, F * 4))))
+		rc = gwb_launch("rf_quantize", k_quantize,
+				dim3((unsigned)std::min<size_t>((NT + 255) / 256, 256), (unsigned)F),
+				dim3(256), (size_t)maxnb * 4, 0, (double)NT * F * 5, Xd, NT, (int)F,
+				(const float *)P<float>(edges), maxnb, (const int *)P<int>(nb),
+				P<uint8_t>(jcodes), P<int>(hn));
+	if (!rc)
+		rc = CUDA_CHECK(cudaStreamSynchronize(0));  // before X, edges and hn are freed
+	Buf *all[] = {&X, &edges, &hn};
+	for (Buf *b : all)
+		buf_free(*b);
+	return rc;
+}
+
+// Judging: every (count, cut)'s sums back to the caller.
+gwb_status Trainer::judge_finish()
+{
+	gwb_rf_judge *j = job->judge;
+	size_t n = (size_t)j->nc * j->nd * j->test->rows * (size_t)cfg.outputs;
+	gwb_status rc = gwb_copy(j->sums, jout.p, n * 8, GWB_D2H, false);
+	if (!rc)
+		j->done = true;
+	return rc;
 }
 
 // Hybrid: the OOB sums of another side's trees [front, trees) of fb (the CPU workers'; its
@@ -2333,7 +2449,7 @@ extern "C" gwb_status gwb_rf_train_gpu(const gwb_rf_job *job, gwb_forest *f)
 	rc = tr->train();
 	if (job->p->progress)
 		gwb_progress_end();
-	if (!rc) {
+	if (!rc && !job->judge) {
 		size_t total = 0, nb = 0, base = 0;
 		const gwb_forest *fb = tr->back_fb;
 		int T = job->p->trees, front = tr->back_front;
@@ -2417,6 +2533,7 @@ static const struct rf_train_registry {
 			{"rf_emit", (const void *)k_emit},
 			{"rf_tadv", (const void *)k_tadv},
 			{"rf_reorder", (const void *)k_reorder},
+			{"rf_judge", (const void *)k_judge},
 			{"rf_boot_count", (const void *)k_boot_count},
 			{"rf_boot_write", (const void *)k_boot_write},
 			{"rf_roots", (const void *)k_roots},

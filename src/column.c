@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "sparse.h"   /* gwb_parallel_for */
 
 #define PARTS 64       /* gwb_parallel_for runs at most this many parts */
@@ -334,6 +335,70 @@ gwb_status gwb_col_quantiles(const gwb_col *c, const double *q, int nq, double *
 
 /* --- masks and arithmetic ------------------------------------------------------------------ */
 
+/* isin's set when it holds more than ISIN_SCAN values: open addressing on the values' bits
+ * (doubles with -0 as 0, NaN left out: it equals nothing; int64 values as they are), made
+ * once and only read while the rows are matched */
+#define ISIN_SCAN 16
+
+typedef struct vset {
+	uint64_t *key;
+	uint8_t *used;
+	size_t mask;
+} vset;
+
+static inline uint64_t dkey(double x)
+{
+	uint64_t b;
+
+	if (x == 0)
+		x = 0.0;
+	memcpy(&b, &x, 8);
+	return b;
+}
+
+static inline bool vset_has(const vset *s, uint64_t key)
+{
+	size_t h;
+
+	for (h = gwb_mix64(key) & s->mask; s->used[h]; h = (h + 1) & s->mask)
+		if (s->key[h] == key)
+			return true;
+	return false;
+}
+
+/* the set of keys[0..k); false (nothing to free) when out of memory */
+static bool vset_make(vset *s, const uint64_t *keys, size_t k)
+{
+	size_t cap = 64, i;
+
+	while (cap < 2 * k)
+		cap *= 2;
+	s->key = malloc(cap * sizeof(uint64_t));
+	s->used = calloc(cap, 1);
+	s->mask = cap - 1;
+	if (!s->key || !s->used) {
+		free(s->key);
+		free(s->used);
+		return false;
+	}
+	for (i = 0; i < k; i++) {
+		size_t h;
+		if (vset_has(s, keys[i]))
+			continue;
+		for (h = gwb_mix64(keys[i]) & s->mask; s->used[h]; h = (h + 1) & s->mask)
+			;
+		s->used[h] = 1;
+		s->key[h] = keys[i];
+	}
+	return true;
+}
+
+static void vset_free(vset *s)
+{
+	free(s->key);
+	free(s->used);
+}
+
 typedef struct mask_ctx {
 	const gwb_col *c;
 	int op;          /* gwb_cmp, or 10 between, 11 isin, 12 isnan */
@@ -344,6 +409,7 @@ typedef struct mask_ctx {
 	bool ints;       /* an int64 column against int64 constants: ia, ib, iset */
 	int64_t ia, ib;
 	const int64_t *iset;
+	const vset *hs;  /* isin: the set as a hash set (more than ISIN_SCAN values), or NULL */
 } mask_ctx;
 
 /* mask_run for an int64 column and int64 constants: exact (NA: false, but for NE) */
@@ -367,6 +433,10 @@ static void mask_run_i64(mask_ctx *x, int64_t lo, int64_t hi)
 		case 10: o[i] = !na && w >= a && w <= b; break;
 		case 11:
 			o[i] = 0;
+			if (x->hs) {
+				o[i] = !na && vset_has(x->hs, (uint64_t)w);
+				break;
+			}
 			for (s = 0; s < x->k && !na && !o[i]; s++)
 				o[i] = w == x->iset[s];
 			break;
@@ -400,6 +470,11 @@ static void mask_run(void *vctx, int64_t lo, int64_t hi, int part)
 		case GWB_CMP_NE: for (k = 0; k < m; k++) o[k] = !(buf[k] == x->a); break;
 		case 10: for (k = 0; k < m; k++) o[k] = buf[k] >= x->a && buf[k] <= x->b; break;
 		case 11:
+			if (x->hs) {
+				for (k = 0; k < m; k++)
+					o[k] = !isnan(buf[k]) && vset_has(x->hs, dkey(buf[k]));
+				break;
+			}
 			for (k = 0; k < m; k++) {
 				o[k] = 0;
 				for (s = 0; s < x->k && !o[k]; s++)
@@ -424,7 +499,7 @@ static void run_mask(mask_ctx *x)
 
 void gwb_col_compare(const gwb_col *c, gwb_cmp op, double v, uint8_t *out)
 {
-	mask_ctx x = {c, (int)op, v, 0, NULL, 0, out, false, 0, 0, NULL};
+	mask_ctx x = {c, (int)op, v, 0, NULL, 0, out, false, 0, 0, NULL, NULL};
 	int64_t iv;
 
 	if (c->type == GWB_COL_I64 && gwb_f64_to_i64(v, &iv) && iv != GWB_I64_NA) {
@@ -436,14 +511,14 @@ void gwb_col_compare(const gwb_col *c, gwb_cmp op, double v, uint8_t *out)
 
 void gwb_col_compare_i64(const gwb_col *c, gwb_cmp op, int64_t v, uint8_t *out)
 {
-	mask_ctx x = {c, (int)op, (double)v, 0, NULL, 0, out, c->type == GWB_COL_I64, v, 0, NULL};
+	mask_ctx x = {c, (int)op, (double)v, 0, NULL, 0, out, c->type == GWB_COL_I64, v, 0, NULL, NULL};
 
 	run_mask(&x);
 }
 
 void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out)
 {
-	mask_ctx x = {c, 10, a, b, NULL, 0, out, false, 0, 0, NULL};
+	mask_ctx x = {c, 10, a, b, NULL, 0, out, false, 0, 0, NULL, NULL};
 	int64_t ia, ib;
 
 	if (c->type == GWB_COL_I64 && gwb_f64_to_i64(a, &ia) && gwb_f64_to_i64(b, &ib)) {
@@ -455,14 +530,14 @@ void gwb_col_between(const gwb_col *c, double a, double b, uint8_t *out)
 
 void gwb_col_between_i64(const gwb_col *c, int64_t a, int64_t b, uint8_t *out)
 {
-	mask_ctx x = {c, 10, (double)a, (double)b, NULL, 0, out, c->type == GWB_COL_I64, a, b, NULL};
+	mask_ctx x = {c, 10, (double)a, (double)b, NULL, 0, out, c->type == GWB_COL_I64, a, b, NULL, NULL};
 
 	run_mask(&x);
 }
 
 void gwb_col_isin_i64(const gwb_col *c, const int64_t *set, size_t k, uint8_t *out)
 {
-	mask_ctx x = {c, 11, 0, 0, NULL, k, out, true, 0, 0, set};
+	mask_ctx x = {c, 11, 0, 0, NULL, k, out, true, 0, 0, set, NULL};
 	double *r = NULL;
 	size_t i;
 
@@ -477,27 +552,133 @@ void gwb_col_isin_i64(const gwb_col *c, const int64_t *set, size_t k, uint8_t *o
 		free(r);
 		return;
 	}
+	if (k > ISIN_SCAN) {
+		vset hs;
+		if (vset_make(&hs, (const uint64_t *)(const void *)set, k)) {
+			x.hs = &hs;
+			run_mask(&x);
+			vset_free(&hs);
+			return;
+		}
+	}
 	run_mask(&x);
 }
 
 void gwb_col_isin(const gwb_col *c, const double *set, size_t k, uint8_t *out)
 {
-	mask_ctx x = {c, 11, 0, 0, set, k, out, false, 0, 0, NULL};
+	mask_ctx x = {c, 11, 0, 0, set, k, out, false, 0, 0, NULL, NULL};
 	double *r = NULL;
 	size_t i;
+
+	vset hs;
+	uint64_t *keys;
 
 	if (c->type == GWB_COL_F32 && (r = malloc((k + 1) * sizeof(double)))) {
 		for (i = 0; i < k; i++)
 			r[i] = (float)set[i];
 		x.set = r;
 	}
+	if (k > ISIN_SCAN && (keys = malloc(k * sizeof(uint64_t)))) {
+		size_t nk = 0;
+		for (i = 0; i < k; i++)
+			if (!isnan(x.set[i]))
+				keys[nk++] = dkey(x.set[i]);
+		if (vset_make(&hs, keys, nk))
+			x.hs = &hs;
+		free(keys);
+	}
 	run_mask(&x);
+	if (x.hs)
+		vset_free(&hs);
 	free(r);
+}
+
+/* text isin through a hash set of the strings (gwb_xxh64) */
+typedef struct tset_ctx {
+	char *const *text;
+	const char *const *set;
+	size_t k, mask;
+	const size_t *slot;     /* set index + 1; 0 empty */
+	const uint64_t *hs;
+	uint8_t *out;
+} tset_ctx;
+
+static bool tset_find(const tset_ctx *x, const char *s, size_t len, uint64_t h)
+{
+	size_t at;
+
+	for (at = h & x->mask; x->slot[at]; at = (at + 1) & x->mask)
+		if (x->hs[at] == h && !strcmp(x->set[x->slot[at] - 1], s))
+			return true;
+	(void)len;
+	return false;
+}
+
+static void tset_run(void *ctx, int64_t lo, int64_t hi, int part)
+{
+	tset_ctx *x = ctx;
+	int64_t i;
+
+	(void)part;
+	for (i = lo; i < hi; i++) {
+		const char *s = x->text[i];
+		size_t len;
+		if (!s) {
+			x->out[i] = 0;
+			continue;
+		}
+		if (x->k <= ISIN_SCAN) {
+			size_t q;
+			for (q = 0; q < x->k && strcmp(s, x->set[q]); q++)
+				;
+			x->out[i] = q < x->k;
+			continue;
+		}
+		len = strlen(s);
+		x->out[i] = tset_find(x, s, len, gwb_xxh64(s, len, 0));
+	}
+}
+
+gwb_status gwb_text_isin(char *const *text, size_t n, const char *const *set, size_t k,
+			 uint8_t *out)
+{
+	size_t cap = 64, i, *slot = NULL;
+	uint64_t *hs = NULL;
+	tset_ctx x = {text, set, k, 0, NULL, NULL, out};
+
+	if (k > ISIN_SCAN) {
+		while (cap < 2 * k)
+			cap *= 2;
+		slot = calloc(cap, sizeof(size_t));
+		hs = malloc(cap * sizeof(uint64_t));
+		if (!slot || !hs) {
+			free(slot);
+			free(hs);
+			return gwb_error(GWB_ENOMEM, "isin: out of memory for a set of %zu strings", k);
+		}
+		x.mask = cap - 1;
+		x.slot = slot;
+		x.hs = hs;
+		for (i = 0; i < k; i++) {
+			size_t len = strlen(set[i]), at;
+			uint64_t h = gwb_xxh64(set[i], len, 0);
+			if (tset_find(&x, set[i], len, h))
+				continue;
+			for (at = h & x.mask; slot[at]; at = (at + 1) & x.mask)
+				;
+			slot[at] = i + 1;
+			hs[at] = h;
+		}
+	}
+	gwb_parallel_for((int64_t)n, GRAIN, tset_run, &x);
+	free(slot);
+	free(hs);
+	return GWB_OK;
 }
 
 void gwb_col_isnan(const gwb_col *c, uint8_t *out)
 {
-	mask_ctx x = {c, 12, 0, 0, NULL, 0, out, false, 0, 0, NULL};
+	mask_ctx x = {c, 12, 0, 0, NULL, 0, out, false, 0, 0, NULL, NULL};
 	run_mask(&x);
 }
 
@@ -736,21 +917,70 @@ oom:
 	return gwb_error(GWB_ENOMEM, "distinct values: out of memory (%zu rows)", c->n);
 }
 
+#define MASK_BLOCKS 64   /* fixed blocks of gwb_mask_rows: counted, then filled */
+
+typedef struct maskrows_ctx {
+	const uint8_t *mask;
+	size_t n;
+	size_t cnt[MASK_BLOCKS];   /* rows set in each block, then where its rows go */
+	size_t *idx;
+} maskrows_ctx;
+
+static void maskrows_count(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	maskrows_ctx *x = ctx;
+
+	(void)part;
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / MASK_BLOCKS, hi = x->n * (size_t)(b + 1) / MASK_BLOCKS, m = 0;
+		for (size_t i = lo; i < hi; i++)
+			m += x->mask[i] != 0;
+		x->cnt[b] = m;
+	}
+}
+
+static void maskrows_fill(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	maskrows_ctx *x = ctx;
+
+	(void)part;
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / MASK_BLOCKS, hi = x->n * (size_t)(b + 1) / MASK_BLOCKS;
+		size_t *r = x->idx + x->cnt[b];
+		size_t m = 0;
+		while (hi > lo && !x->mask[hi - 1])   /* up to the block's last kept row, */
+			hi--;
+		for (size_t i = lo; i < hi; i++) {   /* branch-free: every row written, kept ones advance */
+			r[m] = i;
+			m += x->mask[i] != 0;
+		}
+	}
+}
+
 gwb_status gwb_mask_rows(const uint8_t *mask, size_t n, size_t **idx, size_t *k)
 {
-	size_t i, m = 0, *r;
+	maskrows_ctx *x = calloc(1, sizeof(*x));
+	size_t m = 0, t;
+	int b;
 
-	for (i = 0; i < n; i++)
-		m += mask[i] != 0;
-	r = malloc((m + 1) * sizeof(size_t));
-	if (!r)
-		return gwb_error(GWB_ENOMEM, "filter: out of memory for %zu row indices", m);
-	m = 0;
-	for (i = 0; i < n; i++) {
-		r[m] = i;
-		m += mask[i] != 0;
+	if (!x)
+		return gwb_error(GWB_ENOMEM, "filter: out of memory");
+	x->mask = mask;
+	x->n = n;
+	gwb_parallel_for(MASK_BLOCKS, MASK_BLOCKS / 16, maskrows_count, x);
+	for (b = 0; b < MASK_BLOCKS; b++) {
+		t = x->cnt[b];
+		x->cnt[b] = m;
+		m += t;
 	}
-	*idx = r;
+	x->idx = malloc((m + 1) * sizeof(size_t));
+	if (!x->idx) {
+		free(x);
+		return gwb_error(GWB_ENOMEM, "filter: out of memory for %zu row indices", m);
+	}
+	gwb_parallel_for(MASK_BLOCKS, MASK_BLOCKS / 16, maskrows_fill, x);
+	*idx = x->idx;
 	*k = m;
+	free(x);
 	return GWB_OK;
 }

@@ -150,6 +150,10 @@ void gwb_col_isnan(const gwb_col *c, uint8_t *out);
 void gwb_col_compare_i64(const gwb_col *c, gwb_cmp op, int64_t x, uint8_t *out);
 void gwb_col_between_i64(const gwb_col *c, int64_t a, int64_t b, uint8_t *out);
 void gwb_col_isin_i64(const gwb_col *c, const int64_t *set, size_t k, uint8_t *out);
+/* A text column's isin: out[i] = 1 where text[i] (NULL: missing, never in) is one of set[0..k)
+ * (a hash set of the strings when there are more than a few). GWB_ENOMEM with nothing set. */
+gwb_status gwb_text_isin(char *const *text, size_t n, const char *const *set, size_t k,
+			 uint8_t *out);
 
 /* Element-wise arithmetic into out[0..n): a op b, with either side a column (NULL: the scalar
  * instead). op is one of + - * / (and 'n' for negation of a). */

@@ -277,6 +277,12 @@ gwb_status gwb_dataset_text_check(const gwb_dataset *d, const char *what)
 gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t **counts,
 			     size_t *k)
 {
+	return gwb_text_codes(v, rows, NULL, first, counts, k);
+}
+
+gwb_status gwb_text_codes(char *const *v, size_t rows, int32_t *ids, size_t **first,
+			  size_t **counts, size_t *k)
+{
 	size_t nslot = 64, i, n = 0, *slot, *fst, *cnt = NULL;
 	uint64_t *hs;
 
@@ -296,12 +302,22 @@ gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t
 		return gwb_error(GWB_ENOMEM, "text: out of memory for the distinct values of %zu rows",
 				 rows);
 	}
+	if (ids && rows >= (size_t)INT32_MAX) {
+		free(slot);
+		free(hs);
+		free(fst);
+		free(cnt);
+		return gwb_error(GWB_EINVAL, "text: %zu rows are too many to number (2^31)", rows);
+	}
 	for (i = 0; i < rows; i++) {
 		const char *s = v[i];
 		size_t len, at;
 		uint64_t h;
-		if (!s)
+		if (!s) {
+			if (ids)
+				ids[i] = -1;
 			continue;
+		}
 		len = strlen(s);
 		h = gwb_xxh64(s, len, 0);
 		for (at = h & (nslot - 1); slot[at]; at = (at + 1) & (nslot - 1))
@@ -316,6 +332,8 @@ gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t
 		}
 		if (cnt)
 			cnt[slot[at] - 1]++;
+		if (ids)
+			ids[i] = (int32_t)(slot[at] - 1);
 	}
 	free(slot);
 	free(hs);

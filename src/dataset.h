@@ -124,6 +124,10 @@ gwb_status gwb_dataset_set_text(gwb_dataset *d, int j, gwb_text *t);
  * (the caller's, free()). */
 gwb_status gwb_text_distinct(char *const *v, size_t rows, size_t **first, size_t **counts,
 			     size_t *k);
+/* The same, and ids[i] (when not NULL: rows entries) the number of row i's string among them
+ * (0-based), -1 where it is missing: a text column coded as a category would be. */
+gwb_status gwb_text_codes(char *const *v, size_t rows, int32_t *ids, size_t **first,
+			  size_t **counts, size_t *k);
 /* Feature j is a text column. */
 static inline bool gwb_dataset_is_text(const gwb_dataset *d, int j)
 {

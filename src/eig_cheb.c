@@ -75,8 +75,8 @@ gwb_status sp_subspace(solve *S, bool cheb, int max_outer)
 
 	if (m <= 0)  /* k + max(6, k/2): fewest products A x on Laplacians and randsym */
 		m = k + (k / 2 > 6 ? k / 2 : 6);
-	if (m > o->n)
-		m = (int)o->n;
+	if (m > o->N)
+		m = (int)o->N;
 	if (m < k)
 		m = k;
 	if ((st = sp_alloc(o, n * m, &Y)) || (st = sp_alloc(o, n * m, &AY)) ||

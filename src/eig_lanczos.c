@@ -20,7 +20,7 @@
 gwb_status sp_bounds(solve *S)
 {
 	sp_op *o = S->o;
-	int m = o->n < 40 ? (int)o->n : 40;
+	int m = o->N < 40 ? (int)o->N : 40;
 	double *V = NULL, *w = NULL, *H = NULL, *h = NULL, *th = NULL;
 	gwb_status st;
 	int j, steps = 0;
@@ -90,7 +90,7 @@ gwb_status sp_bounds(solve *S)
 			double spread = th[ms - 1] - th[0];
 			S->lo = th[0] - r0 - 1e-3 * spread;
 			S->hi = th[ms - 1] + r1 + 1e-2 * spread + 1e-300;
-			if (steps == o->n) {  /* exact */
+			if (steps == o->N) {  /* exact */
 				S->lo = th[0];
 				S->hi = th[ms - 1];
 			}
@@ -100,7 +100,7 @@ gwb_status sp_bounds(solve *S)
 			 * eigenvalues the extreme Ritz value stands for (n times its Gauss
 			 * quadrature weight: the start vector's squared first component) */
 			S->gap = ms > 2 ? (th[1] - th[0]) / (th[ms - 1] - th[1] + 1e-300) : 1;
-			S->mass = (double)o->n * G[0] * G[0];
+			S->mass = (double)o->N * G[0] * G[0];
 		}
 		free(G);
 	}
@@ -232,10 +232,10 @@ static gwb_status lanczos_run(solve *S, const double *v0)
 	long full0 = o->nreorth;
 
 	S->found = 0;
-	int64_t room = o->n - S->ndefl;  /* dimension of the space Lanczos works in */
+	int64_t room = o->N - S->ndefl;  /* dimension of the space Lanczos works in */
 	/* a basis of 60 (randsym 100k, k = 10: 570 products against 610 with 40; the partial
 	 * scheme makes its longer cycles cheap), 40 past 4M rows (memory: n x 61 doubles) */
-	int base = o->n > 4000000 ? 40 : 60;
+	int base = o->N > 4000000 ? 40 : 60;
 	if (m <= 0)
 		m = 2 * k + 20 > base ? 2 * k + 20 : base;
 	if (m > room)
@@ -610,8 +610,14 @@ gwb_status sp_lanczos(solve *S, const double *v0)
 	S->stop_above = INFINITY;
 	if ((st = lanczos_run(S, v0)) || !S->converged)
 		return st;
+	if (S->opt->no_defl_check) {  /* deflated_check = false: as ARPACK and SLEPc */
+		snprintf(note, sizeof(note), "%.200s; no deflated check (deflated_check = false)",
+			 S->note);
+		memcpy(S->note, note, sizeof(note));
+		return GWB_OK;
+	}
 	memcpy(note, S->note, sizeof(note));
-	if (o->n < 2 * (int64_t)k + 2)
+	if (o->N < 2 * (int64_t)k + 2)
 		return GWB_OK;   /* no room for a deflated run */
 	if ((st = sp_alloc(o, n * k, &X2)) || (st = sp_alloc(o, n * 2 * k, &M)))
 		goto out;

@@ -21,11 +21,11 @@ gwb_status sp_lobpcg(solve *S)
 
 	if (b <= 0)
 		b = k + (k / 4 > 3 ? k / 4 : 3);
-	if (3 * b > o->n)
-		b = (int)(o->n / 3);
+	if (3 * b > o->N)
+		b = (int)(o->N / 3);
 	if (b < k) {
 		return gwb_error(GWB_EINVAL, "eig.solve: lobpcg needs n >= 3k (n = %lld, k = %d); use "
-				 "method = \"dense\" or \"lanczos\"", (long long)o->n, k);
+				 "method = \"dense\" or \"lanczos\"", (long long)o->N, k);
 	}
 	int mmax = 3 * b;
 	if ((st = sp_alloc(o, n * mmax, &Q)) || (st = sp_alloc(o, n * mmax, &AQ)) ||
@@ -40,15 +40,15 @@ gwb_status sp_lobpcg(solve *S)
 	}
 	{
 		/* Jacobi: 1/|a_ii| (1 where the diagonal is zero) */
-		double *d = malloc(n * sizeof(double));
+		double *d = malloc((size_t)o->N * sizeof(double) + 8);
 		if (!d) {
 			st = gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
 			goto out;
 		}
-		gwb_csr_diag(o->A, d);
+		gwb_csr_diag(o->A, d);  /* the whole diagonal; this rank's rows at o->off */
 		for (size_t i = 0; i < n; i++)
-			d[i] = d[i] != 0 ? 1.0 / fabs(d[i]) : 1.0;
-		st = sp_put(o, dinv, d, n);
+			d[o->off + i] = d[o->off + i] != 0 ? 1.0 / fabs(d[o->off + i]) : 1.0;
+		st = sp_put(o, dinv, d + o->off, n);
 		free(d);
 		if (st)
 			goto out;

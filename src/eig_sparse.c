@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi.h"
+#include "sparse_dist.h"
 #include "switches.h"
 
 static const char *const method_names[GWB_SPM_COUNT] = {
@@ -174,8 +176,15 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	char why[160] = "";
 	gwb_sp_method method = opt->method;
 	char used[40] = "";   /* the method(s) that ran, "lobpcg+chebyshev" for two ends */
+	int64_t *starts = NULL;
+	char dnote[200] = ""; /* dist: how the rows were dealt */
+	int size = opt->alone ? 1 : gwb_mpi_size();
 
 	*out = NULL;
+	/* under mpirun: the same matrix on every rank, checked before anything that could end
+	 * one rank alone (a mismatched matrix fails the checks below differently per rank) */
+	if (size > 1 && (st = gwb_csr_ranks_check(A, "eig.solve")))
+		return st;
 	if (A->rows != A->cols)
 		return gwb_error(GWB_EINVAL, "eig.solve: the matrix must be square (got %lldx%lld)",
 				 (long long)A->rows, (long long)A->cols);
@@ -225,11 +234,45 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	}
 	if (method == GWB_SPM_DENSE)
 		be = GWB_BACKEND_CPU;
+	/* under mpirun the rows are dealt to the ranks (CPU ranks: the halo moves through host
+	 * memory); a dense solve, and a matrix with fewer than 64 rows a rank, is solved by every
+	 * rank alone (the same numbers: nothing to deal) */
+	bool dist = size > 1 && method != GWB_SPM_DENSE && A->rows >= 64 * (int64_t)size;
+	if (dist && be == GWB_BACKEND_GPU) {
+		if (opt->backend == GWB_BACKEND_GPU)
+			return gwb_error(GWB_EINVAL, "eig.solve: the solve dealt to MPI ranks runs on "
+					 "their CPUs (the GPU halo is not built); use backend = \"cpu\", "
+					 "or ranks = \"self\" for each rank's own GPU solve");
+		be = GWB_BACKEND_CPU;
+		snprintf(why, sizeof(why), "CPU ranks: the solve is dealt to %d MPI ranks", size);
+	}
 	if ((st = gwb_eigen_new((size_t)A->rows, (size_t)A->rows, (size_t)k * ends, 1, true, false, &e)))
 		return st;
 	o.A = A;
-	o.n = A->rows;
+	o.n = o.N = A->rows;
 	o.spmv_kind = opt->spmv_kind;
+	if (dist) {
+		int rank = gwb_mpi_rank();
+		int64_t hs, hr, nz;
+		int nb;
+		if (!(starts = malloc((size_t)(size + 1) * sizeof(int64_t)))) {
+			gwb_eigen_free(e);
+			return gwb_error(GWB_ENOMEM, "eig.solve: out of memory");
+		}
+		gwb_csr_dist_partition(A, size, starts);
+		if ((st = gwb_csr_dist_new(A, starts, starts, "eig.solve", &o.dist))) {
+			free(starts);
+			gwb_eigen_free(e);
+			return st;
+		}
+		o.n = starts[rank + 1] - starts[rank];
+		o.off = starts[rank];
+		o.starts = starts;
+		gwb_csr_dist_volume(o.dist, &hs, &hr, &nb, &nz);
+		snprintf(dnote, sizeof(dnote), "; rows dealt to %d MPI ranks (rank %d: %lld rows, %lld "
+			 "nonzeros, halo %lld B in and %lld B out per product from %d ranks)", size,
+			 rank, (long long)o.n, (long long)nz, (long long)hr, (long long)hs, nb);
+	}
 	{
 		const char *pe = getenv("GWB_EIG_PROF");
 		o.prof = pe && *pe && strcmp(pe, "0");
@@ -306,7 +349,10 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 			}
 			if (!st) {
 				double normA = S.normA > 0 ? S.normA : 1;
-				if (opt->vectors) {
+				if (opt->vectors && o.dist) {
+					/* every rank's rows to every rank: the vectors one process returns */
+					st = sp_gather_block(&o, X, k, e->vectors + (size_t)end * k * o.N);
+				} else if (opt->vectors) {
 					double t1 = gwb_now();
 					st = sp_get(&o, e->vectors + (size_t)end * k * o.n, X, (size_t)o.n * k);
 					if (!o.ops->host)  /* on the CPU a copy in memory, not a transfer */
@@ -325,8 +371,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 					snprintf(ro, sizeof(ro), "; reorthogonalization %.0f ms", o.reorth_s * 1e3);
 				/* the whole note: e->note is sized for the longest (eig.h) */
 				snprintf(e->note, sizeof(e->note), "%s%s%s; %ld products A x%s; "
-					 "||A||_2 ~ %.6g%s%s", auto_why, *auto_why ? "; " : "", S.note,
-					 o.spmv, ro, normA, *why ? "; " : "", why);
+					 "||A||_2 ~ %.6g%s%s%s", auto_why, *auto_why ? "; " : "", S.note,
+					 o.spmv, ro, normA, *why ? "; " : "", why, dnote);
 			}
 		}
 		sp_free(&o, X);
@@ -338,6 +384,8 @@ gwb_status gwb_eig_sparse(gwb_csr *A, const gwb_sp_opts *opt, gwb_eigen **out)
 	}
 	gwb_progress_end();
 	o.ops->detach(&o, A);
+	gwb_csr_dist_free(o.dist);
+	free(starts);
 	if (st) {
 		gwb_eigen_free(e);
 		return st;

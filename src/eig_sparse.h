@@ -48,6 +48,11 @@ typedef struct gwb_sp_opts {
 	uint64_t seed;
 	bool vectors;         /* keep eigenvectors in the result */
 	gwb_backend backend;
+	bool no_defl_check;   /* Lanczos: skip the deflated run that looks for missed copies of
+			       * repeated eigenvalues (deflated_check = false; ARPACK and SLEPc
+			       * have none: faster by its products, blind to a missed copy) */
+	bool alone;           /* ranks = "self": under mpirun, this process solves alone (the
+			       * default, "all", deals the rows to the ranks: sparse_dist.h) */
 	int spmv_kind;        /* GPU SpMV: 0 auto (ours, vectors and blocks: row-major blocks for
 			       * the Chebyshev filter), 1 ours, 2 cuSPARSE (SpMV and SpMM) */
 } gwb_sp_opts;

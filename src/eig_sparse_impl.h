@@ -23,6 +23,7 @@
 #include "status.h"
 
 struct gwb_gpu_csr;
+struct gwb_csr_dist;
 typedef struct gwb_sp_ops gwb_sp_ops;
 
 /* Phases of the per-operation profile (GWB_EIG_PROF=1 prints them to stderr): the GPU is
@@ -33,7 +34,14 @@ extern const char *const sp_ph_names[PH_COUNT];
 /* The operator s*A on one backend, for one solve (or one side of an SVD). */
 typedef struct sp_op {
 	gwb_csr *A;
-	int64_t n;
+	int64_t n;            /* length of the vectors this process holds: the order of A, or
+			       * this rank's rows when the solve is distributed (dist) */
+	int64_t N;            /* the vectors' whole length (the order of A; n unless dist) */
+	int64_t off;          /* dist: the first global row of this rank's slice (0 otherwise) */
+	struct gwb_csr_dist *dist; /* the rows dealt to the MPI ranks (sparse_dist.h), or NULL:
+				    * the products exchange the halo and every reduction (Gram
+				    * matrices, norms, dot products) is summed over the ranks */
+	const int64_t *starts; /* dist: rank r holds global rows [starts[r], starts[r+1]) */
 	double sign;          /* +1: smallest of A; -1: smallest of -A (largest of A) */
 	const gwb_sp_ops *ops; /* the backend's table, chosen once (gwb_sp_ops_get) */
 	int spmv_kind;        /* gwb_spmv_kind (GPU) */
@@ -89,6 +97,10 @@ struct gwb_sp_ops {
 	gwb_status (*axpby_norm)(size_t len, double a, const double *x, double b,
 				 const double *y, double c, double *z, double *nrm);
 	gwb_status (*rowscale)(sp_op *o, const double *d, const double *X, double *Y, int b);
+	/* one fused filter step on column-major blocks, Out = alpha A X + beta X + gamma Z (Z
+	 * may be NULL when gamma is 0); NULL: the product, then axpby */
+	gwb_status (*cheb_step)(sp_op *o, const double *X, const double *Z, double *Out, int m,
+				double alpha, double beta, double gamma);
 	/* the filter's row-major blocks (refused where o->rows is never set): Y = s A X, one
 	 * fused step Out = alpha A X + beta X + gamma Z, and the layout changes (to_rows: A is
 	 * column-major n x b, B row-major; else back) */
@@ -142,6 +154,11 @@ gwb_status sp_cheb_step(sp_op *o, bool rows, const double *X, const double *Z, d
 gwb_status sp_transpose(sp_op *o, const double *A, double *B, int b, bool to_rows);
 gwb_status sp_random_block(sp_op *o, double *X, int b, uint64_t seed);
 gwb_status sp_qr(sp_op *o, double *X, int b, double *R);
+/* dist: the sum over the ranks of x[0..cnt) (a no-op for one process) */
+gwb_status sp_allsum(sp_op *o, double *x, size_t cnt);
+/* The n x b block (this rank's rows) gathered whole (N x b, column-major) into host memory
+ * full on every rank; one process: a copy. */
+gwb_status sp_gather_block(sp_op *o, const double *X, int b, double *full);
 
 /* --- the state one end of a solve shares between the driver and the methods */
 typedef struct solve {

@@ -16,7 +16,9 @@
 
 #include "blas.h"
 #include "lapack.h"
+#include "mpi.h"
 #include "pool.h"
+#include "sparse_dist.h"
 
 extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
 		    double *work, const int *lwork, int *info);
@@ -84,16 +86,35 @@ static gwb_status cpu_copy(double *dst, const double *src, size_t cnt)
 	return GWB_OK;
 }
 
-/* Y = s A X, b columns. */
+/* Y = s A X, b columns (dist: this rank's rows, the halo exchanged while its own block is
+ * multiplied). */
 static gwb_status cpu_spmm(sp_op *o, const double *X, double *Y, int b)
 {
+	if (o->dist)
+		return gwb_csr_dist_spmm(o->dist, o->sign, X, Y, b, NULL);
 	gwb_csr_spmm_scaled(o->A, o->sign, X, Y, b);
+	return GWB_OK;
+}
+
+/* Out = alpha A X + beta X + gamma Z in the product's pass over the rows: the separate axpby
+ * read three blocks and wrote one more (lap3d 128^3, block 16: 78 s of vector ops against
+ * 168 s of products before) */
+static gwb_status cpu_cheb_step(sp_op *o, const double *X, const double *Z, double *Out, int m,
+				double alpha, double beta, double gamma)
+{
+	if (o->dist)
+		return gwb_csr_dist_spmm_axpby(o->dist, alpha, X, beta, Z, gamma, Out, m);
+	gwb_csr_spmm_axpby(o->A, alpha, X, beta, Z, gamma, Out, m);
 	return GWB_OK;
 }
 
 /* one pass: the dot product is taken as y is written */
 static gwb_status cpu_spmv_dot(sp_op *o, const double *x, double *y, double *d)
 {
+	if (o->dist) {
+		gwb_status st = gwb_csr_dist_spmm(o->dist, o->sign, x, y, 1, d);
+		return st ? st : sp_allsum(o, d, 1);
+	}
 	*d = gwb_csr_spmv_dot(o->A, o->sign, x, y);
 	return GWB_OK;
 }
@@ -162,7 +183,8 @@ static void gtn_part(void *pp, int64_t lo, int64_t hi, int part)
 	}
 }
 
-static gwb_status cpu_gemm_tn(sp_op *o, const double *X, int p, const double *Y, int q, double *G)
+static gwb_status gemm_tn_local(sp_op *o, const double *X, int p, const double *Y, int q,
+				 double *G)
 {
 	int T = gwb_cpu_threads();
 	int pq = p * q;
@@ -216,6 +238,18 @@ static gwb_status cpu_gemm_tn(sp_op *o, const double *X, int p, const double *Y,
 	return GWB_OK;
 }
 
+/* G = X^T Y over this process's rows; dist: summed over the ranks (one MPI_Allreduce of p x q
+ * doubles). A rank without rows adds zeros (BLAS refuses a leading dimension of 0). */
+static gwb_status cpu_gemm_tn(sp_op *o, const double *X, int p, const double *Y, int q, double *G)
+{
+	gwb_status st = GWB_OK;
+	if (o->n > 0)
+		st = gemm_tn_local(o, X, p, Y, q, G);
+	else
+		memset(G, 0, (size_t)p * q * sizeof(double));
+	return st ? st : sp_allsum(o, G, (size_t)p * q);
+}
+
 /* ---- Y = X C + beta Y (X n x p, C p x q on the host, Y n x q) */
 
 struct gnn_ctx {
@@ -255,6 +289,8 @@ static void gnn_part(void *pp, int64_t lo, int64_t hi, int part)
 static gwb_status cpu_gemm_nn(sp_op *o, const double *X, int p, const double *C, int q,
 			      double beta, double *Y)
 {
+	if (o->n == 0)
+		return GWB_OK;  /* a rank without rows (dist) */
 	if (q == 1 && o->n <= INT32_MAX) {
 		/* y = X c + beta y: DGEMV (Lanczos' CGS2 update) */
 		char tn = 'N';
@@ -432,27 +468,28 @@ static uint64_t mix_seed(uint64_t seed)
 
 struct rnd_ctx {
 	double *X;
-	uint64_t key;
+	uint64_t key, first;  /* X[i] is element first + i of the whole block */
 };
 static void rnd_part(void *p, int64_t lo, int64_t hi, int part)
 {
 	struct rnd_ctx *c = p;
 	(void)part;
 	for (int64_t i = lo; i < hi; i++)
-		c->X[i] = hash_uniform(c->key, (uint64_t)i);
+		c->X[i] = hash_uniform(c->key, c->first + (uint64_t)i);
 }
 
 static gwb_status cpu_random(double *X, size_t cnt, uint64_t key)
 {
-	struct rnd_ctx c = {X, key};
+	struct rnd_ctx c = {X, key, 0};
 	gwb_parallel_for((int64_t)cnt, 1 << 16, rnd_part, &c);
 	return GWB_OK;
 }
 
-static gwb_status cpu_qr(sp_op *o, double *X, int b, double *R)
+/* Householder QR of the m x b column-major X (m >= b): X <- Q, R (b x b). */
+static gwb_status lapack_qr(sp_op *o, int m, double *X, int b, double *R)
 {
 	gwb_status st = GWB_OK;
-	int m = (int)o->n, lwork = -1, info = 0;
+	int lwork = -1, info = 0;
 	double q1 = 0, q2 = 0, *tau = malloc((size_t)b * sizeof(double)), *work = NULL;
 	if (!tau)
 		return gwb_error(GWB_ENOMEM, "%s: out of memory", sp_fn(o));
@@ -483,6 +520,87 @@ static gwb_status cpu_qr(sp_op *o, double *X, int b, double *R)
 	return st;
 }
 
+/* dist: the QR of a block whose rows are dealt to the ranks. TSQR (Demmel et al.): each rank
+ * factors its rows, X_r = Q_r R_r; the ranks' R_r (b x b each) are gathered on every rank and
+ * the stacked (size b) x b matrix factored again, redundantly, [R_0; ...] = Q2 R; X_r <-
+ * Q_r Q2_r, Q2_r rank r's b rows of Q2. Householder throughout: as stable as one QR. A rank
+ * with fewer than b rows cannot factor alone: then the block is gathered whole and every rank
+ * factors it and keeps its rows. */
+static gwb_status dist_qr(sp_op *o, double *X, int b, double *R)
+{
+	int size = gwb_mpi_size(), rank = gwb_mpi_rank();
+	int64_t fewest = INT64_MAX;
+	gwb_status st;
+	for (int r = 0; r < size; r++)
+		if (o->starts[r + 1] - o->starts[r] < fewest)
+			fewest = o->starts[r + 1] - o->starts[r];
+	if (fewest < b || o->N > INT32_MAX) {
+		double *full = malloc((size_t)o->N * b * sizeof(double) + 8);
+		if (!full)
+			return gwb_error(GWB_ENOMEM, "%s: out of memory", sp_fn(o));
+		st = sp_gather_block(o, X, b, full);
+		if (!st)
+			st = lapack_qr(o, (int)o->N, full, b, R);
+		for (int j = 0; !st && j < b; j++)
+			memcpy(X + (size_t)j * o->n, full + (size_t)j * o->N + o->off,
+			       (size_t)o->n * sizeof(double));
+		free(full);
+		return st;
+	}
+	size_t bb = (size_t)b * b;
+	double *Rl = malloc(bb * sizeof(double)), *S = NULL, *Q = malloc((size_t)o->n * b * sizeof(double));
+	double *C = malloc(bb * sizeof(double));
+	size_t *lens = calloc((size_t)size, sizeof(size_t));
+	if (!Rl || !Q || !C || !lens) {
+		st = gwb_error(GWB_ENOMEM, "%s: out of memory", sp_fn(o));
+		goto out;
+	}
+	if ((st = lapack_qr(o, (int)o->n, X, b, Rl)))
+		goto out;
+	if ((st = gwb_mpi_gather(Rl, bb * sizeof(double), 0, true, (void **)&S, lens)))
+		goto out;
+	{
+		/* S holds the R_r one after the other (b x b column-major each): the stacked
+		 * (size b) x b matrix, column-major */
+		int sb = size * b;
+		double *T = malloc((size_t)sb * b * sizeof(double));
+		if (!T) {
+			st = gwb_error(GWB_ENOMEM, "%s: out of memory", sp_fn(o));
+			goto out;
+		}
+		for (int r = 0; r < size; r++)
+			for (int j = 0; j < b; j++)
+				memcpy(T + (size_t)j * sb + (size_t)r * b, S + (size_t)r * bb + (size_t)j * b,
+				       (size_t)b * sizeof(double));
+		st = lapack_qr(o, sb, T, b, R);
+		for (int j = 0; !st && j < b; j++)
+			memcpy(C + (size_t)j * b, T + (size_t)j * sb + (size_t)rank * b,
+			       (size_t)b * sizeof(double));
+		free(T);
+	}
+	if (!st) {
+		char tn = 'N';
+		int in = (int)o->n;
+		double one = 1.0, zero = 0.0;
+		memcpy(Q, X, (size_t)o->n * b * sizeof(double));
+		dgemm_(&tn, &tn, &in, &b, &b, &one, Q, &in, C, &b, &zero, X, &in, 1, 1);
+	}
+out:
+	free(Rl);
+	free(S);
+	free(Q);
+	free(C);
+	free(lens);
+	return st;
+}
+
+static gwb_status cpu_qr(sp_op *o, double *X, int b, double *R)
+{
+	if (o->dist)
+		return dist_qr(o, X, b, R);
+	return lapack_qr(o, (int)o->n, X, b, R);
+}
+
 static const gwb_sp_ops cpu_ops = {
 	.name = "cpu",
 	.qr_name = "LAPACK",
@@ -504,6 +622,7 @@ static const gwb_sp_ops cpu_ops = {
 	.axpby = cpu_axpby,
 	.axpby_norm = cpu_axpby_norm,
 	.rowscale = cpu_rowscale,
+	.cheb_step = cpu_cheb_step,
 	.spmm_rows = cpu_spmm_rows,
 	.cheb_step_rows = cpu_cheb_step_rows,
 	.transpose = cpu_transpose,
@@ -622,7 +741,46 @@ gwb_status sp_axpby_norm(sp_op *o, size_t len, double a, const double *x, double
 	double t0 = sp_prof_begin(o);
 	gwb_status st = o->ops->axpby_norm(len, a, x, b, y, c, z, nrm);
 	sp_prof_end(o, PH_VEC, t0);
+	if (!st && o->dist) {
+		double sq = *nrm * *nrm;
+		st = sp_allsum(o, &sq, 1);
+		*nrm = sqrt(sq);
+	}
 	return st;
+}
+
+gwb_status sp_allsum(sp_op *o, double *x, size_t cnt)
+{
+	if (!o->dist)
+		return GWB_OK;
+	double t0 = sp_prof_begin(o);
+	gwb_status st = gwb_mpi_allreduce(x, cnt, GWB_MPI_SUM);
+	if (o->prof)
+		o->ph[PH_XFER] += gwb_now() - t0;
+	return st;
+}
+
+gwb_status sp_gather_block(sp_op *o, const double *X, int b, double *full)
+{
+	if (!o->dist) {
+		memcpy(full, X, (size_t)o->n * b * sizeof(double));
+		return GWB_OK;
+	}
+	int size = gwb_mpi_size();
+	double *all = NULL;
+	gwb_status st = gwb_mpi_gather(X, (size_t)o->n * b * sizeof(double), 0, true,
+				       (void **)&all, NULL);
+	if (st)
+		return st;
+	size_t at = 0;
+	for (int r = 0; r < size; r++) {
+		int64_t nr = o->starts[r + 1] - o->starts[r];
+		for (int j = 0; j < b; j++, at += (size_t)nr)
+			memcpy(full + (size_t)j * o->N + o->starts[r], all + at,
+			       (size_t)nr * sizeof(double));
+	}
+	free(all);
+	return GWB_OK;
 }
 
 /* ||w|| (one column of n) */
@@ -667,6 +825,13 @@ gwb_status sp_cheb_step(sp_op *o, bool rows, const double *X, const double *Z, d
 		sp_prof_end(o, PH_SPMM, t0);
 		return st;
 	}
+	if (!rows && o->ops->cheb_step) {
+		double t0 = sp_prof_begin(o);
+		o->spmv += m;
+		st = o->ops->cheb_step(o, X, Z, Out, m, a * o->sign, b, g);
+		sp_prof_end(o, PH_SPMM, t0);
+		return st;
+	}
 	if ((st = rows ? sp_spmm_rows(o, X, Out, m) : sp_spmm(o, X, Out, m)))
 		return st;
 	return sp_axpby(o, (size_t)o->n * m, b, X, g, Z, a, Out);
@@ -694,6 +859,15 @@ gwb_status sp_random_block(sp_op *o, double *X, int b, uint64_t seed)
 	 * still draw the same numbers. */
 	uint64_t key = mix_seed(seed);
 	double t0 = sp_prof_begin(o);
+	if (o->dist) {
+		/* this rank's rows of each column: the numbers one process draws there */
+		for (int j = 0; j < b; j++) {
+			struct rnd_ctx c = {X + (size_t)j * o->n, key, (uint64_t)j * o->N + o->off};
+			gwb_parallel_for(o->n, 1 << 16, rnd_part, &c);
+		}
+		sp_prof_end(o, PH_VEC, t0);
+		return GWB_OK;
+	}
 	gwb_status st = o->ops->random(X, cnt, key);
 	sp_prof_end(o, PH_VEC, t0);
 	return st;
@@ -704,11 +878,11 @@ gwb_status sp_qr(sp_op *o, double *X, int b, double *R)
 {
 	double t0 = sp_prof_begin(o);
 	/* LAPACK and cuSOLVER take 32-bit sizes; b <= rows holds by construction (b <= min) */
-	if (o->n > INT32_MAX || b > o->n)
+	if (o->N > INT32_MAX || b > o->N)
 		return gwb_error(GWB_EINVAL, "%s: the QR of a %lldx%d block needs fewer than 2^31 rows "
 				 "and block <= rows (on the CPU and the GPU alike); use a smaller "
 				 "block/k, or a matrix with fewer than 2^31 rows and columns", sp_fn(o),
-				 (long long)o->n, b);
+				 (long long)o->N, b);
 	gwb_status st = o->ops->qr(o, X, b, R);
 	sp_prof_end(o, PH_SYEV, t0);
 	return st;

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "blas.h"
+#include "mpi.h"
+#include "sparse_dist.h"
 
 extern void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
 		    const int *lda, double *s, double *u, const int *ldu, double *vt,
@@ -129,8 +131,15 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	       *r2 = NULL;
 	int it = 0, fdeg = 0;
 	bool conv = false;
+	int size = opt->alone ? 1 : gwb_mpi_size();
+	int64_t *sa = NULL, *sc = NULL;  /* dist: the rows of A and of A^T dealt to the ranks */
+	int64_t mr = rows, mc = cols;    /* this process's lengths of the two sides' vectors */
+	char dnote[160] = "";
 
 	*out = NULL;
+	/* under mpirun: the same matrix on every rank, checked first */
+	if (size > 1 && (st = gwb_csr_ranks_check((gwb_csr *)A, "eig.svd")))
+		return st;
 	if (rows < 1 || cols < 1)
 		return gwb_error(GWB_EINVAL, "eig.svd: the matrix is empty (%lldx%lld)",
 				 (long long)rows, (long long)cols);
@@ -151,11 +160,19 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	if (b < k)
 		return gwb_error(GWB_EINVAL, "eig.svd: block must be >= k (got block = %d, k = %d)", b, k);
 	double bytes = (double)gwb_csr_bytes(A) * 2 * 50 + (double)(rows + cols) * 8 * 4 * b;
-	if (A->gpu && opt->backend == GWB_BACKEND_AUTO) {
+	bool dist = size > 1 && rows >= 64 * (int64_t)size && cols >= 64 * (int64_t)size;
+	if (A->gpu && opt->backend == GWB_BACKEND_AUTO && !dist) {
 		be = GWB_BACKEND_GPU;
 		snprintf(why, sizeof(why), "auto: the matrix is on the GPU");
 	} else if ((st = gwb_backend_choose(opt->backend, bytes, 0, &be, why, sizeof(why)))) {
 		return st;
+	}
+	if (dist && be == GWB_BACKEND_GPU) {
+		if (opt->backend == GWB_BACKEND_GPU)
+			return gwb_error(GWB_EINVAL, "eig.svd: the SVD dealt to MPI ranks runs on their "
+					 "CPUs (the GPU halo is not built); use backend = \"cpu\", or "
+					 "ranks = \"self\" for each rank's own GPU solve");
+		be = GWB_BACKEND_CPU;
 	}
 	/* the backend's table of block operations, chosen once for both sides */
 	if ((st = gwb_sp_ops_get(be == GWB_BACKEND_GPU ? GWB_DEVICE_GPU : GWB_DEVICE_CPU, &oA.ops)))
@@ -166,9 +183,38 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	if ((st = gwb_eigen_new((size_t)cols, (size_t)rows, (size_t)k, 1, opt->vectors, true, &e)))
 		goto out;
 	oA.A = (gwb_csr *)A;
-	oA.n = rows;
+	oA.n = oA.N = rows;
 	oT.A = At;
-	oT.n = cols;
+	oT.n = oT.N = cols;
+	if (dist) {
+		/* A's rows and A^T's rows (A's columns) dealt separately, each balanced by its own
+		 * nonzeros: A V reads V by A^T's blocks, A^T Q reads Q by A's */
+		int rank = gwb_mpi_rank();
+		int64_t hs[2], hr[2], nz[2];
+		int nb[2];
+		sa = malloc((size_t)(size + 1) * sizeof(int64_t));
+		sc = malloc((size_t)(size + 1) * sizeof(int64_t));
+		if (!sa || !sc) {
+			st = gwb_error(GWB_ENOMEM, "eig.svd: out of memory");
+			goto out;
+		}
+		gwb_csr_dist_partition(A, size, sa);
+		gwb_csr_dist_partition(At, size, sc);
+		if ((st = gwb_csr_dist_new(A, sa, sc, "eig.svd", &oA.dist)) ||
+		    (st = gwb_csr_dist_new(At, sc, sa, "eig.svd", &oT.dist)))
+			goto out;
+		oA.n = mr = sa[rank + 1] - sa[rank];
+		oA.off = sa[rank];
+		oA.starts = sa;
+		oT.n = mc = sc[rank + 1] - sc[rank];
+		oT.off = sc[rank];
+		oT.starts = sc;
+		gwb_csr_dist_volume(oA.dist, &hs[0], &hr[0], &nb[0], &nz[0]);
+		gwb_csr_dist_volume(oT.dist, &hs[1], &hr[1], &nb[1], &nz[1]);
+		snprintf(dnote, sizeof(dnote), "; rows of A and A^T dealt to %d MPI ranks (rank %d: "
+			 "%lld + %lld rows, halo %lld + %lld B in per product pair)", size, rank,
+			 (long long)mr, (long long)mc, (long long)hr[0], (long long)hr[1]);
+	}
 	oA.sign = oT.sign = 1.0;
 	oA.fn = oT.fn = "eig.svd";
 	{
@@ -186,9 +232,9 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 			tx += gwb_now() - t1;
 	}
 	/* n-length blocks on oT, m-length on oA */
-	if ((st = sp_alloc(&oT, (size_t)cols * b, &V)) || (st = sp_alloc(&oT, (size_t)cols * b, &Z)) ||
-	    (st = sp_alloc(&oT, (size_t)cols * b, &Tn)) || (st = sp_alloc(&oA, (size_t)rows * b, &Y)) ||
-	    (st = sp_alloc(&oA, (size_t)rows * b, &Q)) || (st = sp_alloc(&oA, (size_t)rows * b, &Tm)))
+	if ((st = sp_alloc(&oT, (size_t)mc * b, &V)) || (st = sp_alloc(&oT, (size_t)mc * b, &Z)) ||
+	    (st = sp_alloc(&oT, (size_t)mc * b, &Tn)) || (st = sp_alloc(&oA, (size_t)mr * b, &Y)) ||
+	    (st = sp_alloc(&oA, (size_t)mr * b, &Q)) || (st = sp_alloc(&oA, (size_t)mr * b, &Tm)))
 		goto out;
 	R = malloc((size_t)b * b * sizeof(double));
 	Ur = malloc((size_t)b * b * sizeof(double));
@@ -210,7 +256,7 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		if ((st = sp_check_intr("eig.svd")))
 			goto done;
 		/* Y = A V = Q R; R = Ur S Wr^T: u = Q Ur, v = V Wr, A v = s u */
-		if ((st = sp_spmm(&oA, V, Y, b)) || (st = sp_copy(&oA, Q, Y, (size_t)rows * b)) ||
+		if ((st = sp_spmm(&oA, V, Y, b)) || (st = sp_copy(&oA, Q, Y, (size_t)mr * b)) ||
 		    (st = sp_qr(&oA, Q, b, R)) || (st = small_svd(R, b, s, Ur, Wr)))
 			goto done;
 		smax = s[0] > smax ? s[0] : smax;
@@ -247,7 +293,7 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 			break;
 		/* next V: an orthonormal basis of p(A^T A) A^T Q, p a Chebyshev polynomial that
 		 * damps [0, s_b^2] (s_b: the smallest singular value the block sees) */
-		if ((st = sp_copy(&oT, V, Z, (size_t)cols * b)))
+		if ((st = sp_copy(&oT, V, Z, (size_t)mc * b)))
 			goto done;
 		int d = svd_filter_degree(s, k, b);
 		if (d >= 2 && (st = svd_filter(&oA, &oT, V, Z, Tn, Tm, b, d, s[b - 1] * s[b - 1],
@@ -274,9 +320,14 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 		    (st = sp_gemm_nn(&oT, V, b, Wr, k, 0.0, Tn)))
 			goto done;
 		t1 = gwb_now();
-		if ((st = sp_get(&oA, e->left, Tm, (size_t)rows * k)) ||
-		    (st = sp_get(&oT, e->vectors, Tn, (size_t)cols * k)))
+		if (dist) {  /* every rank's rows to every rank */
+			if ((st = sp_gather_block(&oA, Tm, k, e->left)) ||
+			    (st = sp_gather_block(&oT, Tn, k, e->vectors)))
+				goto done;
+		} else if ((st = sp_get(&oA, e->left, Tm, (size_t)rows * k)) ||
+			   (st = sp_get(&oT, e->vectors, Tn, (size_t)cols * k))) {
 			goto done;
+		}
 		if (!oA.ops->host)  /* on the CPU a copy in memory, not a transfer */
 			tx += gwb_now() - t1;
 		/* orthogonality: the larger of ||V^T V - I||_max and ||U^T U - I||_max (G is b x b,
@@ -300,8 +351,9 @@ gwb_status gwb_svd_sparse(const gwb_csr *A, const gwb_svd_opts *opt, gwb_eigen *
 	snprintf(e->method, sizeof(e->method), "randomized");
 	snprintf(e->backend, sizeof(e->backend), "%s", oA.ops->name);
 	snprintf(e->note, sizeof(e->note), "randomized SVD, block %d, %d iterations, Chebyshev "
-		 "degree %d on A^T A, %s QR; %ld products; ||A||_2 ~ %.6g", b, it, fdeg,
-		 oA.ops->qr_name, oA.spmv + oT.spmv, smax);
+		 "degree %d on A^T A, %s QR; %ld products; ||A||_2 ~ %.6g%s", b, it, fdeg,
+		 dist ? "TSQR over the ranks, LAPACK" : oA.ops->qr_name, oA.spmv + oT.spmv, smax,
+		 dnote);
 done:
 	gwb_progress_end();
 out:
@@ -319,8 +371,14 @@ out:
 	sp_free(&oA, Y);
 	sp_free(&oA, Q);
 	sp_free(&oA, Tm);
-	oA.ops->detach(&oA, A);
-	oT.ops->detach(&oT, At);
+	if (oA.ops) {
+		oA.ops->detach(&oA, A);
+		oT.ops->detach(&oT, At);
+	}
+	gwb_csr_dist_free(oA.dist);
+	gwb_csr_dist_free(oT.dist);
+	free(sa);
+	free(sc);
 	gwb_csr_free(At);
 	free(R);
 	free(Ur);

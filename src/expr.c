@@ -18,19 +18,24 @@
 
 enum op { OP_COL, OP_NUM, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, OP_GT, OP_GE,
 	  OP_EQ, OP_NE, OP_AND, OP_OR, OP_NOT, OP_ISNAN,
-	  OP_CMPI };   /* an int64 column compared with an integer, exactly: col, num = the
+	  OP_CMPI,     /* an int64 column compared with an integer, exactly: col, num = the
 			* comparison (OP_LT .. OP_NE), ival = the integer */
+	  OP_CMPC };   /* a column compared with a constant as doubles (OP_COL, OP_NUM and the
+			* comparison fused when compiling): col, num = the constant, ival = the
+			* comparison (OP_LT .. OP_NE) */
 
 typedef gwb_expr_ins ins;   /* (expr.h lends the program to the GPU's evaluator) */
 _Static_assert((int)OP_COL == (int)GWB_XOP_COL && (int)OP_NUM == (int)GWB_XOP_NUM && (int)OP_NEG == (int)GWB_XOP_NEG &&
 	       (int)OP_LT == (int)GWB_XOP_LT && (int)OP_NE == (int)GWB_XOP_NE && (int)OP_AND == (int)GWB_XOP_AND &&
-	       (int)OP_NOT == (int)GWB_XOP_NOT && (int)OP_ISNAN == (int)GWB_XOP_ISNAN && (int)OP_CMPI == (int)GWB_XOP_CMPI,
+	       (int)OP_NOT == (int)GWB_XOP_NOT && (int)OP_ISNAN == (int)GWB_XOP_ISNAN && (int)OP_CMPI == (int)GWB_XOP_CMPI &&
+	       (int)OP_CMPC == (int)GWB_XOP_CMPC,
 	       "expr.h's opcodes are expr.c's");
 
 struct gwb_expr {
 	ins *code;
 	int n, cap, depth, maxdepth;
 	bool mask;
+	bool bytes;   /* only comparisons with constants and & | ~: run on blocks of bytes */
 };
 
 /* kinds of a value while compiling */
@@ -485,6 +490,30 @@ static bool expr(parser *P, int rbp, val *out)
 	return !P->st;
 }
 
+/* Column-against-constant comparisons (OP_COL, OP_NUM, then OP_LT .. OP_NE) become one
+ * OP_CMPC, which compares the column's values where they lie instead of copying them into a
+ * block and filling another with the constant: the same doubles compared, in one pass. */
+static void fuse(gwb_expr *e)
+{
+	int i, o;
+
+	for (i = 0, o = 0; i < e->n; i++, o++) {
+		if (i + 2 < e->n && e->code[i].op == OP_COL && e->code[i + 1].op == OP_NUM &&
+		    e->code[i + 2].op >= OP_LT && e->code[i + 2].op <= OP_NE) {
+			ins f = {OP_CMPC, e->code[i].col, e->code[i + 1].num, e->code[i + 2].op};
+			e->code[o] = f;
+			i += 2;
+			continue;
+		}
+		e->code[o] = e->code[i];
+	}
+	e->n = o;
+	e->bytes = e->mask;
+	for (i = 0; i < e->n; i++)
+		e->bytes &= e->code[i].op == OP_CMPC || e->code[i].op == OP_AND ||
+			    e->code[i].op == OP_OR || e->code[i].op == OP_NOT;
+}
+
 gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *cols, int n,
 			    gwb_expr **res)
 {
@@ -518,6 +547,7 @@ gwb_status gwb_expr_compile(const char *src, char *const *names, const gwb_col *
 		return P.st;
 	}
 	P.e->mask = v.kind == K_BOOL;
+	fuse(P.e);
 	*res = P.e;
 	return GWB_OK;
 }
@@ -543,9 +573,180 @@ typedef struct eval_ctx {
 	const gwb_expr *e;
 	const gwb_col *cols;
 	double *out;
-	uint8_t *mask;
+	uint8_t *mask;     /* a condition's bytes: mask[i - base] for row i */
+	int64_t base;
 	int failed;
 } eval_ctx;
+
+/* t[k] = (v[k] op c) for a block of a column's values, as doubles (NaN: false but for !=) */
+#define CMP_BLOCK(name, type, otype)                                                            \
+	static void name(const type *v, int64_t m, int op, double c, otype *t)                 \
+	{                                                                                       \
+		int64_t k;                                                                      \
+		switch (op) {                                                                   \
+		case OP_LT: for (k = 0; k < m; k++) t[k] = (double)v[k] < c; break;             \
+		case OP_LE: for (k = 0; k < m; k++) t[k] = (double)v[k] <= c; break;            \
+		case OP_GT: for (k = 0; k < m; k++) t[k] = (double)v[k] > c; break;             \
+		case OP_GE: for (k = 0; k < m; k++) t[k] = (double)v[k] >= c; break;            \
+		case OP_EQ: for (k = 0; k < m; k++) t[k] = (double)v[k] == c; break;            \
+		default: for (k = 0; k < m; k++) t[k] = !((double)v[k] == c);                   \
+		}                                                                               \
+	}
+CMP_BLOCK(cmp_f32, float, double)
+CMP_BLOCK(cmp_f64, double, double)
+
+/* Bytes of a block of comparisons, t[k] = (v[k] op c) as doubles (NaN: false but for !=).
+ * On x86-64, SSE2 compares two doubles at a time and 8 results become 8 bytes at once (the
+ * compiler does not vectorize a double-to-byte comparison); elsewhere the scalar blocks. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* bits 0..7 of x as bytes 0..7 of a word, each 0 or 1 */
+static inline uint64_t spread8(unsigned x)
+{
+	return (((uint64_t)(x & 15) * 0x00204081u) & 0x01010101u) |
+	       ((((uint64_t)(x >> 4) * 0x00204081u) & 0x01010101u) << 32);
+}
+
+/* eight doubles from v + k into a, b, c, d (float32 values widened) */
+#define LOAD8_f64(v, k)                                                                         \
+	__m128d a = _mm_loadu_pd(v + k), b = _mm_loadu_pd(v + k + 2), c = _mm_loadu_pd(v + k + 4), \
+		d = _mm_loadu_pd(v + k + 6)
+#define LOAD8_f32(v, k)                                                                         \
+	__m128 lo4 = _mm_loadu_ps(v + k), hi4 = _mm_loadu_ps(v + k + 4);                         \
+	__m128d a = _mm_cvtps_pd(lo4), b = _mm_cvtps_pd(_mm_movehl_ps(lo4, lo4)),                 \
+		c = _mm_cvtps_pd(hi4), d = _mm_cvtps_pd(_mm_movehl_ps(hi4, hi4))
+#define CMP8(T, CMP)                                                                            \
+	for (; k + 8 <= m; k += 8) {                                                            \
+		LOAD8_##T(v, k);                                                                \
+		unsigned bits = (unsigned)_mm_movemask_pd(CMP(a, cv)) |                         \
+				(unsigned)_mm_movemask_pd(CMP(b, cv)) << 2 |                    \
+				(unsigned)_mm_movemask_pd(CMP(c, cv)) << 4 |                    \
+				(unsigned)_mm_movemask_pd(CMP(d, cv)) << 6;                     \
+		uint64_t w = spread8(bits);                                                     \
+		memcpy(t + k, &w, 8);                                                           \
+	}
+#define BCMP_BLOCK(name, type, T)                                                               \
+	static void name(const type *v, int64_t m, int op, double cd, uint8_t *t)               \
+	{                                                                                       \
+		__m128d cv = _mm_set1_pd(cd);                                                   \
+		int64_t k = 0;                                                                  \
+		switch (op) {                                                                   \
+		case OP_LT: CMP8(T, _mm_cmplt_pd) break;                                        \
+		case OP_LE: CMP8(T, _mm_cmple_pd) break;                                        \
+		case OP_GT: CMP8(T, _mm_cmpgt_pd) break;                                        \
+		case OP_GE: CMP8(T, _mm_cmpge_pd) break;                                        \
+		case OP_EQ: CMP8(T, _mm_cmpeq_pd) break;                                        \
+		default: CMP8(T, _mm_cmpneq_pd)                                                 \
+		}                                                                               \
+		name##_tail(v + k, m - k, op, cd, t + k);                                       \
+	}
+CMP_BLOCK(bcmp_f32_tail, float, uint8_t)
+CMP_BLOCK(bcmp_f64_tail, double, uint8_t)
+BCMP_BLOCK(bcmp_f32, float, f32)
+BCMP_BLOCK(bcmp_f64, double, f64)
+
+/* A float64 column of a Dataset compared through its float32 copy x (half the bytes): both
+ * are roundings of the same values, and rounding keeps order, so a float32 value more than one
+ * float step below or above the constant's rounding decides the comparison; the values in
+ * that band of three floats (and NaN) are compared exactly, from v. */
+static void bcmp_band(const double *v, const float *x, int64_t m, int op, double cd, uint8_t *t)
+{
+	float fc = (float)cd;
+	__m128 lo = _mm_set1_ps(nextafterf(fc, -INFINITY)), hi = _mm_set1_ps(nextafterf(fc, INFINITY));
+	bool less = op == OP_LT || op == OP_LE || op == OP_NE, more = op == OP_GT || op == OP_GE ||
+							     op == OP_NE;
+	int64_t k = 0;
+
+	for (; k + 8 <= m; k += 8) {
+		__m128 a = _mm_loadu_ps(x + k), b = _mm_loadu_ps(x + k + 4);
+		unsigned lt = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(a, lo)) |
+			      (unsigned)_mm_movemask_ps(_mm_cmplt_ps(b, lo)) << 4;
+		unsigned gt = (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(a, hi)) |
+			      (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(b, hi)) << 4;
+		unsigned band = ~(lt | gt) & 0xff;
+		uint64_t w = spread8((less ? lt : 0) | (more ? gt : 0));
+		memcpy(t + k, &w, 8);
+		while (band) {
+			int j = __builtin_ctz(band);
+			band &= band - 1;
+			bcmp_f64_tail(v + k + j, 1, op, cd, t + k + j);
+		}
+	}
+	bcmp_f64_tail(v + k, m - k, op, cd, t + k);
+}
+#else
+CMP_BLOCK(bcmp_f32, float, uint8_t)
+CMP_BLOCK(bcmp_f64, double, uint8_t)
+#endif
+
+/* a[k] &= b[k] (op 0), |= (1) or a[k] ^= 1 (2) for k < m, eight bytes at a time */
+static void bytes_op(uint8_t *a, const uint8_t *b, int64_t m, int op)
+{
+	int64_t k = 0;
+	uint64_t x, y;
+
+	for (; k + 8 <= m; k += 8) {
+		memcpy(&x, a + k, 8);
+		if (op == 2) {
+			x ^= 0x0101010101010101ull;
+		} else {
+			memcpy(&y, b + k, 8);
+			x = op ? x | y : x & y;
+		}
+		memcpy(a + k, &x, 8);
+	}
+	for (; k < m; k++)
+		a[k] = op == 2 ? a[k] ^ 1 : op ? a[k] | b[k] : a[k] & b[k];
+}
+
+/* a mask program of comparisons with constants and & | ~ (e->bytes) over rows [lo, hi) into
+ * mask[0 .. hi - lo): the same comparisons as eval_run's, on bytes; stack: maxdepth blocks of
+ * EBLOCK bytes and one of EBLOCK doubles */
+static void eval_bytes(const gwb_expr *e, const gwb_col *cols, int64_t lo, int64_t hi,
+		       uint8_t *stack, double *tmp, uint8_t *mask)
+{
+	int64_t i, m;
+	int pc, sp;
+
+	for (i = lo; i < hi; i += EBLOCK) {
+		m = hi - i < EBLOCK ? hi - i : EBLOCK;
+		sp = 0;
+		for (pc = 0; pc < e->n; pc++) {
+			const ins *in = &e->code[pc];
+			uint8_t *a = stack + (size_t)(sp - 2) * EBLOCK, *b = a + EBLOCK;
+			uint8_t *t = stack + (size_t)(sp - 1) * EBLOCK;
+			switch (in->op) {
+			case OP_CMPC: {
+				const gwb_col *c = &cols[in->col];
+				t = sp + 1 == 1 && pc + 1 == e->n ? mask + (i - lo) : stack + (size_t)sp * EBLOCK;
+				sp++;
+				if (c->type == GWB_COL_F32) {
+					bcmp_f32((const float *)c->v + i, m, (int)in->ival, in->num, t);
+				} else if (c->type == GWB_COL_F64) {
+#ifdef __SSE2__
+					if (c->x32 && fabs(in->num) < 1e30)
+						bcmp_band((const double *)c->v + i, c->x32 + i, m,
+							  (int)in->ival, in->num, t);
+					else
+#endif
+						bcmp_f64((const double *)c->v + i, m, (int)in->ival,
+							 in->num, t);
+				} else {
+					gwb_col_block(c, (size_t)i, (size_t)m, tmp);
+					bcmp_f64(tmp, m, (int)in->ival, in->num, t);
+				}
+				break;
+			}
+			case OP_AND: bytes_op(a, b, m, 0); sp--; break;
+			case OP_OR: bytes_op(a, b, m, 1); sp--; break;
+			default: bytes_op(t, NULL, m, 2);   /* OP_NOT */
+			}
+		}
+		if (e->n > 1 || e->code[0].op != OP_CMPC)
+			memcpy(mask + (i - lo), stack, (size_t)m);
+	}
+}
 
 static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 {
@@ -558,6 +759,11 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 	(void)part;
 	if (!stack) {
 		x->failed = 1;
+		return;
+	}
+	if (e->bytes) {
+		eval_bytes(e, x->cols, lo, hi, (uint8_t *)(stack + EBLOCK), stack, x->mask + (lo - x->base));
+		free(stack);
 		return;
 	}
 	for (i = lo; i < hi; i += EBLOCK) {
@@ -605,12 +811,26 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 				}
 				break;
 			}
+			case OP_CMPC: {
+				const gwb_col *c = &x->cols[in->col];
+				double cv = in->num;
+				t = stack + (size_t)sp++ * EBLOCK;
+				if (c->type == GWB_COL_F32)
+					cmp_f32((const float *)c->v + i, m, (int)in->ival, cv, t);
+				else if (c->type == GWB_COL_F64)
+					cmp_f64((const double *)c->v + i, m, (int)in->ival, cv, t);
+				else {
+					gwb_col_block(c, (size_t)i, (size_t)m, t);
+					cmp_f64(t, m, (int)in->ival, cv, t);
+				}
+				break;
+			}
 			default: for (k = 0; k < m; k++) t[k] = isnan(t[k]) != 0;
 			}
 		}
 		if (x->mask)
 			for (k = 0; k < m; k++)
-				x->mask[i + k] = stack[k] != 0;
+				x->mask[i - x->base + k] = stack[k] != 0;
 		else
 			memcpy(x->out + i, stack, (size_t)m * sizeof(double));
 	}
@@ -620,7 +840,7 @@ static void eval_run(void *vctx, int64_t lo, int64_t hi, int part)
 static gwb_status run(const gwb_expr *e, const gwb_col *cols, size_t rows, double *out,
 		      uint8_t *mask)
 {
-	eval_ctx x = {e, cols, out, mask, 0};
+	eval_ctx x = {e, cols, out, mask, 0, 0};
 
 	gwb_parallel_for((int64_t)rows, 16384, eval_run, &x);
 	if (x.failed)
@@ -647,4 +867,118 @@ const gwb_expr_ins *gwb_expr_program(const gwb_expr *e, int *n, int *depth)
 	*n = e->n;
 	*depth = e->maxdepth;
 	return e->code;
+}
+
+/* gwb_expr_rows: the condition evaluated block by block into a small mask, each block's rows
+ * listed apart (fixed blocks: the same lists for any thread count), then joined */
+#define ROWS_BLOCKS 64
+#define ROWS_SUB 16384   /* rows a block evaluates at a time */
+
+typedef struct rows_ctx {
+	const gwb_expr *e;
+	const gwb_col *cols;
+	size_t n;
+	size_t *list[ROWS_BLOCKS], cnt[ROWS_BLOCKS];
+	size_t *idx;
+	int failed;
+} rows_ctx;
+
+/* l grown to hold at least need entries (c of them kept); NULL (l freed) out of memory */
+static size_t *grow_list(size_t *l, size_t *cap, size_t need)
+{
+	size_t nc = *cap * 2 > need ? *cap * 2 : need;
+	size_t *r = realloc(l, nc * sizeof(size_t));
+
+	if (!r) {
+		free(l);
+		return NULL;
+	}
+	*cap = nc;
+	return r;
+}
+
+static void rows_run(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	rows_ctx *x = ctx;
+	uint8_t m[ROWS_SUB];
+
+	for (int64_t b = blo; b < bhi; b++) {
+		size_t lo = x->n * (size_t)b / ROWS_BLOCKS, hi = x->n * (size_t)(b + 1) / ROWS_BLOCKS;
+		size_t cap = (hi - lo) / 16 + 16, c = 0, i, s;
+		size_t *l = malloc(cap * sizeof(size_t));
+		if (!l) {
+			x->failed = 1;
+			return;
+		}
+		for (s = lo; s < hi; s += ROWS_SUB) {
+			size_t e = hi - s < ROWS_SUB ? hi : s + ROWS_SUB;
+			eval_ctx ev = {x->e, x->cols, NULL, m, (int64_t)s, 0};
+			eval_run(&ev, (int64_t)s, (int64_t)e, part);
+			if (ev.failed) {
+				free(l);
+				x->failed = 1;
+				return;
+			}
+			if (cap - c < e - s && !(l = grow_list(l, &cap, c + (e - s)))) {
+				x->failed = 1;
+				return;
+			}
+			for (i = s; i < e; i++) {   /* branch-free: every row written, kept ones advance */
+				l[c] = i;
+				c += m[i - s];
+			}
+		}
+		x->list[b] = l;
+		x->cnt[b] = c;
+	}
+}
+
+static void rows_join(void *ctx, int64_t blo, int64_t bhi, int part)
+{
+	rows_ctx *x = ctx;
+	size_t off = 0;
+	int64_t b;
+
+	(void)part;
+	for (b = 0; b < blo; b++)
+		off += x->cnt[b];
+	for (b = blo; b < bhi; b++) {
+		memcpy(x->idx + off, x->list[b], x->cnt[b] * sizeof(size_t));
+		off += x->cnt[b];
+	}
+}
+
+gwb_status gwb_expr_rows(const gwb_expr *e, const gwb_col *cols, size_t rows, size_t **idx,
+			 size_t *k)
+{
+	rows_ctx *x;
+	size_t tot = 0;
+	int b;
+	gwb_status st = GWB_OK;
+
+	*idx = NULL;
+	*k = 0;
+	if (!e->mask)
+		return gwb_error(GWB_EINVAL, "the expression is a number, not a condition: compare it "
+				 "(e.g. > 0) to filter with it");
+	if (!(x = calloc(1, sizeof(*x))))
+		return gwb_error(GWB_ENOMEM, "filter: out of memory");
+	x->e = e;
+	x->cols = cols;
+	x->n = rows;
+	gwb_parallel_for(ROWS_BLOCKS, ROWS_BLOCKS / 16, rows_run, x);
+	for (b = 0; b < ROWS_BLOCKS; b++)
+		tot += x->cnt[b];
+	if (x->failed || !(x->idx = malloc((tot + 1) * sizeof(size_t)))) {
+		st = gwb_error(GWB_ENOMEM, "filter: out of memory for the rows of %zu", rows);
+		goto out;
+	}
+	gwb_parallel_for(ROWS_BLOCKS, ROWS_BLOCKS / 16, rows_join, x);
+	*idx = x->idx;
+	*k = tot;
+out:
+	for (b = 0; b < ROWS_BLOCKS; b++)
+		free(x->list[b]);
+	free(x);
+	return st;
 }

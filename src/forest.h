@@ -335,6 +335,25 @@ typedef struct gwb_rf_tree_source {
 	bool (*kept)(void *ctx, int t);         /* after the run: tree t is this side's to keep */
 } gwb_rf_tree_source;
 
+/* A forest judged where one GPU grew it (rf.search's folds, rf_eval.c): the GPU trainer codes
+ * test's rows against its own edges and, after each batch, walks them down the batch's trees to
+ * every cut depth, adding the values of the node reached (or the leaf above it) to per-row
+ * double sums, tree after tree in index order (forest.c's predict_sums: the CPU's sums bit for
+ * bit); after tree counts[c] - 1 the sums are copied out. The trees are not read back: the
+ * forest exists only on the device, for this. The trainer sets done (false: it could not, and
+ * the caller gets the forest instead); gwb_rf_train_judged fills the times. */
+typedef struct gwb_rf_judge {
+	const gwb_dataset *test;
+	const int *cuts;      /* nd depths, strictly ascending, 1..GWB_RF_MAX_DEPTH */
+	int nd;
+	const int *counts;    /* nc tree counts, 1..trees */
+	int nc;
+	double *sums;         /* nc x nd x test rows x outputs, written: [((c * nd + e) * rows + i) *
+			       * outputs + k] */
+	bool done;
+	double total_ms, kernel_ms, transfer_ms;
+} gwb_rf_judge;
+
 /* Everything a backend trainer needs, prepared by gwb_rf_train. */
 typedef struct gwb_rf_job {
 	const gwb_dataset *d;
@@ -352,12 +371,18 @@ typedef struct gwb_rf_job {
 	int tree_first;              /* gpus > 1: this device's trees are tree_first ..
 				      * tree_first + p->trees - 1 of the forest (their RNG index;
 				      * local tree t is global tree_first + t); 0 otherwise */
+	gwb_rf_judge *judge;         /* one GPU (rf.search): judge instead of reading back */
 } gwb_rf_job;
 
 /* The dispatcher: check parameters, choose the backend (gwb_backend_choose), quantize, call the
  * chosen trainer, then compute OOB, importances and the summary. On any error (GWB_EINTR on
  * Ctrl-C included) nothing is returned and everything is freed. */
 gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest **out);
+
+/* The same, judged on the device where the choice is one GPU (not hybrid, several devices or
+ * ranks): then j->done, *out NULL, j's times filled; otherwise as gwb_rf_train, j->done false. */
+gwb_status gwb_rf_train_judged(const gwb_dataset *d, const gwb_rf_params *p, gwb_rf_judge *j,
+			       gwb_forest **out);
 
 /* The CPU trainer (rf_cpu.c): grows f->trees trees into f's node arrays (gwb_forest_set_nodes)
  * and sets f->timing.grow_ms. A GPU trainer has the same shape:

@@ -38,6 +38,7 @@ static const gwb_kernel_res table[] = {
 	{"rf_derive", "k_derive<float>", "rf_train.cu", 56, 944, 1040, 0},
 	{"rf_emit", "k_emit", "rf_train.cu", 30, 0, 0, 0},
 	{"rf_hist", "k_hist<float>", "rf_train.cu", 78, 944, 1040, 0},
+	{"rf_judge", "k_judge", "rf_train.cu", 32, 0, 0, 0},
 	{"rf_nchunk", "k_nchunk", "rf_train.cu", 14, 0, 0, 0},
 	{"rf_oob_final", "k_oob_final", "rf_train.cu", 26, 0, 0, 0},
 	{"rf_pcode", "k_pcode", "rf_predict.cu", 40, 4224, 0, 0},

@@ -784,7 +784,7 @@ static int c_isin(lua_State *L)
 
 	luaL_checktype(L, 2, LUA_TTABLE);
 	k = (size_t)luaL_len(L, 2);
-	if (c.text) {   /* strings: a hash set would pay from thousands; a scan per row is fine */
+	if (c.text) {   /* strings: a scan of a short set, a hash set of a long one */
 		const char **ss = lua_newuserdatauv(L, sizeof(char *) * (k + 1), 0);
 		for (i = 0; i < k; i++) {
 			lua_geti(L, 2, (lua_Integer)i + 1);
@@ -796,12 +796,7 @@ static int c_isin(lua_State *L)
 			lua_pop(L, 1);   /* (the table keeps the string alive) */
 		}
 		m = gwb_lua_push_colowned(L, c.n, GWB_COL_U8, "isin");
-		for (i = 0; i < c.n; i++) {
-			size_t q;
-			for (q = 0; c.text[i] && q < k && strcmp(c.text[i], ss[q]); q++)
-				;
-			m[i] = c.text[i] && q < k;
-		}
+		gwb_lua_check(L, gwb_text_isin(c.text, c.n, ss, k, m));
 		return 1;
 	}
 	set = lua_newuserdatauv(L, sizeof(double) * (k + 1), 0);

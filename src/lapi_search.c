@@ -644,6 +644,7 @@ static int l_search(lua_State *L)
 	SETN("transfer_ms", tm.transfer_ms);
 	SETN("eval_ms", tm.eval_ms);
 	SETI("forests", tm.forests);
+	SETI("judged_on_device", tm.judged);
 	SETN("refit_ms", refit_ms);
 	lua_setfield(L, -2, "timing");
 	return 1;
@@ -665,7 +666,8 @@ static const gwb_reg funcs[] = {
 	 "the search's tag. Settings that differ only in trees and depth share their forests:\n"
 	 "each fold grows the largest count at the deepest depth once and judges its first n\n"
 	 "trees cut at each depth (node for node the forest of n trees grown to that depth with\n"
-	 "that seed), so the values equal separate rf.cv calls.\n"
+	 "that seed), so the values equal separate rf.cv calls. On one GPU a fold's forest is\n"
+	 "judged on the device as it grows and never copied back (switch rf.judge_gpu).\n"
 	 "Example: s = rf.search(d, {trees = {50, 100}, depth = {8, 0}}, {metric = \"f1_macro\"})\n"
 	 "         print(s.summary); pp(s.best); s.forest:evaluate(test)"},
 	{NULL, NULL, NULL},

@@ -444,27 +444,26 @@ static int l_knn_laplacian(lua_State *L)
 
 static const char *const solve_keys[] = {"k", "which", "tol", "maxiter", "method", "backend",
 	"ncv", "block", "degree", "reorth", "reorth_tol", "seed", "vectors", "spmv", "tag", "gpus",
-	NULL};
+	"ranks", "deflated_check", NULL};
+
+/* ranks = "all" (under mpirun: the rows dealt to the ranks) or "self" (each rank alone) */
+static bool opt_alone(lua_State *L, const char *fn)
+{
+	const char *rk = gwb_opt_str(L, 2, fn, "ranks", "all");
+	if (strcmp(rk, "all") && strcmp(rk, "self"))
+		luaL_error(L, "%s: ranks must be \"all\" (under mpirun: the rows dealt to the MPI "
+			   "ranks, halo exchanged) or \"self\" (each rank solves alone) (got \"%s\")",
+			   fn, rk);
+	return !strcmp(rk, "self");
+}
 
 /* The run record's data part for a sparse matrix: name, shape, nnz and an XXH64 checksum of
  * its CSR arrays (computed once per matrix and cached). Pushes the table. */
 static void push_csr_info(lua_State *L, gwb_csr *A)
 {
 	char hex[24];
-	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
 
-	if (!A->sum_ok) {  /* once: a CSR is never written after it is built */
-		gwb_xxh64_state h;
-		gwb_xxh64_init(&h, 0);
-		gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
-				 (size_t)(A->rows + 1) * ib);
-		gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
-				 (size_t)A->nnz * ib);
-		gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
-		A->sum = gwb_xxh64_final(&h);
-		A->sum_ok = true;
-	}
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)A->sum);
+	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)gwb_csr_checksum(A));
 	lua_createtable(L, 0, 5);
 	if (*A->name)
 		SETS("name", A->name);
@@ -535,6 +534,8 @@ static int solve_sparse(lua_State *L)
 	o.reorth_tol = gwb_opt_num(L, 2, fn, "reorth_tol", 0);
 	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
 	o.vectors = gwb_opt_bool(L, 2, fn, "vectors", true);
+	o.alone = opt_alone(L, fn);
+	o.no_defl_check = !gwb_opt_bool(L, 2, fn, "deflated_check", true);
 	const char *sk = gwb_opt_str(L, 2, fn, "spmv", "auto");
 	if (!strcmp(sk, "auto"))
 		o.spmv_kind = 0;
@@ -571,7 +572,7 @@ static int solve_sparse(lua_State *L)
 static int svd_sparse(lua_State *L)
 {
 	static const char *const known[] = {"k", "tol", "maxiter", "block", "seed", "vectors",
-					    "backend", "method", "tag", NULL};
+					    "backend", "method", "tag", "ranks", NULL};
 	gwb_csr *A = sp_check(L, 1);
 	const char *fn = "eig.svd";
 	gwb_svd_opts o;
@@ -598,6 +599,7 @@ static int svd_sparse(lua_State *L)
 	o.seed = (uint64_t)gwb_opt_int(L, 2, fn, "seed", 1);
 	o.vectors = gwb_opt_bool(L, 2, fn, "vectors", true);
 	o.backend = gwb_opt_backend(L, 2, fn);
+	o.alone = opt_alone(L, fn);
 	const char *m = gwb_opt_str(L, 2, fn, "method", "auto");
 	if (strcmp(m, "auto") && strcmp(m, "randomized") && strcmp(m, "rsvd"))
 		return luaL_error(L, "eig.svd: for a SparseMatrix, method must be \"auto\" or "
@@ -647,7 +649,8 @@ static const char svd_help[] =
 	"converged = false and its residuals, not an error), block (k + max(10, k): a wider\n"
 	"block converges in fewer iterations when the singular values are close), seed (1),\n"
 	"vectors (true), backend = \"auto\" | \"cpu\" | \"gpu\", method = \"auto\" | \"randomized\"\n"
-	"(\"rsvd\" is the same). GPU memory: A, A^T, six blocks of (rows or cols) x block\n"
+	"(\"rsvd\" is the same), ranks = \"all\" (under mpirun: the rows of A and of A^T dealt to\n"
+	"the ranks, halo exchanged, the QR by TSQR over the ranks) | \"self\". GPU memory: A, A^T, six blocks of (rows or cols) x block\n"
 	"doubles, and (rows + cols) x block doubles per matrix of scratch for the row-major\n"
 	"products, held until the call returns.\n"
 	"The result: values (descending), e:vector(i) (right, A.cols entries), e:left(i) (left,\n"
@@ -697,7 +700,15 @@ static const char solve_help[] =
 	"  \"dense\"       LAPACK dsyev on a dense copy (n <= 8192)\n"
 	"GPU: spmv = \"auto\" | \"ours\" (our kernels; blocks of vectors in row-major order) |\n"
 	"\"cusparse\" (cuSPARSE SpMV/SpMM). gpus: 1 (device 0; checked as rf.train's: the solve\n"
-	"over several GPUs is not built yet, so other values are refused). GWB_EIG_PROF=1 prints the time per phase (spmm, Gram,\n"
+	"over several GPUs is not built yet, so other values are refused).\n"
+	"deflated_check (true): after Lanczos converges, a deflated run from a fresh random start\n"
+	"looks for missed copies of repeated eigenvalues (its products are in the note); false\n"
+	"skips it, as ARPACK and SLEPc do (faster by those products; a missed copy goes unseen).\n"
+	"MPI: ranks = \"all\" (under mpirun, the default: the rows dealt to the ranks, balanced by\n"
+	"nonzeros, each product exchanging only the off-rank entries of x its rows read, dot\n"
+	"products and Gram matrices summed by MPI_Allreduce; CPU ranks; every rank returns what one\n"
+	"process returns, the same matrix on every rank checked first) | \"self\" (this rank alone).\n"
+	"GWB_EIG_PROF=1 prints the time per phase (spmm, Gram,\n"
 	"updates, vector ops, small eigenproblems, transfers, setup) to stderr, the device\n"
 	"synchronized after every operation. Errors: non-square, non-symmetric, NaN/Inf,\n"
 	"k >= n. The result's history holds (iteration, converged, max residual) per iteration.\n"

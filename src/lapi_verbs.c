@@ -239,9 +239,23 @@ static int m_filter(lua_State *L)
 		gwb_lua_pushdataset(L, r);
 		return 1;
 	}
-	m = mask_arg(L, 1, d, 2, "filter");
-	if ((st = gwb_mask_rows(m, d->rows, &idx, &k)))
-		return verb_fail(L, "filter", st);
+	if (lua_type(L, 2) == LUA_TSTRING) {   /* an expression: its rows, no mask in between */
+		char **names;
+		gwb_col *cols;
+		gwb_expr *e;
+		gwb_lua_push_columns(L, d, &names, &cols);
+		if ((st = gwb_expr_compile(lua_tostring(L, 2), names, cols, gwb_lua_ncols(d), &e)))
+			return luaL_error(L, "filter: %s", gwb_errmsg());
+		st = gwb_expr_rows(e, cols, d->rows, &idx, &k);
+		gwb_expr_free(e);
+		if (st)
+			return luaL_error(L, "filter: %s", gwb_errmsg());
+		lua_pop(L, 2);
+	} else {
+		m = mask_arg(L, 1, d, 2, "filter");
+		if ((st = gwb_mask_rows(m, d->rows, &idx, &k)))
+			return verb_fail(L, "filter", st);
+	}
 	{
 		gwb_dataset *r;
 		st = gwb_table_take(d, idx, k, &r);
@@ -298,10 +312,6 @@ static int key_list(lua_State *L, const gwb_dataset *d, int idx, const char *fn,
 		}
 		if (j < 0)
 			gwb_lua_unknown_col(L, d, fn, s);
-		if (gwb_dataset_is_text(d, j))
-			return luaL_error(L, "%s: column '%s' holds free text (most rows differ), which "
-					  "is not a key %s takes; use a number or category column, or "
-					  "c:eq(s) / c:isin{...} to find rows by their text", fn, s, fn);
 		cols[n++] = j;
 		lua_pop(L, 1);
 	}
@@ -533,6 +543,9 @@ static int g_agg(lua_State *L)
 		const char *lacks = gwb_verbs_gpu_lacks_keys(d, lg->nk);
 		for (k = 0; k < na && !lacks; k++)
 			lacks = gwb_verbs_gpu_lacks_agg(a[k].agg);
+		for (k = 0; k < lg->nk && !lacks; k++)   /* keyed by their strings: verbs.c's */
+			if (gwb_dataset_is_text(d, lg->cols[k]))
+				lacks = "a free-text key is grouped on the host";
 		if (verb_on_gpu(L, d, lg->backend, "group_by", lacks)) {
 			gwb_vagg *va = lua_newuserdatauv(L, sizeof(gwb_vagg) * (size_t)na, 0);
 			for (k = 0; k < na; k++)
@@ -708,13 +721,18 @@ static int m_join(lua_State *L)
 		gwb_lua_unknown_col(L, e, "join (right table)", on);
 	gwb_col_of(d, jl, &lk);
 	gwb_col_of(e, jr, &rk);
-	if (lk.text || rk.text)
-		return luaL_error(L, "join: the key '%s' holds free text on the %s; join on a number "
-				  "or category key", on, lk.text ? "left" : "right");
-	if (!lk.levels != !rk.levels)
+	/* text and category keys both match by label */
+	if (!(lk.levels || lk.text) != !(rk.levels || rk.text))
 		return luaL_error(L, "join: the key '%s' is a %s on the left and a %s on the right: "
 				  "keys of different kinds never match", on, gwb_lua_colkind(&lk), gwb_lua_colkind(&rk));
-	if ((st = gwb_table_join(&lk, &rk, left, &li, &ri, &rows)))
+	li = ri = NULL;
+	if (left) {   /* a lookup table on the right: d's rows as they are */
+		bool unique;
+		if ((st = gwb_table_lookup(&lk, &rk, &ri, &unique)))
+			return verb_fail(L, "join", st);
+		rows = d->rows;
+	}
+	if (!ri && (st = gwb_table_join(&lk, &rk, left, &li, &ri, &rows)))
 		return verb_fail(L, "join", st);
 	luaL_checkstack(L, nr + 8, "join: too many columns");
 	spec = lua_newuserdatauv(L, sizeof(gwb_colspec) * (size_t)(nl + nr + 1), 0);
@@ -997,8 +1015,9 @@ static const gwb_reg ds_methods[] = {
 	 "GPU for a large table on the device, d:to(\"gpu\")), \"cpu\" or \"gpu\"; the result "
 	 "stays where it ran. Run-logged with the backend and why."},
 	{"sort", m_sort, "d:sort(key | {\"a\", \"-b\"} [, {backend}]) -> Dataset\nThe rows ordered by the keys "
-	 "(\"-name\" descending), stable, missing values last, categories by label. LSD radix "
-	 "sort of the keys' bits (CUB's on the GPU; backend as in filter). Run-logged."},
+	 "(\"-name\" descending), stable, missing values last, categories and text by their "
+	 "strings. LSD radix sort of the keys' bits (CUB's on the GPU; backend as in filter). "
+	 "Run-logged."},
 	{"group_by", m_group_by, "d:group_by(key | {keys} [, {backend}]) -> GroupBy\nGroups of "
 	 "rows by the keys' values; g:agg{...} computes aggregates per group (on the GPU for a "
 	 "table there, up to 4 keys, every aggregate but nunique; backend as in filter)."},
@@ -1008,7 +1027,7 @@ static const gwb_reg ds_methods[] = {
 	{"unique", m_unique, "d:unique(col | {cols}) -> Dataset\nThe distinct combinations of the "
 	 "columns, in sorted order (missing last). Run-logged."},
 	{"join", m_join, "d:join(e, {on = \"key\", how = \"inner\" | \"left\"}) -> Dataset\nRows of "
-	 "d joined with the rows of e that have an equal key (categories match by label): d's "
+	 "d joined with the rows of e that have an equal key (categories and text match by label): d's "
 	 "columns and target, then e's other columns (a name d has gets \"_right\"). left: rows of "
 	 "d without a match are kept once, with e's columns missing. Run-logged."},
 	{"with", m_with, "d:with{name = Column | \"expr\" | fn} -> Dataset\nA copy with new (or "

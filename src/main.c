@@ -192,8 +192,9 @@ static int run_script(lua_State *L, const char *fname, char **argv, int nargs)
 		fname = NULL;  /* stdin */
 	status = luaL_loadfile(L, fname);
 	if (status == LUA_OK) {
-		/* room for the arguments and what gwb_repl_docall pushes (many files: tests/run) */
-		luaL_checkstack(L, nargs + LUA_MINSTACK, "too many arguments to the script");
+		/* room for the arguments (lua.c's pushargs): past LUA_MINSTACK they overran the
+		 * stack (the 46 test files of tests/run did) */
+		luaL_checkstack(L, nargs + 3, "too many arguments to the script");
 		for (i = 0; i < nargs; i++)
 			lua_pushstring(L, argv[i]);
 		status = gwb_repl_docall(L, nargs, 0);

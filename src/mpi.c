@@ -427,6 +427,103 @@ gwb_status gwb_mpi_allreduce(double *x, size_t n, gwb_mpi_op op)
 	return GWB_OK;
 }
 
+#define TAG_XCHG 0x6758
+
+struct gwb_mpi_xchg {
+	int cap, nreq;
+#ifdef GWB_HAVE_MPI
+	MPI_Request *req;
+#endif
+};
+
+gwb_status gwb_mpi_xchg_new(int cap, gwb_mpi_xchg **out)
+{
+	gwb_mpi_xchg *x = calloc(1, sizeof(*x));
+
+	*out = NULL;
+	if (!x)
+		return gwb_error(GWB_ENOMEM, "exchange: out of host memory");
+	x->cap = cap > 0 ? cap : 1;
+#ifdef GWB_HAVE_MPI
+	if (!(x->req = calloc((size_t)2 * x->cap, sizeof(MPI_Request)))) {
+		free(x);
+		return gwb_error(GWB_ENOMEM, "exchange: out of host memory");
+	}
+#endif
+	*out = x;
+	return GWB_OK;
+}
+
+void gwb_mpi_xchg_free(gwb_mpi_xchg *x)
+{
+	if (!x)
+		return;
+#ifdef GWB_HAVE_MPI
+	free(x->req);
+#endif
+	free(x);
+}
+
+gwb_status gwb_mpi_xchg_start(gwb_mpi_xchg *x, int ns, const int *sto, double *const *sbuf,
+			      const size_t *scnt, int nr, const int *rfrom, double *const *rbuf,
+			      const size_t *rcnt)
+{
+	if (ns > x->cap || nr > x->cap || x->nreq)
+		return gwb_error(GWB_EINVAL, "exchange: %d sends and %d receives for a state of %d "
+				 "(or one still in flight)", ns, nr, x->cap);
+#ifdef GWB_HAVE_MPI
+	if (g_active && g_size > 1) {
+		int err, i;
+		for (i = 0; i < nr; i++) {
+			if (rcnt[i] > (size_t)INT32_MAX)
+				return gwb_error(GWB_EINVAL, "exchange: %zu doubles in one message "
+						 "(at most 2^31 - 1)", rcnt[i]);
+			if ((err = MPI_Irecv(rbuf[i], (int)rcnt[i], MPI_DOUBLE, rfrom[i], TAG_XCHG,
+					     MPI_COMM_WORLD, &x->req[x->nreq])))
+				return fail(err, "MPI_Irecv (exchange)");
+			x->nreq++;
+			g_recv += rcnt[i] * sizeof(double);
+		}
+		for (i = 0; i < ns; i++) {
+			if (scnt[i] > (size_t)INT32_MAX)
+				return gwb_error(GWB_EINVAL, "exchange: %zu doubles in one message "
+						 "(at most 2^31 - 1)", scnt[i]);
+			if ((err = MPI_Isend(sbuf[i], (int)scnt[i], MPI_DOUBLE, sto[i], TAG_XCHG,
+					     MPI_COMM_WORLD, &x->req[x->nreq])))
+				return fail(err, "MPI_Isend (exchange)");
+			x->nreq++;
+			g_sent += scnt[i] * sizeof(double);
+		}
+		return GWB_OK;
+	}
+#endif
+	(void)sto;
+	(void)sbuf;
+	(void)scnt;
+	(void)rfrom;
+	(void)rbuf;
+	(void)rcnt;
+	if (ns || nr)
+		return gwb_error(GWB_EINVAL, "exchange: %d sends and %d receives in a job of one rank",
+				 ns, nr);
+	return GWB_OK;
+}
+
+gwb_status gwb_mpi_xchg_wait(gwb_mpi_xchg *x)
+{
+#ifdef GWB_HAVE_MPI
+	if (x->nreq) {
+		int err = MPI_Waitall(x->nreq, x->req, MPI_STATUSES_IGNORE);
+		x->nreq = 0;
+		if (err)
+			return fail(err, "MPI_Waitall (exchange)");
+	}
+#else
+	(void)x;
+#endif
+	return GWB_OK;
+}
+
 void gwb_mpi_abort(int code, const char *msg)
 {
 	if (msg)

@@ -68,6 +68,21 @@ gwb_status gwb_mpi_op_parse(const char *s, gwb_mpi_op *op);
 /* x[0..n) reduced element by element over the ranks, the result on every rank. */
 gwb_status gwb_mpi_allreduce(double *x, size_t n, gwb_mpi_op op);
 
+/* A neighbour exchange of doubles (the sparse solves' halo): each call moves, between this
+ * rank and a few others, counts known on both sides. gwb_mpi_xchg_new makes the state for up to
+ * `cap` sends and `cap` receives (the caller frees it with gwb_mpi_xchg_free); start posts the
+ * receives and sends (non-blocking: the caller computes meanwhile and must not touch the buffers)
+ * and wait completes them. ns sends of scnt[i] doubles at sbuf[i] to rank sto[i]; nr receives of
+ * rcnt[i] doubles into rbuf[i] from rank rfrom[i]. Alone (one rank): nothing moves (the caller
+ * has no neighbours). */
+typedef struct gwb_mpi_xchg gwb_mpi_xchg;
+gwb_status gwb_mpi_xchg_new(int cap, gwb_mpi_xchg **out);
+void gwb_mpi_xchg_free(gwb_mpi_xchg *x);
+gwb_status gwb_mpi_xchg_start(gwb_mpi_xchg *x, int ns, const int *sto, double *const *sbuf,
+			      const size_t *scnt, int nr, const int *rfrom, double *const *rbuf,
+			      const size_t *rcnt);
+gwb_status gwb_mpi_xchg_wait(gwb_mpi_xchg *x);
+
 /* The one exit for a failure every rank must see: print msg to stderr as
  * "gwb: rank R (host): msg" and MPI_Abort(code), which ends every rank of the job. Only the
  * front end calls it (library code returns a status). Without MPI running: nothing (returns). */

@@ -251,6 +251,23 @@ static bool rle_next_run(pq_rle *r)
 	}
 }
 
+bool pq_rle_const(pq_rle *r, size_t n, uint32_t *value)
+{
+	pq_rle was = *r;
+
+	if (r->bw == 0) {
+		*value = 0;
+		return true;
+	}
+	if ((!r->run && !rle_next_run(r)) || r->packed || r->run < n) {
+		*r = was;
+		return false;
+	}
+	*value = r->value;
+	r->run -= (uint32_t)n;
+	return true;
+}
+
 bool pq_rle_get(pq_rle *r, uint32_t *out, size_t n)
 {
 	size_t i = 0;
@@ -269,9 +286,30 @@ bool pq_rle_get(pq_rle *r, uint32_t *out, size_t n)
 			for (j = 0; j < k; j++)
 				out[i + j] = r->value;
 		} else {
-			size_t j;
+			size_t j = 0;
 			uint64_t mask = r->bw == 32 ? 0xffffffffu : (1u << r->bw) - 1;
-			for (j = 0; j < k; j++) {
+			/* the run's bytes end at r->p: while 8 bytes from a value's first one are
+			 * inside them, one unaligned load holds it (bw + 7 <= 39 bits) */
+			uint64_t bytes = (uint64_t)(r->p - r->bits), bw = (uint64_t)r->bw;
+			if (bw == 1 && !(r->bitpos & 7)) {   /* definition levels: a byte, 8 values */
+				for (; j + 8 <= k; j += 8) {
+					unsigned b = r->bits[r->bitpos >> 3];
+					int t;
+					for (t = 0; t < 8; t++)
+						out[i + j + t] = (b >> t) & 1;
+					r->bitpos += 8;
+				}
+			}
+			for (; j < k && (r->bitpos >> 3) + 8 <= bytes; j++) {
+				uint64_t v;
+				memcpy(&v, r->bits + (r->bitpos >> 3), 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+				v = __builtin_bswap64(v);
+#endif
+				out[i + j] = (uint32_t)((v >> (r->bitpos & 7)) & mask);
+				r->bitpos += bw;
+			}
+			for (; j < k; j++) {
 				uint64_t bp = r->bitpos, v = 0;
 				size_t byte = (size_t)(bp >> 3);
 				int sh = (int)(bp & 7), got = 0;

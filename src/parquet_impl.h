@@ -46,6 +46,7 @@ typedef struct pq_colmeta {
 	int codec;
 	int64_t num_values;
 	int64_t total_compressed;
+	int64_t total_uncompressed; /* the chunk's bytes decompressed (its decoding work) */
 	int64_t data_page_offset;
 	int64_t dict_page_offset;   /* -1 when absent */
 	bool external;              /* file_path set: the chunk lives in another file */
@@ -140,6 +141,9 @@ typedef struct pq_rle {
 	uint64_t bitpos;     /* bits consumed in it */
 } pq_rle;
 void pq_rle_init(pq_rle *r, const uint8_t *p, const uint8_t *end, int bw);
+/* Whether the next n values are all one value (one RLE run covers them): then *value is it and
+ * they are consumed; else false and r is as it was. */
+bool pq_rle_const(pq_rle *r, size_t n, uint32_t *value);
 /* Decode n values into out; false when the data ends first or is malformed. */
 bool pq_rle_get(pq_rle *r, uint32_t *out, size_t n);
 /* Append n values of bw bits, RLE/bit-packed hybrid (no length prefix). */

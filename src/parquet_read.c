@@ -23,6 +23,7 @@
 
 #include "csv.h"
 #include "hash.h"
+#include "hugemap.h"
 #include "intr.h"
 #include "parquet.h"
 #include "parquet_impl.h"
@@ -181,6 +182,7 @@ typedef struct reader {
 	gwb_status *st;           /* per column chunk [g * nsel + k] */
 	scratch *work;            /* per worker, reused from chunk to chunk */
 	int nwork;
+	size_t *order;            /* the items, largest decoded size first (read_item) */
 	char **msg;
 } reader;
 
@@ -331,6 +333,43 @@ static bool plain_nums(const pcol *c, const uint8_t *p, const uint8_t *end, floa
 	}
 	*used = need;
 	return true;
+}
+
+/* PLAIN INT64 / DOUBLE values of a page of n rows, those present (lev[i] != 0; lev NULL: all)
+ * one after another at p (the caller checked their bytes): each row's exact value into wo (NA / NaN where absent) and its
+ * float into fo (NaN where absent), in one pass */
+static void plain_wide(const pcol *c, const uint8_t *p, size_t n, const uint32_t *lev,
+		       uint64_t *wo, float *fo)
+{
+	size_t i, j = 0;
+	uint64_t na = (uint64_t)GWB_I64_NA;
+	bool dbl = c->el->type == PQ_DOUBLE, plain_int = c->wint && c->div == 1;
+
+	if (!c->wint) {
+		double nan = NAN;
+		memcpy(&na, &nan, 8);
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t v;
+		if (lev && !lev[i]) {
+			wo[i] = na;
+			fo[i] = NAN;
+			continue;
+		}
+		memcpy(&v, p + 8 * j++, 8);
+		if (dbl) {
+			double d;
+			memcpy(&d, &v, 8);
+			wo[i] = v;
+			fo[i] = (float)d;
+		} else if (plain_int) {
+			wo[i] = v;
+			fo[i] = (float)(int64_t)v;
+		} else {
+			wo[i] = wide_i64(c, (int64_t)v);
+			fo[i] = num_i64(c, (int64_t)v);
+		}
+	}
 }
 
 /* PLAIN strings: n values into codes (into tab) */
@@ -606,6 +645,8 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 	while (done < rows && (!limit || done < limit)) {
 		pq_page h;
 		size_t used, body, n, nn, i, clen, ulen;
+		uint32_t one;
+		bool wide_plain, dense;
 		const uint8_t *data, *dend;
 		char why[200];
 		int type;
@@ -719,6 +760,10 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 		    !grow((void **)&s->val, &s->nval, n + 1, sizeof(float)) ||
 		    (c->wout && !grow((void **)&s->w64, &s->nw64, n + 1, sizeof(uint64_t))))
 			goto oom;
+		/* PLAIN INT64 / DOUBLE values of a 64-bit column: decoded by plain_wide */
+		wide_plain = c->wout && !c->text && !tab->append && h.encoding == PQ_ENC_PLAIN &&
+			     (c->el->type == PQ_INT64 || c->el->type == PQ_DOUBLE);
+		dense = false;   /* s->lev left unwritten: every row has a value */
 		/* definition levels (flat: 0 = null, 1 = a value) */
 		nn = n;
 		if (c->max_def) {
@@ -742,15 +787,34 @@ static gwb_status read_chunk(reader *r, int g, const pcol *c, strtab *tab, scrat
 				pq_rle_init(&rl, data, data + h.def_len, 1);
 				data += h.def_len;
 			}
-			if (!pq_rle_get(&rl, s->lev, n)) {
-				st = corrupt(&k, "definition levels end before the page's %zu values",
-					     n);
-				goto out;
+			if (pq_rle_const(&rl, n, &one)) {   /* no nulls (or all): one run */
+				nn = one ? n : 0;
+				dense = one && wide_plain;
+				if (!dense)
+					for (i = 0; i < n; i++)
+						s->lev[i] = one;
+			} else {
+				if (!pq_rle_get(&rl, s->lev, n)) {
+					st = corrupt(&k, "definition levels end before the page's "
+						     "%zu values", n);
+					goto out;
+				}
+				for (i = 0, nn = 0; i < n; i++)
+					nn += s->lev[i] != 0;
 			}
-			for (i = 0, nn = 0; i < n; i++)
-				nn += s->lev[i] != 0;
 		} else if (type == PQ_PAGE_DATA_V2) {
 			data += h.def_len;
+		}
+		if (wide_plain) {
+			/* PLAIN 64-bit values: read once, into the exact column and the float one */
+			if ((size_t)(dend - data) / 8 < nn) {
+				st = corrupt(&k, "%zu PLAIN values need more bytes than the page's %zu",
+					     nn, (size_t)(dend - data));
+				goto out;
+			}
+			plain_wide(c, data, n, c->max_def && !dense ? s->lev : NULL, c->wout + r->first[g] + done, out + done);
+			done += n;
+			continue;
 		}
 		if ((st = page_values(&k, h.encoding, data, dend, nn, s->val, s->idx)))
 			goto out;
@@ -862,10 +926,52 @@ static gwb_status build_free_text(reader *r, int k, gwb_text **out)
 	return GWB_OK;
 }
 
-/* item i: row group i / nsel, column i % nsel (one column chunk) */
-static void read_item(void *ctx, size_t i, int worker)
+typedef struct item_weight {
+	int64_t bytes;
+	size_t i;
+} item_weight;
+
+static int cmp_weight(const void *a, const void *b)
+{
+	const item_weight *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The order items are handed out in: the largest chunks (decompressed bytes, the work of
+ * decoding them) first, so that a large chunk (a long text column) does not start last and
+ * keep one worker busy after the others finish. */
+static size_t *item_order(const reader *r, size_t nitems)
+{
+	item_weight *w = malloc((nitems + 1) * sizeof(*w));
+	size_t *order = malloc((nitems + 1) * sizeof(*order)), i;
+
+	if (!w || !order) {
+		free(w);
+		free(order);
+		return NULL;
+	}
+	for (i = 0; i < nitems; i++) {
+		const pq_colmeta *cm = &r->m.rg[i / (size_t)r->nsel].cols[r->sel[i % (size_t)r->nsel].leaf];
+		w[i].bytes = cm->total_uncompressed > 0 ? cm->total_uncompressed
+							 : cm->total_compressed;
+		w[i].i = i;
+	}
+	qsort(w, nitems, sizeof(*w), cmp_weight);
+	for (i = 0; i < nitems; i++)
+		order[i] = w[i].i;
+	free(w);
+	return order;
+}
+
+/* the i-th item handed out: r->order[i], row group order[i] / nsel, column order[i] % nsel
+ * (one column chunk) */
+static void read_item(void *ctx, size_t j, int worker)
 {
 	reader *r = ctx;
+	size_t i = r->order[j];
 	int g = (int)(i / (size_t)r->nsel), k = (int)(i % (size_t)r->nsel);
 	gwb_status st;
 
@@ -1436,10 +1542,16 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 				free(w->f);
 				w->i = NULL;
 				w->f = NULL;
+				/* on huge pages: a column written once, end to end, by the decoder,
+				 * without a page fault every 4 KiB */
+				w->map = (rows + 1) * 8;
+				c->wout = gwb_hugemap_new(w->map);
 				if (c->wint)
-					c->wout = (uint64_t *)(void *)(w->i = malloc((rows + 1) * 8));
+					w->i = (int64_t *)(void *)c->wout;
 				else
-					c->wout = (uint64_t *)(void *)(w->f = malloc((rows + 1) * 8));
+					w->f = (double *)(void *)c->wout;
+				if (!c->wout)
+					w->map = 0;
 				if (!c->wout || gwb_dataset_attach_wide(d, i, w)) {
 					gwb_num64_free(w);
 					goto oom;
@@ -1468,6 +1580,8 @@ gwb_status gwb_parquet_load(const char *path, const gwb_parquet_opts *o, gwb_dat
 		if (!(r.work = calloc((size_t)th, sizeof(*r.work))))
 			goto oom;
 		r.nwork = th;
+		if (!(r.order = item_order(&r, nitems)))
+			goto oom;
 		gwb_parallel_items(th, nitems, read_item, &r);
 	}
 	for (t = 0; t < nitems; t++)   /* the first failure in file order */
@@ -1552,6 +1666,7 @@ out:
 			free(r.msg[t]);
 	free(r.msg);
 	free(r.st);
+	free(r.order);
 	for (i = 0; i < r.nwork; i++)
 		scratch_free(&r.work[i]);
 	free(r.work);

@@ -329,6 +329,7 @@ static void rd_colmeta(cur *c, pq_colmeta *m)
 		case 1: m->type = rd_enum(c, t); break;
 		case 4: m->codec = rd_enum(c, t); break;
 		case 5: m->num_values = rd_int(c, t); break;
+		case 6: m->total_uncompressed = rd_int(c, t); break;
 		case 7: m->total_compressed = rd_int(c, t); break;
 		case 9: m->data_page_offset = rd_int(c, t); break;
 		case 11: m->dict_page_offset = rd_int(c, t); break;

@@ -13,6 +13,7 @@
 #include "intr.h"
 #include "mpi.h"
 #include "quantize.h"
+#include "switches.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/rf.h"
 /* "auto" trains on the GPU from this estimate up (rows x mtry x min(depth, 16) x trees): on an
@@ -47,7 +48,8 @@ static gwb_status train_chosen(void *ctx, const gwb_rf_job *job, gwb_forest *f)
 	}
 }
 
-gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_forest **out)
+static gwb_status train_impl(const gwb_dataset *d, const gwb_rf_params *p0, gwb_rf_judge *judge,
+			     gwb_forest **out)
 {
 	chosen ch;
 	gwb_rf_params p = *p0;
@@ -174,6 +176,13 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	snprintf(f->backend_why, sizeof(f->backend_why), "%s", why);
 	ch.b = b;
 	ch.hybrid_cpu = hybrid_cpu;
+#ifdef GWB_HAVE_CUDA
+	if (judge && b == GWB_BACKEND_GPU && !p.hybrid && p.gpus.n <= 1 && !p.gpus.cpu &&
+	    !(p.ranks && gwb_mpi_size() > 1) && !p.oob && gwb_switch_on(GWB_SW_RF_JUDGE_GPU))
+		job.judge = judge;  /* one GPU: the forest is judged there, not read back */
+#endif
+	if (judge)
+		judge->done = false;
 	if (p.ranks && gwb_mpi_size() > 1) {
 		/* (f:grow's new trees too: their ranges start at tree_first) */
 		st = gwb_rf_train_ranks(&job, f, train_chosen, &ch);  /* rf_ranks.c */
@@ -182,6 +191,12 @@ gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p0, gwb_fores
 	}
 	if (st)
 		goto out_free;
+	if (judge && judge->done) {  /* the sums are the result; the forest was never read back */
+		judge->total_ms = (gwb_now() - t0) * 1e3;
+		judge->kernel_ms = f->timing.kernel_ms;
+		judge->transfer_ms = f->timing.transfer_ms;
+		goto out_free;
+	}
 	if (f->trees < p.trees) {  /* keep = true and Ctrl-C: the trees finished so far */
 		f->trees_asked = p.trees;
 		f->params.trees = f->trees;
@@ -206,4 +221,15 @@ out_free:
 	free(cw);
 	gwb_progress_call_end();
 	return st;
+}
+
+gwb_status gwb_rf_train(const gwb_dataset *d, const gwb_rf_params *p, gwb_forest **out)
+{
+	return train_impl(d, p, NULL, out);
+}
+
+gwb_status gwb_rf_train_judged(const gwb_dataset *d, const gwb_rf_params *p, gwb_rf_judge *j,
+			       gwb_forest **out)
+{
+	return train_impl(d, p, j, out);
 }

@@ -66,100 +66,171 @@ gwb_status gwb_rf_metric_parse(const char *name, gwb_task task, const char *fn, 
 			 near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "", known);
 }
 
-gwb_status gwb_rf_eval(const gwb_forest *f, const gwb_dataset *d, int threads, double *out)
+/* Every classification metric of d (K classes) from labels and probabilities (rows x K). */
+static gwb_status score_class(const gwb_dataset *d, int K, const int32_t *lab, const float *pf,
+			      double *out)
 {
 	size_t n = d->rows, i;
+	double *pd = malloc(n * (size_t)K * sizeof(double) + 1);
+	int64_t *cm = malloc((size_t)K * (size_t)K * sizeof(int64_t));
+	double a[3];
 	gwb_status st = GWB_OK;
+
+	if (!pd || !cm) {
+		st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+		goto out;
+	}
+	for (i = 0; i < n * (size_t)K; i++)
+		pd[i] = pf[i];
+	if ((st = gwb_metrics_confusion(d->y, lab, n, K, cm)))
+		goto out;
+	out[GWB_RFM_ACCURACY] = gwb_metrics_accuracy(cm, K);
+	out[GWB_RFM_BALANCED_ACCURACY] = gwb_metrics_balanced_accuracy(cm, K);
+	gwb_metrics_prf_avg(cm, K, GWB_AVG_MACRO, a);
+	out[GWB_RFM_PRECISION_MACRO] = a[0];
+	out[GWB_RFM_RECALL_MACRO] = a[1];
+	out[GWB_RFM_F1_MACRO] = a[2];
+	gwb_metrics_prf_avg(cm, K, GWB_AVG_WEIGHTED, a);
+	out[GWB_RFM_F1_WEIGHTED] = a[2];
+	if (K == 2) {  /* the second class is the positive one */
+		uint8_t *pb = malloc(n);
+		double *sc = malloc(n * sizeof(double));
+		if (pb && sc) {
+			for (i = 0; i < n; i++) {
+				pb[i] = d->y[i] == 1;
+				sc[i] = pd[i * 2 + 1];
+			}
+			if (gwb_metrics_roc_auc_binary(pb, sc, n, &out[GWB_RFM_ROC_AUC]))
+				out[GWB_RFM_ROC_AUC] = NAN;  /* one class in this fold */
+		}
+		free(pb);
+		free(sc);
+	} else if (gwb_metrics_roc_auc_multi(d->y, pd, n, K, false, GWB_AVG_MACRO,
+					     &out[GWB_RFM_ROC_AUC])) {
+		out[GWB_RFM_ROC_AUC] = NAN;  /* a class without rows in this fold */
+	}
+	gwb_error_clear();
+	if (gwb_metrics_log_loss(d->y, pd, n, K, &out[GWB_RFM_LOG_LOSS])) {
+		out[GWB_RFM_LOG_LOSS] = NAN;
+		gwb_error_clear();
+	}
+out:
+	free(pd);
+	free(cm);
+	return st;
+}
+
+/* Every regression metric of d from predicted values. */
+static gwb_status score_reg(const gwb_dataset *d, const float *v, double *out)
+{
+	size_t n = d->rows, i;
+	double *y = malloc(n * sizeof(double) + 1), *p = malloc(n * sizeof(double) + 1);
+	gwb_regression_metrics r;
+	gwb_status st;
+
+	if (!y || !p) {
+		st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		y[i] = d->yr[i];
+		p[i] = v[i];
+	}
+	if ((st = gwb_metrics_regression(y, p, n, &r)))
+		goto out;
+	out[GWB_RFM_R2] = r.r2;
+	out[GWB_RFM_RMSE] = r.rmse;
+	out[GWB_RFM_MAE] = r.mae;
+	out[GWB_RFM_MAPE] = r.mape;
+out:
+	free(y);
+	free(p);
+	return st;
+}
+
+static void metrics_nan(double *out)
+{
 	int m;
 
 	for (m = 0; m < GWB_RFM_COUNT; m++)
 		out[m] = NAN;
+}
+
+gwb_status gwb_rf_eval(const gwb_forest *f, const gwb_dataset *d, int threads, double *out)
+{
+	size_t n = d->rows;
+	gwb_status st;
+
+	metrics_nan(out);
 	if (!n)
 		return gwb_error(GWB_EINVAL, "rf: no rows to judge the forest on");
 	if (f->task == GWB_TASK_CLASSIFICATION) {
 		int K = f->classes;
 		int32_t *lab = malloc(n * sizeof(int32_t));
 		float *pf = malloc(n * (size_t)K * sizeof(float));
-		double *pd = malloc(n * (size_t)K * sizeof(double));
-		int64_t *cm = malloc((size_t)K * (size_t)K * sizeof(int64_t));
-		double a[3];
-		if (!lab || !pf || !pd || !cm) {
+		if (!lab || !pf)
 			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
-			goto out_class;
-		}
-		if (d->task != GWB_TASK_CLASSIFICATION || d->classes != K) {
+		else if (d->task != GWB_TASK_CLASSIFICATION || d->classes != K)
 			st = gwb_error(GWB_EINVAL, "rf: the table's classes are not the forest's");
-			goto out_class;
-		}
 		/* labels from predict (its argmax over double sums), probabilities as predict_proba's */
-		if ((st = gwb_forest_predict_labels_proba(f, d, threads, lab, pf)))
-			goto out_class;
-		for (i = 0; i < n * (size_t)K; i++)
-			pd[i] = pf[i];
-		if ((st = gwb_metrics_confusion(d->y, lab, n, K, cm)))
-			goto out_class;
-		out[GWB_RFM_ACCURACY] = gwb_metrics_accuracy(cm, K);
-		out[GWB_RFM_BALANCED_ACCURACY] = gwb_metrics_balanced_accuracy(cm, K);
-		gwb_metrics_prf_avg(cm, K, GWB_AVG_MACRO, a);
-		out[GWB_RFM_PRECISION_MACRO] = a[0];
-		out[GWB_RFM_RECALL_MACRO] = a[1];
-		out[GWB_RFM_F1_MACRO] = a[2];
-		gwb_metrics_prf_avg(cm, K, GWB_AVG_WEIGHTED, a);
-		out[GWB_RFM_F1_WEIGHTED] = a[2];
-		if (K == 2) {  /* the second class is the positive one */
-			uint8_t *pb = malloc(n);
-			double *sc = malloc(n * sizeof(double));
-			if (pb && sc) {
-				for (i = 0; i < n; i++) {
-					pb[i] = d->y[i] == 1;
-					sc[i] = pd[i * 2 + 1];
-				}
-				if (gwb_metrics_roc_auc_binary(pb, sc, n, &out[GWB_RFM_ROC_AUC]))
-					out[GWB_RFM_ROC_AUC] = NAN;  /* one class in this fold */
-			}
-			free(pb);
-			free(sc);
-		} else if (gwb_metrics_roc_auc_multi(d->y, pd, n, K, false, GWB_AVG_MACRO,
-						     &out[GWB_RFM_ROC_AUC])) {
-			out[GWB_RFM_ROC_AUC] = NAN;  /* a class without rows in this fold */
-		}
-		gwb_error_clear();
-		if (gwb_metrics_log_loss(d->y, pd, n, K, &out[GWB_RFM_LOG_LOSS])) {
-			out[GWB_RFM_LOG_LOSS] = NAN;
-			gwb_error_clear();
-		}
-out_class:
+		else if (!(st = gwb_forest_predict_labels_proba(f, d, threads, lab, pf)))
+			st = score_class(d, K, lab, pf, out);
 		free(lab);
 		free(pf);
-		free(pd);
-		free(cm);
 		return st;
 	} else {
 		float *v = malloc(n * sizeof(float));
-		double *y = malloc(n * sizeof(double)), *p = malloc(n * sizeof(double));
-		gwb_regression_metrics r;
-		if (!v || !y || !p) {
+		if (!v)
 			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
-			goto out_reg;
-		}
-		if ((st = gwb_forest_predict(f, d, threads, NULL, v)))
-			goto out_reg;
-		for (i = 0; i < n; i++) {
-			y[i] = d->yr[i];
-			p[i] = v[i];
-		}
-		if ((st = gwb_metrics_regression(y, p, n, &r)))
-			goto out_reg;
-		out[GWB_RFM_R2] = r.r2;
-		out[GWB_RFM_RMSE] = r.rmse;
-		out[GWB_RFM_MAE] = r.mae;
-		out[GWB_RFM_MAPE] = r.mape;
-out_reg:
+		else if (!(st = gwb_forest_predict(f, d, threads, NULL, v)))
+			st = score_reg(d, v, out);
 		free(v);
-		free(y);
-		free(p);
 		return st;
 	}
+}
+
+/* The metrics of a forest of `trees` trees on d from its sums per row (rows x outputs, in
+ * double: forest.c's predict_sums), finished as forest.c's predict_out finishes them: labels
+ * the first argmax of the sums, probabilities and values sums / trees in float. */
+static gwb_status eval_sums(const gwb_dataset *d, int trees, const double *sums, double *out)
+{
+	size_t n = d->rows, i, k;
+	gwb_status st;
+
+	metrics_nan(out);
+	if (d->task == GWB_TASK_CLASSIFICATION) {
+		size_t K = (size_t)d->classes;
+		int32_t *lab = malloc(n * sizeof(int32_t) + 1);
+		float *pf = malloc(n * K * sizeof(float) + 1);
+		if (!lab || !pf) {
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+		} else {
+			for (i = 0; i < n; i++) {
+				const double *a = sums + i * K;
+				size_t best = 0;
+				for (k = 1; k < K; k++)
+					if (a[k] > a[best])
+						best = k;
+				lab[i] = (int32_t)best;
+				for (k = 0; k < K; k++)
+					pf[i * K + k] = (float)(a[k] / trees);
+			}
+			st = score_class(d, (int)K, lab, pf, out);
+		}
+		free(lab);
+		free(pf);
+	} else {
+		float *v = malloc(n * sizeof(float) + 1);
+		if (!v) {
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory judging %zu rows", n);
+		} else {
+			for (i = 0; i < n; i++)
+				v[i] = (float)(sums[i] / trees);
+			st = score_reg(d, v, out);
+		}
+		free(v);
+	}
+	return st;
 }
 
 /* fold[i] in 0..k-1. Classification is stratified: within each class, rows (in their order, or
@@ -244,7 +315,9 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 			  int nc, double *out, gwb_rf_cv_timing *tm)
 {
 	gwb_rf_params q = *p;
-	int f, c, e, max = 0;
+	int f, c, e, max = 0, ncut = 0;
+	int *cuts = malloc(((size_t)nd + 1) * sizeof(int));
+	double *sums = NULL;
 	gwb_status st = GWB_OK;
 	size_t flo = 0, fhi = (size_t)k, nout = (size_t)nd * (size_t)nc * (size_t)k * GWB_RFM_COUNT;
 	/* under mpirun (ranks = "all"): the folds dealt to the ranks in order, each fold's forest
@@ -261,17 +334,71 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 		if (depths[e] > q.depth)
 			q.depth = depths[e];
 	q.oob = false;  /* the folds judge the forest; OOB is not asked for */
+	q.keep = false; /* a fold's forest is whole or an error (Ctrl-C stops the search) */
+	if (!cuts)
+		return gwb_error(GWB_ENOMEM, "rf: out of memory");
 	if (dealt) {
 		gwb_deal((size_t)k, gwb_mpi_size(), gwb_mpi_rank(), &flo, &fhi);
 		q.ranks = false;
 		memset(out, 0, nout * sizeof(double));
 	}
-	for (f = (int)flo; f < (int)fhi; f++) {
+	/* one GPU: each fold's forest judged where it grows (the cut depths ascending, each once) */
+	for (e = 0; e < nd; e++) {
+		int at = 0;
+		while (at < ncut && cuts[at] < depths[e])
+			at++;
+		if (at == ncut || cuts[at] != depths[e]) {
+			memmove(cuts + at + 1, cuts + at, (size_t)(ncut - at) * sizeof(int));
+			cuts[at] = depths[e];
+			ncut++;
+		}
+	}
+	{   /* one buffer of the sums for the largest fold, reused fold after fold */
+		size_t most = 0;
+		for (f = (int)flo; f < (int)fhi; f++)
+			if (test[f]->rows > most)
+				most = test[f]->rows;
+		/* a rank may be dealt no fold (k < ranks): then there is nothing to hold */
+		if (fhi > flo)
+			most *= (size_t)(train[flo]->task == GWB_TASK_CLASSIFICATION
+					 ? train[flo]->classes : 1);
+		if (fhi > flo && !(sums = malloc((size_t)nc * (size_t)ncut * most * sizeof(double) + 1)))
+			st = gwb_error(GWB_ENOMEM, "rf: out of memory for the folds' predictions");
+	}
+	for (f = (int)flo; f < (int)fhi && !st; f++) {
 		gwb_forest *F = NULL;
 		double t0;
-		if ((st = gwb_rf_train(train[f], &q, &F)))
-			return st;
+		gwb_rf_judge j = {.test = test[f], .cuts = cuts, .nd = ncut, .counts = counts, .nc = nc,
+				  .sums = sums};
+		size_t per = test[f]->rows * (size_t)(train[f]->task == GWB_TASK_CLASSIFICATION
+						       ? train[f]->classes : 1);
+		if ((st = gwb_rf_train_judged(train[f], &q, &j, &F)))
+			break;
 		t0 = gwb_now();
+		if (j.done) {
+			if (tm) {
+				tm->train_ms += j.total_ms;
+				tm->kernel_ms += j.kernel_ms;
+				tm->transfer_ms += j.transfer_ms;
+				tm->forests++;
+				tm->judged++;
+			}
+			for (e = 0; e < nd && !st; e++) {
+				int at = 0;
+				while (cuts[at] != depths[e])
+					at++;
+				for (c = 0; c < nc && !st; c++)
+					st = eval_sums(test[f], counts[c],
+						       sums + ((size_t)c * (size_t)ncut + (size_t)at) * per,
+						       out + (((size_t)e * (size_t)nc + (size_t)c) *
+							      (size_t)k + (size_t)f) * GWB_RFM_COUNT);
+			}
+			if (tm)
+				tm->eval_ms += (gwb_now() - t0) * 1e3;
+			if (st)
+				break;
+			continue;
+		}
 		if (tm) {
 			tm->train_ms += F->timing.total_ms;
 			tm->kernel_ms += F->timing.kernel_ms;
@@ -297,8 +424,12 @@ gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, i
 		if (tm)
 			tm->eval_ms += (gwb_now() - t0) * 1e3;
 		if (st)
-			return st;
+			break;
 	}
+	free(sums);
+	free(cuts);
+	if (st)
+		return st;
 	return dealt ? gwb_mpi_allreduce(out, nout, GWB_MPI_SUM) : GWB_OK;
 }
 

@@ -55,8 +55,9 @@ typedef struct gwb_rf_cv_timing {
 	double train_ms;     /* the forests' training (f.timing.total_ms summed) */
 	double kernel_ms;    /* of which GPU kernels, and host<->device copies (GPU only) */
 	double transfer_ms;
-	double eval_ms;      /* cutting, predicting the folds and their metrics */
+	double eval_ms;      /* cutting, predicting the folds and their metrics (on the host) */
 	int forests;         /* forests trained */
+	int judged;          /* of which judged on the device as they grew (train_ms holds it) */
 } gwb_rf_cv_timing;
 gwb_status gwb_rf_cv_grid(gwb_dataset *const *train, gwb_dataset *const *test, int k,
 			  const gwb_rf_params *p, const int *depths, int nd, const int *counts,

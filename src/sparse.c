@@ -2,6 +2,8 @@
  * and generators (Laplacians, random symmetric, k-nearest-neighbour graph Laplacians). */
 #define _GNU_SOURCE
 #include "sparse.h"
+
+#include "hash.h"
 #include "blas.h"
 
 #include "fileio.h"
@@ -99,6 +101,23 @@ void gwb_csr_free(gwb_csr *A)
 	free(A->ci64);
 	free(A->val);
 	free(A);
+}
+
+uint64_t gwb_csr_checksum(gwb_csr *A)
+{
+	size_t ib = A->wide ? sizeof(int64_t) : sizeof(int32_t);
+	if (!A->sum_ok) {
+		gwb_xxh64_state h;
+		gwb_xxh64_init(&h, 0);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->rp64 : (const void *)A->rp32,
+				 (size_t)(A->rows + 1) * ib);
+		gwb_xxh64_update(&h, A->wide ? (const void *)A->ci64 : (const void *)A->ci32,
+				 (size_t)A->nnz * ib);
+		gwb_xxh64_update(&h, A->val, (size_t)A->nnz * sizeof(double));
+		A->sum = gwb_xxh64_final(&h);
+		A->sum_ok = true;
+	}
+	return A->sum;
 }
 
 size_t gwb_csr_bytes(const gwb_csr *A)
@@ -284,6 +303,8 @@ struct spmv_ctx {
 	int b;
 	double alpha;
 	double *dot;   /* gwb_csr_spmv_dot: per part, the sum of x_i y_i and its compensation */
+	double beta, gamma;  /* gwb_csr_spmm_axpby: y = alpha A x + beta x + gamma z */
+	const double *z;     /* (NULL: gamma is 0) */
 };
 
 /* Knuth's TwoSum: *s + p with the rounding error added to *e (branch-free) */
@@ -313,6 +334,9 @@ static inline void two_sum(double *s, double *e, double p)
 				if (q < e)                                                    \
 					s0 += v[q] * x[CI[q]];                                \
 				double yi = alpha * (s0 + s1);                                \
+				if (c->beta != 0 || c->z)                                     \
+					yi += c->beta * x[i] +                                \
+					      (c->z ? c->gamma * c->z[(size_t)k0 * A->rows + i] : 0); \
 				y[i] = yi;                                                    \
 				if (dot)                                                      \
 					two_sum(&ds, &de, x[i] * yi);                         \
@@ -330,8 +354,16 @@ static inline void two_sum(double *s, double *e, double p)
 				for (int k = 0; k < nb; k++)                                  \
 					s[k] += a * xc[(size_t)k * A->cols];                  \
 			}                                                                     \
-			for (int k = 0; k < nb; k++)                                          \
-				y[i + (size_t)k * A->rows] = alpha * s[k];                    \
+			if (c->beta != 0 || c->z) {                                           \
+				const double *zz = c->z ? c->z + (size_t)k0 * A->rows : NULL; \
+				for (int k = 0; k < nb; k++)                                  \
+					y[i + (size_t)k * A->rows] = alpha * s[k] +           \
+						c->beta * x[i + (size_t)k * A->cols] +        \
+						(zz ? c->gamma * zz[i + (size_t)k * A->rows] : 0); \
+			} else {                                                              \
+				for (int k = 0; k < nb; k++)                                  \
+					y[i + (size_t)k * A->rows] = alpha * s[k];            \
+			}                                                                     \
 		}                                                                             \
 	}
 
@@ -362,7 +394,7 @@ static int64_t spmv_grain(const gwb_csr *A, int b)
 
 void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y)
 {
-	struct spmv_ctx c = {A, x, y, 1, 1.0, NULL};
+	struct spmv_ctx c = {A, x, y, 1, 1.0, NULL, 0, 0, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 }
 
@@ -373,14 +405,21 @@ void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b)
 
 void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b)
 {
-	struct spmv_ctx c = {A, X, Y, b, alpha, NULL};
+	struct spmv_ctx c = {A, X, Y, b, alpha, NULL, 0, 0, NULL};
+	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
+}
+
+void gwb_csr_spmm_axpby(const gwb_csr *A, double alpha, const double *X, double beta,
+			const double *Z, double gamma, double *Y, int b)
+{
+	struct spmv_ctx c = {A, X, Y, b, alpha, NULL, beta, gamma, gamma != 0 ? Z : NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, b), spmv_part, &c);
 }
 
 double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y)
 {
 	double dot[128] = {0};
-	struct spmv_ctx c = {A, x, y, 1, alpha, dot};
+	struct spmv_ctx c = {A, x, y, 1, alpha, dot, 0, 0, NULL};
 	gwb_parallel_for(A->rows, spmv_grain(A, 1), spmv_part, &c);
 	double s = 0, e = 0;
 	for (int t = 0; t < 64; t++) {

@@ -56,6 +56,11 @@ gwb_status gwb_csr_alloc(int64_t rows, int64_t cols, int64_t nnz, bool force_wid
 			 gwb_csr **out);
 void gwb_csr_free(gwb_csr *A);
 
+/* XXH64 of the CSR arrays (offsets, indices, values), computed once and cached in A->sum (a
+ * CSR is never written after it is built): the run log's checksum, and what the ranks of an
+ * MPI job compare before a distributed solve. */
+uint64_t gwb_csr_checksum(gwb_csr *A);
+
 /* Bytes held by the matrix (indices + values). */
 size_t gwb_csr_bytes(const gwb_csr *A);
 
@@ -71,6 +76,10 @@ void gwb_csr_spmv(const gwb_csr *A, const double *x, double *y);
 void gwb_csr_spmm(const gwb_csr *A, const double *X, double *Y, int b);
 /* Y = alpha A X (the scaling applied as Y is written). */
 void gwb_csr_spmm_scaled(const gwb_csr *A, double alpha, const double *X, double *Y, int b);
+/* Y = alpha A X + beta X + gamma Z for a square A (Z may be NULL when gamma is 0; Y must not
+ * be X or Z): a Chebyshev filter's step in one pass over the rows, Z and Y n x b like X. */
+void gwb_csr_spmm_axpby(const gwb_csr *A, double alpha, const double *X, double beta,
+			const double *Z, double gamma, double *Y, int b);
 /* y = alpha A x for a square A, returning x^T y (compensated sums): Lanczos' product and its
  * diagonal coefficient in one pass over y. */
 double gwb_csr_spmv_dot(const gwb_csr *A, double alpha, const double *x, double *y);
@@ -125,6 +134,8 @@ typedef struct gwb_svd_opts {
 	uint64_t seed;
 	bool vectors;         /* keep u (left) and v (right, e->vectors) in the result */
 	gwb_backend backend;
+	bool alone;           /* ranks = "self": under mpirun, this process solves alone (the
+			       * default deals the rows of A and of A^T to the ranks) */
 } gwb_svd_opts;
 void gwb_svd_opts_default(gwb_svd_opts *o);
 struct gwb_eigen;

@@ -96,6 +96,11 @@ static const struct entry {
 		"metrics of a Predictions object (f:predict on the GPU) computed where it lies",
 		true, GWB_SW_GPU, "lapi_metrics.c -> metrics.cu: counts, sorts and sums on the device",
 		"the predictions copied back and judged by metrics.c", "", ""}, NULL},
+	[GWB_SW_RF_JUDGE_GPU] = {{"rf.judge_gpu",
+		"rf.search on one GPU: each fold's forest judged on the device where it grew",
+		true, GWB_SW_GPU, "rf_train.cu k_judge: the fold's rows walk every batch's trees to "
+		"each cut depth; the trees never come back", "rf_eval.c: the forest read back, cut "
+		"on the host and predicted (rf_predict.cu) for each depth and count", "", ""}, NULL},
 };
 
 /* The levels (GNU range designators: every entry starts unset). */

@@ -35,6 +35,7 @@ typedef enum gwb_switch_id {
 	GWB_SW_COPY_PINNED,      /* host <-> device copies staged through pinned memory */
 	GWB_SW_COPY_STREAMED,    /* host <-> device copies overlapped with work on streams */
 	GWB_SW_METRICS_GPU,      /* metrics of a GPU prediction computed on the device */
+	GWB_SW_RF_JUDGE_GPU,     /* rf.search on one GPU: folds judged on the device, not read back */
 	GWB_SW_COUNT
 } gwb_switch_id;
 

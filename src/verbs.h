@@ -85,6 +85,12 @@ gwb_status gwb_groups_agg_i64(gwb_groups *g, gwb_agg a, const gwb_col *c, int64_
 gwb_status gwb_table_join(const gwb_col *lk, const gwb_col *rk, bool left, size_t **li,
 			  size_t **ri, size_t *n);
 
+/* A left join's right side when every right key occurs once (a lookup table): ri[i] the right
+ * row of left row i (GWB_ROW_NONE: none; the left rows stay as they are, in order, once each).
+ * *unique false, and *ri NULL, when some right key repeats (then gwb_table_join). Keys as in
+ * gwb_table_join. *ri is the caller's (free()). */
+gwb_status gwb_table_lookup(const gwb_col *lk, const gwb_col *rk, size_t **ri, bool *unique);
+
 #ifdef __cplusplus
 }
 #endif

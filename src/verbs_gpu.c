@@ -136,12 +136,75 @@ const char *gwb_verbs_gpu_lacks_rows(const gwb_dataset *d)
 	return NULL;
 }
 
+gwb_status gwb_verbs_gpu_program(const gwb_expr *e, gwb_expr_ins **out, int *n, int *depth)
+{
+	int m, d0, i, o = 0, sp = 0, deep = 0, extra = 0;
+	const gwb_expr_ins *code = gwb_expr_program(e, &m, &d0);
+	gwb_expr_ins *p;
+
+	(void)d0;
+	*out = NULL;
+	*n = *depth = 0;
+	for (i = 0; i < m; i++)
+		extra += code[i].op == GWB_XOP_CMPC;
+	if (!(p = malloc(((size_t)m + 2 * (size_t)extra + 1) * sizeof(*p))))
+		return gwb_error(GWB_ENOMEM, "filter: out of memory for the expression's program");
+	for (i = 0; i < m; i++) {
+		const gwb_expr_ins *in = &code[i];
+		if (in->op != GWB_XOP_CMPC) {
+			p[o++] = *in;
+			continue;
+		}
+		if (in->ival < GWB_XOP_LT || in->ival > GWB_XOP_NE) {
+			free(p);
+			return gwb_error(GWB_EINVAL, "filter: a fused comparison with the "
+					 "comparison %lld", (long long)in->ival);
+		}
+		/* the three instructions fuse() made it of, as compiled */
+		p[o++] = (gwb_expr_ins){GWB_XOP_COL, in->col, 0, 0};
+		p[o++] = (gwb_expr_ins){GWB_XOP_NUM, 0, in->num, 0};
+		p[o++] = (gwb_expr_ins){(int)in->ival, 0, 0, 0};
+	}
+	for (i = 0; i < o; i++) {   /* the deepest stack of the program as it now is */
+		switch (p[i].op) {
+		case GWB_XOP_COL: case GWB_XOP_NUM: case GWB_XOP_CMPI:
+			sp++;
+			break;
+		case GWB_XOP_ADD: case GWB_XOP_SUB: case GWB_XOP_MUL: case GWB_XOP_DIV:
+		case GWB_XOP_LT: case GWB_XOP_LE: case GWB_XOP_GT: case GWB_XOP_GE:
+		case GWB_XOP_EQ: case GWB_XOP_NE: case GWB_XOP_AND: case GWB_XOP_OR:
+			sp--;
+			break;
+		case GWB_XOP_NEG: case GWB_XOP_NOT: case GWB_XOP_ISNAN:
+			break;
+		default:   /* one that expr.c added and the device's evaluator does not know */
+			free(p);
+			return gwb_error(GWB_EINVAL, "filter: the expression's instruction %d is "
+					 "unknown to the device", p[i].op);
+		}
+		if (sp < 1) {
+			free(p);
+			return gwb_error(GWB_EINVAL, "filter: the expression's program underflows "
+					 "its stack at %d", i);
+		}
+		if (sp > deep)
+			deep = sp;
+	}
+	*out = p;
+	*n = o;
+	*depth = deep;
+	return GWB_OK;
+}
+
 const char *gwb_verbs_gpu_lacks_expr(const gwb_expr *e)
 {
 #ifdef GWB_HAVE_CUDA
+	gwb_expr_ins *code;
 	int n, depth;
 
-	gwb_expr_program(e, &n, &depth);
+	if (gwb_verbs_gpu_program(e, &code, &n, &depth))
+		return "the expression has an instruction the device lacks";
+	free(code);
 	if (depth > GWB_VG_MAXDEPTH || n > 256)
 		return "the expression is deeper than the device evaluates";
 #else
@@ -398,6 +461,7 @@ gwb_status gwb_verbs_gpu_filter(gwb_dataset *d, const gwb_expr *e, const uint8_t
 {
 	int nc = d->features + !d->no_target, j, n, depth;
 	gwb_dcol *cols = NULL;
+	gwb_expr_ins *code = NULL;
 	uint8_t *dm = NULL;
 	uint32_t *idx = NULL;
 	size_t k = 0;
@@ -407,8 +471,9 @@ gwb_status gwb_verbs_gpu_filter(gwb_dataset *d, const gwb_expr *e, const uint8_t
 	if ((st = gwb_gpu_malloc((void **)&dm, d->rows + 1, "verbs.mask")) ||
 	    (st = gwb_gpu_malloc((void **)&idx, (d->rows + 1) * 4, "verbs.rows")))
 		goto out;
-	if (e) {
-		const gwb_expr_ins *code = gwb_expr_program(e, &n, &depth);
+	if (e) {   /* the program with its OP_CMPCs expanded (the device's evaluator lacks it) */
+		if ((st = gwb_verbs_gpu_program(e, &code, &n, &depth)))
+			goto out;
 		if (!(cols = calloc((size_t)nc + 1, sizeof(*cols)))) {
 			st = gwb_error(GWB_ENOMEM, "filter: out of memory");
 			goto out;
@@ -422,6 +487,7 @@ gwb_status gwb_verbs_gpu_filter(gwb_dataset *d, const gwb_expr *e, const uint8_t
 	if (st || (st = gwb_vg_select(dm, d->rows, idx, &k)) || (st = take_dev(d, idx, k, out)))
 		goto out;
 out:
+	free(code);
 	free(cols);
 	gwb_gpu_free(dm);
 	gwb_gpu_free(idx);

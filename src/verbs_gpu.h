@@ -42,6 +42,12 @@ void gwb_verbs_note_set(bool gpu, const char *fmt, ...) __attribute__((format(pr
 /* Why the device does not take these (NULL: it does). */
 const char *gwb_verbs_gpu_lacks_rows(const gwb_dataset *d);       /* filter, sort: every column */
 const char *gwb_verbs_gpu_lacks_expr(const gwb_expr *e);
+/* e's program for the device's evaluator (kernels/verbs.cu), which knows the opcodes up to
+ * GWB_XOP_CMPI: each GWB_XOP_CMPC (a column compared with a constant, fused by expr.c) expanded
+ * back into GWB_XOP_COL col, GWB_XOP_NUM num and the comparison ival, the same doubles compared.
+ * *out (the caller's, free()) holds *n instructions, *depth the deepest stack they reach.
+ * GWB_EINVAL for an opcode the device does not know. In every build (unit-tested on the CPU). */
+gwb_status gwb_verbs_gpu_program(const gwb_expr *e, gwb_expr_ins **out, int *n, int *depth);
 const char *gwb_verbs_gpu_lacks_keys(const gwb_dataset *d, int nk);
 const char *gwb_verbs_gpu_lacks_agg(int agg);
 

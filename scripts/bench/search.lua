@@ -15,7 +15,8 @@
 -- Targets on the H200 host: >= 200x scikit-learn (16 cores), >= 3x the separate rf.cv calls.
 -- Result lines: search case=... gwb_s=... peer=... peer_s=... ratio=... target=... MET|MISSED
 -- Environment: GWB_PYTHON, GWB_SEARCH_BACKEND (default auto), GWB_SEARCH_SEPARATE=0 skips the
--- separate rf.cv calls, GWB_SEARCH_PEER=0 skips scikit-learn.
+-- separate rf.cv calls, GWB_SEARCH_PEER=0 skips scikit-learn, GWB_SEARCH_AB=1 also times the
+-- search with the switch rf.judge_gpu off (the folds' forests read back and judged on the host).
 local quick = os.getenv("GWB_BENCH_QUICK") == "1"
 local ROWS = tonumber(os.getenv("GWB_SEARCH_ROWS") or "") or (quick and 20000 or 400000)
 local FEATURES = tonumber(os.getenv("GWB_SEARCH_FEATURES") or "") or (quick and 16 or 64)
@@ -57,9 +58,10 @@ local function wall(fn)
 end
 local function split(t)   -- what the call's f.timing holds (rf.search: training and refit)
   if t.forests then
-    return string.format("%d forests trained in %.0f ms (kernel %.0f + transfer %.0f), folds "
-      .. "judged %.0f ms, refit %.0f ms, search total %.0f ms", t.forests, t.train_ms or 0,
-      t.kernel_ms or 0, t.transfer_ms or 0, t.eval_ms or 0, t.refit_ms or 0, t.total_ms or 0)
+    return string.format("%d forests trained in %.0f ms (kernel %.0f + transfer %.0f; %d of "
+      .. "them judged on the device as they grew), metrics on the host %.0f ms, refit %.0f ms, "
+      .. "search total %.0f ms", t.forests, t.train_ms or 0, t.kernel_ms or 0, t.transfer_ms or 0,
+      t.judged_on_device or 0, t.eval_ms or 0, t.refit_ms or 0, t.total_ms or 0)
   end
   if t.kernel_ms then
     return string.format("kernel %.0f + transfer %.0f + host %.0f ms", t.kernel_ms,
@@ -71,6 +73,16 @@ end
 local s, ours = wall(function() return rf.search(d, grid, opts) end)
 print(string.format("  %-34s %10.2f s  best f1_macro %.4f (%s); %s", "gwb rf.search", ours,
   s.best_mean, gwb.pretty(s.best), split(s.timing)))
+-- GWB_SEARCH_AB=1: the same search with the folds' forests read back and judged on the host
+-- (switch rf.judge_gpu off), what the device judging saves
+if os.getenv("GWB_SEARCH_AB") == "1" and (s.timing.judged_on_device or 0) > 0 then
+  local old = gwb.switches { ["rf.judge_gpu"] = false }
+  local s2, t2 = wall(function() return rf.search(d, grid, opts) end)
+  gwb.switches(old)
+  print(string.format("  %-34s %10.2f s  best f1_macro %.4f (same: %s); %s",
+    "  rf.search, rf.judge_gpu off", t2, s2.best_mean, tostring(s2.best_mean == s.best_mean),
+    split(s2.timing)))
+end
 
 -- the 18 settings as separate rf.cv calls: every depth x max_features at the smallest tree
 -- count first, so that what the time share leaves out is extrapolated from a measured call

@@ -124,3 +124,47 @@ T.test("rf.search on the gpu: depths and tree counts cut from one forest equal r
     T.near(st.metrics.log_loss.mean, cv.metrics.log_loss.mean, 1e-6, "setting " .. i .. " log_loss")
   end
 end)
+
+T.test("rf.search on the gpu judges each fold on the device: the CPU search's values, and the host path's", function()
+  T.need_gpu()
+  local metric_names = { "accuracy", "balanced_accuracy", "f1_macro", "f1_weighted", "roc_auc", "log_loss" }
+  local d = data.load("datasets/digits.csv")
+  local grid = { trees = { 3, 7 }, depth = { 2, 5, 0 } }
+  local function run(backend, judge)
+    local old = gwb.switches { ["rf.judge_gpu"] = judge }
+    local ok, s = pcall(rf.search, d, grid, { cv = 3, metric = "f1_macro", progress = false,
+      refit = false, backend = backend })
+    gwb.switches(old)
+    assert(ok, s)
+    return s
+  end
+  local dev, host, cpu = run("gpu", true), run("gpu", false), run("cpu", true)
+  T.eq(dev.ran, 6)
+  for i, st in ipairs(dev.settings) do
+    for _, m in ipairs(metric_names) do
+      -- the GPU forest is the CPU forest node for node, and the device sums the trees in
+      -- double in index order as forest.c does: the same numbers, bit for bit
+      T.eq(st.metrics[m].mean, cpu.settings[i].metrics[m].mean, "setting " .. i .. " " .. m .. " (cpu)")
+    end
+    -- the host path's GPU prediction sums votes in float: labels equal, probabilities to rounding
+    T.eq(st.metrics.accuracy.mean, host.settings[i].metrics.accuracy.mean, "setting " .. i .. " (host)")
+    T.near(st.metrics.log_loss.mean, host.settings[i].metrics.log_loss.mean, 1e-6, "setting " .. i .. " log_loss (host)")
+  end
+  -- regression: the device path against the host path of the same GPU forests
+  local r = data.load("datasets/diabetes.csv")
+  local rg = { trees = { 4, 9 }, depth = { 3, 0 } }
+  local function runr(judge)
+    local old = gwb.switches { ["rf.judge_gpu"] = judge }
+    local ok, s = pcall(rf.search, r, rg, { cv = 4, metric = "rmse", progress = false, refit = false, backend = "gpu" })
+    gwb.switches(old)
+    assert(ok, s)
+    return s
+  end
+  local a, b = runr(true), runr(false)
+  for i, st in ipairs(a.settings) do
+    for _, m in ipairs { "rmse", "mae", "r2" } do
+      T.near(st.metrics[m].mean, b.settings[i].metrics[m].mean, 1e-5 * math.max(1, math.abs(st.metrics[m].mean)),
+        "setting " .. i .. " " .. m)
+    end
+  end
+end)

@@ -68,6 +68,16 @@ test("laplacian2d: double eigenvalues come with their multiplicity", function()
   local B = mat.laplacian2d(30, { sparse = true })
   check(eig.solve(B, { k = 8, method = "rand+lanczos", backend = "cpu" }), lap_spectrum({ 30, 30 }, 8),
     1e-10, "rand+lanczos 30x30")
+  -- deflated_check = false skips it (as ARPACK and SLEPc): the note says so, no products for
+  -- it, and on a matrix without repeated values the same values
+  local R = mat.randsym(3000, { density = 3e-3, seed = 5 })
+  local on = eig.solve(R, { k = 5, which = "largest", method = "lanczos" })
+  local off = eig.solve(R, { k = 5, which = "largest", method = "lanczos", deflated_check = false })
+  ok(on.note:find("deflated check (", 1, true), on.note)
+  ok(off.note:find("no deflated check (deflated_check = false)", 1, true), off.note)
+  local pon, poff = tonumber(on.note:match("(%d+) products A x")), tonumber(off.note:match("(%d+) products A x"))
+  ok(poff < pon, "the check's products are saved: " .. poff .. " against " .. pon)
+  for i = 1, 5 do near(off.values[i], on.values[i], 1e-10, "deflated_check = false value " .. i) end
 end)
 
 test("laplacian3d: triple eigenvalues and the analytic spectrum to 1e-10", function()

@@ -94,6 +94,11 @@ T.test("filter on the device: expressions, masks, functions, empty and one-row r
     "f > 0 & k1 == 'apple'", "isnan(f) | i >= 5", "~(k2 == 'x')", "i == 9007199254740993",
     "i != 9007199254740992", "f * 2 + 1 > s / 4", "-f <= 0 & ~isnan(s)", "cls == 'yes'",
     "f > 1e308", "id == 17",
+    -- a column against a constant compiles to one fused OP_CMPC (expr.c), which
+    -- verbs_gpu.c expands back into COL, NUM and the comparison for the device
+    "f > 0.5", "f > 1 & s <= 2", "s < -3.5 | f >= 7", "f != 0.1", "f == 0",
+    "~(s > 2.5) & k2 != 'z'", "0.5 < f", "i >= 5 & f < 3.125 | isnan(s)",
+    "(f > 0 | s > 0) & (f < 5 | s < 5) & k1 != 'fig'",
   } do
     check("filter " .. e, "data.filter", function(d, o) return d:filter(e, o) end)
   end
@@ -148,6 +153,19 @@ T.test("group_by on the device: every aggregate by one and two keys (direct and 
   local r = last_run("data.group_by")
   T.eq(r.backend, "cpu")
   T.ok(tostring(r.backend_why):find("nunique", 1, true), tostring(r.backend_why))
+  -- a free-text key (grouped by its strings, verbs.c) is the CPU's too
+  local tf = tmp .. "/table_gpu_text.csv"
+  local lines = { "note,v" }
+  for i = 1, 300 do lines[#lines + 1] = string.format("w%d,%d", (i * 7) % 200, i) end
+  T.writefile(tf, table.concat(lines, "\n") .. "\n")
+  local td = data.load(tf)
+  T.eq(td.note.kind, "text")
+  local want = td:group_by("note", { backend = "cpu" }):agg { n = "count()", s = "sum(v)" }
+  local got = td:group_by("note", { backend = "gpu" }):agg { n = "count()", s = "sum(v)" }
+  r = last_run("data.group_by")
+  T.eq(r.backend, "cpu")
+  T.ok(tostring(r.backend_why):find("text", 1, true), tostring(r.backend_why))
+  same(want, got, "group_by a text key")
 end)
 
 T.test("value_counts on the device = the CPU's (order of counts, ties by first appearance)", function()

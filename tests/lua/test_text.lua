@@ -151,14 +151,99 @@ T.test("verbs carry text; keys and expressions refuse it by name", function()
   for i = 1, 50 do T.eq(h.note[i], notes[h.id[i]]) end
   local w = d:with { z = "x * 2" }
   T.eq(w.note[7], notes[7])
-  T.raises(function() d:sort("note") end, "column 'note' holds free text")
-  T.raises(function() d:group_by("note") end, "holds free text")
   T.raises(function() d:filter("note == 'x'") end, "holds free text")
   local g = d:group_by("color"):agg { n = "count(note)" }
   local total = 0
   for i = 1, g.rows do total = total + g.n[i] end
   T.eq(total, 565, "count() counts strings")
   T.raises(function() d:group_by("color"):agg { s = "sum(note)" } end, "a text column")
+end)
+
+T.test("text keys sort, group and join by their strings, as the same labels in a category do", function()
+  -- by a Lua loop: the notes in string order, stable, missing last
+  local d = data.load(small, { target = "y" })
+  local idx = {}
+  for i = 1, 600 do idx[i] = i end
+  table.sort(idx, function(a, b)
+    local x, y = notes[a], notes[b]
+    if x == nil or y == nil then
+      if x ~= nil then return true end
+      if y ~= nil then return false end
+      return a < b
+    end
+    if x ~= y then return x < y end
+    return a < b
+  end)
+  local s = d:sort("note")
+  for i = 1, 600 do T.eq(s.id[i], idx[i], "sort by note: row " .. i) end
+  local s2 = d:sort { "-note" }
+  T.eq(s2.id[1], idx[565], "descending: the last string first")
+  T.eq(s2.note[600], nil, "missing last either way")
+  -- repeated strings read as text (asked for) and as a category give the same answers
+  local p = dir .. "/words.csv"
+  local lines = { "id,t,c,v" }
+  local words = { "pear", "fig", "apple", "kiwi", "lime", "", "date" }
+  for i = 1, 3000 do
+    local w = words[(i * 7919) % 7 + 1]
+    lines[#lines + 1] = string.format("%d,%s,%s,%d", i, w, w, (i * 37) % 101)
+  end
+  T.writefile(p, table.concat(lines, "\n") .. "\n")
+  local e = data.load(p, { target = "id", text = { "t" }, categorical = { "c" } })
+  T.eq(e.t.kind, "text")
+  T.eq(e.c.kind, "category")
+  local a, b = e:sort { "t", "-v" }, e:sort { "c", "-v" }
+  for i = 1, 3000 do T.eq(a.id[i], b.id[i], "sort by text and by category: row " .. i) end
+  local ga = e:group_by("t"):agg { n = "count()", s = "sum(v)", m = "median(v)" }
+  local gb = e:group_by("c"):agg { n = "count()", s = "sum(v)", m = "median(v)" }
+  T.eq(ga.rows, 7, "six words and the missing one")
+  T.eq(ga.t.kind, "text", "the key stays text")
+  for i = 1, ga.rows do
+    T.eq(ga.t[i], gb.c[i] == gb.c[i] and gb.c[i] or nil, "group key " .. i)
+    T.eq(ga.n[i], gb.n[i])
+    T.eq(ga.s[i], gb.s[i])
+    T.eq(ga.m[i], gb.m[i])
+  end
+  local g2 = e:group_by { "t", "v" }:agg { n = "count()" }
+  local g3 = e:group_by { "c", "v" }:agg { n = "count()" }
+  T.eq(g2.rows, g3.rows)
+  for i = 1, g2.rows do T.eq(g2.n[i], g3.n[i]) end
+  -- joins: text on either side matches labels of a category or of text
+  local rp = dir .. "/wordsr.csv"
+  T.writefile(rp, "t,w\nfig,1\nkiwi,2\nplum,3\ndate,4\n")
+  local r = data.load(rp, { target = "w", text = { "t" } })
+  local rc = data.load(rp, { target = "w", categorical = { "t" } })
+  local want = { fig = 1, kiwi = 2, date = 4 }
+  for _, pair in ipairs { { e, r }, { e, rc }, { e:rename { t = "x", c = "t" }, r } } do
+    local j = pair[1]:join(pair[2], { on = "t", how = "left" })
+    T.eq(j.rows, 3000)
+    for i = 1, 3000, 7 do
+      local w = words[(i * 7919) % 7 + 1]
+      local got = j.w[i]
+      if want[w] then T.eq(got, want[w], "join row " .. i) else T.eq(got, nil, "join row " .. i .. ": none") end
+    end
+    local inner = pair[1]:join(pair[2], { on = "t" })
+    local cnt = 0
+    for i = 1, 3000 do if want[words[(i * 7919) % 7 + 1]] then cnt = cnt + 1 end end
+    T.eq(inner.rows, cnt, "inner join rows")
+  end
+  T.raises(function() return e:join(data.load(rp, { target = "t" }), { on = "w" }) end, "no column")
+  -- isin of a long list of strings (a hash set) and a short one (a scan)
+  for _, size in ipairs { 4, 60 } do
+    local set, want = {}, {}
+    for i = 1, size do
+      local row = (i * 97) % 600 + 1
+      if notes[row] then set[#set + 1] = notes[row]; want[notes[row]] = true end
+      set[#set + 1] = "absent " .. i
+    end
+    local m = d.note:isin(set)
+    local n = 0
+    for i = 1, 600 do
+      local w = notes[i] ~= nil and want[notes[i]] == true
+      T.eq(m[i], w, "isin of " .. size .. ": row " .. i)
+      if w then n = n + 1 end
+    end
+    T.ok(n > 0)
+  end
 end)
 
 T.test("models refuse a text column by name; dropping it trains", function()
