@@ -91,6 +91,12 @@ static inline void gwb_ksum_add(gwb_ksum *k, double x)
 {
 	double t = k->s + x;
 
+	if (!isfinite(t)) {   /* past the range (or inf/nan added): the sum is t, and the error
+			       * term (inf - inf = nan) must not turn an overflow into nan */
+		k->s = t;
+		k->c = 0;
+		return;
+	}
 	if (fabs(k->s) >= fabs(x))
 		k->c += (k->s - t) + x;
 	else

@@ -291,3 +291,21 @@ T.test("verbs are run-logged", function()
   T.eq(r[#r].params.what, "v1 > 3")
   T.eq(r[#r].params.rows, 240)
 end)
+
+T.test("sums, var and std past the double range are inf (as pandas and numpy), not nan", function()
+  local path = T.tmpdir() .. "/big.csv"
+  local h = assert(io.open(path, "w"))
+  h:write("g,x,y\na,1e300,0\na,1.5,1\na,-2.25,0\nb,1e308,1\nb,1e308,0\nc,1e308,1\nc,-1e308,0\nc,4,1\n")
+  h:close()
+  local t = data.load(path, { target = "y" })
+  T.eq(t.x.dtype, "f64")
+  local r = t:group_by("g"):agg { s = "sum(x)", v = "var(x)", sd = "std(x)", m = "mean(x)" }
+  -- pandas: a var inf (the squares overflow), std inf; b sum inf, var 0; c sum 4, mean 4/3
+  T.eq(r.v[1], math.huge)
+  T.eq(r.sd[1], math.huge)
+  T.eq(r.s[1], 1e300)
+  T.eq(r.s[2], math.huge)
+  T.eq(r.s[3], 4)
+  T.ok(math.abs(r.m[3] - 4 / 3) < 1e-15)
+  T.eq(t.x:sum(), math.huge)
+end)
