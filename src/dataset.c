@@ -441,11 +441,83 @@ oom:
 /* A device copy of X on the calling thread's device into *out. */
 static gwb_status gwb_dataset_to_gpu_on(gwb_dataset *d, gwb_buf **out);
 
+/* A device copy of bytes of host memory p (not registered: copied through the staging ring,
+ * so the owner of p keeps freeing it as before) as a GPU-resident buffer. */
+static gwb_status dev_copy_of(const void *p, size_t bytes, const char *purpose, gwb_buf **out)
+{
+	void *dev = NULL;
+	gwb_status st;
+
+	if ((st = gwb_gpu_malloc(&dev, bytes ? bytes : 1, purpose)))
+		return st;
+	if (bytes && (st = gwb_gpu_copy_in(dev, p, bytes))) {
+		gwb_gpu_free(dev);
+		return st;
+	}
+	if ((st = gwb_buf_adopt_dev(dev, bytes, purpose, out)))
+		gwb_gpu_free(dev);
+	return st;
+}
+
+/* the target and the 64-bit columns beside xbuf (the verbs read them on the device) */
+static gwb_status dataset_rest_to_gpu(gwb_dataset *d)
+{
+	gwb_status st = GWB_OK;
+	int j;
+
+	if (!d->ybuf)
+		st = d->y ? dev_copy_of(d->y, d->rows * sizeof(int32_t), "data.y", &d->ybuf)
+			  : dev_copy_of(d->yr, d->rows * sizeof(float), "data.y", &d->ybuf);
+	if (st || !gwb_dataset_has_wide(d))
+		return st;
+	if (!d->wbuf && !(d->wbuf = calloc((size_t)d->features + 1, sizeof(gwb_buf *))))
+		return gwb_error(GWB_ENOMEM, "to(\"gpu\"): out of memory");
+	for (j = 0; j < d->features && !st; j++) {
+		const gwb_num64 *w = d->wide[j];
+		if (!w || d->wbuf[j])
+			continue;
+		st = dev_copy_of(w->type == GWB_DT_I64 ? (const void *)w->i : (const void *)w->f,
+				 d->rows * 8, "data.wide", &d->wbuf[j]);
+	}
+	return st;
+}
+
+static void dataset_rest_to_cpu(gwb_dataset *d)
+{
+	int j;
+
+	gwb_buf_free(d->ybuf);
+	d->ybuf = NULL;
+	if (d->wbuf)
+		for (j = 0; j < d->features; j++)
+			gwb_buf_free(d->wbuf[j]);
+	free(d->wbuf);
+	d->wbuf = NULL;
+	if (d->rbuf)
+		for (j = 0; j <= d->features; j++)
+			gwb_buf_free(d->rbuf[j]);
+	free(d->rbuf);
+	d->rbuf = NULL;
+}
+
 gwb_status gwb_dataset_to_gpu(gwb_dataset *d)
 {
+	gwb_status st;
+
 	if (d->xbuf)
 		return GWB_OK;
-	return gwb_dataset_to_gpu_on(d, &d->xbuf);
+	if ((st = gwb_dataset_to_gpu_on(d, &d->xbuf)))
+		return st;
+	if ((st = dataset_rest_to_gpu(d))) {   /* all or nothing */
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", gwb_errmsg());
+		dataset_rest_to_cpu(d);
+		gwb_buf_free(d->xbuf);
+		d->xbuf = NULL;
+		return gwb_error(st, "to(\"gpu\"): the target and 64-bit columns: %s; the dataset "
+				 "stays on the host", msg);
+	}
+	return GWB_OK;
 }
 
 static gwb_status gwb_dataset_to_gpu_on(gwb_dataset *d, gwb_buf **out)
@@ -478,6 +550,8 @@ void gwb_dataset_to_cpu(gwb_dataset *d)
 		gwb_buf_free(d->xbuf);  /* the device copy back to the pool; X is borrowed */
 		d->xbuf = NULL;
 	}
+	if (d)
+		dataset_rest_to_cpu(d);
 	for (i = 1; d && i < GWB_GPU_MAX; i++) {
 		gwb_buf_free(d->xrep[i]);  /* each back to its own device's pool (gpu.c) */
 		d->xrep[i] = NULL;
@@ -517,6 +591,7 @@ gwb_status gwb_dataset_to_gpus(gwb_dataset *d, const gwb_gpu_set *s)
 			if (dev == 0) {
 				gwb_buf_free(d->xbuf);
 				d->xbuf = NULL;
+				dataset_rest_to_cpu(d);
 			} else {
 				gwb_buf_free(d->xrep[dev]);
 				d->xrep[dev] = NULL;

@@ -76,6 +76,15 @@ typedef struct gwb_dataset {
 	/* Copies of X on other devices (d:to("gpu", {gpus = ...}), mgpu.h), by device ordinal
 	 * (entry 0 unused: device 0's copy is xbuf). Each device's thread reads its own. */
 	gwb_buf *xrep[GWB_GPU_MAX];
+	/* The rest of the table beside xbuf on device 0, for the verbs that run there (issue 30,
+	 * verbs_gpu.h): wbuf[j] the exact values of 64-bit column j (NULL for the others; wbuf
+	 * NULL when there are none), ybuf the target (y or yr). Made by gwb_dataset_to_gpu, given
+	 * back with xbuf; device-only (no host copy of their own: wide and y/yr are it). */
+	gwb_buf **wbuf;
+	gwb_buf *ybuf;
+	/* the device ranks of category column j's labels (j = features: the target's classes),
+	 * made by the first GPU verb that keys on it; given back with xbuf (rbuf NULL until then) */
+	gwb_buf **rbuf;
 	/* A table without a target (data.load{target = false}, a group-by's result): task
 	 * regression, target NULL, yr all NaN; training refuses it (d:target(col) sets one). */
 	bool no_target;

@@ -24,12 +24,12 @@ enum op { OP_COL, OP_NUM, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_LT, OP_LE, 
 			* comparison fused when compiling): col, num = the constant, ival = the
 			* comparison (OP_LT .. OP_NE) */
 
-typedef struct ins {
-	int op;
-	int col;
-	double num;
-	int64_t ival;
-} ins;
+typedef gwb_expr_ins ins;   /* (expr.h lends the program to the GPU's evaluator) */
+_Static_assert((int)OP_COL == (int)GWB_XOP_COL && (int)OP_NUM == (int)GWB_XOP_NUM && (int)OP_NEG == (int)GWB_XOP_NEG &&
+	       (int)OP_LT == (int)GWB_XOP_LT && (int)OP_NE == (int)GWB_XOP_NE && (int)OP_AND == (int)GWB_XOP_AND &&
+	       (int)OP_NOT == (int)GWB_XOP_NOT && (int)OP_ISNAN == (int)GWB_XOP_ISNAN && (int)OP_CMPI == (int)GWB_XOP_CMPI &&
+	       (int)OP_CMPC == (int)GWB_XOP_CMPC,
+	       "expr.h's opcodes are expr.c's");
 
 struct gwb_expr {
 	ins *code;
@@ -860,6 +860,13 @@ gwb_status gwb_expr_mask(const gwb_expr *e, const gwb_col *cols, size_t rows, ui
 		return gwb_error(GWB_EINVAL, "the expression is a number, not a condition: compare it "
 				 "(e.g. > 0) to filter with it");
 	return run(e, cols, rows, NULL, out);
+}
+
+const gwb_expr_ins *gwb_expr_program(const gwb_expr *e, int *n, int *depth)
+{
+	*n = e->n;
+	*depth = e->maxdepth;
+	return e->code;
 }
 
 /* gwb_expr_rows: the condition evaluated block by block into a small mask, each block's rows

@@ -39,6 +39,26 @@ gwb_status gwb_expr_rows(const gwb_expr *e, const gwb_col *cols, size_t rows, si
 			 size_t *k);
 void gwb_expr_free(gwb_expr *e);
 
+/* The compiled program, for another evaluator of the same semantics (the GPU's, verbs_gpu.h):
+ * postfix instructions over a stack of doubles, one value a row. op is one of gwb_expr_op; col
+ * the column (COL, CMPI, CMPC); num the constant (NUM, CMPC) or, for CMPI, the comparison
+ * (GWB_XOP_LT .. GWB_XOP_NE) of an int64 column with the integer ival (missing: true only for
+ * NE). CMPC is COL col, NUM num and the comparison ival (GWB_XOP_LT .. GWB_XOP_NE) fused when
+ * compiling: the column's values compared with num as doubles (an evaluator without it expands
+ * it back into those three: gwb_verbs_gpu_program). The program belongs to e; *n instructions,
+ * *depth the deepest stack (as compiled, before fusing: at least the fused program's). */
+enum gwb_expr_op { GWB_XOP_COL, GWB_XOP_NUM, GWB_XOP_ADD, GWB_XOP_SUB, GWB_XOP_MUL, GWB_XOP_DIV,
+		   GWB_XOP_NEG, GWB_XOP_LT, GWB_XOP_LE, GWB_XOP_GT, GWB_XOP_GE, GWB_XOP_EQ,
+		   GWB_XOP_NE, GWB_XOP_AND, GWB_XOP_OR, GWB_XOP_NOT, GWB_XOP_ISNAN, GWB_XOP_CMPI,
+		   GWB_XOP_CMPC };
+typedef struct gwb_expr_ins {
+	int op;
+	int col;
+	double num;
+	int64_t ival;
+} gwb_expr_ins;
+const gwb_expr_ins *gwb_expr_program(const gwb_expr *e, int *n, int *depth);
+
 #ifdef __cplusplus
 }
 #endif

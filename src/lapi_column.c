@@ -518,12 +518,13 @@ static int c_unique(lua_State *L)
 
 /* value, count, fraction for the distinct values of c, most frequent first (ties: first
  * seen first); a Dataset without a target */
+static int counts_table(lua_State *L, const gwb_col *c, const char *name, double *v, size_t *cnt,
+			size_t k, char **tv);
+
 int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 {
-	double *v, *vc, *cf, *fr, tot = 0;
-	size_t *cnt, k, i, *ord;
-	gwb_colspec spec[3];
-	gwb_dataset *r;
+	double *v;
+	size_t *cnt, k, i;
 	char **tv = NULL;   /* a text column's distinct strings (borrowed from it) */
 	gwb_status st;
 
@@ -545,6 +546,26 @@ int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name)
 	} else if ((st = gwb_col_distinct(c, &v, &cnt, &k))) {
 		return gwb_lua_fail(L, st);
 	}
+	return counts_table(L, c, name, v, cnt, k, tv);
+}
+
+int gwb_lua_value_counts_of(lua_State *L, const gwb_col *c, const char *name, double *v,
+			    size_t *cnt, size_t k)
+{
+	return counts_table(L, c, name, v, cnt, k, NULL);
+}
+
+/* the value_counts table of k distinct values v (a text column: their strings tv) and their
+ * counts cnt, which it frees */
+static int counts_table(lua_State *L, const gwb_col *c, const char *name, double *v, size_t *cnt,
+			size_t k, char **tv)
+{
+	double *vc, *cf, *fr, tot = 0;
+	size_t i, *ord;
+	gwb_colspec spec[3];
+	gwb_dataset *r;
+	gwb_status st = GWB_OK;
+
 	ord = malloc((k + 1) * sizeof(size_t));
 	vc = malloc((3 * k + 1) * sizeof(double));
 	if (!ord || !vc) {

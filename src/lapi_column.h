@@ -60,6 +60,10 @@ void gwb_lua_push_colvalue(lua_State *L, const gwb_col *c, size_t i);
 /* Push value, count and fraction of c's distinct values, most frequent first (ties: first seen
  * first) as a Dataset without a target, its first column named name. */
 int gwb_lua_value_counts(lua_State *L, const gwb_col *c, const char *name);
+/* The same from distinct values and counts computed elsewhere (the GPU's, verbs_gpu.h): v and
+ * cnt as gwb_col_distinct gives them, freed here. */
+int gwb_lua_value_counts_of(lua_State *L, const gwb_col *c, const char *name, double *v,
+			    size_t *cnt, size_t k);
 
 /* Open the Column class and install d.NAME / d[j] (the Dataset metatable's __column hook);
  * after gwb_open_data. */

@@ -20,6 +20,7 @@
 #include "lapi_column.h"
 #include "synth.h"
 #include "verbs.h"
+#include "verbs_gpu.h"
 
 #define GROUPBY_MT "gwb.GroupBy"
 
@@ -63,6 +64,7 @@ static int verb_call(lua_State *L)
 		snprintf(what, sizeof(what), "%s", lua_tostring(L, 2));
 	lua_pushvalue(L, lua_upvalueindex(1));
 	lua_insert(L, 1);
+	gwb_verbs_note_reset();
 	gwb_progress_begin(label, 0);
 	st = lua_pcall(L, n, 1, 0);
 	gwb_progress_end();
@@ -82,7 +84,12 @@ static int verb_call(lua_State *L)
 		if (what[0])
 			SETS("what", what);
 		lua_setfield(L, -2, "params");
-		SETS("backend", "cpu");
+		{
+			const char *why;
+			SETS("backend", gwb_verbs_note(&why));
+			if (why[0])
+				SETS("backend_why", why);
+		}
 		lua_createtable(L, 0, 1);
 		SETN("total_ms", ms);
 		lua_setfield(L, -2, "timing");
@@ -94,6 +101,33 @@ static int verb_call(lua_State *L)
 		lua_pop(L, 1);
 	}
 	return 1;
+}
+
+/* the verb's options at idx (optional): {backend = "auto" | "cpu" | "gpu"} (verbs_gpu.h) */
+static gwb_backend verb_backend(lua_State *L, int idx, const char *fn)
+{
+	gwb_backend b = GWB_BACKEND_AUTO;
+
+	if (lua_isnoneornil(L, idx))
+		return b;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	lua_getfield(L, idx, "backend");
+	if (!lua_isnil(L, -1) && gwb_backend_parse(lua_tostring(L, -1), &b))
+		luaL_error(L, "%s: %s", fn, gwb_errmsg());
+	lua_pop(L, 1);
+	return b;
+}
+
+/* whether the device runs fn on d (verbs_gpu.h), lacks: why it cannot */
+static bool verb_on_gpu(lua_State *L, gwb_dataset *d, gwb_backend b, const char *fn,
+			const char *lacks)
+{
+	bool gpu;
+	gwb_status st = gwb_verbs_pick(d, b, fn, lacks, &gpu);
+
+	if (st)
+		verb_fail(L, fn, st);
+	return gpu;
 }
 
 /* Every column of d, rows taken by idx[0..n) (NULL: all), as specs[0..ncols); the target
@@ -179,6 +213,32 @@ static int m_filter(lua_State *L)
 	uint8_t *m;
 	gwb_status st;
 
+	if (verb_on_gpu(L, d, verb_backend(L, 3, "filter"), "filter",
+			gwb_verbs_gpu_lacks_rows(d))) {   /* the mask and the rows on the device */
+		gwb_dataset *r;
+		gwb_expr *e = NULL;
+		m = NULL;
+		if (lua_type(L, 2) == LUA_TSTRING) {
+			char **names;
+			gwb_col *cols;
+			gwb_lua_push_columns(L, d, &names, &cols);
+			if (gwb_expr_compile(lua_tostring(L, 2), names, cols, gwb_lua_ncols(d), &e))
+				luaL_error(L, "filter: %s", gwb_errmsg());
+			lua_pop(L, 2);
+			if (gwb_verbs_gpu_lacks_expr(e)) {
+				gwb_expr_free(e);
+				e = NULL;
+			}
+		}
+		if (!e)   /* a Column mask, a function, or an expression the device lacks */
+			m = mask_arg(L, 1, d, 2, "filter");
+		st = gwb_verbs_gpu_filter(d, e, m, &r);
+		gwb_expr_free(e);
+		if (st)
+			return verb_fail(L, "filter", st);
+		gwb_lua_pushdataset(L, r);
+		return 1;
+	}
 	if (lua_type(L, 2) == LUA_TSTRING) {   /* an expression: its rows, no mask in between */
 		char **names;
 		gwb_col *cols;
@@ -270,6 +330,13 @@ static int m_sort(lua_State *L)
 	gwb_status st;
 
 	nk = key_list(L, d, 2, "sort", true, cols, desc, MAXKEYS);
+	if (verb_on_gpu(L, d, verb_backend(L, 3, "sort"), "sort", gwb_verbs_gpu_lacks_rows(d))) {
+		gwb_dataset *r;
+		if ((st = gwb_verbs_gpu_sort(d, cols, desc, nk, &r)))
+			return verb_fail(L, "sort", st);
+		gwb_lua_pushdataset(L, r);
+		return 1;
+	}
 	for (k = 0; k < nk; k++) {
 		gwb_col_of(d, cols[k], &keys[k].col);
 		keys[k].desc = desc[k];
@@ -294,6 +361,18 @@ static int m_value_counts(lua_State *L)
 	gwb_col c;
 
 	gwb_col_of(d, j, &c);
+	if (!c.text && verb_on_gpu(L, d, verb_backend(L, 3, "value_counts"), "value_counts",
+				   gwb_verbs_gpu_lacks_keys(d, 1))) {
+		double *v;
+		size_t *cnt, k;
+		gwb_status st = gwb_verbs_gpu_distinct(d, j, &v, &cnt, &k);
+		if (st)
+			return verb_fail(L, "value_counts", st);
+		gwb_lua_value_counts_of(L, &c, gwb_lua_colname(d, j), v, cnt, k);
+		if (d->xbuf && d->xbuf->device == GWB_DEVICE_GPU)   /* the result lies there too */
+			gwb_lua_check(L, gwb_dataset_to_gpu(gwb_lua_checkdataset(L, -1)));
+		return 1;
+	}
 	gwb_lua_value_counts(L, &c, gwb_lua_colname(d, j));
 	return 1;
 }
@@ -303,6 +382,8 @@ static int m_value_counts(lua_State *L)
 typedef struct lgroup {
 	int nk;
 	int cols[MAXKEYS];
+	gwb_backend backend;   /* group_by(keys, {backend = ..., groups = ...}) */
+	int groups;            /* how the device groups: 0 its choice, 1 direct, 2 sort */
 } lgroup;
 
 static int m_group_by(lua_State *L)
@@ -310,10 +391,25 @@ static int m_group_by(lua_State *L)
 	gwb_dataset *d = gwb_lua_checkdataset(L, 1);
 	bool desc[MAXKEYS];
 	int cols[MAXKEYS], nk = key_list(L, d, 2, "group_by", false, cols, desc, MAXKEYS);
+	gwb_backend b = verb_backend(L, 3, "group_by");
+	int how = 0;
+	if (lua_istable(L, 3)) {   /* groups = "direct" | "sort": the device's way (measuring) */
+		lua_getfield(L, 3, "groups");
+		if (!lua_isnil(L, -1)) {
+			const char *s = luaL_checkstring(L, -1);
+			how = !strcmp(s, "direct") ? 1 : !strcmp(s, "sort") ? 2 : -1;
+			if (how < 0)
+				return luaL_error(L, "group_by: groups = \"direct\" or \"sort\" (got "
+						  "\"%s\")", s);
+		}
+		lua_pop(L, 1);
+	}
 	lgroup *g = gwb_lua_newudata(L, sizeof(lgroup), 1, GROUPBY_MT);
 
 	g->nk = nk;
 	memcpy(g->cols, cols, sizeof(int) * (size_t)nk);
+	g->backend = b;
+	g->groups = how;
 	lua_pushvalue(L, 1);
 	lua_setiuservalue(L, -2, 1);
 	return 1;
@@ -442,6 +538,26 @@ static int g_agg(lua_State *L)
 			return luaL_error(L, "agg: %s of '%s', a category (labels): use count, nunique, "
 					  "first or last on it", gwb_agg_name(a[k].agg),
 					  gwb_lua_colname(d, a[k].col));
+	}
+	{   /* on the device: every aggregate there, or all on the CPU */
+		const char *lacks = gwb_verbs_gpu_lacks_keys(d, lg->nk);
+		for (k = 0; k < na && !lacks; k++)
+			lacks = gwb_verbs_gpu_lacks_agg(a[k].agg);
+		for (k = 0; k < lg->nk && !lacks; k++)   /* keyed by their strings: verbs.c's */
+			if (gwb_dataset_is_text(d, lg->cols[k]))
+				lacks = "a free-text key is grouped on the host";
+		if (verb_on_gpu(L, d, lg->backend, "group_by", lacks)) {
+			gwb_vagg *va = lua_newuserdatauv(L, sizeof(gwb_vagg) * (size_t)na, 0);
+			for (k = 0; k < na; k++)
+				va[k] = (gwb_vagg){a[k].name, a[k].agg, a[k].col};
+			gwb_verbs_gpu_group_method(lg->groups);
+			st = gwb_verbs_gpu_agg(d, lg->cols, lg->nk, va, na, &r);
+			gwb_verbs_gpu_group_method(0);
+			if (st)
+				return verb_fail(L, "group_by", st);
+			gwb_lua_pushdataset(L, r);
+			return 1;
+		}
 	}
 	for (k = 0; k < lg->nk; k++)
 		gwb_col_of(d, lg->cols[k], &keys[k]);
@@ -891,18 +1007,23 @@ static const gwb_reg ds_methods[] = {
 	 "as d.name, d[\"name\"] and d[j] give it; d:col reaches a column named like a field or "
 	 "method (d:col(\"rows\")). Unknown names are an error naming the nearest. Columns are the "
 	 "features, then the target."},
-	{"filter", m_filter, "d:filter(mask | expr | fn) -> Dataset\nThe rows where the condition "
+	{"filter", m_filter, "d:filter(mask | expr | fn [, {backend}]) -> Dataset\nThe rows where the condition "
 	 "holds, in order. A mask from the columns (d.a:gt(5) & d.k:eq(\"x\")), an expression "
 	 "compiled once and run column-wise (\"a > 5 & k == 'x'\", with + - * / < <= > >= == != "
 	 "& | ~ ( ), isnan(), numbers, 'labels' and `quoted names`), or a Lua function of a row "
-	 "(function(r) return r.a > r.b end; the slow general path). Run-logged."},
-	{"sort", m_sort, "d:sort(key | {\"a\", \"-b\"}) -> Dataset\nThe rows ordered by the keys "
+	 "(function(r) return r.a > r.b end; the slow general path). backend = \"auto\" (the "
+	 "GPU for a large table on the device, d:to(\"gpu\")), \"cpu\" or \"gpu\"; the result "
+	 "stays where it ran. Run-logged with the backend and why."},
+	{"sort", m_sort, "d:sort(key | {\"a\", \"-b\"} [, {backend}]) -> Dataset\nThe rows ordered by the keys "
 	 "(\"-name\" descending), stable, missing values last, categories and text by their "
-	 "strings. LSD radix sort of the keys' bits. Run-logged."},
-	{"group_by", m_group_by, "d:group_by(key | {keys}) -> GroupBy\nGroups of rows by the keys' "
-	 "values; g:agg{...} computes aggregates per group."},
-	{"value_counts", m_value_counts, "d:value_counts(col) -> Dataset\nd.col:value_counts(): "
-	 "value, count, fraction, most frequent first. Run-logged."},
+	 "strings. LSD radix sort of the keys' bits (CUB's on the GPU; backend as in filter). "
+	 "Run-logged."},
+	{"group_by", m_group_by, "d:group_by(key | {keys} [, {backend}]) -> GroupBy\nGroups of "
+	 "rows by the keys' values; g:agg{...} computes aggregates per group (on the GPU for a "
+	 "table there, up to 4 keys, every aggregate but nunique; backend as in filter)."},
+	{"value_counts", m_value_counts, "d:value_counts(col [, {backend}]) -> Dataset\n"
+	 "d.col:value_counts(): value, count, fraction, most frequent first (backend as in "
+	 "filter). Run-logged."},
 	{"unique", m_unique, "d:unique(col | {cols}) -> Dataset\nThe distinct combinations of the "
 	 "columns, in sorted order (missing last). Run-logged."},
 	{"join", m_join, "d:join(e, {on = \"key\", how = \"inner\" | \"left\"}) -> Dataset\nRows of "
