@@ -17,6 +17,7 @@
 #include "buffer.h"
 #include "column.h"
 #include "gpu.h"
+#include "intr.h"
 #include "verbs.h"
 #ifdef GWB_HAVE_CUDA
 #include "../kernels/verbs.h"
@@ -382,9 +383,12 @@ static gwb_status take_dev(const gwb_dataset *d, const uint32_t *didx, size_t k,
 	gwb_status st;
 	int j;
 
+	double t0 = gwb_now(), t1 = 0, t2 = 0, t3 = 0;
+
 	*out = NULL;
 	if ((st = gwb_dataset_new(k, d->features, d->task, d->classes, &r)))
 		return st;
+	t1 = gwb_now();
 	if (copy_names(d, r)) {
 		st = gwb_error(GWB_ENOMEM, "rows: out of memory copying names");
 		goto fail;
@@ -433,6 +437,7 @@ static gwb_status take_dev(const gwb_dataset *d, const uint32_t *didx, size_t k,
 				goto fail;
 		}
 	}
+	t2 = gwb_now();
 	/* X through the staging ring: registering a new table's fresh pages would cost more
 	 * than the copy (it never crosses again: its device copy is xd) */
 	gwb_host_untrack(r->X);
@@ -446,6 +451,11 @@ static gwb_status take_dev(const gwb_dataset *d, const uint32_t *didx, size_t k,
 	xd = NULL;
 	if ((st = gwb_buf_adopt_dev(yd, k * 4, "data.y", &r->ybuf)))
 		goto fail;
+	t3 = gwb_now();
+	if (getenv("GWB_VERBS_PROF"))   /* where a device verb's rows go (ms) */
+		fprintf(stderr, "verbs_gpu rows %zu: new table %.3f, gathers + 64-bit columns back "
+			"%.3f, X and y back %.3f ms\n", k, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+			(t3 - t2) * 1e3);
 	*out = r;
 	return GWB_OK;
 fail:
@@ -466,6 +476,7 @@ gwb_status gwb_verbs_gpu_filter(gwb_dataset *d, const gwb_expr *e, const uint8_t
 	uint32_t *idx = NULL;
 	size_t k = 0;
 	gwb_status st;
+	double t0 = gwb_now();
 
 	*out = NULL;
 	if ((st = gwb_gpu_malloc((void **)&dm, d->rows + 1, "verbs.mask")) ||
@@ -484,7 +495,12 @@ gwb_status gwb_verbs_gpu_filter(gwb_dataset *d, const gwb_expr *e, const uint8_t
 	} else if (d->rows) {
 		st = gwb_gpu_copy_in(dm, mask, d->rows);
 	}
-	if (st || (st = gwb_vg_select(dm, d->rows, idx, &k)) || (st = take_dev(d, idx, k, out)))
+	if (st || (st = gwb_vg_select(dm, d->rows, idx, &k)))
+		goto out;
+	if (getenv("GWB_VERBS_PROF"))
+		fprintf(stderr, "verbs_gpu filter of %zu rows: mask and select %.3f ms, %zu kept\n",
+			d->rows, (gwb_now() - t0) * 1e3, k);
+	if ((st = take_dev(d, idx, k, out)))
 		goto out;
 out:
 	free(code);

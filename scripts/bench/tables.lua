@@ -119,12 +119,12 @@ if os.getenv("GWB_BENCH_GPU") == "1" then
     print(string.format("  %-26s %-7s %9s %10s %9s %9s %7s  %s", "case", "groups", "gwb ms", "polars ms",
       "vs polars", "floor ms", "floor%", "backend"))
     for _, c in ipairs(gcases) do
-      for _, how in ipairs(c[5] and { "direct", "sort" } or { "-" }) do
+      for _, how in ipairs((c[1] ~= "join_left" or r) and (c[5] and { "direct", "sort" } or { "-" }) or {}) do
         local o = { backend = "gpu", groups = how ~= "-" and how or nil }
-        local ms = best(function() return c[3](d, o) end)
-        local r = runs { kind = "data." .. (c[1]:match("^filter") and "filter" or c[1]:match("^sort") and "sort"
-          or c[1] == "value_counts" and "value_counts" or "group_by") }
-        local be = r[#r] and r[#r].backend or "?"
+        local ms = best(function() return c[3](d, o, r) end)
+        local rl = runs { kind = "data." .. (c[1]:match("^filter") and "filter" or c[1]:match("^sort") and "sort"
+          or c[1] == "value_counts" and "value_counts" or c[1] == "join_left" and "join" or "group_by") }
+        local be = c[1] == "join_left" and "cpu" or rl[#rl] and rl[#rl].backend or "?"
         local pp = peers[c[1]] or 0 / 0
         local ratio = pp / ms
         local floor = c[4](d.rows, kept) / rate * 1e3
